@@ -1,10 +1,15 @@
 # gated — build and test entry points. `make test` is what CI runs.
 GO ?= go
 
-.PHONY: test vet unit build run bench fuzz
+.PHONY: test vet unit build run bench
 
-## test: everything CI checks — vet, then every test with the race detector.
-test: vet unit
+# Extra checks (helm, policy tests…) register themselves in mk/*.mk by
+# appending to TEST_EXTRAS; included before `test` so its prerequisites see them.
+TEST_EXTRAS :=
+include $(wildcard mk/*.mk)
+
+## test: everything CI checks — vet, every test with the race detector, extras.
+test: vet unit $(TEST_EXTRAS)
 
 vet:
 	$(GO) vet ./...
