@@ -140,13 +140,18 @@ func (o Outcome) Pass() bool { return o.Route == Accept && len(o.HardBlockers) =
 
 // Combine folds findings into an outcome: the route is the maximum over all
 // findings (Accept when there are none) and every blocking finding is a hard
-// blocker. Adding findings can only make the outcome stricter.
+// blocker. A hard blocker counts as at least Ask, so a route of accept always
+// means the tool may execute — a client that reads only the route fails
+// closed. Adding findings can only make the outcome stricter.
 func Combine(findings []Finding) Outcome {
 	var o Outcome
 	for i, f := range findings {
 		o.Route = Stricter(o.Route, f.Route)
-		if f.Blocking && !seenBlocker(findings[:i], f.Code) {
-			o.HardBlockers = append(o.HardBlockers, f.Code)
+		if f.Blocking {
+			o.Route = Stricter(o.Route, Ask)
+			if !seenBlocker(findings[:i], f.Code) {
+				o.HardBlockers = append(o.HardBlockers, f.Code)
+			}
 		}
 	}
 	if o.HardBlockers == nil {

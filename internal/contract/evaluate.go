@@ -1,0 +1,65 @@
+package contract
+
+import (
+	"time"
+
+	"github.com/gatedhq/gated/internal/route"
+)
+
+// CodeRuntimeRefusal marks a runtime that itself recommended refuse.
+const CodeRuntimeRefusal = "runtime_refusal"
+
+// Evaluation is the contract's verdict on a valid event.
+type Evaluation struct {
+	// Category is the category the rules ran on: the caller's effective
+	// category, or private_read when a public_read is identity-bound.
+	Category  route.Category
+	Auth      AuthReport
+	Findings  []route.Finding
+	Reasons   []string
+	Integrity Integrity
+	// SourceIDs are the evidence source ids safe to echo, by ref index.
+	SourceIDs []string
+}
+
+// Evaluate applies sections 2–4 of the reference to a prepared event. cat is
+// the category to route on: the declared one, or the catalog's effective
+// one when the tool is catalogued.
+func Evaluate(ev *route.Event, cat route.Category, now time.Time) *Evaluation {
+	e := &Evaluation{Category: cat, SourceIDs: displayIDs(ev.EvidenceRefs)}
+	var fs []route.Finding
+	e.Auth, fs = authorize(ev, e.SourceIDs)
+	e.Findings = append(e.Findings, fs...)
+
+	if cat == route.PublicRead && identityBound(ev) {
+		e.Category = route.PrivateRead
+		e.Findings = append(e.Findings, route.Finding{
+			Source: route.SourceContract, Code: CodeIdentityBoundPublicRead, Route: route.Ask, Blocking: true,
+			Message: "a read declared public is identity-bound and is routed as a private read",
+		})
+	}
+	fs, e.Reasons = routeCategory(ev, e.Category, e.Auth.EffectiveState)
+	e.Findings = append(e.Findings, fs...)
+
+	fs, e.Integrity = checkEvidence(ev, e.Category, e.SourceIDs, now)
+	e.Findings = append(e.Findings, fs...)
+	for _, w := range e.Integrity.WarningCodes {
+		e.Reasons = append(e.Reasons, "evidence_warning:"+w)
+	}
+	return e
+}
+
+// RuntimeFinding turns the runtime's (normalised) recommended route into a
+// finding, so the final route is never looser than the runtime's. It
+// reports false for accept, which adds nothing.
+func RuntimeFinding(r route.Route) (route.Finding, bool) {
+	switch r {
+	case route.Accept:
+		return route.Finding{}, false
+	case route.Refuse:
+		return route.Finding{Source: route.SourceRuntime, Code: CodeRuntimeRefusal, Route: route.Refuse, Blocking: true,
+			Message: "the runtime itself recommended refuse"}, true
+	}
+	return route.Finding{Source: route.SourceRuntime, Code: "runtime_recommended_" + r.String(), Route: r,
+		Message: "the runtime recommended " + r.String()}, true
+}

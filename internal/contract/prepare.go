@@ -1,0 +1,302 @@
+// Package contract applies the rules of the Agent Action Contract v1 as the
+// AANA reference gate applies them: normalisation, schema validation,
+// evidence-supported authorization, the category routes and the evidence
+// checks (see ../shared/specs/aana-v1-reference.md). Every rule is a pure
+// function of the event and the time; the results are route.Findings.
+package contract
+
+import (
+	"encoding/json"
+	"maps"
+
+	"github.com/gatedhq/gated/internal/route"
+)
+
+// Blocker codes this package produces.
+const (
+	CodeNormalizationFailed = "contract_normalization_failed"
+	CodeSchemaFailed        = "schema_validation_failed"
+)
+
+// Declared is what the runtime sent, read leniently so that even an invalid
+// event can be described in the answer and the audit record.
+type Declared struct {
+	ToolName           string
+	ToolCategory       string
+	AuthorizationState string
+	RiskDomain         string
+	RecommendedRoute   string
+	RequestID          string
+	AgentID            string
+	Arguments          any // proposed_arguments as sent; may be absent or not an object
+}
+
+// Prepared is an event after normalisation and validation.
+type Prepared struct {
+	Event            *route.Event // nil when the event is invalid
+	Declared         Declared
+	Findings         []route.Finding // the refusal of an invalid event
+	ValidationErrors []ValidationError
+	// RuntimeRoute is the runtime's recommended route after normalisation
+	// lowered a forbidden accept (section 1.1 of the reference).
+	RuntimeRoute string
+	// Lifted is set when evidence lifted the declared authorization state
+	// so that the runtime's accept satisfies the schema (section 1.3).
+	Lifted bool
+}
+
+// Prepare normalises a decoded JSON object the way the reference does and
+// validates it against the contract schema. doc is not modified.
+func Prepare(doc map[string]any) *Prepared {
+	p := &Prepared{Declared: declaredOf(doc)}
+	work := maps.Clone(doc)
+
+	_, versioned := doc["schema_version"]
+	normFailed := false
+	if !versioned {
+		// Unversioned events are the quickstart dialect: enums must be exact
+		// and a forbidden runtime accept is lowered before validation.
+		normFailed = !enumsExact(work)
+		if !normFailed {
+			lowerForbiddenAccept(work)
+		}
+	}
+	if refs, ok := work["evidence_refs"].([]any); ok {
+		work["evidence_refs"] = normalizeRefs(refs)
+	}
+	p.Lifted = liftAuthorization(work)
+	p.RuntimeRoute, _ = work["recommended_route"].(string)
+
+	p.ValidationErrors = validate(work)
+	switch {
+	case normFailed:
+		p.Findings = []route.Finding{{
+			Source: route.SourceContract, Code: CodeNormalizationFailed, Route: route.Refuse, Blocking: true,
+			Message: "an enum field or proposed_arguments has a value the contract does not allow",
+		}}
+	case len(p.ValidationErrors) > 0:
+		p.Findings = []route.Finding{{
+			Source: route.SourceContract, Code: CodeSchemaFailed, Route: route.Refuse, Blocking: true,
+			Message: "the event does not validate against the Agent Action Contract v1 schema",
+		}}
+	default:
+		p.Event = toEvent(work)
+	}
+	return p
+}
+
+func declaredOf(doc map[string]any) Declared {
+	s := func(k string) string { v, _ := doc[k].(string); return v }
+	return Declared{
+		ToolName:           s("tool_name"),
+		ToolCategory:       s("tool_category"),
+		AuthorizationState: s("authorization_state"),
+		RiskDomain:         s("risk_domain"),
+		RecommendedRoute:   s("recommended_route"),
+		RequestID:          s("request_id"),
+		AgentID:            s("agent_id"),
+		Arguments:          doc["proposed_arguments"],
+	}
+}
+
+var enumFields = map[string]map[string]bool{
+	"tool_category":       set("public_read", "private_read", "write", "unknown"),
+	"authorization_state": set("none", "user_claimed", "authenticated", "validated", "confirmed"),
+	"recommended_route":   set("accept", "ask", "defer", "refuse"),
+	"risk_domain": set("devops", "finance", "education", "hr", "legal", "pharma", "healthcare",
+		"commerce", "customer_support", "security", "research", "personal_productivity",
+		"public_information", "unknown"),
+}
+
+func set(vs ...string) map[string]bool {
+	m := make(map[string]bool, len(vs))
+	for _, v := range vs {
+		m[v] = true
+	}
+	return m
+}
+
+// enumsExact reports whether every enum field that is present holds an
+// allowed value and proposed_arguments, when present, is an object. Absent
+// fields are left to the schema (gated does not fill defaults).
+func enumsExact(doc map[string]any) bool {
+	for field, allowed := range enumFields {
+		v, present := doc[field]
+		if !present {
+			continue
+		}
+		if s, ok := v.(string); !ok || !allowed[s] {
+			return false
+		}
+	}
+	if v, present := doc["proposed_arguments"]; present {
+		if _, ok := v.(map[string]any); !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// lowerForbiddenAccept lowers a runtime accept that the contract forbids,
+// judged on the declared authorization state.
+func lowerForbiddenAccept(doc map[string]any) {
+	if doc["recommended_route"] != "accept" {
+		return
+	}
+	auth, _ := route.ParseAuthState(str(doc["authorization_state"]))
+	switch route.Category(str(doc["tool_category"])) {
+	case route.Write:
+		if auth < route.AuthValidated {
+			doc["recommended_route"] = "ask"
+		}
+	case route.PrivateRead:
+		if auth < route.AuthAuthenticated {
+			doc["recommended_route"] = "ask"
+		}
+	case route.Unknown:
+		doc["recommended_route"] = "defer"
+	}
+}
+
+// liftAuthorization replaces a declared state that is too low for the
+// runtime's accept by the state the evidence supports, when that is enough.
+func liftAuthorization(doc map[string]any) bool {
+	if doc["recommended_route"] != "accept" {
+		return false
+	}
+	need := route.AuthValidated
+	switch route.Category(str(doc["tool_category"])) {
+	case route.Write:
+	case route.PrivateRead:
+		need = route.AuthAuthenticated
+	default:
+		return false
+	}
+	declared, err := route.ParseAuthState(str(doc["authorization_state"]))
+	if err != nil || declared >= need {
+		return false
+	}
+	refs, _ := doc["evidence_refs"].([]any)
+	supported := route.AuthNone
+	for _, r := range refs {
+		if m, ok := r.(map[string]any); ok {
+			supported = max(supported, support(str(m["kind"]), str(m["trust_tier"]), str(m["source_id"]), str(m["summary"])))
+		}
+	}
+	if supported < need {
+		return false
+	}
+	doc["authorization_state"] = supported.String()
+	return true
+}
+
+// normalizeRefs turns quickstart string refs into structured refs and fills
+// the reference's defaults into object refs. Other values are kept so that
+// the schema reports them.
+func normalizeRefs(refs []any) []any {
+	out := make([]any, len(refs))
+	for i, r := range refs {
+		switch v := r.(type) {
+		case string:
+			out[i] = map[string]any{
+				"source_id": v, "kind": "other", "trust_tier": "runtime", "redaction_status": "redacted",
+				"freshness": map[string]any{"status": "fresh"}, "provenance": "runtime_quickstart",
+			}
+		case map[string]any:
+			m := maps.Clone(v)
+			setDefault(m, "kind", "other")
+			setDefault(m, "trust_tier", "unknown")
+			setDefault(m, "redaction_status", "unknown")
+			setDefault(m, "provenance", "runtime")
+			if _, ok := m["freshness"]; !ok {
+				m["freshness"] = map[string]any{"status": "unknown"}
+			}
+			out[i] = m
+		default:
+			out[i] = r
+		}
+	}
+	return out
+}
+
+func setDefault(m map[string]any, k string, v any) {
+	if _, ok := m[k]; !ok {
+		m[k] = v
+	}
+}
+
+func str(v any) string { s, _ := v.(string); return s }
+
+// toEvent converts a document that passed the schema into the typed event.
+func toEvent(doc map[string]any) *route.Event {
+	ev := &route.Event{
+		SchemaVersion:     str(doc["schema_version"]),
+		ToolName:          str(doc["tool_name"]),
+		ToolCategory:      route.Category(str(doc["tool_category"])),
+		RiskDomain:        str(doc["risk_domain"]),
+		ProposedArguments: doc["proposed_arguments"].(map[string]any),
+		RequestID:         str(doc["request_id"]),
+		AgentID:           str(doc["agent_id"]),
+		UserIntent:        str(doc["user_intent"]),
+	}
+	ev.AuthorizationState, _ = route.ParseAuthState(str(doc["authorization_state"]))
+	ev.RecommendedRoute, _ = route.ParseRoute(str(doc["recommended_route"]))
+	if s, ok := doc["authorization_subject"].(map[string]any); ok {
+		ev.AuthorizationSubject = &route.Subject{SubjectType: str(s["subject_type"]), SubjectRef: str(s["subject_ref"])}
+	}
+	refs, _ := doc["evidence_refs"].([]any)
+	ev.EvidenceRefs = make([]route.EvidenceRef, len(refs))
+	for i, r := range refs {
+		m := r.(map[string]any)
+		f, _ := m["freshness"].(map[string]any)
+		ev.EvidenceRefs[i] = route.EvidenceRef{
+			SourceID:        str(m["source_id"]),
+			Kind:            str(m["kind"]),
+			TrustTier:       str(m["trust_tier"]),
+			RedactionStatus: str(m["redaction_status"]),
+			Summary:         str(m["summary"]),
+			RetrievedAt:     str(m["retrieved_at"]),
+			CitationURL:     str(m["citation_url"]),
+			RetrievalURL:    str(m["retrieval_url"]),
+			Provenance:      str(m["provenance"]),
+			Supports:        strs(m["supports"]),
+			Contradicts:     strs(m["contradicts"]),
+			Freshness: route.Freshness{
+				Status:      str(f["status"]),
+				CheckedAt:   str(f["checked_at"]),
+				MaxAgeHours: num(f["max_age_hours"]),
+				AgeHours:    num(f["age_hours"]),
+				Source:      str(f["source"]),
+			},
+		}
+	}
+	return ev
+}
+
+func strs(v any) []string {
+	a, _ := v.([]any)
+	if len(a) == 0 {
+		return nil
+	}
+	out := make([]string, len(a))
+	for i, x := range a {
+		out[i] = str(x)
+	}
+	return out
+}
+
+func num(v any) *float64 {
+	var f float64
+	switch n := v.(type) {
+	case float64:
+		f = n
+	case json.Number:
+		var err error
+		if f, err = n.Float64(); err != nil {
+			return nil
+		}
+	default:
+		return nil
+	}
+	return &f
+}
