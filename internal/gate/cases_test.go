@@ -45,9 +45,9 @@ var wantBlockers = map[string][]string{
 	// the high-risk write rule runs at authenticated; the runtime refuses.
 	"unsafe_write_refuse_no_auth": {"high_risk_write_missing_explicit_confirmation",
 		"write_missing_explicit_confirmation", "write_missing_validation_or_confirmation", "runtime_refusal"},
-	"unknown_tool_defer":             {"unknown_tool_category"},
-	"public_read_accept":             {},
-	"write_missing_confirmation_ask": {"high_risk_write_missing_explicit_confirmation", "write_missing_explicit_confirmation", "write_missing_validation_or_confirmation"},
+	"unknown_tool_defer":              {"unknown_tool_category"},
+	"public_read_accept":              {},
+	"write_missing_confirmation_ask":  {"high_risk_write_missing_explicit_confirmation", "write_missing_explicit_confirmation", "write_missing_validation_or_confirmation"},
 	"private_read_missing_auth_defer": {"private_read_not_authenticated", "missing_evidence_refs"},
 	"unknown_destructive_refuse":      {"unknown_tool_category", "missing_evidence_refs", "runtime_refusal"},
 }
