@@ -1,0 +1,226 @@
+package metrics_test
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/prometheus/client_golang/prometheus/testutil/promlint"
+
+	"github.com/gatedhq/gated/internal/metrics"
+	"github.com/gatedhq/gated/internal/metrics/metricstest"
+	"github.com/gatedhq/gated/internal/route"
+)
+
+func scrape(t *testing.T, m *metrics.Metrics) string {
+	t.Helper()
+	srv := httptest.NewServer(m.Handler())
+	defer srv.Close()
+	resp, err := http.Get(srv.URL)
+	if err != nil {
+		t.Fatalf("scrape: %v", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("scrape status %d", resp.StatusCode)
+	}
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("read scrape: %v", err)
+	}
+	return string(b)
+}
+
+func TestObserveDecisionLabels(t *testing.T) {
+	m := metrics.New("v1.2.3")
+	m.ObserveDecision(metrics.DecisionLabels{
+		Route: route.Refuse, ToolCategory: route.Write, RiskDomain: "finance",
+		HardBlockers: []string{"missing_authorization", "write_without_approval"},
+		Tool:         "payments:refund",
+	}, 3*time.Millisecond)
+	m.ObserveDecision(metrics.DecisionLabels{
+		Route: route.Accept, ToolCategory: route.PublicRead, RiskDomain: "research", Execute: true, Shadow: true,
+	}, 50*time.Microsecond)
+	// Values a caller must never leak into labels: they are clamped to "other".
+	m.ObserveDecision(metrics.DecisionLabels{
+		Route: route.Ask, ToolCategory: "rm -rf /", RiskDomain: "alice@example.com",
+		HardBlockers: []string{"Bearer sk-live-123 token"}, Tool: "Arbitrary Tool Name!",
+	}, time.Millisecond)
+
+	out := scrape(t, m)
+	for _, want := range []string{
+		`gated_decisions_total{execute="false",risk_domain="finance",route="refuse",shadow="false",tool_category="write"} 1`,
+		`gated_decisions_total{execute="true",risk_domain="research",route="accept",shadow="true",tool_category="public_read"} 1`,
+		`gated_decisions_total{execute="false",risk_domain="other",route="ask",shadow="false",tool_category="other"} 1`,
+		`gated_tool_decisions_total{route="refuse",tool="payments:refund"} 1`,
+		`gated_tool_decisions_total{route="accept",tool="other"} 1`,
+		`gated_tool_decisions_total{route="ask",tool="other"} 1`,
+		`gated_hard_blockers_total{blocker="missing_authorization"} 1`,
+		`gated_hard_blockers_total{blocker="write_without_approval"} 1`,
+		`gated_hard_blockers_total{blocker="other"} 1`,
+		`gated_decision_duration_seconds_count 3`,
+		`gated_decision_duration_seconds_bucket{le="1e-05"} 0`,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("scrape lacks %q", want)
+		}
+	}
+	for _, leak := range []string{"alice@example.com", "sk-live-123", "rm -rf", "Arbitrary"} {
+		if strings.Contains(out, leak) {
+			t.Errorf("scrape leaks %q", leak)
+		}
+	}
+}
+
+func TestDecisionBucketsSpan10usTo1s(t *testing.T) {
+	out := scrape(t, observed(metrics.New("x")))
+	for _, le := range []string{`le="1e-05"`, `le="1"`, `le="+Inf"`} {
+		if !strings.Contains(out, `gated_decision_duration_seconds_bucket{`+le+`}`) {
+			t.Errorf("decision histogram has no bucket %s", le)
+		}
+	}
+}
+
+func observed(m *metrics.Metrics) *metrics.Metrics {
+	m.ObserveDecision(metrics.DecisionLabels{Route: route.Accept, ToolCategory: route.PublicRead, RiskDomain: "research"}, time.Microsecond)
+	return m
+}
+
+func TestHTTPLabelsUseRoutePattern(t *testing.T) {
+	m := metrics.New("x")
+	r := chi.NewRouter()
+	r.Use(m.HTTP)
+	r.Get("/v1/decisions/{id}", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) })
+	r.Post("/pre-tool-check", func(w http.ResponseWriter, _ *http.Request) { http.Error(w, "bad", http.StatusBadRequest) })
+	srv := httptest.NewServer(r)
+	defer srv.Close()
+
+	for _, req := range []struct{ method, path string }{
+		{http.MethodGet, "/v1/decisions/tok-secret-1"},
+		{http.MethodGet, "/v1/decisions/tok-secret-2"},
+		{http.MethodPost, "/pre-tool-check"},
+		{http.MethodGet, "/no/such/path-secret"},
+	} {
+		hr, err := http.NewRequest(req.method, srv.URL+req.path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.DefaultClient.Do(hr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	out := scrape(t, m)
+	for _, want := range []string{
+		`gated_http_requests_total{code="204",method="get",route="/v1/decisions/{id}"} 2`,
+		`gated_http_requests_total{code="400",method="post",route="/pre-tool-check"} 1`,
+		`gated_http_requests_total{code="404",method="get",route="unmatched"} 1`,
+		`gated_http_request_duration_seconds_count{code="204",method="get",route="/v1/decisions/{id}"} 2`,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("scrape lacks %q", want)
+		}
+	}
+	if strings.Contains(out, "secret") {
+		t.Error("a raw request path reached a label")
+	}
+}
+
+func TestAuditHooks(t *testing.T) {
+	m := metrics.New("x")
+	var a metrics.Audit = m // the audit package takes the interface
+	a.SetAuditQueueDepth(7)
+	a.AuditRecords("postgres", metrics.AuditWritten, 5)
+	a.AuditRecords("postgres", metrics.AuditWritten, 2)
+	a.AuditRecords("spool", metrics.AuditSpooled, 3)
+	a.AuditRecords("postgres", metrics.AuditReplayed, 3)
+	a.AuditRecords("spool", metrics.AuditDropped, 1)
+	a.AuditRecords("spool", metrics.AuditDropped, 0) // nothing happened: no series change
+	a.AuditRecords("postgres", "lost_in_space", 1)
+	a.SetAuditSpoolBytes(4096)
+	a.AuditWriteError()
+	a.AuditWriteError()
+
+	out := scrape(t, m)
+	for _, want := range []string{
+		"gated_audit_queue_depth 7",
+		`gated_audit_records_total{outcome="written",sink="postgres"} 7`,
+		`gated_audit_records_total{outcome="spooled",sink="spool"} 3`,
+		`gated_audit_records_total{outcome="replayed",sink="postgres"} 3`,
+		`gated_audit_records_total{outcome="dropped",sink="spool"} 1`,
+		`gated_audit_records_total{outcome="other",sink="postgres"} 1`,
+		"gated_audit_spool_bytes 4096",
+		"gated_audit_write_errors_total 2",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("scrape lacks %q", want)
+		}
+	}
+}
+
+func TestReloadAndRevisions(t *testing.T) {
+	m := metrics.New("x")
+	out := scrape(t, m)
+	// Failures read 0 before the first reload so increase() alerts work at once.
+	for _, want := range []string{`gated_catalog_reload_total{result="failure"} 0`, `gated_policy_reload_total{result="failure"} 0`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("scrape lacks %q", want)
+		}
+	}
+	m.CatalogReload(true)
+	m.CatalogReload(false)
+	m.PolicyReload(true)
+	m.PolicyReload(true)
+	m.SetRevisions("cat-aaaa", "pol-1111")
+	m.SetRevisions("cat-bbbb", "pol-2222")
+
+	out = scrape(t, m)
+	for _, want := range []string{
+		`gated_catalog_reload_total{result="success"} 1`,
+		`gated_catalog_reload_total{result="failure"} 1`,
+		`gated_policy_reload_total{result="success"} 2`,
+		`gated_revision_info{catalog="cat-bbbb",policy="pol-2222"} 1`,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("scrape lacks %q", want)
+		}
+	}
+	if strings.Contains(out, "cat-aaaa") {
+		t.Error("the previous revision pair is still exported")
+	}
+}
+
+func TestBuildInfoAndRuntimeCollectors(t *testing.T) {
+	out := scrape(t, metrics.New("v0.4.0"))
+	for _, want := range []string{`gated_build_info{version="v0.4.0"} 1`, "go_goroutines ", "process_start_time_seconds "} {
+		if !strings.Contains(out, want) {
+			t.Errorf("scrape lacks %q", want)
+		}
+	}
+	if !strings.Contains(scrape(t, metrics.New("")), `gated_build_info{version="unknown"} 1`) {
+		t.Error("an empty version is not reported as unknown")
+	}
+}
+
+func TestMetricNamesPassLint(t *testing.T) {
+	m := metrics.New("x")
+	metricstest.Exercise(m)
+	mfs, err := m.Registry().Gather()
+	if err != nil {
+		t.Fatalf("gather: %v", err)
+	}
+	problems, err := promlint.NewWithMetricFamilies(mfs).Lint()
+	if err != nil {
+		t.Fatalf("lint: %v", err)
+	}
+	for _, p := range problems {
+		if strings.HasPrefix(p.Metric, "gated_") {
+			t.Errorf("%s: %s", p.Metric, p.Text)
+		}
+	}
+}
