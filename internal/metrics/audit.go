@@ -1,46 +1,38 @@
 package metrics
 
-// AuditOutcome is what happened to audit records; the set is closed.
-type AuditOutcome string
-
+// Audit outcomes, the closed set of gated_audit_records_total{outcome}. They
+// match what internal/audit's recorder reports.
 const (
-	AuditWritten  AuditOutcome = "written"  // committed to the store
-	AuditSpooled  AuditOutcome = "spooled"  // store unavailable, kept on local disk
-	AuditReplayed AuditOutcome = "replayed" // moved from the spool into the store
-	AuditDropped  AuditOutcome = "dropped"  // lost: queue and spool both full or unusable
+	AuditWritten     = "written"     // committed to a sink
+	AuditQueued      = "queued"      // accepted into the in-memory queue (async mode)
+	AuditSpooled     = "spooled"     // store unavailable, kept on local disk
+	AuditReplayed    = "replayed"    // moved from the spool into the store
+	AuditDropped     = "dropped"     // lost: fail-open, or neither sink nor spool took it
+	AuditUnavailable = "unavailable" // refused because audit could not be guaranteed (fail-closed)
 )
 
-// Audit is what the audit package needs from metrics; it can take this
-// interface so it does not depend on Prometheus, and tests can pass *Metrics.
-type Audit interface {
-	SetAuditQueueDepth(n int)
-	AuditRecords(sink string, outcome AuditOutcome, n int)
-	SetAuditSpoolBytes(n int64)
-	AuditWriteError()
+var auditOutcomes = map[string]bool{
+	AuditWritten: true, AuditQueued: true, AuditSpooled: true,
+	AuditReplayed: true, AuditDropped: true, AuditUnavailable: true,
 }
 
-var _ Audit = (*Metrics)(nil)
+// The methods below have the shape of internal/audit's Metrics interface, so
+// *Metrics can be handed to the audit recorder as is.
 
-// SetAuditQueueDepth reports how many records wait in memory.
-func (m *Metrics) SetAuditQueueDepth(n int) { m.auditQueueDepth.Set(float64(n)) }
+// QueueDepth reports how many audit records wait in memory.
+func (m *Metrics) QueueDepth(n int) { m.auditQueueDepth.Set(float64(n)) }
 
-// AuditRecords counts n records that reached outcome at sink (e.g.
-// "postgres", "spool"). Unknown outcomes and malformed sinks count as other.
-func (m *Metrics) AuditRecords(sink string, outcome AuditOutcome, n int) {
-	if n <= 0 {
-		return
+// Recorded counts one audit record reaching outcome at sink ("postgres",
+// "file", "spool"). Unknown outcomes and malformed sinks count as other.
+func (m *Metrics) Recorded(sink, outcome string) {
+	if !auditOutcomes[outcome] {
+		outcome = Other
 	}
-	o := string(outcome)
-	switch outcome {
-	case AuditWritten, AuditSpooled, AuditReplayed, AuditDropped:
-	default:
-		o = Other
-	}
-	m.auditRecords.WithLabelValues(bounded(sink), o).Add(float64(n))
+	m.auditRecords.WithLabelValues(bounded(sink), outcome).Inc()
 }
 
-// SetAuditSpoolBytes reports the size of the on-disk spool.
-func (m *Metrics) SetAuditSpoolBytes(n int64) { m.auditSpoolBytes.Set(float64(n)) }
+// SpoolBytes reports the size of the on-disk spool.
+func (m *Metrics) SpoolBytes(n int64) { m.auditSpoolBytes.Set(float64(n)) }
 
-// AuditWriteError counts one failed batch write to the store.
-func (m *Metrics) AuditWriteError() { m.auditWriteErrors.Inc() }
+// WriteError counts one failed write to sink.
+func (m *Metrics) WriteError(sink string) { m.auditWriteErrors.WithLabelValues(bounded(sink)).Inc() }

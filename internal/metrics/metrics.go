@@ -36,7 +36,7 @@ type Metrics struct {
 	auditQueueDepth  prometheus.Gauge
 	auditRecords     *prometheus.CounterVec
 	auditSpoolBytes  prometheus.Gauge
-	auditWriteErrors prometheus.Counter
+	auditWriteErrors *prometheus.CounterVec
 
 	catalogReloads *prometheus.CounterVec
 	policyReloads  *prometheus.CounterVec
@@ -81,16 +81,16 @@ func New(version string) *Metrics {
 		}),
 		auditRecords: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "gated_audit_records_total",
-			Help: "Audit records by sink and outcome (written, spooled, replayed, dropped).",
+			Help: "Audit records by sink and outcome (written, queued, spooled, replayed, dropped, unavailable).",
 		}, []string{"sink", "outcome"}),
 		auditSpoolBytes: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "gated_audit_spool_bytes",
 			Help: "Bytes of audit records spooled on local disk awaiting replay.",
 		}),
-		auditWriteErrors: prometheus.NewCounter(prometheus.CounterOpts{
+		auditWriteErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "gated_audit_write_errors_total",
-			Help: "Failed attempts to write a batch of audit records to the store.",
-		}),
+			Help: "Failed audit writes, by sink.",
+		}, []string{"sink"}),
 		catalogReloads: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "gated_catalog_reload_total",
 			Help: "Catalog reload attempts by result (success, failure).",

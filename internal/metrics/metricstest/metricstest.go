@@ -29,12 +29,12 @@ func Exercise(m *metrics.Metrics) {
 	r.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodPost, "/pre-tool-check", nil))
 	r.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/missing", nil))
 
-	m.SetAuditQueueDepth(3)
-	for _, o := range []metrics.AuditOutcome{metrics.AuditWritten, metrics.AuditSpooled, metrics.AuditReplayed, metrics.AuditDropped} {
-		m.AuditRecords("postgres", o, 1)
+	m.QueueDepth(3)
+	for _, o := range []string{metrics.AuditWritten, metrics.AuditQueued, metrics.AuditSpooled, metrics.AuditReplayed, metrics.AuditDropped, metrics.AuditUnavailable} {
+		m.Recorded("postgres", o)
 	}
-	m.SetAuditSpoolBytes(1024)
-	m.AuditWriteError()
+	m.SpoolBytes(1024)
+	m.WriteError("postgres")
 	m.CatalogReload(true)
 	m.PolicyReload(false)
 	m.SetRevisions("catalog-rev", "policy-rev")
