@@ -1,0 +1,476 @@
+package policy
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/netip"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/open-policy-agent/opa/v1/rego"
+	"github.com/open-policy-agent/opa/v1/topdown"
+
+	"github.com/gatedhq/gated/internal/redact"
+	"github.com/gatedhq/gated/internal/route"
+)
+
+// Input is what one decision asks of the policy.
+type Input struct {
+	Event             *route.Event
+	Category          route.Category // effective category
+	ActionID          string         // "" when the tool is not catalogued
+	ApprovalPolicyRef string         // the <ref> of the action's `approval: policy:<ref>`, "" if none
+	Action            any            // the resolved action view (JSON-able), exposed to custom Rego
+	Principals        []string       // from Principals(...)
+	ClientIP          netip.Addr     // invalid when unknown; ip-range conditions then fail
+	Now               time.Time
+	Limiter           *Limiter // rate-limit state kept across reloads; required when limits are configured
+}
+
+// Result is the policy's contribution to a decision.
+type Result struct {
+	Findings []route.Finding
+	Block    *Block // nil when grants are not enforced (no POLICY.md loaded)
+}
+
+// Block is the decision envelope's `policy` block, shaped like AIP-38's
+// PolicyDecisionRecord.
+type Block struct {
+	Decision    string       `json:"decision"` // allow | deny
+	Reason      string       `json:"reason"`
+	Principal   string       `json:"principal"`
+	Action      string       `json:"action"`
+	Grant       *GrantRef    `json:"grant,omitempty"`
+	PolicyChain []ChainEntry `json:"policy_chain"`
+	EvaluatedAt string       `json:"evaluated_at"`
+}
+
+// GrantRef names the grant a decision matched (or, on deny, the best
+// candidate that failed).
+type GrantRef struct {
+	PolicyID string `json:"policy_id"`
+	Index    int    `json:"index"`
+}
+
+// ChainEntry is one composed policy, in composition order.
+type ChainEntry struct {
+	Source ChainSource `json:"source"`
+	ID     string      `json:"id"`
+	Layer  int         `json:"layer"`
+}
+
+// ChainSource is where a composed policy came from.
+type ChainSource struct {
+	File string `json:"file"`
+}
+
+// Reasons of the policy block (AIP-38's set plus default-allow and the two
+// approval-policy outcomes).
+const (
+	ReasonMatchedGrant      = "matched-grant"
+	ReasonDefaultAllow      = "default-allow"
+	ReasonNoGrant           = "no-grant"
+	ReasonTTLExpired        = "ttl-expired"
+	ReasonExplicitRevoke    = "explicit-revoke"
+	ReasonConditionFailed   = "condition-failed"
+	ReasonRequirementFailed = "requirement-failed"
+	ReasonLimitExceeded     = "limit-exceeded"
+	ReasonEvaluationError   = "evaluation-error"
+)
+
+// Finding codes.
+const (
+	CodeNoGrant                = "policy_no_grant"
+	CodeTTLExpired             = "policy_ttl_expired"
+	CodeExplicitRevoke         = "policy_explicit_revoke"
+	CodeConditionFailed        = "policy_condition_failed"
+	CodeRequirementFailed      = "policy_requirement_failed" // + ":<kind>"
+	CodeLimitExceeded          = "policy_limit_exceeded"
+	CodeEvaluationError        = "policy_evaluation_error"
+	CodeApprovalUnresolvable   = "approval_policy_unresolvable"
+	CodeApprovalPolicyNotGrant = "policy_approval_not_granted"
+)
+
+// candidate is one grant that matched the action and a principal.
+type candidate struct {
+	Policy     string `json:"policy"`
+	Layer      int    `json:"layer"`
+	Grant      int    `json:"grant"`
+	Principal  string `json:"principal"`
+	Revoked    bool   `json:"revoked"`
+	Expired    bool   `json:"expired"`
+	Conditions bool   `json:"conditions"`
+}
+
+// stage orders how far a candidate got: the best failing candidate explains
+// a deny.
+func (c candidate) stage() int {
+	switch {
+	case c.Revoked:
+		return 0
+	case c.Expired:
+		return 1
+	case !c.Conditions:
+		return 2
+	}
+	return 3 // allows
+}
+
+type customFinding struct {
+	Code     string `json:"code"`
+	Route    string `json:"route"`
+	Blocking *bool  `json:"blocking"`
+	Message  string `json:"message"`
+}
+
+type evalOutput struct {
+	Candidates []candidate      `json:"candidates"`
+	Findings   []map[string]any `json:"findings"`
+}
+
+// Evaluate decides the policy part of one request. It never panics and never
+// allows on error: any failure is a refuse finding policy_evaluation_error.
+func (s *Set) Evaluate(ctx context.Context, in Input) (res Result) {
+	defer func() {
+		if r := recover(); r != nil {
+			res = s.failed(in, fmt.Errorf("panic: %v", r))
+		}
+	}()
+	if s == nil {
+		return s.failed(in, errors.New("no policy set"))
+	}
+	if in.Event == nil {
+		return s.failed(in, errors.New("no event"))
+	}
+	if in.Limiter == nil && len(s.limits) > 0 {
+		return s.failed(in, errors.New("rate limits are configured but no limiter was given"))
+	}
+	out, err := s.eval(ctx, in)
+	if err != nil {
+		return s.failed(in, err)
+	}
+	findings, err := customFindings(out.Findings)
+	if err != nil {
+		return s.failed(in, err)
+	}
+	res.Findings = findings
+	principal := requestPrincipal(in.Principals)
+	var allowed bool
+	if s.Enforced() {
+		res.Block = s.block(in, principal)
+		var f *route.Finding
+		allowed, f = s.grantStage(in, out.Candidates, res.Block)
+		if f != nil {
+			res.Findings = append(res.Findings, *f)
+		}
+	} else {
+		allowed = true
+	}
+	if !allowed {
+		return res
+	}
+	// Requirements before limits: a call held for MFA or approval does not
+	// spend the caller's rate budget.
+	reqs := s.requirementFindings(in, out.Candidates)
+	res.Findings = append(res.Findings, reqs...)
+	if len(reqs) > 0 {
+		res.Block.deny(ReasonRequirementFailed)
+		return res
+	}
+	if key := s.exceededLimit(in, principal); key != "" {
+		res.Findings = append(res.Findings, finding(CodeLimitExceeded, route.Defer,
+			fmt.Sprintf("rate-tool-calls limit of %s exceeded for this principal and action on this replica", key)))
+		res.Block.deny(ReasonLimitExceeded)
+	}
+	return res
+}
+
+func (s *Set) eval(ctx context.Context, in Input) (*evalOutput, error) {
+	ctx, cancel := context.WithTimeout(ctx, EvalBudget)
+	defer cancel()
+	doc, err := inputDocument(in)
+	if err != nil {
+		return nil, err
+	}
+	rs, err := s.query.Eval(ctx, rego.EvalInput(doc))
+	if err != nil {
+		return nil, regoFailure(ctx, err)
+	}
+	if len(rs) != 1 || len(rs[0].Expressions) != 1 {
+		return nil, fmt.Errorf("rego: %d results, want 1", len(rs))
+	}
+	raw, err := json.Marshal(rs[0].Expressions[0].Value)
+	if err != nil {
+		return nil, fmt.Errorf("rego result: %w", err)
+	}
+	var out evalOutput
+	if err := json.Unmarshal(raw, &out); err != nil {
+		return nil, fmt.Errorf("rego result: %w", err)
+	}
+	return &out, nil
+}
+
+// inputDocument builds the documented Rego input (docs/policy.md).
+func inputDocument(in Input) (map[string]any, error) {
+	var event any
+	raw, err := json.Marshal(in.Event)
+	if err == nil {
+		err = json.Unmarshal(raw, &event)
+	}
+	var action any
+	if err == nil && in.Action != nil {
+		if raw, err = json.Marshal(in.Action); err == nil {
+			err = json.Unmarshal(raw, &action)
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("input: %w", err)
+	}
+	set := make(map[string]any, len(in.Principals))
+	principals := make([]any, len(in.Principals))
+	for i, p := range in.Principals {
+		set[p] = true
+		principals[i] = p
+	}
+	ip := ""
+	if in.ClientIP.IsValid() {
+		ip = in.ClientIP.Unmap().String()
+	}
+	auth := authEventTimes(in.Event)
+	authNs := make([]any, len(auth))
+	for i, t := range auth {
+		authNs[i] = t
+	}
+	return map[string]any{
+		"event":            event,
+		"category":         string(in.Category),
+		"action_id":        in.ActionID,
+		"action_wildcards": wildcardKeys(in.ActionID),
+		"action":           action,
+		"principals":       principals,
+		"principal_set":    set,
+		"principal":        requestPrincipal(in.Principals),
+		"client_ip":        ip,
+		"now":              in.Now.UTC().Format(time.RFC3339Nano),
+		"now_ns":           unixNanos(in.Now),
+		"auth_events_ns":   authNs,
+	}, nil
+}
+
+// authEventTimes are the retrieved_at times (Unix ns) of the event's verified
+// auth_event evidence refs; unparseable times are skipped, never an error.
+func authEventTimes(ev *route.Event) []int64 {
+	var ts []int64
+	for _, r := range ev.EvidenceRefs {
+		if r.Kind != "auth_event" || r.TrustTier != "verified" {
+			continue
+		}
+		if t, err := time.Parse(time.RFC3339Nano, r.RetrievedAt); err == nil {
+			ts = append(ts, unixNanos(t))
+		}
+	}
+	return ts
+}
+
+// mfaRecent: some verified auth_event was retrieved in [now-window, now].
+func mfaRecent(in Input, window int64) bool {
+	now := unixNanos(in.Now)
+	for _, t := range authEventTimes(in.Event) {
+		if t <= now && now-t <= window {
+			return true
+		}
+	}
+	return false
+}
+
+// requestPrincipal names the requester in the block and keys rate limits:
+// the first principal (token principals come first), or "*" for none.
+func requestPrincipal(ps []string) string {
+	if len(ps) == 0 {
+		return "*"
+	}
+	return ps[0]
+}
+
+func (s *Set) block(in Input, principal string) *Block {
+	chain := make([]ChainEntry, len(s.docs))
+	for i, d := range s.docs {
+		chain[i] = ChainEntry{Source: ChainSource{File: d.File}, ID: d.ID, Layer: i}
+	}
+	return &Block{
+		Decision:    "deny",
+		Principal:   principal,
+		Action:      in.ActionID,
+		PolicyChain: chain,
+		EvaluatedAt: in.Now.UTC().Format(time.RFC3339Nano),
+	}
+}
+
+func (b *Block) deny(reason string) {
+	if b != nil {
+		b.Decision, b.Reason = "deny", reason
+	}
+}
+
+// grantStage applies the grants: allow on an allowing candidate (lowest
+// layer, then index), else default allow, else refuse with the reason of
+// the best failing candidate.
+func (s *Set) grantStage(in Input, cands []candidate, b *Block) (bool, *route.Finding) {
+	best := -1
+	for i, c := range cands {
+		if best < 0 || c.stage() > cands[best].stage() ||
+			(c.stage() == cands[best].stage() && (c.Layer < cands[best].Layer || c.Layer == cands[best].Layer && c.Grant < cands[best].Grant)) {
+			best = i
+		}
+	}
+	if best >= 0 {
+		c := cands[best]
+		b.Grant = &GrantRef{PolicyID: c.Policy, Index: c.Grant}
+		if c.stage() == 3 {
+			b.Decision, b.Reason, b.Principal = "allow", ReasonMatchedGrant, c.Principal
+			return true, nil
+		}
+	}
+	if s.defaultAllow {
+		b.Decision, b.Reason, b.Grant = "allow", ReasonDefaultAllow, nil
+		return true, nil
+	}
+	action := in.ActionID
+	if action == "" {
+		action = "(uncatalogued tool " + in.Event.ToolName + ")"
+	}
+	if best < 0 {
+		b.Reason = ReasonNoGrant
+		f := finding(CodeNoGrant, route.Refuse, fmt.Sprintf("no grant allows %s for the request's principals", action))
+		return false, &f
+	}
+	var f route.Finding
+	switch cands[best].stage() {
+	case 0:
+		b.Reason = ReasonExplicitRevoke
+		f = finding(CodeExplicitRevoke, route.Refuse, fmt.Sprintf("the grant for %s (%s #%d) is revoked", action, cands[best].Policy, cands[best].Grant))
+	case 1:
+		b.Reason = ReasonTTLExpired
+		f = finding(CodeTTLExpired, route.Refuse, fmt.Sprintf("the grant for %s (%s #%d) is outside its TTL", action, cands[best].Policy, cands[best].Grant))
+	default:
+		b.Reason = ReasonConditionFailed
+		f = finding(CodeConditionFailed, route.Refuse, fmt.Sprintf("a condition of the grant for %s (%s #%d) does not hold", action, cands[best].Policy, cands[best].Grant))
+	}
+	return false, &f
+}
+
+// requirementFindings checks every applying requirement and the action's
+// approval policy.
+func (s *Set) requirementFindings(in Input, cands []candidate) []route.Finding {
+	var out []route.Finding
+	for _, r := range s.requirements {
+		if !applies(r.appliesTo, in.ActionID) {
+			continue
+		}
+		code := CodeRequirementFailed + ":" + r.kind
+		switch r.kind {
+		case kindMFARecent:
+			if !mfaRecent(in, r.window) {
+				out = append(out, finding(code, route.Ask, fmt.Sprintf("%s requires a verified auth_event within %s", r.policy, time.Duration(r.window))))
+			}
+		case kindApprovalFrom:
+			if in.Event.VerifiedApprovals() < r.count {
+				out = append(out, finding(code, route.Defer, fmt.Sprintf("%s requires %d verified approval(s)", r.policy, r.count)))
+			}
+		default:
+			out = append(out, finding(code, route.Defer, fmt.Sprintf("%s requires %q, which gated cannot check", r.policy, r.kind)))
+		}
+	}
+	if ref := strings.TrimPrefix(in.ApprovalPolicyRef, "policy:"); ref != "" {
+		d, ok := s.byID[ref]
+		switch {
+		case !ok:
+			out = append(out, finding(CodeApprovalUnresolvable, route.Defer, fmt.Sprintf("the action's approval policy %q is not loaded", ref)))
+		case d.Default != "allow" && !slices.ContainsFunc(cands, func(c candidate) bool { return c.Policy == ref && c.stage() == 3 }):
+			out = append(out, finding(CodeApprovalPolicyNotGrant, route.Defer, fmt.Sprintf("the action's approval policy %q does not allow this request", ref)))
+		}
+	}
+	return out
+}
+
+// exceededLimit spends one call of every applying rate limit and returns the
+// key of the first one exceeded ("" when none is).
+func (s *Set) exceededLimit(in Input, principal string) string {
+	exceeded := ""
+	for _, l := range s.limits {
+		if !applies(l.appliesTo, in.ActionID) {
+			continue
+		}
+		if !in.Limiter.allow(l.key+"|"+principal+"|"+in.ActionID, l.value, l.per, in.Now) && exceeded == "" {
+			exceeded = fmt.Sprintf("%v per %s", l.value, l.per)
+		}
+	}
+	return exceeded
+}
+
+// applies: an empty applies_to means every action (uncatalogued included).
+func applies(ps []pattern, actionID string) bool {
+	if len(ps) == 0 {
+		return true
+	}
+	return slices.ContainsFunc(ps, func(p pattern) bool { return p.match(actionID) })
+}
+
+// regoFailure describes an evaluation error by its code and location only:
+// OPA's messages can quote input values (arguments, evidence), which must
+// not reach findings, logs or the audit store.
+func regoFailure(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return fmt.Errorf("evaluation exceeded its %s budget", EvalBudget)
+	}
+	var te *topdown.Error
+	if errors.As(err, &te) {
+		if te.Location != nil {
+			return fmt.Errorf("rego %s at %s:%d", te.Code, te.Location.File, te.Location.Row)
+		}
+		return fmt.Errorf("rego %s", te.Code)
+	}
+	return errors.New("rego evaluation error")
+}
+
+// customFindings validates what custom modules produced; a malformed finding
+// is an evaluation error, so a broken module cannot silently pass.
+func customFindings(raw []map[string]any) ([]route.Finding, error) {
+	out := make([]route.Finding, 0, len(raw))
+	for i, m := range raw {
+		b, _ := json.Marshal(m)
+		var cf customFinding
+		dec := json.NewDecoder(bytes.NewReader(b))
+		dec.DisallowUnknownFields()
+		err := dec.Decode(&cf)
+		r, rerr := route.ParseRoute(cf.Route)
+		if err != nil || rerr != nil || cf.Code == "" || cf.Blocking == nil {
+			// Not quoting the finding: a module may have put argument values in it.
+			return nil, fmt.Errorf("custom finding #%d is malformed: it needs exactly code, route (accept|ask|defer|refuse), blocking and message", i)
+		}
+		msg := cf.Message
+		if redact.HasSecret(msg) || redact.HasPII(msg) {
+			msg = "(message withheld: it looked like a secret or personal data)"
+		}
+		out = append(out, route.Finding{Source: route.SourcePolicy, Code: cf.Code, Route: r, Blocking: *cf.Blocking, Message: msg})
+	}
+	return out, nil
+}
+
+func finding(code string, r route.Route, msg string) route.Finding {
+	return route.Finding{Source: route.SourcePolicy, Code: code, Route: r, Blocking: true, Message: msg}
+}
+
+// failed is the fail-closed result: refuse, naming the failure.
+func (s *Set) failed(in Input, err error) Result {
+	res := Result{Findings: []route.Finding{finding(CodeEvaluationError, route.Refuse, "policy evaluation failed: "+err.Error())}}
+	if s.Enforced() {
+		res.Block = s.block(in, requestPrincipal(in.Principals))
+		res.Block.Reason = ReasonEvaluationError
+	}
+	return res
+}

@@ -1,0 +1,71 @@
+package policy
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/gatedhq/gated/internal/route"
+)
+
+// writeDir writes files (relative path -> content) into a fresh directory.
+func writeDir(t testing.TB, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, content := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// mustLoad loads files as one policy directory and fails the test on error.
+func mustLoad(t testing.TB, res Resolver, files map[string]string) *Set {
+	t.Helper()
+	s, err := Load([]string{writeDir(t, files)}, res)
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	return s
+}
+
+// policyMD wraps frontmatter YAML into a POLICY.md.
+func policyMD(front string) string { return "---\n" + front + "\n---\n\n## Description\n" }
+
+var t0 = time.Date(2026, 5, 4, 15, 0, 0, 0, time.UTC) // a Monday
+
+func baseEvent() *route.Event {
+	return &route.Event{ToolName: "git_commit", ToolCategory: route.Write, AuthorizationState: route.AuthValidated}
+}
+
+func input(action string, principals ...string) Input {
+	return Input{Event: baseEvent(), Category: route.Write, ActionID: action, Principals: principals, Now: t0, Limiter: NewLimiter()}
+}
+
+// outcome evaluates and combines, returning route and blocker codes.
+func outcome(t testing.TB, s *Set, in Input) (route.Route, []string, Result) {
+	t.Helper()
+	res := s.Evaluate(context.Background(), in)
+	o := route.Combine(res.Findings)
+	return o.Route, o.HardBlockers, res
+}
+
+func assertOutcome(t *testing.T, s *Set, in Input, want route.Route, blockers ...string) Result {
+	t.Helper()
+	got, bl, res := outcome(t, s, in)
+	if blockers == nil {
+		blockers = []string{}
+	}
+	if got != want || !slices.Equal(bl, blockers) {
+		t.Fatalf("got %s %v, want %s %v (findings %+v)", got, bl, want, blockers, res.Findings)
+	}
+	return res
+}

@@ -1,0 +1,314 @@
+package policy
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/open-policy-agent/opa/v1/ast"
+	"github.com/open-policy-agent/opa/v1/rego"
+	_ "time/tzdata" // business-hours time zones must not depend on the host's zoneinfo
+)
+
+// EvalBudget bounds one evaluation; a slower custom module refuses the call
+// (policy_evaluation_error) instead of stalling the decision path.
+const EvalBudget = 100 * time.Millisecond
+
+// customPackage is the package custom modules must live in (or below).
+const customPackage = "data.gated.custom"
+
+// decisionPackage gathers grant candidates and custom findings so one
+// prepared query answers both.
+const decisionPackage = "gated.decision"
+
+// forbiddenBuiltins are removed from custom modules' capabilities: they reach
+// the network or the host, or read the wall clock (time must come from
+// input.now_ns so decisions and tests are reproducible).
+var forbiddenBuiltins = []string{"http.send", "net.lookup_ip_addr", "opa.runtime", "time.now_ns"}
+
+// LoadError lists every problem that stopped a load.
+type LoadError struct {
+	Problems []Problem
+}
+
+func (e *LoadError) Error() string {
+	lines := make([]string, len(e.Problems))
+	for i, p := range e.Problems {
+		lines[i] = p.String()
+	}
+	return fmt.Sprintf("policy: %d problem(s):\n%s", len(e.Problems), strings.Join(lines, "\n"))
+}
+
+// Set is one immutable, compiled policy revision. It is safe for concurrent
+// use; reloading builds a new Set.
+type Set struct {
+	revision     string
+	docs         []*Document
+	byID         map[string]*Document
+	defaultAllow bool
+	requirements []requirement
+	limits       []limit
+	grantsModule string
+	query        rego.PreparedEvalQuery
+	warnings     []Problem
+}
+
+type requirement struct {
+	policy    string
+	kind      string
+	appliesTo []pattern // empty: every action
+	window    int64     // ns, mfa-recent
+	count     int       // approval-from
+}
+
+type limit struct {
+	key       string // policy id + limit content: state survives reloads that keep the limit
+	appliesTo []pattern
+	value     float64
+	per       time.Duration
+}
+
+var perDurations = map[string]time.Duration{
+	"second": time.Second, "minute": time.Minute, "hour": time.Hour, "day": 24 * time.Hour,
+}
+
+// Revision is the content hash of the loaded files and of the generated
+// Rego (which includes how registry refs resolved).
+func (s *Set) Revision() string { return s.revision }
+
+// Enforced reports whether grants are enforced: false when no POLICY.md was
+// loaded.
+func (s *Set) Enforced() bool { return s != nil && len(s.docs) > 0 }
+
+// Warnings are the non-fatal problems of the load (default: allow, unknown
+// condition kinds, ignored limits, unresolved grant refs...).
+func (s *Set) Warnings() []Problem { return slices.Clone(s.warnings) }
+
+// GrantsRego is the generated Rego module for the grants.
+func (s *Set) GrantsRego() string { return s.grantsModule }
+
+type source struct {
+	path string
+	data []byte
+}
+
+// Load reads every POLICY.md, *.POLICY.md and *.rego (not *_test.rego) under
+// dirs (recursively), validates and compiles them, and prepares the query.
+// All problems are returned together in a *LoadError.
+func Load(dirs []string, res Resolver) (*Set, error) {
+	var errs []Problem
+	var policies, modules []source
+	for _, dir := range dirs {
+		err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if d.IsDir() {
+				return nil
+			}
+			name := d.Name()
+			isPolicy := name == "POLICY.md" || strings.HasSuffix(name, ".POLICY.md")
+			isRego := strings.HasSuffix(name, ".rego") && !strings.HasSuffix(name, "_test.rego")
+			if !isPolicy && !isRego {
+				return nil
+			}
+			data, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			if isPolicy {
+				policies = append(policies, source{path, data})
+			} else {
+				modules = append(modules, source{path, data})
+			}
+			return nil
+		})
+		if err != nil {
+			errs = append(errs, Problem{File: dir, Code: "read_failed", Message: err.Error()})
+		}
+	}
+	s := &Set{byID: map[string]*Document{}}
+	for _, src := range policies {
+		doc, perrs, warns := Parse(src.path, src.data)
+		errs = append(errs, perrs...)
+		s.warnings = append(s.warnings, warns...)
+		if doc == nil {
+			continue
+		}
+		if prev, dup := s.byID[doc.ID]; dup {
+			errs = append(errs, Problem{src.path, "/id", "id_duplicate", fmt.Sprintf("id %q is also used by %s", doc.ID, prev.File)})
+			continue
+		}
+		s.byID[doc.ID] = doc
+		s.docs = append(s.docs, doc)
+	}
+	errs = append(errs, s.compileRules(res)...)
+	var gwarns []Problem
+	s.grantsModule, gwarns = generateGrants(s.docs, res)
+	s.warnings = append(s.warnings, gwarns...)
+	if len(errs) == 0 {
+		errs = append(errs, s.prepare(modules)...)
+	}
+	if len(errs) > 0 {
+		return nil, &LoadError{Problems: errs}
+	}
+	s.revision = revision(policies, modules, s.grantsModule)
+	return s, nil
+}
+
+// compileRules resolves requirements and limits. Unlike grants (where an
+// unresolved ref only grants less), an unresolved ref here would silently
+// drop a restriction, so it is an error.
+func (s *Set) compileRules(res Resolver) []Problem {
+	var errs []Problem
+	patterns := func(d *Document, field string, refs []string) []pattern {
+		var ps []pattern
+		for i, r := range refs {
+			p, ok := resolve(r, res)
+			if !ok {
+				errs = append(errs, Problem{d.File, fmt.Sprintf("%s/%d", field, i), "action_ref_unresolved",
+					fmt.Sprintf("action ref %q does not resolve to a catalogued action", r)})
+			}
+			ps = append(ps, p)
+		}
+		return ps
+	}
+	s.defaultAllow = len(s.docs) > 0
+	for _, d := range s.docs {
+		s.defaultAllow = s.defaultAllow && d.Default == "allow"
+		for i, r := range d.Requirements {
+			rq := requirement{policy: d.ID, kind: r.Kind, window: satMul(r.WithinSeconds, int64(time.Second)), count: 1}
+			rq.appliesTo = patterns(d, fmt.Sprintf("/requirements/%d/applies_to", i), r.AppliesTo)
+			if r.Count != nil {
+				rq.count = *r.Count
+			}
+			s.requirements = append(s.requirements, rq)
+		}
+		for i, l := range d.Limits {
+			s.limits = append(s.limits, limit{
+				key:       fmt.Sprintf("%s|%v|%s|%s", d.ID, l.Value, l.Per, strings.Join(l.AppliesTo, ",")),
+				appliesTo: patterns(d, fmt.Sprintf("/limits/%d/applies_to", i), l.AppliesTo),
+				value:     l.Value,
+				per:       perDurations[l.Per],
+			})
+		}
+	}
+	return errs
+}
+
+// restrictedCapabilities is this OPA's capabilities minus forbiddenBuiltins.
+func restrictedCapabilities() *ast.Capabilities {
+	caps := ast.CapabilitiesForThisVersion()
+	caps.Builtins = slices.DeleteFunc(caps.Builtins, func(b *ast.Builtin) bool {
+		return slices.Contains(forbiddenBuiltins, b.Name)
+	})
+	return caps
+}
+
+// prepare parses the custom modules, compiles them with the generated ones
+// under restricted capabilities, and prepares the one query used per
+// decision.
+func (s *Set) prepare(sources []source) []Problem {
+	var errs []Problem
+	caps := restrictedCapabilities()
+	opts := ast.ParserOptions{RegoVersion: ast.RegoV1, Capabilities: caps}
+	modules := map[string]*ast.Module{}
+	var customPkgs []string
+	for _, src := range sources {
+		m, err := ast.ParseModuleWithOpts(src.path, string(src.data), opts)
+		if err != nil {
+			errs = append(errs, regoProblems(src.path, "rego_parse", err)...)
+			continue
+		}
+		pkg := m.Package.Path.String()
+		if pkg != customPackage && !strings.HasPrefix(pkg, customPackage+".") {
+			errs = append(errs, Problem{src.path, "package", "rego_package",
+				fmt.Sprintf("custom module package %s must be gated.custom or below", strings.TrimPrefix(pkg, "data."))})
+			continue
+		}
+		modules[src.path] = m
+		if !slices.Contains(customPkgs, pkg) {
+			customPkgs = append(customPkgs, pkg)
+		}
+	}
+	generated := map[string]string{
+		"gated/grants.rego":   s.grantsModule,
+		"gated/decision.rego": decisionModule(customPkgs),
+	}
+	for name, src := range generated {
+		m, err := ast.ParseModuleWithOpts(name, src, opts)
+		if err != nil {
+			// A generator bug, not the operator's: still refuse to load.
+			errs = append(errs, regoProblems(name, "rego_generated", err)...)
+			continue
+		}
+		modules[name] = m
+	}
+	if len(errs) > 0 {
+		return errs
+	}
+	compiler := ast.NewCompiler().WithCapabilities(caps)
+	if compiler.Compile(modules); compiler.Failed() {
+		return regoProblems("", "rego_compile", compiler.Errors)
+	}
+	q, err := rego.New(
+		rego.Query("data."+decisionPackage),
+		rego.Compiler(compiler),
+		rego.StrictBuiltinErrors(true), // a failing builtin is an error (refuse), not a silently undefined rule
+	).PrepareForEval(context.Background())
+	if err != nil {
+		return []Problem{{Code: "rego_prepare", Message: err.Error()}}
+	}
+	s.query = q
+	return nil
+}
+
+// decisionModule collects candidates and the findings of each custom package.
+func decisionModule(customPkgs []string) string {
+	var b strings.Builder
+	b.WriteString("package " + decisionPackage + "\n\n")
+	b.WriteString("candidates contains c if some c in data." + grantsPackage + ".candidates\n")
+	for _, p := range customPkgs {
+		fmt.Fprintf(&b, "\nfindings contains f if some f in %s.findings\n", p)
+	}
+	return b.String()
+}
+
+// regoProblems flattens OPA's error list into Problems naming file and line.
+func regoProblems(file, code string, err error) []Problem {
+	list, ok := err.(ast.Errors)
+	if !ok {
+		return []Problem{{File: file, Code: code, Message: err.Error()}}
+	}
+	out := make([]Problem, 0, len(list))
+	for _, e := range list {
+		p := Problem{File: file, Code: code, Message: e.Message}
+		if e.Location != nil {
+			if e.Location.File != "" {
+				p.File = e.Location.File
+			}
+			p.Field = fmt.Sprintf("line %d", e.Location.Row)
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+func revision(policies, modules []source, generated string) string {
+	all := append(slices.Clone(policies), modules...)
+	slices.SortFunc(all, func(a, b source) int { return strings.Compare(a.path, b.path) })
+	h := sha256.New()
+	for _, s := range all {
+		fmt.Fprintf(h, "%s\x00%d\x00", s.path, len(s.data))
+		h.Write(s.data)
+	}
+	h.Write([]byte(generated))
+	return "sha256:" + hex.EncodeToString(h.Sum(nil))
+}
