@@ -1,0 +1,103 @@
+package audit
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// adminURL is the test cluster's maintenance database.
+func adminURL() string {
+	if u := os.Getenv("GATED_TEST_DATABASE_URL"); u != "" {
+		return u
+	}
+	return "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
+}
+
+// withDB returns the URL u with its database replaced by name.
+func withDB(t testing.TB, u, name string) string {
+	t.Helper()
+	p, err := url.Parse(u)
+	if err != nil {
+		t.Fatalf("test database url: %v", err)
+	}
+	p.Path = "/" + name
+	return p.String()
+}
+
+// adminExec runs one statement on the maintenance database.
+func adminExec(t testing.TB, sql string, args ...any) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := pgx.Connect(ctx, adminURL())
+	if err != nil {
+		t.Fatalf("connect to test PostgreSQL (set GATED_TEST_DATABASE_URL): %v", err)
+	}
+	defer c.Close(ctx)
+	if _, err := c.Exec(ctx, sql, args...); err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+}
+
+// freshDB creates a database of its own for the test, dropped at the end,
+// and returns its name and URL.
+func freshDB(t testing.TB) (string, string) {
+	t.Helper()
+	b := make([]byte, 6)
+	rand.Read(b)
+	name := "gated_audit_test_" + hex.EncodeToString(b)
+	adminExec(t, "CREATE DATABASE "+name)
+	t.Cleanup(func() { adminExec(t, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)") })
+	return name, withDB(t, adminURL(), name)
+}
+
+// migratedDB is freshDB with the schema applied.
+func migratedDB(t testing.TB) (string, string) {
+	t.Helper()
+	name, u := freshDB(t)
+	if err := Migrate(context.Background(), u, "up", io.Discard); err != nil {
+		t.Fatalf("migrate up: %v", err)
+	}
+	return name, u
+}
+
+// query runs a single-value query on the test database.
+func queryInt(t testing.TB, dbURL, sql string, args ...any) int {
+	t.Helper()
+	ctx := context.Background()
+	c, err := pgx.Connect(ctx, dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(ctx)
+	var n int
+	if err := c.QueryRow(ctx, sql, args...).Scan(&n); err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+	return n
+}
+
+// testRecord is a plausible redacted record with id i.
+func testRecord(i int, at time.Time) *Record {
+	rd := NewRedactor([]byte("test-key"))
+	return rd.Build(Input{
+		DecisionID: fmt.Sprintf("dec-%06d", i), Time: at,
+		RequestID: fmt.Sprintf("req-%d", i), AgentID: "agent-1", ToolName: []string{"send_email", "get_weather"}[i%2],
+		ActionID: "email:send", ActionVersion: "1.0.0",
+		DeclaredCategory: "write", EffectiveCategory: "write", DeclaredAuth: "user_claimed", EffectiveAuth: "user_claimed",
+		RiskDomain: "customer_support", RuntimeRoute: "accept", FinalRoute: []string{"ask", "accept", "refuse"}[i%3],
+		GateDecision: "fail", HardBlockers: []string{"write_missing_explicit_confirmation"},
+		Reasons: []string{"write needs confirmation"}, FindingCodes: []string{"contract.write_missing_explicit_confirmation"},
+		Arguments: map[string]any{"to": "x", "body": "y"}, CatalogRevision: "cat-1", PolicyRevision: "pol-1",
+		TokenName: "ci", Version: "test", Latency: 1500 * time.Microsecond,
+	})
+}

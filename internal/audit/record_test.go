@@ -1,0 +1,131 @@
+package audit
+
+import (
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gatedhq/gated/internal/route"
+)
+
+func TestBuildKeepsEveryField(t *testing.T) {
+	at := time.Date(2026, 11, 20, 21, 36, 37, 123456789, time.FixedZone("X", 3600))
+	in := Input{
+		DecisionID: "d1", Time: at, RequestID: "r1", AgentID: "a1", ToolName: "send_email",
+		ActionID: "email:send", ActionVersion: "2.1.0",
+		DeclaredCategory: "write", EffectiveCategory: "private_read", DeclaredAuth: "user_claimed", EffectiveAuth: "validated",
+		RiskDomain: "customer_support", RuntimeRoute: "accept", FinalRoute: "ask", GateDecision: "fail",
+		Execute: true, Shadow: true,
+		HardBlockers: []string{"b1"}, Reasons: []string{"why"}, FindingCodes: []string{"contract.b1"},
+		Evidence: []route.EvidenceRef{{
+			SourceID: "draft_id:123", Kind: "approval", TrustTier: "verified", RedactionStatus: "redacted",
+			Summary: "the summary", CitationURL: "https://x.example/c", RetrievalURL: "https://x.example/r",
+			Freshness: route.Freshness{Status: "fresh"},
+		}},
+		Arguments:       map[string]any{"to": "a", "password": "p"},
+		CatalogRevision: "cat", PolicyRevision: "pol", TokenName: "ci", Version: "v9", Latency: 2500 * time.Microsecond,
+	}
+	rd := NewRedactor([]byte("k"))
+	got := rd.Build(in)
+	want := &Record{
+		DecisionID: "d1", DecidedAt: time.Date(2026, 11, 20, 20, 36, 37, 123456000, time.UTC),
+		RequestID: "r1", AgentID: "a1", ToolName: "send_email", ActionID: "email:send", ActionVersion: "2.1.0",
+		DeclaredCategory: "write", EffectiveCategory: "private_read", DeclaredAuth: "user_claimed", EffectiveAuth: "validated",
+		RiskDomain: "customer_support", RuntimeRoute: "accept", FinalRoute: "ask", GateDecision: "fail",
+		Execute: true, Shadow: true,
+		HardBlockers: []string{"b1"}, Reasons: []string{"why"}, FindingCodes: []string{"contract.b1"},
+		Evidence: []EvidenceMeta{{SourceID: "draft_id:123", Kind: "approval", TrustTier: "verified",
+			RedactionStatus: "redacted", Freshness: "fresh"}},
+		ArgumentKeys:    []string{MaskedKey, "to"},
+		ArgumentsHMAC:   rd.argumentsHMAC(map[string]any{"password": "p", "to": "a"}),
+		CatalogRevision: "cat", PolicyRevision: "pol", TokenName: "ci", LatencyMS: 2.5, GatedVersion: "v9",
+	}
+	if !reflect.DeepEqual(got, want) {
+		g, _ := json.MarshalIndent(got, "", " ")
+		w, _ := json.MarshalIndent(want, "", " ")
+		t.Fatalf("got\n%s\nwant\n%s", g, w)
+	}
+	b, _ := json.Marshal(got)
+	for _, leak := range []string{"the summary", "x.example", `"p"`} {
+		if strings.Contains(string(b), leak) {
+			t.Errorf("record leaks %q: %s", leak, b)
+		}
+	}
+}
+
+func TestSensitiveKeysMasked(t *testing.T) {
+	for _, k := range []string{"password", "Password", "client_secret", "api_key", "API-Key", "apiKey",
+		"access_token", "Authorization", "cookie", "set-cookie", "card_number", "cvv", "ssn", "private_key",
+		"sk-abcdefghijklmnop", "bob@example.com"} {
+		if !sensitiveKey(k) {
+			t.Errorf("%q not masked", k)
+		}
+	}
+	for _, k := range []string{"to", "subject", "body", "city", "limit", "query", "shipping_address"} {
+		if sensitiveKey(k) {
+			t.Errorf("%q masked", k)
+		}
+	}
+}
+
+func TestArgumentsFingerprint(t *testing.T) {
+	rd := NewRedactor([]byte("k1"))
+	a := rd.Build(Input{Arguments: map[string]any{"a": 1.0, "b": map[string]any{"y": "2", "x": "1"}}}).ArgumentsHMAC
+	var decoded any
+	json.Unmarshal([]byte(`{"b":{"x":"1","y":"2"},"a":1}`), &decoded)
+	b := rd.Build(Input{Arguments: decoded}).ArgumentsHMAC
+	if a != b || !strings.HasPrefix(a, "hmac-sha256:") || len(a) != len("hmac-sha256:")+64 {
+		t.Fatalf("same arguments in another order: %q vs %q", a, b)
+	}
+	if c := rd.Build(Input{Arguments: map[string]any{"a": 2.0}}).ArgumentsHMAC; c == a {
+		t.Fatal("different arguments, same fingerprint")
+	}
+	if d := NewRedactor([]byte("k2")).Build(Input{Arguments: decoded}).ArgumentsHMAC; d == a {
+		t.Fatal("fingerprint does not depend on the key")
+	}
+	if e := rd.Build(Input{Arguments: func() {}}).ArgumentsHMAC; e != "" {
+		t.Fatalf("unencodable arguments fingerprinted as %q", e)
+	}
+}
+
+func TestBuildOddInputs(t *testing.T) {
+	rd := NewRedactor(nil)
+	for name, args := range map[string]any{"nil": nil, "string": "sk-live-abcdefghijklmnopqr", "array": []any{"x"}, "number": 3.0} {
+		rec := rd.Build(Input{DecisionID: "d", Arguments: args})
+		if len(rec.ArgumentKeys) != 0 || rec.ArgumentKeys == nil {
+			t.Errorf("%s: argument keys %v, want empty non-nil", name, rec.ArgumentKeys)
+		}
+		if rec.HardBlockers == nil || rec.Reasons == nil || rec.FindingCodes == nil || rec.Evidence == nil {
+			t.Errorf("%s: nil slices would be stored as NULL", name)
+		}
+		if b, _ := json.Marshal(rec); strings.Contains(string(b), "sk-live") {
+			t.Errorf("%s: raw argument leaked: %s", name, b)
+		}
+	}
+}
+
+func TestSecretsInIdentifiersAndSourcesAreFingerprinted(t *testing.T) {
+	rd := NewRedactor([]byte("k"))
+	secret := "token=abcdefgh12345678"
+	rec := rd.Build(Input{
+		RequestID: secret, AgentID: "alice@example.com", Reasons: []string{"saw sk-abcdefghijklmnopqrst"},
+		Evidence: []route.EvidenceRef{{SourceID: "ticket for alice@example.com"}, {SourceID: "AKIAABCDEFGHIJKLMNOP"}, {SourceID: "doc:7"}},
+	})
+	b, _ := json.Marshal(rec)
+	for _, leak := range []string{"abcdefgh12345678", "alice@", "sk-abc", "AKIA"} {
+		if strings.Contains(string(b), leak) {
+			t.Errorf("leaked %q: %s", leak, b)
+		}
+	}
+	if rec.Evidence[0].SourceID != "" || !strings.HasPrefix(rec.Evidence[0].SourceFingerprint, "hmac-sha256:") {
+		t.Errorf("PII source id kept: %+v", rec.Evidence[0])
+	}
+	if rec.Evidence[2].SourceID != "doc:7" || rec.Evidence[2].SourceFingerprint != "" {
+		t.Errorf("clean source id not kept: %+v", rec.Evidence[2])
+	}
+	if rec.RequestID != rd.fingerprint([]byte(secret)) {
+		t.Errorf("request id %q, want its fingerprint", rec.RequestID)
+	}
+}
