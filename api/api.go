@@ -9,3 +9,9 @@ import _ "embed"
 //
 //go:embed agent_action_contract_v1.schema.json
 var ContractSchema []byte
+
+// OpenAPI is gated's HTTP API description (OpenAPI 3.0.3), served at
+// /openapi.yaml and used by the tests to validate every response.
+//
+//go:embed openapi.yaml
+var OpenAPI []byte

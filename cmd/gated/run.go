@@ -1,0 +1,72 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"runtime/debug"
+)
+
+// version is set at build time with -ldflags "-X main.version=…"; otherwise
+// the module version from the build info is used.
+var version = ""
+
+// Exit codes: 0 ok (for check: the tool may execute), 1 failure, 2 usage
+// error, 3 (check) the tool may not execute.
+const (
+	exitUsage   = 2
+	exitBlocked = 3
+)
+
+// exitError asks main to exit with code after printing msg (if any).
+type exitError struct {
+	code int
+	msg  string
+}
+
+func (e exitError) Error() string { return fmt.Sprintf("exit %d: %s", e.code, e.msg) }
+
+func usageError(format string, args ...any) error {
+	return exitError{code: exitUsage, msg: fmt.Sprintf(format, args...)}
+}
+
+const usage = `usage: gated <command> [flags]
+
+commands:
+  serve     run the decision service (gated serve --help for flags)
+  check     decide one event from FILE or stdin; exit 0 when the tool may execute, 3 when not
+  version   print the version
+
+Every flag can also be set from the environment as GATED_<FLAG>, for
+example GATED_ADDR=0.0.0.0:8080 for --addr.`
+
+// run is gated's whole program; tests call it directly.
+func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
+	if len(args) < 2 {
+		return usageError("%s", usage)
+	}
+	cmd, rest := args[1], args[2:]
+	switch cmd {
+	case "serve":
+		return runServe(ctx, rest, getenv, stderr)
+	case "check":
+		return runCheck(ctx, rest, getenv, stdin, stdout, stderr)
+	case "version", "--version":
+		fmt.Fprintln(stdout, "gated", gatedVersion())
+		return nil
+	case "help", "-h", "--help":
+		fmt.Fprintln(stdout, usage)
+		return nil
+	}
+	return usageError("unknown command %q\n%s", cmd, usage)
+}
+
+func gatedVersion() string {
+	if version != "" {
+		return version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+		return bi.Main.Version
+	}
+	return "dev"
+}

@@ -1,0 +1,137 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/netip"
+	"time"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+
+	"github.com/gatedhq/gated/api"
+	"github.com/gatedhq/gated/internal/auth"
+	"github.com/gatedhq/gated/internal/gate"
+	"github.com/gatedhq/gated/internal/server"
+)
+
+type serveConfig struct {
+	addr            string
+	tokens          string
+	shadow          bool
+	logLevel        string
+	insecureNoAuth  bool
+	maxBodyBytes    int64
+	rateLimit       int
+	trustedProxies  listFlag
+	shutdownTimeout time.Duration
+}
+
+func runServe(ctx context.Context, args []string, getenv func(string) string, stderr io.Writer) error {
+	var c serveConfig
+	fs := newFlagSet("serve", stderr)
+	fs.StringVar(&c.addr, "addr", "127.0.0.1:8080", "listen address")
+	fs.StringVar(&c.tokens, "tokens", "", "YAML tokens file (name, sha256, scopes, principals); without it gated runs open")
+	fs.BoolVar(&c.shadow, "shadow", false, "shadow mode for every request: decide and report, but let every tool run")
+	fs.StringVar(&c.logLevel, "log-level", "info", "log level: debug, info, warn, error")
+	fs.BoolVar(&c.insecureNoAuth, "insecure-no-auth", false, "allow running without tokens on a non-loopback address")
+	fs.Int64Var(&c.maxBodyBytes, "max-body-bytes", server.DefaultMaxBodyBytes, "largest request body accepted")
+	fs.IntVar(&c.rateLimit, "rate-limit", 0, "requests per minute per token (per client when open); 0 disables")
+	fs.Var(&c.trustedProxies, "trusted-proxy", "CIDR of a proxy whose X-Forwarded-For is trusted (repeatable)")
+	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", 15*time.Second, "how long to drain on SIGTERM")
+	if err := parseFlags(fs, args, getenv); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usageError("serve takes no arguments, got %q", fs.Args())
+	}
+	log, err := newLogger(stderr, c.logLevel)
+	if err != nil {
+		return usageError("%v", err)
+	}
+	defer func() { _ = log.Sync() }()
+
+	deps := server.Deps{
+		Logger: log, MaxBodyBytes: c.maxBodyBytes, RateLimit: c.rateLimit, OpenAPI: api.OpenAPI,
+		Engine: gate.New(gate.WithShadow(c.shadow)),
+	}
+	for _, p := range c.trustedProxies {
+		prefix, err := netip.ParsePrefix(p)
+		if err != nil {
+			return usageError("--trusted-proxy %q: %v", p, err)
+		}
+		deps.TrustedProxies = append(deps.TrustedProxies, prefix)
+	}
+	if c.tokens != "" {
+		if deps.Tokens, err = auth.Load(c.tokens); err != nil {
+			return err
+		}
+	} else {
+		if !loopback(c.addr) && !c.insecureNoAuth {
+			return usageError("refusing to run without --tokens on non-loopback address %s (pass --insecure-no-auth to insist)", c.addr)
+		}
+		log.Warn("no tokens file: gated is running open, every caller may ask for decisions", zap.String("addr", c.addr))
+	}
+
+	ln, err := net.Listen("tcp", c.addr)
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	srv := &http.Server{
+		Handler:           server.New(deps),
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       15 * time.Second,
+		WriteTimeout:      15 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          zap.NewStdLog(log.Named("http")),
+	}
+	log.Info("gated listening", zap.String("addr", ln.Addr().String()), zap.String("version", gatedVersion()),
+		zap.Bool("shadow", c.shadow), zap.Bool("auth", deps.Tokens != nil))
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	log.Info("shutting down")
+	sctx, cancel := context.WithTimeout(context.Background(), c.shutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("serve: %w", err)
+	}
+	return nil
+}
+
+// loopback reports whether addr listens only on a loopback interface.
+func loopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	a, err := netip.ParseAddr(host)
+	return err == nil && a.IsLoopback()
+}
+
+// newLogger returns a JSON logger writing to w.
+func newLogger(w io.Writer, level string) (*zap.Logger, error) {
+	lvl, err := zapcore.ParseLevel(level)
+	if err != nil {
+		return nil, fmt.Errorf("--log-level: %w", err)
+	}
+	enc := zap.NewProductionEncoderConfig()
+	enc.EncodeTime = zapcore.ISO8601TimeEncoder
+	core := zapcore.NewCore(zapcore.NewJSONEncoder(enc), zapcore.Lock(zapcore.AddSync(w)), lvl)
+	return zap.New(core), nil
+}

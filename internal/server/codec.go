@@ -1,0 +1,131 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+)
+
+// errorBody is every error answer. It carries a route so that a client that
+// reads only the route fails closed, whatever the status.
+type errorBody struct {
+	Route   string `json:"route"`
+	Execute bool   `json:"execute"`
+	Error   string `json:"error"`
+}
+
+// bodyError is a request body gated will not decide on.
+type bodyError struct {
+	status int
+	msg    string
+}
+
+// writeJSON answers with v as JSON.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	body, err := json.Marshal(v)
+	if err != nil {
+		status = http.StatusInternalServerError
+		body, _ = json.Marshal(errorBody{Route: "refuse", Error: "could not encode the answer"})
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(append(body, '\n'))
+}
+
+// writeError answers with an error body; it always says refuse.
+func writeError(w http.ResponseWriter, status int, msg string) {
+	writeJSON(w, status, errorBody{Route: "refuse", Error: msg})
+}
+
+// decodeEvent reads a request body that must be one JSON object, bounded in
+// size and nesting.
+func decodeEvent(w http.ResponseWriter, r *http.Request, maxBytes int64, maxDepth int) (map[string]any, *bodyError) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBytes))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return nil, &bodyError{http.StatusRequestEntityTooLarge, fmt.Sprintf("request body exceeds %d bytes", maxBytes)}
+		}
+		return nil, &bodyError{http.StatusBadRequest, "could not read the request body"}
+	}
+	obj, err := DecodeEvent(body, maxDepth)
+	if err != nil {
+		return nil, &bodyError{http.StatusBadRequest, err.Error()}
+	}
+	return obj, nil
+}
+
+// DecodeEvent parses body as one JSON object nested at most maxDepth deep.
+// Numbers stay json.Number so nothing is rounded before the argument
+// fingerprint and schema checks. The check command shares it with HTTP.
+func DecodeEvent(body []byte, maxDepth int) (map[string]any, error) {
+	if len(bytes.TrimSpace(body)) == 0 {
+		return nil, errors.New("the body is empty; expected a JSON object")
+	}
+	if depth, ok := nestingWithin(body, maxDepth); !ok {
+		return nil, fmt.Errorf("JSON nesting exceeds %d levels (reached %d)", maxDepth, depth)
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, fmt.Errorf("malformed JSON: %w", err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, errors.New("malformed JSON: unexpected data after the top-level value")
+	}
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("the body must be a JSON object (an Agent Action Contract v1 event), not %s", jsonKind(v))
+	}
+	return obj, nil
+}
+
+// nestingWithin scans b for the depth of nested arrays and objects, without
+// decoding, and stops as soon as it passes limit: a deep body is rejected in
+// time linear in its size before any decoder recurses into it.
+func nestingWithin(b []byte, limit int) (int, bool) {
+	depth, inString, escaped := 0, false, false
+	for _, c := range b {
+		switch {
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '[' || c == '{':
+			depth++
+			if depth > limit {
+				return depth, false
+			}
+		case c == ']' || c == '}':
+			depth--
+		}
+	}
+	return depth, true
+}
+
+func jsonKind(v any) string {
+	switch v.(type) {
+	case []any:
+		return "an array"
+	case string:
+		return "a string"
+	case json.Number:
+		return "a number"
+	case bool:
+		return "a boolean"
+	case nil:
+		return "null"
+	}
+	return "an unexpected value"
+}

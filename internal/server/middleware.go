@@ -1,0 +1,137 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"net/netip"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/gatedhq/gated/internal/auth"
+)
+
+type ctxKey int
+
+const tokenKey ctxKey = iota
+
+// tokenFrom returns the token that authenticated the request, nil when open.
+func tokenFrom(ctx context.Context) *auth.Token {
+	t, _ := ctx.Value(tokenKey).(*auth.Token)
+	return t
+}
+
+// authenticate requires a bearer token holding scope when tokens are
+// configured. The reference's X-AANA-Token header is accepted too.
+func authenticate(tokens *auth.Tokens, scope string) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		if tokens == nil {
+			return next
+		}
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			t, ok := tokens.Verify(bearer(r))
+			if !ok {
+				w.Header().Set("WWW-Authenticate", `Bearer realm="gated"`)
+				writeError(w, http.StatusUnauthorized, "unauthorized: a valid bearer token is required")
+				return
+			}
+			if !t.Has(scope) {
+				w.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer realm="gated", error="insufficient_scope", scope=%q`, scope))
+				writeError(w, http.StatusForbidden, "insufficient_scope: this token lacks scope "+scope)
+				return
+			}
+			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), tokenKey, t)))
+		})
+	}
+}
+
+func bearer(r *http.Request) string {
+	if h := r.Header.Get("Authorization"); len(h) > 7 && strings.EqualFold(h[:7], "bearer ") {
+		return strings.TrimSpace(h[7:])
+	}
+	return r.Header.Get("X-AANA-Token")
+}
+
+// rateLimit applies the per-caller limit: by token name, or by client
+// address when gated runs open.
+func rateLimit(l *limiter, d *Deps) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		if l == nil {
+			return next
+		}
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			key := "ip:" + clientIP(r, d.TrustedProxies).String()
+			if t := tokenFrom(r.Context()); t != nil {
+				key = "token:" + t.Name
+			}
+			if ok, wait := l.allow(key, time.Now()); !ok {
+				w.Header().Set("Retry-After", strconv.Itoa(retryAfterSeconds(wait)))
+				writeError(w, http.StatusTooManyRequests, fmt.Sprintf("rate limit of %d requests per minute exceeded", l.perMinute))
+				return
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+}
+
+// clientIP is the peer address, or — when the peer is a trusted proxy — the
+// right-most X-Forwarded-For address that is not itself a trusted proxy.
+func clientIP(r *http.Request, trusted []netip.Prefix) netip.Addr {
+	peer := addrOf(r.RemoteAddr)
+	if !isTrusted(peer, trusted) {
+		return peer
+	}
+	hops := strings.Split(strings.Join(r.Header.Values("X-Forwarded-For"), ","), ",")
+	for i := len(hops) - 1; i >= 0; i-- {
+		a, err := netip.ParseAddr(strings.TrimSpace(hops[i]))
+		if err != nil {
+			return peer
+		}
+		a = a.Unmap()
+		if !isTrusted(a, trusted) {
+			return a
+		}
+	}
+	return peer
+}
+
+func addrOf(remote string) netip.Addr {
+	host, _, err := net.SplitHostPort(remote)
+	if err != nil {
+		host = remote
+	}
+	a, _ := netip.ParseAddr(host)
+	return a.Unmap()
+}
+
+func isTrusted(a netip.Addr, trusted []netip.Prefix) bool {
+	for _, p := range trusted {
+		if p.Contains(a) {
+			return true
+		}
+	}
+	return false
+}
+
+// recoverer turns a panic into a refusal: the connection still gets an
+// answer that says refuse, and the panic is logged without request data.
+func recoverer(log *zap.Logger) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			defer func() {
+				if v := recover(); v != nil {
+					if v == http.ErrAbortHandler {
+						panic(v)
+					}
+					log.Error("panic in handler", zap.String("path", r.URL.Path), zap.Any("panic", v))
+					writeError(w, http.StatusInternalServerError, "internal error")
+				}
+			}()
+			next.ServeHTTP(w, r)
+		})
+	}
+}

@@ -1,0 +1,30 @@
+package server
+
+import (
+	"net/http"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/go-chi/chi/v5/middleware"
+
+	"github.com/gatedhq/gated/internal/auth"
+)
+
+// routes maps gated's whole HTTP surface.
+func routes(d *Deps, lim *limiter) http.Handler {
+	r := chi.NewRouter()
+	r.Use(middleware.RequestID, recoverer(d.Logger))
+	r.NotFound(handleNotFound())
+	r.MethodNotAllowed(handleMethodNotAllowed())
+
+	r.Get("/healthz", handleHealthz())
+	r.Get("/readyz", handleReadyz(d))
+	r.Get("/openapi.yaml", handleOpenAPI(d.OpenAPI))
+
+	r.Group(func(r chi.Router) {
+		r.Use(authenticate(d.Tokens, auth.ScopePreToolCheck), rateLimit(lim, d))
+		check := handlePreToolCheck(d)
+		r.Post("/pre-tool-check", check)
+		r.Post("/v1/pre-tool-check", check)
+	})
+	return r
+}

@@ -1,0 +1,59 @@
+// Package server is gated's HTTP surface: authentication, limits, decoding,
+// and the handlers that hand events to the decision path.
+package server
+
+import (
+	"context"
+	"net/http"
+	"net/netip"
+
+	"go.uber.org/zap"
+
+	"github.com/gatedhq/gated/internal/auth"
+	"github.com/gatedhq/gated/internal/gate"
+)
+
+// Deps is everything the HTTP surface needs.
+type Deps struct {
+	Engine *gate.Engine
+	Logger *zap.Logger
+	// Tokens, when set, requires a bearer token on every API call; nil runs
+	// open (the CLI refuses that on non-loopback addresses).
+	Tokens *auth.Tokens
+	// MaxBodyBytes bounds a request body; MaxDepth bounds JSON nesting.
+	MaxBodyBytes int64
+	MaxDepth     int
+	// RateLimit is requests per minute per token (per client IP when open);
+	// zero disables it.
+	RateLimit int
+	// TrustedProxies are the peers whose X-Forwarded-For is believed when
+	// finding the client address.
+	TrustedProxies []netip.Prefix
+	// Ready reports whether gated can decide now (for /readyz).
+	Ready func(ctx context.Context) error
+	// OpenAPI is the document served at /openapi.yaml.
+	OpenAPI []byte
+}
+
+// Defaults for Deps fields left zero.
+const (
+	DefaultMaxBodyBytes = 64 << 10
+	DefaultMaxDepth     = 64
+)
+
+// New returns the HTTP handler of gated.
+func New(d Deps) http.Handler {
+	if d.MaxBodyBytes <= 0 {
+		d.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if d.MaxDepth <= 0 {
+		d.MaxDepth = DefaultMaxDepth
+	}
+	if d.Logger == nil {
+		d.Logger = zap.NewNop()
+	}
+	if d.Ready == nil {
+		d.Ready = func(context.Context) error { return nil }
+	}
+	return routes(&d, newLimiter(d.RateLimit))
+}
