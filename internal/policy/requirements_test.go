@@ -1,0 +1,144 @@
+package policy
+
+import (
+	"testing"
+	"time"
+
+	"github.com/gatedhq/gated/internal/route"
+)
+
+func withRequirements(reqs string) map[string]string {
+	return map[string]string{"POLICY.md": policyMD(`schema: policy/v1
+id: "@acme/team"
+grants:
+  - {principal: "*", actions: [{action: "*"}]}
+requirements:
+` + reqs)}
+}
+
+func approval(tier string) route.EvidenceRef {
+	return route.EvidenceRef{SourceID: "approval:1", Kind: "approval", TrustTier: tier}
+}
+
+func TestMFARequirement(t *testing.T) {
+	s := mustLoad(t, nil, withRequirements("  - {kind: mfa-recent, within_seconds: 600, applies_to: [\"secrets:*\"]}\n"))
+	assertOutcome(t, s, input("secrets:reveal", "x"), route.Ask, "policy_requirement_failed:mfa-recent")
+	in := input("secrets:reveal", "x")
+	in.Event.EvidenceRefs = []route.EvidenceRef{authEvent("verified", t0.Add(-time.Minute))}
+	assertOutcome(t, s, in, route.Accept)
+	in.Event.EvidenceRefs = []route.EvidenceRef{authEvent("verified", t0.Add(-11*time.Minute))}
+	res := assertOutcome(t, s, in, route.Ask, "policy_requirement_failed:mfa-recent")
+	if res.Block.Decision != "deny" || res.Block.Reason != ReasonRequirementFailed {
+		t.Fatalf("block %+v", res.Block)
+	}
+	assertOutcome(t, s, input("storage:read", "x"), route.Accept) // not in applies_to
+}
+
+func TestApprovalRequirement(t *testing.T) {
+	s := mustLoad(t, nil, withRequirements("  - {kind: approval-from, count: 2, role: engineer, applies_to: [storage:push]}\n  - {kind: approval-from}\n"))
+	in := input("storage:push", "x")
+	in.Event.EvidenceRefs = []route.EvidenceRef{approval("verified"), approval("runtime")}
+	assertOutcome(t, s, in, route.Defer, "policy_requirement_failed:approval-from")
+	in.Event.EvidenceRefs = append(in.Event.EvidenceRefs, approval("verified"))
+	assertOutcome(t, s, in, route.Accept)
+	// The second requirement applies to every action, with count 1 by default.
+	assertOutcome(t, s, input("storage:read", "x"), route.Defer, "policy_requirement_failed:approval-from")
+}
+
+func TestUnknownRequirementDefers(t *testing.T) {
+	s := mustLoad(t, nil, withRequirements("  - {kind: signed-by, role: admin, applies_to: [sandbox:network-egress]}\n"))
+	if !hasProblem(s.Warnings(), "requirement_unknown") {
+		t.Fatalf("warnings %v lack requirement_unknown", s.Warnings())
+	}
+	assertOutcome(t, s, input("sandbox:network-egress", "x"), route.Defer, "policy_requirement_failed:signed-by")
+	assertOutcome(t, s, input("sandbox:execute", "x"), route.Accept)
+}
+
+func TestRequirementRefsMustResolve(t *testing.T) {
+	files := withRequirements("  - {kind: mfa-recent, within_seconds: 60, applies_to: [\"@agentik/actions/standard/secrets-rotate\"]}\n")
+	_, err := Load([]string{writeDir(t, files)}, nil)
+	assertProblems(t, err, "action_ref_unresolved")
+	s := mustLoad(t, fakeResolver{"@agentik/actions/standard/secrets-rotate": "secrets:rotate"}, files)
+	assertOutcome(t, s, input("secrets:rotate", "x"), route.Ask, "policy_requirement_failed:mfa-recent")
+}
+
+func TestRequirementsSkippedWhenGrantRefuses(t *testing.T) {
+	s := mustLoad(t, nil, map[string]string{"POLICY.md": policyMD("schema: policy/v1\nid: \"@a/b\"\nrequirements:\n  - {kind: mfa-recent, within_seconds: 60}\n")})
+	assertOutcome(t, s, input("storage:read", "x"), route.Refuse, CodeNoGrant)
+}
+
+func TestApprovalPolicy(t *testing.T) {
+	files := map[string]string{
+		"a.POLICY.md": policyMD("schema: policy/v1\nid: \"@acme/base\"\ngrants:\n  - {principal: \"*\", actions: [{action: \"*\"}]}\n"),
+		"b.POLICY.md": policyMD("schema: policy/v1\nid: \"@acme/approvers\"\ngrants:\n  - {principal: \"operator://lead\", actions: [{action: \"storage:push\"}]}\n"),
+	}
+	s := mustLoad(t, nil, files)
+	in := input("storage:push", "operator://dev")
+	in.ApprovalPolicyRef = "@acme/approvers"
+	assertOutcome(t, s, in, route.Defer, CodeApprovalPolicyNotGrant)
+	in.Principals = []string{"operator://lead"}
+	assertOutcome(t, s, in, route.Accept)
+	in.ApprovalPolicyRef = "policy:@acme/missing"
+	assertOutcome(t, s, in, route.Defer, CodeApprovalUnresolvable)
+
+	// Without any POLICY.md the reference cannot resolve either.
+	none := mustLoad(t, nil, map[string]string{})
+	in.ApprovalPolicyRef = "@acme/approvers"
+	assertOutcome(t, none, in, route.Defer, CodeApprovalUnresolvable)
+}
+
+func TestRateLimit(t *testing.T) {
+	files := map[string]string{"POLICY.md": policyMD(`schema: policy/v1
+id: "@acme/team"
+grants:
+  - {principal: "*", actions: [{action: "*"}]}
+limits:
+  - {kind: rate-tool-calls, value: 2, per: minute, applies_to: ["storage:commit"]}
+  - {kind: max-concurrent-sandboxes, value: 5, scope: user}
+`)}
+	s := mustLoad(t, nil, files)
+	if !hasProblem(s.Warnings(), "limit_ignored") {
+		t.Fatalf("warnings %v lack limit_ignored", s.Warnings())
+	}
+	lim := NewLimiter()
+	call := func(s *Set, action, who string, at time.Time) Input {
+		in := input(action, who)
+		in.Limiter, in.Now = lim, at
+		return in
+	}
+	assertOutcome(t, s, call(s, "storage:commit", "bob", t0), route.Accept)
+	assertOutcome(t, s, call(s, "storage:commit", "bob", t0), route.Accept)
+	res := assertOutcome(t, s, call(s, "storage:commit", "bob", t0), route.Defer, CodeLimitExceeded)
+	if res.Block.Reason != ReasonLimitExceeded {
+		t.Fatalf("block %+v", res.Block)
+	}
+	assertOutcome(t, s, call(s, "storage:commit", "eve", t0), route.Accept) // per principal
+	assertOutcome(t, s, call(s, "storage:read", "bob", t0), route.Accept)   // not in applies_to
+
+	// A reload that keeps the limit keeps its state.
+	files["extra.POLICY.md"] = policyMD("schema: policy/v1\nid: \"@acme/extra\"\n")
+	reloaded := mustLoad(t, nil, files)
+	assertOutcome(t, reloaded, call(reloaded, "storage:commit", "bob", t0.Add(time.Second)), route.Defer, CodeLimitExceeded)
+	// One call refills every 30 s.
+	assertOutcome(t, reloaded, call(reloaded, "storage:commit", "bob", t0.Add(31*time.Second)), route.Accept)
+
+	in := input("storage:commit", "bob")
+	in.Limiter = nil
+	assertOutcome(t, s, in, route.Refuse, CodeEvaluationError)
+}
+
+func TestLimiterSweepsIdleBuckets(t *testing.T) {
+	l := NewLimiter()
+	l.allow("a", 1, time.Second, t0)
+	l.allow("b", 1, time.Hour, t0)
+	l.allow("c", 1, time.Second, t0.Add(2*time.Minute)) // triggers a sweep
+	if _, ok := l.buckets["a"]; ok {
+		t.Fatal("idle bucket a survived the sweep")
+	}
+	if _, ok := l.buckets["b"]; !ok {
+		t.Fatal("bucket b, still within its period, was swept")
+	}
+	if l.allow("b", 1, time.Hour, t0.Add(2*time.Minute)) {
+		t.Fatal("bucket b lost its state")
+	}
+}
