@@ -1,0 +1,142 @@
+package catalog
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/gatedhq/gated/internal/route"
+)
+
+// Blocker codes of the catalog's findings.
+const (
+	CodeCategoryUnderstated       = "tool_category_understated"
+	CodeRiskRequiresConfirmation  = "risk_level_requires_confirmation"
+	CodeIrreversibleNeedsVerified = "irreversible_action_requires_verified_approval"
+	CodeApprovalRequired          = "approval_required"
+	CodeApprovalPolicy            = "approval_policy_unresolvable"
+	CodeNeverAuto                 = "risk_tier_never_auto"
+	CodeArgumentsInvalid          = "arguments_invalid"
+)
+
+// ArgumentMode is what a failed argument validation does
+// (--argument-validation).
+type ArgumentMode int
+
+const (
+	ArgumentsEnforce ArgumentMode = iota // refuse, blocker arguments_invalid (the default)
+	ArgumentsWarn                        // a non-blocking finding at accept
+	ArgumentsOff                         // no validation
+)
+
+var argumentModeNames = [...]string{"enforce", "warn", "off"}
+
+func (m ArgumentMode) String() string {
+	if int(m) >= 0 && int(m) < len(argumentModeNames) {
+		return argumentModeNames[m]
+	}
+	return "enforce"
+}
+
+// ParseArgumentMode maps "enforce", "warn" or "off" ("" is enforce) to a
+// mode; anything else is an error.
+func ParseArgumentMode(s string) (ArgumentMode, error) {
+	if s == "" {
+		return ArgumentsEnforce, nil
+	}
+	for i, n := range argumentModeNames {
+		if n == s {
+			return ArgumentMode(i), nil
+		}
+	}
+	return ArgumentsEnforce, fmt.Errorf("unknown argument validation mode %q (want enforce, warn or off)", s)
+}
+
+func finding(code string, r route.Route, blocking bool, format string, args ...any) route.Finding {
+	return route.Finding{Source: route.SourceCatalog, Code: code, Route: r, Blocking: blocking, Message: fmt.Sprintf(format, args...)}
+}
+
+// EffectiveCategory applies the catalog to the category the event declares.
+// A catalogued write declared as a read is routed as a write and blocked
+// (tool_category_understated, at ask: a runtime that misdescribes its tools
+// needs a human to look). A declared unknown takes the catalog's category.
+// Otherwise the declared category stands: a write declared for a catalogued
+// read only tightens.
+func EffectiveCategory(v *View, declared route.Category) (route.Category, []route.Finding) {
+	if v == nil {
+		return declared, nil
+	}
+	implied := v.Category()
+	switch {
+	case declared == route.Unknown:
+		return implied, nil
+	case implied == route.Write && (declared == route.PublicRead || declared == route.PrivateRead):
+		return route.Write, []route.Finding{finding(CodeCategoryUnderstated, route.Ask, true,
+			"tool %s is catalogued as a write (risk_level %d, mutates %s) but the event declares %s", v.ToolID, v.RiskLevel, listOrNone(v.Mutates), declared)}
+	}
+	return declared, nil
+}
+
+// Floors returns the catalog's findings for an event that matched v; auth is
+// the event's effective authorization state after the contract's evidence
+// rules. Each finding only tightens the route.
+func Floors(v *View, ev *route.Event, auth route.AuthState, mode ArgumentMode) []route.Finding {
+	if ev == nil {
+		ev = &route.Event{}
+	}
+	var out []route.Finding
+	if v.NeverExecute {
+		out = append(out, finding(CodeNeverAuto, route.Refuse, true,
+			"tool %s has risk tier %s, which never executes automatically", v.ToolID, v.RiskTier))
+	}
+	confirmed := auth >= route.AuthConfirmed
+	switch {
+	case v.RiskLevel == 2 && !confirmed:
+		r := route.Ask
+		if auth == route.AuthNone {
+			r = route.Defer
+		}
+		out = append(out, finding(CodeRiskRequiresConfirmation, r, true,
+			"tool %s has risk_level 2 (external side effects) and needs authorization_state confirmed, not %s", v.ToolID, auth))
+	case v.RiskLevel >= 3 && (!confirmed || ev.VerifiedApprovals() == 0):
+		out = append(out, finding(CodeIrreversibleNeedsVerified, route.Defer, true,
+			"tool %s has risk_level 3 (irreversible) and needs authorization_state confirmed (is %s) and a verified approval evidence ref (has %d)", v.ToolID, auth, ev.VerifiedApprovals()))
+	}
+	if ref, ok := v.PolicyRef(); ok {
+		out = append(out, finding(CodeApprovalPolicy, route.Defer, true,
+			"tool %s defers approval to policy %q, which gated cannot resolve", v.ToolID, ref))
+	} else if needsApproval(v) && !confirmed {
+		out = append(out, finding(CodeApprovalRequired, route.Ask, true,
+			"tool %s has approval %s and needs authorization_state confirmed, not %s", v.ToolID, v.Approval, auth))
+	}
+	if mode != ArgumentsOff {
+		if errs := v.ValidateArguments(ev.ProposedArguments); len(errs) > 0 {
+			r, blocking := route.Refuse, true
+			if mode == ArgumentsWarn {
+				r, blocking = route.Accept, false
+			}
+			out = append(out, finding(CodeArgumentsInvalid, r, blocking,
+				"proposed_arguments do not match the input schema of tool %s: %s", v.ToolID, joinArgumentErrors(errs)))
+		}
+	}
+	return out
+}
+
+// needsApproval: always asks every time, on-mutate when the tool mutates.
+func needsApproval(v *View) bool {
+	return v.Approval == approvalAlways || (v.Approval == approvalOnMutate && len(v.Mutates) > 0)
+}
+
+func joinArgumentErrors(errs []ArgumentError) string {
+	parts := make([]string, len(errs))
+	for i, e := range errs {
+		parts[i] = e.String()
+	}
+	return strings.Join(parts, "; ")
+}
+
+func listOrNone(items []string) string {
+	if len(items) == 0 {
+		return "nothing"
+	}
+	return strings.Join(items, ", ")
+}

@@ -1,0 +1,365 @@
+package catalog
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"path"
+	"strconv"
+	"strings"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+// loader holds the state of one Load.
+type loader struct {
+	ps         problems
+	skills     map[string]file    // SKILL.md by skillKey of its directory
+	actions    map[string]*Action // by id
+	slugs      map[string]*Action // by registry slug
+	actionFile map[string]*Action // ACTION.md actions by absolute file path
+	actionList []*Action
+	tools      []*toolDef
+	views      []*View
+	names      map[string]*View
+}
+
+func newLoader() *loader {
+	return &loader{
+		skills:     map[string]file{},
+		actions:    map[string]*Action{},
+		slugs:      map[string]*Action{},
+		actionFile: map[string]*Action{},
+		names:      map[string]*View{},
+	}
+}
+
+func skillKey(root, dir string) string { return root + "\x00" + dir }
+
+// requiresDoc is the requires block of ACTION.md and TOOL.md. A nil list was
+// not declared; an empty one was declared empty.
+type requiresDoc struct {
+	Network []string `json:"network"`
+	Secrets []string `json:"secrets"`
+	Tools   []string `json:"tools"`
+}
+
+// lists pairs each requires kind with its list, in a fixed order.
+func (r *requiresDoc) lists() [3]struct {
+	kind  string
+	items []string
+} {
+	return [3]struct {
+		kind  string
+		items []string
+	}{{"network", r.Network}, {"secrets", r.Secrets}, {"tools", r.Tools}}
+}
+
+// flat renders requires as "<kind>:<item>" strings, the form views carry.
+func (r *requiresDoc) flat() []string {
+	if r == nil {
+		return []string{}
+	}
+	var out []string
+	for _, l := range r.lists() {
+		for _, it := range l.items {
+			out = append(out, l.kind+":"+it)
+		}
+	}
+	return set(out)
+}
+
+type actionDoc struct {
+	ID          string       `json:"id"`
+	Version     string       `json:"version"`
+	Category    string       `json:"category"`
+	TargetKind  string       `json:"target_kind"`
+	Mutates     []string     `json:"mutates"`
+	Requires    *requiresDoc `json:"requires"`
+	Approval    string       `json:"approval"`
+	RiskLevel   int          `json:"risk_level"`
+	FiresEvents []string     `json:"fires_events"`
+}
+
+type toolDoc struct {
+	ID          string          `json:"id"`
+	Version     string          `json:"version"`
+	Mutates     []string        `json:"mutates"`
+	Requires    *requiresDoc    `json:"requires"`
+	Approval    *string         `json:"approval"`
+	RiskLevel   *int            `json:"risk_level"`
+	FiresEvents []string        `json:"fires_events"`
+	Implements  json.RawMessage `json:"implements"`
+	Metadata    struct {
+		Gated struct {
+			Aliases []string `json:"aliases"`
+		} `json:"gated"`
+	} `json:"metadata"`
+}
+
+// toolDef is a parsed TOOL.md waiting for its action to be resolved.
+type toolDef struct {
+	f     file
+	doc   toolDoc
+	input *jsonschema.Schema
+}
+
+// parse reads one file into actions, views or pending tools; what is wrong
+// with it becomes problems.
+func (l *loader) parse(f file) {
+	switch f.format {
+	case FormatActionMD:
+		l.parseActionMD(f)
+	case FormatToolMD:
+		l.parseToolMD(f)
+	case FormatActionsYAML:
+		l.parseActionsYAML(f)
+	case FormatActionJSON:
+		l.parseActionJSON(f)
+	}
+}
+
+// decode validates a parsed document against its format schema and decodes
+// it into out; it reports false (after adding problems) when it is invalid.
+func (l *loader) decode(f file, sch *jsonschema.Schema, doc any, raw []byte, out any) bool {
+	errs := validate(sch, doc, catalogMessage)
+	for _, e := range errs {
+		l.ps.add(f.path, e.field(), e.code(), "%s", e.Message)
+	}
+	if len(errs) > 0 {
+		return false
+	}
+	if err := json.Unmarshal(raw, out); err != nil {
+		l.ps.add(f.path, "", "invalid_type", "%v", err)
+		return false
+	}
+	return true
+}
+
+func (l *loader) frontmatter(f file) (any, []byte, bool) {
+	doc, raw, err := parseFrontmatter(f.data)
+	if err != nil {
+		l.ps.add(f.path, "", frontmatterCode(err), "%v", err)
+		return nil, nil, false
+	}
+	return doc, raw, true
+}
+
+func frontmatterCode(err error) string {
+	switch {
+	case errors.Is(err, errNoFrontmatter):
+		return "frontmatter_missing"
+	case errors.Is(err, errUnterminated):
+		return "frontmatter_unterminated"
+	case errors.Is(err, errFrontmatterSize):
+		return "frontmatter_too_large"
+	case errors.Is(err, errNotMapping):
+		return "frontmatter_not_mapping"
+	}
+	return "yaml_invalid"
+}
+
+func (l *loader) parseActionMD(f file) {
+	doc, raw, ok := l.frontmatter(f)
+	if !ok {
+		return
+	}
+	d := actionDoc{Version: "1.0.0", Approval: approvalAuto}
+	if !l.decode(f, actionMDSchema, doc, raw, &d) {
+		return
+	}
+	a := &Action{
+		ID: d.ID, Version: d.Version, Category: d.Category, TargetKind: d.TargetKind,
+		RiskLevel: d.RiskLevel, Approval: d.Approval,
+		Mutates: set(d.Mutates), Requires: d.Requires.flat(), FiresEvents: set(d.FiresEvents),
+		Source: f.rel, Format: f.format, file: f.path,
+	}
+	if a.TargetKind == "" {
+		a.TargetKind, _, _ = strings.Cut(a.ID, ":")
+	}
+	if l.addAction(a, "id") {
+		l.actionFile[path.Join(f.root, f.rel)] = a
+	}
+}
+
+// addAction registers an action by id and registry slug; a clash with an
+// earlier one is a problem, reported in the later file.
+func (l *loader) addAction(a *Action, field string) bool {
+	if prev, dup := l.actions[a.ID]; dup {
+		l.ps.add(a.file, field, "duplicate_id", "action %q is already defined in %s", a.ID, prev.file)
+		return false
+	}
+	slug := actionSlug(a.ID)
+	if prev, dup := l.slugs[slug]; dup {
+		l.ps.add(a.file, field, "duplicate_action_slug", "action %q and action %q (%s) share the registry slug %q", a.ID, prev.ID, prev.file, slug)
+		return false
+	}
+	l.actions[a.ID], l.slugs[slug] = a, a
+	l.actionList = append(l.actionList, a)
+	return true
+}
+
+func (l *loader) parseToolMD(f file) {
+	doc, raw, ok := l.frontmatter(f)
+	if !ok {
+		return
+	}
+	t := &toolDef{f: f}
+	if !l.decode(f, toolMDSchema, doc, raw, &t.doc) {
+		return
+	}
+	t.input = l.inputSchema(f, "inputs", doc.(map[string]any)["inputs"])
+	l.tools = append(l.tools, t)
+}
+
+// inputSchema compiles a tool's argument schema; a schema that does not
+// compile, or reaches outside itself, is a problem.
+func (l *loader) inputSchema(f file, field string, doc any) *jsonschema.Schema {
+	if doc == nil {
+		return nil
+	}
+	sch, err := compileInputSchema(doc)
+	if err != nil {
+		code := "input_schema_invalid"
+		var le *jsonschema.LoadURLError
+		if errors.As(err, &le) {
+			code = "input_schema_external_ref"
+		}
+		l.ps.add(f.path, field, code, "%v", err)
+		return nil
+	}
+	return sch
+}
+
+type actionsYAMLDoc struct {
+	Actions []struct {
+		Name        string `json:"name"`
+		Annotations struct {
+			ReadOnlyHint    bool `json:"readOnlyHint"`
+			DestructiveHint bool `json:"destructiveHint"`
+		} `json:"annotations"`
+	} `json:"actions"`
+}
+
+// parseActionsYAML imports RFC-001 actions. The annotations are MCP's hints:
+// destructive → risk 3; read-only → risk 0, no mutates; neither → risk 2
+// with external side effects. Destructive wins when both are set: the
+// stricter reading of a contradictory file.
+func (l *loader) parseActionsYAML(f file) {
+	doc, raw, err := parseYAMLDoc(f.data)
+	if err != nil {
+		l.ps.add(f.path, "", frontmatterCode(err), "%v", err)
+		return
+	}
+	var d actionsYAMLDoc
+	if !l.decode(f, actionsYAMLSchema, doc, raw, &d) {
+		return
+	}
+	skill := l.skillName(f)
+	items := doc.(map[string]any)["actions"].([]any)
+	for i, a := range d.Actions {
+		field := "actions[" + strconv.Itoa(i) + "]"
+		v := &View{ToolID: a.Name, Approval: approvalAuto, Source: f.rel, Format: f.format, file: f.path}
+		if skill != "" {
+			v.ToolID = skill + "/" + a.Name
+			v.Aliases = []string{a.Name}
+		}
+		switch {
+		case a.Annotations.DestructiveHint:
+			v.RiskLevel, v.Mutates = 3, []string{"external:*"}
+		case a.Annotations.ReadOnlyHint:
+			v.RiskLevel, v.Mutates = 0, []string{}
+		default:
+			v.RiskLevel, v.Mutates = 2, []string{"external:*"}
+		}
+		v.input = l.inputSchema(f, field+".inputSchema", items[i].(map[string]any)["inputSchema"])
+		l.addImported(f, field+".name", v)
+	}
+}
+
+// skillName is the owner/skill name from the SKILL.md beside an
+// ACTIONS.yaml, or "" when there is none or it is not of that form.
+func (l *loader) skillName(f file) string {
+	s, ok := l.skills[skillKey(f.root, path.Dir(f.rel))]
+	if !ok {
+		return ""
+	}
+	var d struct {
+		Name string `json:"name"`
+	}
+	_, raw, err := parseFrontmatter(s.data)
+	if err != nil || json.Unmarshal(raw, &d) != nil {
+		l.ps.add(s.path, "name", "skill_name_unreadable", "the SKILL.md beside %s has no readable name: %v", f.rel, err)
+		return ""
+	}
+	owner, skill, ok := strings.Cut(d.Name, "/")
+	if !ok || owner == "" || skill == "" || strings.Contains(skill, "/") {
+		return ""
+	}
+	return d.Name
+}
+
+type actionJSONDoc struct {
+	Name     string `json:"name"`
+	RiskTier any    `json:"riskTier"`
+}
+
+// parseActionJSON imports an Action API plugin action. R0–R2 map to the same
+// risk level, R3 to risk 2 with approval always (R3 never auto-executes);
+// R4, a missing tier or one gated does not know never executes.
+func (l *loader) parseActionJSON(f file) {
+	doc, raw, err := parseJSONDoc(f.data)
+	if err != nil {
+		l.ps.add(f.path, "", "json_invalid", "%v", err)
+		return
+	}
+	var d actionJSONDoc
+	if !l.decode(f, actionJSONSchema, doc, raw, &d) {
+		return
+	}
+	v := &View{ToolID: d.Name, Approval: approvalAuto, Mutates: []string{}, Source: f.rel, Format: f.format, file: f.path}
+	tier, _ := d.RiskTier.(string)
+	switch tier {
+	case "R0":
+		v.RiskLevel = 0
+	case "R1":
+		v.RiskLevel = 1
+	case "R2":
+		v.RiskLevel = 2
+	case "R3":
+		v.RiskLevel, v.Approval = 2, approvalAlways
+	default:
+		tier = "R4"
+		v.RiskLevel, v.Approval, v.NeverExecute = 3, approvalAlways, true
+	}
+	v.RiskTier = tier
+	v.input = l.inputSchema(f, "inputSchema", doc.(map[string]any)["inputSchema"])
+	l.addImported(f, "name", v)
+}
+
+// addImported registers an ACTIONS.yaml or action.json entry, which is both
+// a callable tool and the action it performs.
+func (l *loader) addImported(f file, field string, v *View) {
+	v.ActionID = v.ToolID
+	v.Requires, v.FiresEvents = []string{}, []string{}
+	v.InputSchema = v.input != nil
+	a := &Action{
+		ID: v.ActionID, RiskLevel: v.RiskLevel, Approval: v.Approval,
+		Mutates: v.Mutates, Requires: v.Requires, FiresEvents: v.FiresEvents,
+		Source: f.rel, Format: f.format, file: f.path,
+	}
+	if l.addAction(a, field) {
+		l.views = append(l.views, v)
+	}
+}
+
+func parseJSONDoc(b []byte) (any, []byte, error) {
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
+	if err != nil {
+		return nil, nil, err
+	}
+	if _, ok := doc.(map[string]any); !ok {
+		return nil, nil, errNotMapping
+	}
+	return doc, b, nil
+}

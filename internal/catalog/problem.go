@@ -1,0 +1,68 @@
+package catalog
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Problem is one thing wrong with a catalog, precise enough to fix without
+// reading gated's code: the file, the field inside it, a stable code and a
+// sentence.
+type Problem struct {
+	File    string `json:"file"`
+	Field   string `json:"field,omitempty"`
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// String renders the problem on one line: "file: field: code: message".
+func (p Problem) String() string {
+	field := p.Field
+	if field == "" {
+		field = "-"
+	}
+	return fmt.Sprintf("%s: %s: %s: %s", p.File, field, p.Code, oneLine(p.Message))
+}
+
+// LoadError is every problem a load found; a catalog with any problem is
+// not used at all.
+type LoadError struct {
+	Problems []Problem
+}
+
+func (e *LoadError) Error() string {
+	lines := make([]string, 0, len(e.Problems)+1)
+	lines = append(lines, fmt.Sprintf("catalog: %d problem(s)", len(e.Problems)))
+	for _, p := range e.Problems {
+		lines = append(lines, p.String())
+	}
+	return strings.Join(lines, "\n")
+}
+
+// problems accumulates Problems during a load.
+type problems []Problem
+
+func (ps *problems) add(file, field, code, format string, args ...any) {
+	*ps = append(*ps, Problem{File: file, Field: field, Code: code, Message: fmt.Sprintf(format, args...)})
+}
+
+// err returns a *LoadError with the problems sorted by file, then field,
+// then code, or nil when there are none.
+func (ps problems) err() error {
+	if len(ps) == 0 {
+		return nil
+	}
+	sorted := slices.Clone([]Problem(ps))
+	slices.SortStableFunc(sorted, func(a, b Problem) int {
+		return cmp.Or(cmp.Compare(a.File, b.File), cmp.Compare(a.Field, b.Field), cmp.Compare(a.Code, b.Code))
+	})
+	return &LoadError{Problems: sorted}
+}
+
+// oneLine keeps a message on its line, so lint output stays one problem per
+// line even when a YAML parser error spans several.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}

@@ -1,0 +1,247 @@
+package catalog
+
+import (
+	"encoding/json"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// Approval classes.
+const (
+	approvalAuto         = "auto"
+	approvalOnMutate     = "on-mutate"
+	approvalAlways       = "always"
+	approvalPolicyPrefix = "policy:"
+)
+
+// approvalRank orders the fixed classes from least to most restrictive:
+// auto < on-mutate < always. (The AIPs write the narrowing chain as
+// "auto → always → on-mutate" without a rank; on-mutate asks only when the
+// tool mutates, always asks every time, so always is the tighter one.)
+var approvalRank = map[string]int{approvalAuto: 0, approvalOnMutate: 1, approvalAlways: 2}
+
+// approvalNarrows reports whether an implementor's approval keeps the
+// action's floor. A policy:<ref> floor can only be tightened to always: any
+// other class, or another policy, could let through what the named policy
+// would hold. A tool may hand an auto action to a policy, since a policy
+// can only ask for more than nothing.
+func approvalNarrows(floor, got string) bool {
+	if got == floor {
+		return true
+	}
+	_, floorIsPolicy := strings.CutPrefix(floor, approvalPolicyPrefix)
+	_, gotIsPolicy := strings.CutPrefix(got, approvalPolicyPrefix)
+	switch {
+	case floorIsPolicy:
+		return got == approvalAlways
+	case gotIsPolicy:
+		return floor == approvalAuto
+	}
+	return approvalRank[got] >= approvalRank[floor]
+}
+
+// actionSlug is an action id as a registry ref writes it: ':' becomes '-'.
+func actionSlug(id string) string { return strings.ReplaceAll(id, ":", "-") }
+
+// registrySlug returns the slug of a registry ref "@owner/library/…/slug".
+func registrySlug(ref string) (string, bool) {
+	if !strings.HasPrefix(ref, "@") {
+		return "", false
+	}
+	parts := strings.Split(ref[1:], "/")
+	if len(parts) < 3 || slices.Contains(parts, "") {
+		return "", true // a registry ref, but a malformed one: resolves to nothing
+	}
+	return parts[len(parts)-1], true
+}
+
+// set sorts and de-duplicates, and never returns nil (views serialise lists
+// as [] rather than null).
+func set(items []string) []string {
+	out := slices.Clone(items)
+	slices.Sort(out)
+	out = slices.Compact(out)
+	if out == nil {
+		out = []string{}
+	}
+	return out
+}
+
+// missing returns the floor entries absent from got.
+func missing(floor, got []string) []string {
+	var out []string
+	for _, f := range floor {
+		if !slices.Contains(got, f) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// resolveTools joins every TOOL.md to the action it implements and builds
+// its view, rejecting any widening of the action's floors.
+func (l *loader) resolveTools() {
+	for _, t := range l.tools {
+		a, ok := l.implemented(t)
+		if !ok {
+			continue
+		}
+		if v, ok := l.merge(t, a); ok {
+			l.views = append(l.views, v)
+		}
+	}
+}
+
+// implemented resolves a tool's implements ref. A tool without one is an
+// orphan: valid, but tied to no action.
+func (l *loader) implemented(t *toolDef) (*Action, bool) {
+	raw := t.doc.Implements
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, true
+	}
+	var ref struct {
+		Ref    string         `json:"ref"`
+		File   string         `json:"file"`
+		Inline map[string]any `json:"inline"`
+	}
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		// The schema admits only a string or a one-key object.
+		_ = json.Unmarshal(raw, &ref)
+	}
+	p := t.f.path
+	switch {
+	case ref.Inline != nil:
+		l.ps.add(p, "implements.inline", "inline_action_unsupported", "gated does not accept inline actions: put the action in an ACTION.md in the catalog and reference it")
+		return nil, false
+	case ref.File != "":
+		return l.byFile(t, "implements.file", ref.File)
+	case ref.Ref != "":
+		s = ref.Ref
+	case strings.HasPrefix(s, ".") || strings.HasPrefix(s, "/") || (strings.Contains(s, "/") && !strings.HasPrefix(s, "@")):
+		return l.byFile(t, "implements", s)
+	}
+	if slug, isRegistry := registrySlug(s); isRegistry {
+		if a, ok := l.slugs[slug]; ok && slug != "" {
+			return a, true
+		}
+		l.ps.add(p, "implements", "action_ref_unresolvable", "no loaded action has the registry slug of %q (the last path segment must be an action id with ':' written as '-')", s)
+		return nil, false
+	}
+	if a, ok := l.actions[s]; ok {
+		return a, true
+	}
+	l.ps.add(p, "implements", "action_ref_unresolvable", "no loaded action has the id %q", s)
+	return nil, false
+}
+
+// byFile resolves a catalog-relative path to a loaded ACTION.md: the file
+// itself, or a directory holding an ACTION.md. The path is relative to the
+// catalog directory (the AIPs' workspace) and may not leave it.
+func (l *loader) byFile(t *toolDef, field, ref string) (*Action, bool) {
+	p := t.f.path
+	if filepath.IsAbs(ref) || strings.HasPrefix(ref, "/") {
+		l.ps.add(p, field, "action_ref_escapes_catalog", "%q is absolute; a file ref is relative to the catalog directory", ref)
+		return nil, false
+	}
+	clean := path.Clean(filepath.ToSlash(ref))
+	if clean == ".." || strings.HasPrefix(clean, "../") {
+		l.ps.add(p, field, "action_ref_escapes_catalog", "%q points outside the catalog directory", ref)
+		return nil, false
+	}
+	target := path.Join(t.f.root, clean)
+	for _, candidate := range []string{target, path.Join(target, "ACTION.md")} {
+		if a, ok := l.actionFile[candidate]; ok {
+			return a, true
+		}
+	}
+	l.ps.add(p, field, "action_ref_unresolvable", "no valid ACTION.md at %q in the catalog directory", ref)
+	return nil, false
+}
+
+// merge builds a tool's view on top of its action's floors. A tool may raise
+// risk_level, add mutates, requires and fires_events, and tighten approval;
+// declaring less than the action is an error naming the field.
+func (l *loader) merge(t *toolDef, a *Action) (*View, bool) {
+	d, p := &t.doc, t.f.path
+	v := &View{
+		ToolID: d.ID, Version: d.Version, Approval: approvalAuto,
+		Aliases: set(d.Metadata.Gated.Aliases), Source: t.f.rel, Format: t.f.format, file: p,
+		InputSchema: t.input != nil, input: t.input,
+	}
+	if len(v.Aliases) == 0 {
+		v.Aliases = nil
+	}
+	var floorMutates, floorRequires, floorEvents []string
+	if a != nil {
+		v.ActionID, v.ActionVersion = a.ID, a.Version
+		v.RiskLevel, v.Approval = a.RiskLevel, a.Approval
+		floorMutates, floorRequires, floorEvents = a.Mutates, a.Requires, a.FiresEvents
+	}
+	ok := true
+	if d.RiskLevel != nil {
+		if *d.RiskLevel < v.RiskLevel {
+			l.ps.add(p, "risk_level", "widens_risk_level", "risk_level %d is below the %d of action %s; a tool may only raise it", *d.RiskLevel, v.RiskLevel, a.ID)
+			ok = false
+		}
+		v.RiskLevel = max(v.RiskLevel, *d.RiskLevel)
+	}
+	if d.Approval != nil {
+		if !approvalNarrows(v.Approval, *d.Approval) {
+			l.ps.add(p, "approval", "relaxes_approval", "approval %q relaxes %q of action %s (order: auto < on-mutate < always; policy:<ref> may only become always)", *d.Approval, v.Approval, a.ID)
+			ok = false
+		}
+		v.Approval = *d.Approval
+	}
+	if d.Mutates != nil {
+		if m := missing(floorMutates, d.Mutates); len(m) > 0 {
+			l.ps.add(p, "mutates", "drops_mutates", "mutates leaves out %s of action %s; a tool may only add entries", strings.Join(m, ", "), a.ID)
+			ok = false
+		}
+	}
+	if d.Requires != nil {
+		for _, rl := range d.Requires.lists() {
+			if rl.items == nil {
+				continue
+			}
+			var floor []string
+			for _, r := range floorRequires {
+				if k, item, _ := strings.Cut(r, ":"); k == rl.kind {
+					floor = append(floor, item)
+				}
+			}
+			if m := missing(floor, rl.items); len(m) > 0 {
+				l.ps.add(p, "requires."+rl.kind, "drops_requires", "requires.%s leaves out %s of action %s; a tool may only add entries", rl.kind, strings.Join(m, ", "), a.ID)
+				ok = false
+			}
+		}
+	}
+	if d.FiresEvents != nil {
+		if m := missing(floorEvents, d.FiresEvents); len(m) > 0 {
+			l.ps.add(p, "fires_events", "drops_fires_events", "fires_events leaves out %s of action %s; a tool may only add events", strings.Join(m, ", "), a.ID)
+			ok = false
+		}
+	}
+	v.Mutates = set(append(slices.Clone(floorMutates), d.Mutates...))
+	v.Requires = set(append(slices.Clone(floorRequires), d.Requires.flat()...))
+	v.FiresEvents = set(append(slices.Clone(floorEvents), d.FiresEvents...))
+	return v, ok
+}
+
+// index maps every name an event may use to its view; a name claimed twice
+// is ambiguous and a load error.
+func (l *loader) index() {
+	for _, v := range l.views {
+		for _, name := range append([]string{v.ToolID}, v.Aliases...) {
+			prev, dup := l.names[name]
+			switch {
+			case !dup:
+				l.names[name] = v
+			case prev != v:
+				l.ps.add(v.file, "", "ambiguous_tool_name", "tool name %q matches both %s (%s) and %s (%s)", name, prev.ToolID, prev.Source, v.ToolID, v.Source)
+			}
+		}
+	}
+}
