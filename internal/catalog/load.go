@@ -115,13 +115,13 @@ func (l *loader) scan(dirs []string) []file {
 				l.ps.add(p, "", "too_many_files", "more than %d catalog files", maxFiles)
 				return filepath.SkipAll
 			}
+			if format != formatSkillMD {
+				found++
+			}
 			data, err := readLimited(p)
 			if err != nil {
 				l.ps.add(p, "", "read_failed", "%v", err)
 				return nil
-			}
-			if format != formatSkillMD {
-				found++
 			}
 			files = append(files, file{dirIdx: i, root: root, rel: filepath.ToSlash(rel), path: p, format: format, data: data})
 			return nil
