@@ -9,69 +9,73 @@ import (
 	"strings"
 )
 
-// Secret patterns of the reference gate: OpenAI-style keys, AWS access key
-// ids, "api_key|secret|token|password" assignments, US social security
-// numbers and 13–16 digit card numbers (spaces or dashes allowed).
-var secretRE = regexp.MustCompile(
-	`sk-[A-Za-z0-9_-]{12,}` +
-		`|AKIA[0-9A-Z]{16}` +
-		`|(?i:api_key|secret|token|password)\s*[:=]\s*\S{8,}` +
-		`|\b\d{3}-\d{2}-\d{4}\b` +
-		`|\b(?:\d[ -]?){12,15}\d\b`)
+// The reference gate's secret patterns, one regexp each so that each runs
+// only when its cheap prefilter finds a candidate.
+var (
+	openAIKeyRE  = regexp.MustCompile(`sk-[A-Za-z0-9_-]{12,}`)
+	awsKeyRE     = regexp.MustCompile(`AKIA[0-9A-Z]{16}`)
+	assignmentRE = regexp.MustCompile(`(?i:api_key|secret|token|password)\s*[:=]\s*\S{8,}`)
+	// US social security numbers and 13–16 digit card numbers (spaces or
+	// dashes allowed between digits).
+	numberRE = regexp.MustCompile(`\b\d{3}-\d{2}-\d{4}\b|\b(?:\d[ -]?){12,15}\d\b`)
+	// An e-mail address, or a phone number of 10 digits in the usual
+	// groupings (optionally with a +country prefix). Dates do not match.
+	emailRE = regexp.MustCompile(`[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}`)
+	phoneRE = regexp.MustCompile(`(?:\+\d{1,3}[\s.-]?)?\(?\b\d{3}\)?[\s.-]?\d{3}[\s.-]?\d{4}\b`)
+)
 
-// PII patterns: an e-mail address, or a phone number of 10 or more digits in
-// the usual groupings (optionally with a +country prefix). Dates such as
-// 2026-11-20 do not match.
-var piiRE = regexp.MustCompile(
-	`[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}` +
-		`|(?:\+\d{1,3}[\s.-]?)?\(?\b\d{3}\)?[\s.-]?\d{3}[\s.-]?\d{4}\b`)
+var assignmentWords = []string{"api_key", "secret", "token", "password"}
 
 // HasSecret reports whether s contains something that looks like a raw
-// secret: a key, a credential assignment, an SSN or a card number.
+// secret: an API key, a credential assignment, an SSN or a card number.
 func HasSecret(s string) bool {
-	if !mayHoldSecret(s) {
-		return false
+	if strings.Contains(s, "sk-") && openAIKeyRE.MatchString(s) {
+		return true
 	}
-	return secretRE.MatchString(s)
+	if strings.Contains(s, "AKIA") && awsKeyRE.MatchString(s) {
+		return true
+	}
+	if strings.ContainsAny(s, ":=") && containsFold(s, assignmentWords) && assignmentRE.MatchString(s) {
+		return true
+	}
+	// An SSN has 9 digits and a card number at least 13, in one run of
+	// digits, spaces and dashes.
+	return digitGroup(s) >= 9 && numberRE.MatchString(s)
 }
 
 // HasPII reports whether s contains an e-mail address or a phone number.
 func HasPII(s string) bool {
-	if strings.IndexByte(s, '@') < 0 && !hasDigitRun(s, 3) {
-		return false
-	}
-	return piiRE.MatchString(s)
-}
-
-// mayHoldSecret is a cheap prefilter: every secret pattern needs a digit,
-// "sk-", "AKIA" or one of the assignment keywords.
-func mayHoldSecret(s string) bool {
-	if strings.ContainsAny(s, "0123456789") || strings.Contains(s, "sk-") || strings.Contains(s, "AKIA") {
+	if strings.IndexByte(s, '@') >= 0 && emailRE.MatchString(s) {
 		return true
 	}
-	return strings.ContainsAny(s, ":=") && containsFold(s, "api_key", "secret", "token", "password")
+	return digitGroup(s) >= 10 && phoneRE.MatchString(s)
 }
 
-func hasDigitRun(s string, n int) bool {
-	run := 0
+// digitGroup returns the largest number of digits in one run of digits and
+// the separators the number patterns allow (space, dash, dot, parentheses,
+// plus). It bounds what any number pattern could match.
+func digitGroup(s string) int {
+	best, cur := 0, 0
 	for i := 0; i < len(s); i++ {
-		if s[i] >= '0' && s[i] <= '9' {
-			run++
-			if run >= n {
-				return true
-			}
-		} else {
-			run = 0
+		switch c := s[i]; {
+		case c >= '0' && c <= '9':
+			cur++
+			best = max(best, cur)
+		case c == ' ' || c == '-' || c == '.' || c == '(' || c == ')' || c == '+' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v':
+		default:
+			cur = 0
 		}
 	}
-	return false
+	return best
 }
 
-func containsFold(s string, words ...string) bool {
-	l := strings.ToLower(s)
+// containsFold reports whether s holds any of words (lower case), ignoring case.
+func containsFold(s string, words []string) bool {
 	for _, w := range words {
-		if strings.Contains(l, w) {
-			return true
+		for i := 0; i+len(w) <= len(s); i++ {
+			if strings.EqualFold(s[i:i+len(w)], w) {
+				return true
+			}
 		}
 	}
 	return false
