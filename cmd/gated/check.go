@@ -15,6 +15,8 @@ import (
 func runCheck(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := newFlagSet("check", stderr)
 	shadow := fs.Bool("shadow", false, "decide in shadow mode")
+	var sf sourceFlags
+	sf.register(fs)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: gated check [flags] [FILE]   (reads stdin without FILE)")
 		fs.PrintDefaults()
@@ -24,6 +26,10 @@ func runCheck(ctx context.Context, args []string, getenv func(string) string, st
 	}
 	if fs.NArg() > 1 {
 		return usageError("check takes at most one FILE")
+	}
+	src, err := loadSources(&sf, nil)
+	if err != nil {
+		return err
 	}
 	in, name := stdin, "stdin"
 	if fs.NArg() == 1 {
@@ -42,7 +48,7 @@ func runCheck(ctx context.Context, args []string, getenv func(string) string, st
 	if err != nil {
 		return usageError("%s: %v", name, err)
 	}
-	d := gate.New(gate.WithShadow(*shadow)).Decide(ctx, gate.Request{Event: doc, TrustEventPrincipals: true})
+	d := gate.New(append(src.opts, gate.WithShadow(*shadow))...).Decide(ctx, gate.Request{Event: doc, TrustEventPrincipals: true})
 	enc := json.NewEncoder(stdout)
 	enc.SetIndent("", "  ")
 	if err := enc.Encode(d); err != nil {

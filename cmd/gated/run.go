@@ -35,6 +35,8 @@ const usage = `usage: gated <command> [flags]
 commands:
   serve     run the decision service (gated serve --help for flags)
   check     decide one event from FILE or stdin; exit 0 when the tool may execute, 3 when not
+  catalog lint DIR...
+            validate catalog directories; exit 1 on any problem
   version   print the version
 
 Every flag can also be set from the environment as GATED_<FLAG>, for
@@ -51,6 +53,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return runServe(ctx, rest, getenv, stderr)
 	case "check":
 		return runCheck(ctx, rest, getenv, stdin, stdout, stderr)
+	case "catalog":
+		return runCatalog(rest, stdout)
 	case "version", "--version":
 		fmt.Fprintln(stdout, "gated", gatedVersion())
 		return nil

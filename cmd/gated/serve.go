@@ -8,6 +8,9 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"os"
+	"os/signal"
+	"syscall"
 	"time"
 
 	"go.uber.org/zap"
@@ -29,6 +32,7 @@ type serveConfig struct {
 	rateLimit       int
 	trustedProxies  listFlag
 	shutdownTimeout time.Duration
+	sources         sourceFlags
 }
 
 func runServe(ctx context.Context, args []string, getenv func(string) string, stderr io.Writer) error {
@@ -43,6 +47,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	fs.IntVar(&c.rateLimit, "rate-limit", 0, "requests per minute per token (per client when open); 0 disables")
 	fs.Var(&c.trustedProxies, "trusted-proxy", "CIDR of a proxy whose X-Forwarded-For is trusted (repeatable)")
 	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", 15*time.Second, "how long to drain on SIGTERM")
+	c.sources.register(fs)
 	if err := parseFlags(fs, args, getenv); err != nil {
 		return err
 	}
@@ -55,9 +60,25 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	}
 	defer func() { _ = log.Sync() }()
 
+	src, err := loadSources(&c.sources, log)
+	if err != nil {
+		return err
+	}
+	src.watch(ctx, log)
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	go func() {
+		for range hup {
+			log.Info("SIGHUP: reloading catalog and policy")
+			src.reloadAll()
+		}
+	}()
+
 	deps := server.Deps{
 		Logger: log, MaxBodyBytes: c.maxBodyBytes, RateLimit: c.rateLimit, OpenAPI: api.OpenAPI,
-		Engine: gate.New(gate.WithShadow(c.shadow)),
+		Engine:  gate.New(append(src.opts, gate.WithShadow(c.shadow))...),
+		Catalog: src.catalogDocument(),
 	}
 	for _, p := range c.trustedProxies {
 		prefix, err := netip.ParsePrefix(p)

@@ -1,6 +1,7 @@
 package gate
 
 import (
+	"github.com/gatedhq/gated/internal/catalog"
 	"github.com/gatedhq/gated/internal/contract"
 	"github.com/gatedhq/gated/internal/route"
 )
@@ -15,6 +16,7 @@ type Decision struct {
 	ContractVersion string          `json:"contract_version"`
 	Findings        []route.Finding `json:"findings"`
 	Revisions       Revisions       `json:"revisions"`
+	Action          *catalog.View   `json:"action,omitempty"`
 
 	ToolName                string                     `json:"tool_name"`
 	ToolCategory            string                     `json:"tool_category"`

@@ -12,12 +12,38 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/gatedhq/gated/internal/catalog"
 	"github.com/gatedhq/gated/internal/contract"
 	"github.com/gatedhq/gated/internal/route"
 )
 
-// CodeInternalError marks a decision that failed inside gated; it refuses.
-const CodeInternalError = "internal_error"
+// Blocker codes of the gate itself.
+const (
+	CodeInternalError = "internal_error"
+	CodeNotInCatalog  = "tool_not_in_catalog"
+)
+
+// UnknownTools is what happens to a tool that no loaded catalog describes.
+type UnknownTools int
+
+const (
+	UnknownDefer  UnknownTools = iota // defer, blocker tool_not_in_catalog (the default)
+	UnknownRefuse                     // refuse, blocker tool_not_in_catalog
+	UnknownAllow                      // the contract rules alone decide
+)
+
+// ParseUnknownTools maps defer, refuse or allow to a mode.
+func ParseUnknownTools(s string) (UnknownTools, error) {
+	switch s {
+	case "defer", "":
+		return UnknownDefer, nil
+	case "refuse":
+		return UnknownRefuse, nil
+	case "allow":
+		return UnknownAllow, nil
+	}
+	return UnknownDefer, fmt.Errorf("unknown --unknown-tools mode %q (want defer, refuse or allow)", s)
+}
 
 // Request is one pre-tool-check as the decision path sees it.
 type Request struct {
@@ -36,6 +62,10 @@ type Request struct {
 type Engine struct {
 	now    func() time.Time
 	shadow bool
+
+	catalog      func() *catalog.Catalog // nil: no catalog configured
+	unknownTools UnknownTools
+	argMode      catalog.ArgumentMode
 }
 
 // Option configures an Engine.
@@ -46,6 +76,13 @@ func WithClock(now func() time.Time) Option { return func(e *Engine) { e.now = n
 
 // WithShadow puts every decision in shadow mode.
 func WithShadow(on bool) Option { return func(e *Engine) { e.shadow = on } }
+
+// WithCatalog joins events to the catalog current() returns (read once per
+// decision, so a reload never splits one), with the given handling of
+// uncatalogued tools and of argument validation.
+func WithCatalog(current func() *catalog.Catalog, unknown UnknownTools, args catalog.ArgumentMode) Option {
+	return func(e *Engine) { e.catalog, e.unknownTools, e.argMode = current, unknown, args }
+}
 
 // New returns an engine.
 func New(opts ...Option) *Engine {
@@ -82,20 +119,53 @@ func (e *Engine) Decide(ctx context.Context, req Request) (d *Decision) {
 	}
 
 	ev := p.Event
-	eval := contract.Evaluate(ev, ev.ToolCategory, now)
+	view, category, catalogFindings := e.joinCatalog(d, ev)
+
+	eval := contract.Evaluate(ev, category, now)
 	d.ToolCategory = string(eval.Category)
 	d.AuthorizationState = eval.Auth.EffectiveState.String()
 	d.EvidenceRefCount = len(ev.EvidenceRefs)
 	d.EvidenceIntegrity, d.AuthorizationReport = &eval.Integrity, &eval.Auth
 	d.Reasons = eval.Reasons
 
-	findings := eval.Findings
+	findings := append(eval.Findings, catalogFindings...)
+	if view != nil {
+		findings = append(findings, catalog.Floors(view, ev, eval.Auth.EffectiveState, e.argMode)...)
+	}
 	gateOutcome := route.Combine(findings)
 	if f, ok := contract.RuntimeFinding(ev.RecommendedRoute); ok {
 		findings = append(findings, f)
 	}
 	d.finish(findings, gateOutcome)
 	return d
+}
+
+// joinCatalog resolves the event's tool to its catalog view and the
+// category the contract rules run on.
+func (e *Engine) joinCatalog(d *Decision, ev *route.Event) (*catalog.View, route.Category, []route.Finding) {
+	if e.catalog == nil {
+		return nil, ev.ToolCategory, nil
+	}
+	c := e.catalog()
+	d.Revisions.Catalog = c.Revision()
+	view, ok := c.Lookup(ev.ToolName)
+	if !ok {
+		switch e.unknownTools {
+		case UnknownRefuse:
+			return nil, ev.ToolCategory, []route.Finding{notInCatalog(route.Refuse)}
+		case UnknownDefer:
+			return nil, ev.ToolCategory, []route.Finding{notInCatalog(route.Defer)}
+		}
+		return nil, ev.ToolCategory, nil
+	}
+	d.Action = view
+	category, fs := catalog.EffectiveCategory(view, ev.ToolCategory)
+	return view, category, fs
+}
+
+func notInCatalog(r route.Route) route.Finding {
+	return route.Finding{Source: route.SourceCatalog, Code: CodeNotInCatalog, Route: r, Blocking: true,
+		Message: "the tool is not described by any loaded catalog"}
 }
 
 // finish sets the final route from all findings and fills the envelope;

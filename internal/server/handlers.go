@@ -43,6 +43,18 @@ func handlePreToolCheck(d *Deps) http.HandlerFunc {
 	}
 }
 
+// handleDocument serves what doc returns, or 404 with missing when gated
+// runs without that part.
+func handleDocument(doc func() any, missing string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if doc == nil {
+			writeError(w, http.StatusNotFound, missing)
+			return
+		}
+		writeJSON(w, http.StatusOK, doc())
+	}
+}
+
 func handleHealthz() http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})

@@ -26,5 +26,9 @@ func routes(d *Deps, lim *limiter) http.Handler {
 		r.Post("/pre-tool-check", check)
 		r.Post("/v1/pre-tool-check", check)
 	})
+	r.Group(func(r chi.Router) {
+		r.Use(authenticate(d.Tokens, auth.ScopeCatalogRead), rateLimit(lim, d))
+		r.Get("/v1/catalog", handleDocument(d.Catalog, "no catalog is configured (start gated with --catalog DIR)"))
+	})
 	return r
 }

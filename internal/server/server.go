@@ -33,6 +33,9 @@ type Deps struct {
 	Ready func(ctx context.Context) error
 	// OpenAPI is the document served at /openapi.yaml.
 	OpenAPI []byte
+	// Catalog, when set, returns the document GET /v1/catalog serves: the
+	// current catalog's tools, actions, revision and last reload error.
+	Catalog func() any
 }
 
 // Defaults for Deps fields left zero.

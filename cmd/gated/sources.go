@@ -1,0 +1,101 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+
+	"go.uber.org/zap"
+
+	"github.com/gatedhq/gated/internal/catalog"
+	"github.com/gatedhq/gated/internal/gate"
+	"github.com/gatedhq/gated/internal/reload"
+)
+
+// sourceFlags are the decision sources shared by serve and check.
+type sourceFlags struct {
+	catalogDirs  listFlag
+	unknownTools string
+	argMode      string
+}
+
+func (s *sourceFlags) register(fs *flag.FlagSet) {
+	fs.Var(&s.catalogDirs, "catalog", "catalog directory of ACTION.md, TOOL.md, ACTIONS.yaml, action.json files (repeatable)")
+	fs.StringVar(&s.unknownTools, "unknown-tools", "defer", "tools not in a loaded catalog: defer, refuse or allow")
+	fs.StringVar(&s.argMode, "argument-validation", "enforce", "validate proposed_arguments against catalog input schemas: enforce, warn or off")
+}
+
+// sources are the loaded decision sources and what keeps them current.
+type sources struct {
+	opts    []gate.Option
+	catalog *reload.Reloader[catalog.Catalog] // nil without --catalog
+}
+
+// loadSources loads every configured source once; an invalid one is an
+// error listing all its problems. log may be nil (check).
+func loadSources(s *sourceFlags, log *zap.Logger) (*sources, error) {
+	unknown, err := gate.ParseUnknownTools(s.unknownTools)
+	if err != nil {
+		return nil, usageError("%v", err)
+	}
+	args, err := catalog.ParseArgumentMode(s.argMode)
+	if err != nil {
+		return nil, usageError("--argument-validation: %v", err)
+	}
+	out := &sources{}
+	if len(s.catalogDirs) > 0 {
+		dirs := []string(s.catalogDirs)
+		out.catalog, err = reload.New(reload.Config[catalog.Catalog]{
+			Build:    func() (*catalog.Catalog, error) { return catalog.Load(dirs) },
+			Dirs:     dirs,
+			OnResult: logReload(log, "catalog"),
+		})
+		if err != nil {
+			return nil, fmt.Errorf("catalog: %w", err)
+		}
+		out.opts = append(out.opts, gate.WithCatalog(out.catalog.Current, unknown, args))
+	}
+	return out, nil
+}
+
+// watch keeps every source current until ctx ends.
+func (s *sources) watch(ctx context.Context, log *zap.Logger) {
+	if s.catalog != nil {
+		go func() {
+			if err := s.catalog.Run(ctx); err != nil && ctx.Err() == nil {
+				log.Error("catalog watcher stopped; the catalog will no longer reload", zap.Error(err))
+			}
+		}()
+	}
+}
+
+// reloadAll asks every source to rebuild (SIGHUP).
+func (s *sources) reloadAll() {
+	if s.catalog != nil {
+		s.catalog.Trigger()
+	}
+}
+
+// catalogDocument is GET /v1/catalog, or nil without a catalog.
+func (s *sources) catalogDocument() func() any {
+	if s.catalog == nil {
+		return nil
+	}
+	return func() any {
+		err, at := s.catalog.LastError()
+		return s.catalog.Current().Document(err, at)
+	}
+}
+
+func logReload(log *zap.Logger, what string) func(error) {
+	return func(err error) {
+		if log == nil {
+			return
+		}
+		if err != nil {
+			log.Error(what+" reload failed; keeping the last good "+what, zap.Error(err))
+			return
+		}
+		log.Info(what + " reloaded")
+	}
+}
