@@ -101,3 +101,25 @@ func testRecord(i int, at time.Time) *Record {
 		TokenName: "ci", Version: "test", Latency: 1500 * time.Microsecond,
 	})
 }
+
+// parseHost returns the host:port of a PostgreSQL URL.
+func parseHost(u string) (string, error) {
+	p, err := url.Parse(u)
+	if err != nil {
+		return "", err
+	}
+	if p.Port() == "" {
+		return p.Hostname() + ":5432", nil
+	}
+	return p.Host, nil
+}
+
+// url2host returns u with its host:port replaced.
+func url2host(u, hostport string) (string, error) {
+	p, err := url.Parse(u)
+	if err != nil {
+		return "", err
+	}
+	p.Host = hostport
+	return p.String(), nil
+}

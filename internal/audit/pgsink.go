@@ -235,7 +235,7 @@ const maintainInterval = time.Hour
 func (r *recorder) maintainLoop(pg *pgSink) {
 	defer r.wg.Done()
 	run := func() {
-		ctx, cancel := context.WithTimeout(r.ctx, time.Minute)
+		ctx, cancel := context.WithTimeout(r.bg, time.Minute)
 		defer cancel()
 		if err := pg.maintain(ctx, time.Now()); err != nil {
 			r.cfg.Logger.Warn("audit partition maintenance failed", zap.Error(err))
@@ -246,7 +246,7 @@ func (r *recorder) maintainLoop(pg *pgSink) {
 	defer t.Stop()
 	for {
 		select {
-		case <-r.stop:
+		case <-r.bg.Done():
 			return
 		case <-t.C:
 			run()

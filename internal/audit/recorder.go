@@ -171,24 +171,26 @@ type recorder struct {
 	spool   *spool.Spool // nil for the file sink
 	closers []func() error
 
-	queue chan *item
-	mu    sync.RWMutex // guards closed against sends on the closed queue
+	queue  chan *item
+	mu     sync.RWMutex // guards closed against sends on the closed queue
 	closed bool
 
 	primaryOK atomic.Bool // last primary write succeeded; false routes batches to the spool
 
-	ctx    context.Context // cancelled when Close runs out of time
+	ctx    context.Context // writer's context: cancelled when Close runs out of time
 	cancel context.CancelFunc
-	stop   chan struct{} // ends the background loops
+	bg     context.Context // replay and maintenance: cancelled as Close starts
+	stopBg context.CancelFunc
 	wg     sync.WaitGroup
 }
 
 func newRecorder(cfg Config, sink string, primary writeFunc, sp *spool.Spool) *recorder {
 	ctx, cancel := context.WithCancel(context.Background())
+	bg, stopBg := context.WithCancel(ctx)
 	r := &recorder{
 		cfg: cfg, sink: sink, primary: primary, spool: sp,
 		queue: make(chan *item, cfg.QueueSize),
-		ctx:   ctx, cancel: cancel, stop: make(chan struct{}),
+		ctx:   ctx, cancel: cancel, bg: bg, stopBg: stopBg,
 	}
 	r.primaryOK.Store(true)
 	return r
@@ -252,7 +254,7 @@ func (r *recorder) direct(rec *Record) (Result, error) {
 		r.cfg.Metrics.Recorded(r.sink, StatusSpooled)
 		return Result{Sink: r.sink, Status: StatusSpooled}, nil
 	}
-	if err := r.writePrimary(recs); err != nil {
+	if err := r.writePrimary(r.ctx, recs); err != nil {
 		return r.unavailable(rec, err)
 	}
 	r.cfg.Metrics.Recorded(r.sink, StatusWritten)
@@ -271,8 +273,8 @@ func (r *recorder) unavailable(rec *Record, cause error) (Result, error) {
 	return Result{}, fmt.Errorf("%w: %w", ErrUnavailable, cause)
 }
 
-func (r *recorder) writePrimary(recs []*Record) error {
-	ctx, cancel := context.WithTimeout(r.ctx, r.cfg.WriteTimeout)
+func (r *recorder) writePrimary(parent context.Context, recs []*Record) error {
+	ctx, cancel := context.WithTimeout(parent, r.cfg.WriteTimeout)
 	defer cancel()
 	err := r.primary(ctx, recs)
 	r.primaryOK.Store(err == nil)
@@ -379,7 +381,7 @@ func (r *recorder) flush(batch []*item) {
 	}
 	var err error
 	if r.spool == nil || r.primaryOK.Load() || !r.spool.Healthy() {
-		if err = r.writePrimary(recs); err == nil {
+		if err = r.writePrimary(r.ctx, recs); err == nil {
 			r.ack(batch, outcome{res: Result{Sink: r.sink, Status: StatusWritten}})
 			return
 		}
@@ -394,18 +396,17 @@ func (r *recorder) flush(batch []*item) {
 }
 
 func (r *recorder) ack(batch []*item, o outcome) {
-	status := o.res.Status
-	if o.err != nil {
-		status = StatusDropped
-	}
 	for _, it := range batch {
+		if o.err == nil {
+			r.cfg.Metrics.Recorded(r.sink, o.res.Status)
+		}
 		if it.done != nil {
-			it.done <- o // Record applies the fail mode
+			it.done <- o // Record applies the fail mode to errors
 			continue
 		}
-		r.cfg.Metrics.Recorded(r.sink, status)
 		if o.err != nil {
 			// Async: the decision was already answered; count and log the loss.
+			r.cfg.Metrics.Recorded(r.sink, StatusDropped)
 			r.cfg.Logger.Error("audit record lost: neither sink nor spool took it",
 				zap.String("decision_id", it.rec.DecisionID), zap.Error(o.err))
 		}
@@ -422,7 +423,7 @@ func (r *recorder) replayLoop() {
 	defer t.Stop()
 	for {
 		select {
-		case <-r.stop:
+		case <-r.bg.Done():
 			return
 		case <-t.C:
 			if r.spool.Size() > 0 {
@@ -459,7 +460,7 @@ func (r *recorder) replay() {
 			recs = append(recs, rec)
 		}
 		for chunk := range chunks(recs, r.cfg.BatchSize) {
-			if err := r.writePrimary(chunk); err != nil {
+			if err := r.writePrimary(r.bg, chunk); err != nil {
 				return // still down; retry on the next tick
 			}
 		}
@@ -503,7 +504,7 @@ func (r *recorder) Close(ctx context.Context) error {
 	}
 	r.closed = true
 	close(r.queue)
-	close(r.stop)
+	r.stopBg()
 	r.mu.Unlock()
 
 	done := make(chan struct{})

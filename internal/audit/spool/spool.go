@@ -204,15 +204,26 @@ func syncDir(dir string) error {
 	return nil
 }
 
-// Sealed seals the active segment and returns every segment, oldest first,
-// for replay. Appends made after the call go to a new segment.
+// Sealed returns the segments ready for replay, oldest first. It seals the
+// active segment only when no sealed one is waiting, so retries against a
+// database that is still down do not cut the spool into tiny files.
 func (s *Spool) Sealed() ([]string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	segs, err := s.list()
+	if err != nil {
+		return nil, err
+	}
+	if s.active == nil {
+		return segs, nil
+	}
+	if active := s.active.Name(); len(segs) > 1 || (len(segs) == 1 && segs[0] != active) {
+		return slices.DeleteFunc(segs, func(p string) bool { return p == active }), nil
+	}
 	if err := s.sealLocked(); err != nil {
 		return nil, err
 	}
-	return s.list()
+	return segs, nil
 }
 
 // Remove deletes a replayed segment. Call it only after every record in it

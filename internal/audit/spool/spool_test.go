@@ -17,24 +17,33 @@ func payloads(from, n int) [][]byte {
 	return out
 }
 
+// readAll replays the spool the way the audit writer does: read the sealed
+// segments, remove them, repeat until nothing is left.
 func readAll(t *testing.T, s *Spool) [][]byte {
 	t.Helper()
-	segs, err := s.Sealed()
-	if err != nil {
-		t.Fatal(err)
-	}
 	var all [][]byte
-	for _, p := range segs {
-		recs, skipped, err := ReadSegment(p)
+	for {
+		segs, err := s.Sealed()
 		if err != nil {
 			t.Fatal(err)
 		}
-		if skipped != 0 {
-			t.Fatalf("segment %s: %d bytes skipped in a clean spool", p, skipped)
+		if len(segs) == 0 {
+			return all
 		}
-		all = append(all, recs...)
+		for _, p := range segs {
+			recs, skipped, err := ReadSegment(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if skipped != 0 {
+				t.Fatalf("segment %s: %d bytes skipped in a clean spool", p, skipped)
+			}
+			all = append(all, recs...)
+			if err := s.Remove(p); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
-	return all
 }
 
 func TestAppendReplayInOrderAcrossReopen(t *testing.T) {
@@ -67,9 +76,20 @@ func TestAppendReplayInOrderAcrossReopen(t *testing.T) {
 	if err := s2.Append(payloads(5, 1)...); err != nil {
 		t.Fatal(err)
 	}
+	// The active segment waits while older ones are pending.
+	segs, err := s2.Sealed()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(segs) != 2 {
+		t.Fatalf("sealed %v, want the two segments of the first process", segs)
+	}
 	got := readAll(t, s2)
 	if want := payloads(0, 6); !slices.EqualFunc(got, want, slices.Equal) {
 		t.Fatalf("replay order:\n got %q\nwant %q", got, want)
+	}
+	if s2.Size() != 0 {
+		t.Fatalf("size %d after replaying everything", s2.Size())
 	}
 }
 
