@@ -37,6 +37,8 @@ commands:
   check     decide one event from FILE or stdin; exit 0 when the tool may execute, 3 when not
   catalog lint DIR...
             validate catalog directories; exit 1 on any problem
+  migrate up|down|status --database-url URL
+            apply, roll back or list the audit store's migrations
   version   print the version
 
 Every flag can also be set from the environment as GATED_<FLAG>, for
@@ -55,6 +57,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return runCheck(ctx, rest, getenv, stdin, stdout, stderr)
 	case "catalog":
 		return runCatalog(rest, stdout)
+	case "migrate":
+		return runMigrate(ctx, rest, getenv, stdout, stderr)
 	case "version", "--version":
 		fmt.Fprintln(stdout, "gated", gatedVersion())
 		return nil
@@ -69,7 +73,7 @@ func gatedVersion() string {
 	if version != "" {
 		return version
 	}
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
 		return bi.Main.Version
 	}
 	return "dev"

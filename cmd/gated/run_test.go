@@ -53,6 +53,8 @@ func freeAddr(t *testing.T) string {
 func startServe(t *testing.T, args []string, kv map[string]string) (base string, logs *syncBuffer) {
 	t.Helper()
 	addr := freeAddr(t)
+	dir := t.TempDir()
+	args = append([]string{"--audit-file", filepath.Join(dir, "audit.jsonl"), "--spool-dir", filepath.Join(dir, "spool")}, args...)
 	ctx, cancel := context.WithCancel(context.Background())
 	logs = &syncBuffer{}
 	done := make(chan error, 1)

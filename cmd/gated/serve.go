@@ -19,6 +19,7 @@ import (
 	"github.com/gatedhq/gated/api"
 	"github.com/gatedhq/gated/internal/auth"
 	"github.com/gatedhq/gated/internal/gate"
+	"github.com/gatedhq/gated/internal/metrics"
 	"github.com/gatedhq/gated/internal/server"
 )
 
@@ -33,6 +34,8 @@ type serveConfig struct {
 	trustedProxies  listFlag
 	shutdownTimeout time.Duration
 	sources         sourceFlags
+	audit           auditFlags
+	metricsAddr     string
 }
 
 func runServe(ctx context.Context, args []string, getenv func(string) string, stderr io.Writer) error {
@@ -48,6 +51,8 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	fs.Var(&c.trustedProxies, "trusted-proxy", "CIDR of a proxy whose X-Forwarded-For is trusted (repeatable)")
 	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", 15*time.Second, "how long to drain on SIGTERM")
 	c.sources.register(fs)
+	c.audit.register(fs)
+	fs.StringVar(&c.metricsAddr, "metrics-addr", "", "serve /metrics on this address instead of --addr")
 	if err := parseFlags(fs, args, getenv); err != nil {
 		return err
 	}
@@ -59,6 +64,28 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		return usageError("%v", err)
 	}
 	defer func() { _ = log.Sync() }()
+
+	// Everything that can be wrong with the configuration is checked before
+	// anything is opened.
+	var proxies []netip.Prefix
+	var tokens *auth.Tokens
+	for _, p := range c.trustedProxies {
+		prefix, err := netip.ParsePrefix(p)
+		if err != nil {
+			return usageError("--trusted-proxy %q: %v", p, err)
+		}
+		proxies = append(proxies, prefix)
+	}
+	if c.tokens != "" {
+		if tokens, err = auth.Load(c.tokens); err != nil {
+			return err
+		}
+	} else {
+		if !loopback(c.addr) && !c.insecureNoAuth {
+			return usageError("refusing to run without --tokens on non-loopback address %s (pass --insecure-no-auth to insist)", c.addr)
+		}
+		log.Warn("no tokens file: gated is running open, every caller may ask for decisions", zap.String("addr", c.addr))
+	}
 
 	src, err := loadSources(&c.sources, log)
 	if err != nil {
@@ -75,29 +102,39 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		}
 	}()
 
+	m := metrics.New(gatedVersion())
+	src.observe(m)
+	rec, red, store, err := openAudit(ctx, &c.audit, log, m, stderr)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		// Drain what is queued into PostgreSQL or the spool before exit.
+		dctx, cancel := context.WithTimeout(context.Background(), c.shutdownTimeout)
+		defer cancel()
+		if err := rec.Close(dctx); err != nil {
+			log.Error("audit drain incomplete", zap.Error(err))
+		}
+		if store != nil {
+			store.Close()
+		}
+	}()
+
+	opts := append(src.opts, gate.WithShadow(c.shadow), gate.WithAudit(rec, red, gatedVersion()), gate.WithMetrics(m))
 	deps := server.Deps{
 		Logger: log, MaxBodyBytes: c.maxBodyBytes, RateLimit: c.rateLimit, OpenAPI: api.OpenAPI,
-		Engine:  gate.New(append(src.opts, gate.WithShadow(c.shadow))...),
-		Catalog: src.catalogDocument(),
+		Tokens: tokens, TrustedProxies: proxies,
+		Engine:    gate.New(opts...),
+		Catalog:   src.catalogDocument(),
+		Decisions: store,
+		Metrics:   m, MetricsElsewhere: c.metricsAddr != "",
+		Ready: func(context.Context) error {
+			if !rec.Ready() {
+				return errors.New("the audit sink cannot take records")
+			}
+			return nil
+		},
 	}
-	for _, p := range c.trustedProxies {
-		prefix, err := netip.ParsePrefix(p)
-		if err != nil {
-			return usageError("--trusted-proxy %q: %v", p, err)
-		}
-		deps.TrustedProxies = append(deps.TrustedProxies, prefix)
-	}
-	if c.tokens != "" {
-		if deps.Tokens, err = auth.Load(c.tokens); err != nil {
-			return err
-		}
-	} else {
-		if !loopback(c.addr) && !c.insecureNoAuth {
-			return usageError("refusing to run without --tokens on non-loopback address %s (pass --insecure-no-auth to insist)", c.addr)
-		}
-		log.Warn("no tokens file: gated is running open, every caller may ask for decisions", zap.String("addr", c.addr))
-	}
-
 	ln, err := net.Listen("tcp", c.addr)
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
@@ -112,9 +149,16 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		ErrorLog:          zap.NewStdLog(log.Named("http")),
 	}
 	log.Info("gated listening", zap.String("addr", ln.Addr().String()), zap.String("version", gatedVersion()),
-		zap.Bool("shadow", c.shadow), zap.Bool("auth", deps.Tokens != nil))
-	errc := make(chan error, 1)
+		zap.Bool("shadow", c.shadow), zap.Bool("auth", tokens != nil))
+	errc := make(chan error, 2)
 	go func() { errc <- srv.Serve(ln) }()
+	if c.metricsAddr != "" {
+		msrv, err := serveMetrics(c.metricsAddr, m, log, errc)
+		if err != nil {
+			return err
+		}
+		defer msrv.Close()
+	}
 	select {
 	case err := <-errc:
 		return fmt.Errorf("serve: %w", err)
@@ -130,6 +174,24 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		return fmt.Errorf("serve: %w", err)
 	}
 	return nil
+}
+
+// serveMetrics serves /metrics alone on addr.
+func serveMetrics(addr string, m *metrics.Metrics, log *zap.Logger, errc chan<- error) (*http.Server, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("listen (metrics): %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", m.Handler())
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, WriteTimeout: 30 * time.Second}
+	log.Info("metrics listening", zap.String("addr", ln.Addr().String()))
+	go func() {
+		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+			errc <- fmt.Errorf("metrics: %w", err)
+		}
+	}()
+	return srv, nil
 }
 
 // loopback reports whether addr listens only on a loopback interface.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gatedhq/gated/internal/catalog"
 	"github.com/gatedhq/gated/internal/gate"
+	"github.com/gatedhq/gated/internal/metrics"
 	"github.com/gatedhq/gated/internal/reload"
 )
 
@@ -29,6 +30,7 @@ func (s *sourceFlags) register(fs *flag.FlagSet) {
 type sources struct {
 	opts    []gate.Option
 	catalog *reload.Reloader[catalog.Catalog] // nil without --catalog
+	metrics *metrics.Metrics
 }
 
 // loadSources loads every configured source once; an invalid one is an
@@ -48,7 +50,7 @@ func loadSources(s *sourceFlags, log *zap.Logger) (*sources, error) {
 		out.catalog, err = reload.New(reload.Config[catalog.Catalog]{
 			Build:    func() (*catalog.Catalog, error) { return catalog.Load(dirs) },
 			Dirs:     dirs,
-			OnResult: logReload(log, "catalog"),
+			OnResult: out.reloaded(log, "catalog"),
 		})
 		if err != nil {
 			return nil, fmt.Errorf("catalog: %w", err)
@@ -87,8 +89,35 @@ func (s *sources) catalogDocument() func() any {
 	}
 }
 
-func logReload(log *zap.Logger, what string) func(error) {
+// observe starts counting reloads and publishing revisions on m.
+func (s *sources) observe(m *metrics.Metrics) {
+	s.metrics = m
+	s.publishRevisions()
+}
+
+func (s *sources) publishRevisions() {
+	if s.metrics == nil {
+		return
+	}
+	var cat string
+	if s.catalog != nil {
+		cat = s.catalog.Current().Revision()
+	}
+	s.metrics.SetRevisions(cat, "")
+}
+
+// reloaded logs and counts each rebuild of what.
+func (s *sources) reloaded(log *zap.Logger, what string) func(error) {
 	return func(err error) {
+		if s.metrics != nil {
+			switch what {
+			case "catalog":
+				s.metrics.CatalogReload(err == nil)
+			case "policy":
+				s.metrics.PolicyReload(err == nil)
+			}
+			s.publishRevisions()
+		}
 		if log == nil {
 			return
 		}

@@ -1,6 +1,7 @@
 package gate
 
 import (
+	"github.com/gatedhq/gated/internal/audit"
 	"github.com/gatedhq/gated/internal/catalog"
 	"github.com/gatedhq/gated/internal/contract"
 	"github.com/gatedhq/gated/internal/route"
@@ -17,6 +18,7 @@ type Decision struct {
 	Findings        []route.Finding `json:"findings"`
 	Revisions       Revisions       `json:"revisions"`
 	Action          *catalog.View   `json:"action,omitempty"`
+	Audit           *audit.Result   `json:"audit,omitempty"`
 
 	ToolName                string                     `json:"tool_name"`
 	ToolCategory            string                     `json:"tool_category"`

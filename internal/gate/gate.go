@@ -12,15 +12,18 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/gatedhq/gated/internal/audit"
 	"github.com/gatedhq/gated/internal/catalog"
 	"github.com/gatedhq/gated/internal/contract"
+	"github.com/gatedhq/gated/internal/metrics"
 	"github.com/gatedhq/gated/internal/route"
 )
 
 // Blocker codes of the gate itself.
 const (
-	CodeInternalError = "internal_error"
-	CodeNotInCatalog  = "tool_not_in_catalog"
+	CodeInternalError    = "internal_error"
+	CodeNotInCatalog     = "tool_not_in_catalog"
+	CodeAuditUnavailable = "audit_unavailable"
 )
 
 // UnknownTools is what happens to a tool that no loaded catalog describes.
@@ -66,6 +69,11 @@ type Engine struct {
 	catalog      func() *catalog.Catalog // nil: no catalog configured
 	unknownTools UnknownTools
 	argMode      catalog.ArgumentMode
+
+	recorder audit.Recorder // nil: decisions are not recorded (check)
+	redactor *audit.Redactor
+	version  string
+	metrics  *metrics.Metrics
 }
 
 // Option configures an Engine.
@@ -84,6 +92,16 @@ func WithCatalog(current func() *catalog.Catalog, unknown UnknownTools, args cat
 	return func(e *Engine) { e.catalog, e.unknownTools, e.argMode = current, unknown, args }
 }
 
+// WithAudit records every decision, redacted, with rec. A record that can
+// be neither stored nor spooled refuses the call (unless the recorder runs
+// fail-open, when it reports the record dropped).
+func WithAudit(rec audit.Recorder, red *audit.Redactor, version string) Option {
+	return func(e *Engine) { e.recorder, e.redactor, e.version = rec, red, version }
+}
+
+// WithMetrics counts every decision.
+func WithMetrics(m *metrics.Metrics) Option { return func(e *Engine) { e.metrics = m } }
+
 // New returns an engine.
 func New(opts ...Option) *Engine {
 	e := &Engine{now: time.Now}
@@ -93,18 +111,38 @@ func New(opts ...Option) *Engine {
 	return e
 }
 
-// Decide routes one event. It never panics and never fails open: any
-// failure inside the path yields a refusal naming it.
-func (e *Engine) Decide(ctx context.Context, req Request) (d *Decision) {
-	d = &Decision{
+// Decide routes one event, records it and counts it. It never panics and
+// never fails open: any failure inside the path yields a refusal naming it.
+func (e *Engine) Decide(ctx context.Context, req Request) *Decision {
+	start := time.Now()
+	d := &Decision{
 		DecisionID: newID(), Shadow: req.Shadow || e.shadow, ContractVersion: route.ContractVersion,
 	}
-	defer func() {
-		if r := recover(); r != nil {
-			d.refuse(CodeInternalError, fmt.Sprintf("the decision failed inside gated: %v", r))
-		}
-	}()
 	now := e.now()
+	var p *contract.Prepared
+	if err := safely(func() { p = e.decide(d, req, now) }); err != nil {
+		d.refuse(CodeInternalError, "the decision failed inside gated: "+err.Error())
+	}
+	if e.recorder != nil {
+		if err := safely(func() { e.record(ctx, d, p, req, now, start) }); err != nil {
+			d.refuse(CodeAuditUnavailable, "recording the decision failed: "+err.Error())
+		}
+	}
+	if e.metrics != nil {
+		tool := ""
+		if d.Action != nil {
+			tool = d.Action.ToolID
+		}
+		e.metrics.ObserveDecision(metrics.DecisionLabels{
+			Route: d.Route, ToolCategory: route.Category(d.ToolCategory), RiskDomain: d.RiskDomain,
+			Execute: d.GateDecision == "pass", Shadow: d.Shadow, HardBlockers: d.HardBlockers, Tool: tool,
+		}, time.Since(start))
+	}
+	return d
+}
+
+// decide runs the sources over the event and fills d.
+func (e *Engine) decide(d *Decision, req Request, now time.Time) *contract.Prepared {
 	p := contract.Prepare(req.Event)
 	d.ValidationErrors = p.ValidationErrors
 	d.ToolName, d.ToolCategory = p.Declared.ToolName, p.Declared.ToolCategory
@@ -115,7 +153,7 @@ func (e *Engine) Decide(ctx context.Context, req Request) (d *Decision) {
 	if p.Event == nil {
 		d.EvidenceIntegrity, d.AuthorizationReport = emptyIntegrity(), emptyAuthReport()
 		d.finish(p.Findings, route.Combine(p.Findings))
-		return d
+		return p
 	}
 
 	ev := p.Event
@@ -137,7 +175,65 @@ func (e *Engine) Decide(ctx context.Context, req Request) (d *Decision) {
 		findings = append(findings, f)
 	}
 	d.finish(findings, gateOutcome)
-	return d
+	return p
+}
+
+// record hands the redacted decision to the audit recorder. When the record
+// can be neither stored nor spooled the call is refused: an unrecorded
+// decision must not let a tool run.
+func (e *Engine) record(ctx context.Context, d *Decision, p *contract.Prepared, req Request, now, start time.Time) {
+	in := audit.Input{
+		DecisionID: d.DecisionID, Time: now, RequestID: req.RequestID, ToolName: d.ToolName,
+		EffectiveCategory: d.ToolCategory, EffectiveAuth: d.AuthorizationState, RiskDomain: d.RiskDomain,
+		FinalRoute: d.Route.String(), GateDecision: d.GateDecision, Execute: d.Execute, Shadow: d.Shadow,
+		HardBlockers: d.HardBlockers, Reasons: d.Reasons, FindingCodes: findingCodes(d.Findings),
+		CatalogRevision: d.Revisions.Catalog, PolicyRevision: d.Revisions.Policy,
+		TokenName: req.TokenName, Version: e.version, Latency: time.Since(start),
+	}
+	if p != nil {
+		in.RequestID = firstNonEmpty(req.RequestID, p.Declared.RequestID)
+		in.AgentID, in.Arguments = p.Declared.AgentID, p.Declared.Arguments
+		in.DeclaredCategory, in.DeclaredAuth = p.Declared.ToolCategory, p.Declared.AuthorizationState
+		in.RuntimeRoute = p.RuntimeRoute
+		if p.Event != nil {
+			in.Evidence = p.Event.EvidenceRefs
+		}
+	}
+	if d.Action != nil {
+		in.ActionID, in.ActionVersion = d.Action.ActionID, d.Action.ActionVersion
+	}
+	res, err := e.recorder.Record(ctx, e.redactor.Build(in))
+	if err != nil {
+		d.refuse(CodeAuditUnavailable, "the decision could not be recorded: "+err.Error())
+		return
+	}
+	d.Audit = &res
+}
+
+// safely runs f and turns a panic into an error.
+func safely(f func()) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("panic: %v", r)
+		}
+	}()
+	f()
+	return nil
+}
+
+func findingCodes(fs []route.Finding) []string {
+	out := make([]string, len(fs))
+	for i, f := range fs {
+		out[i] = f.Code
+	}
+	return out
+}
+
+func firstNonEmpty(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
 }
 
 // joinCatalog resolves the event's tool to its catalog view and the
@@ -184,17 +280,17 @@ func (d *Decision) finish(findings []route.Finding, gateOutcome route.Outcome) {
 	d.fillEnvelope(gateOutcome)
 }
 
-// refuse replaces whatever the decision held by a refusal for code.
+// refuse adds a refusal for code to whatever the decision already found.
 func (d *Decision) refuse(code, msg string) {
-	f := []route.Finding{{Source: route.SourceGated, Code: code, Route: route.Refuse, Blocking: true, Message: msg}}
+	f := route.Finding{Source: route.SourceGated, Code: code, Route: route.Refuse, Blocking: true, Message: msg}
 	if d.EvidenceIntegrity == nil {
 		d.EvidenceIntegrity = emptyIntegrity()
 	}
 	if d.AuthorizationReport == nil {
 		d.AuthorizationReport = emptyAuthReport()
 	}
-	d.Reasons = nil
-	d.finish(f, route.Combine(f))
+	findings := append(d.Findings, f)
+	d.finish(findings, route.Combine(findings))
 }
 
 func emptyIntegrity() *contract.Integrity {

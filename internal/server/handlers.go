@@ -1,14 +1,20 @@
 package server
 
 import (
+	"errors"
 	"net/http"
+	"strconv"
 	"time"
 
+	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
 	"go.uber.org/zap"
 
+	"github.com/gatedhq/gated/internal/audit"
 	"github.com/gatedhq/gated/internal/gate"
 )
+
+const noDecisionStore = "decision records are stored in PostgreSQL only (start gated with --database-url)"
 
 // handlePreToolCheck decides one Agent Action Contract v1 event.
 func handlePreToolCheck(d *Deps) http.HandlerFunc {
@@ -89,4 +95,74 @@ func handleMethodNotAllowed() http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusMethodNotAllowed, "method not allowed")
 	}
+}
+
+// handleGetDecision returns one stored record.
+func handleGetDecision(store audit.Store) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if store == nil {
+			writeError(w, http.StatusNotFound, noDecisionStore)
+			return
+		}
+		rec, err := store.Get(r.Context(), chi.URLParam(r, "id"))
+		switch {
+		case errors.Is(err, audit.ErrNotFound):
+			writeError(w, http.StatusNotFound, "no decision with that id")
+		case err != nil:
+			writeError(w, http.StatusServiceUnavailable, "the decision store is unavailable")
+		default:
+			writeJSON(w, http.StatusOK, rec)
+		}
+	}
+}
+
+// handleListDecisions lists stored records newest first, a page at a time.
+func handleListDecisions(store audit.Store) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if store == nil {
+			writeError(w, http.StatusNotFound, noDecisionStore)
+			return
+		}
+		f, err := decisionFilter(r)
+		if err != nil {
+			writeError(w, http.StatusBadRequest, err.Error())
+			return
+		}
+		page, err := store.List(r.Context(), f)
+		switch {
+		case errors.Is(err, audit.ErrBadFilter):
+			writeError(w, http.StatusBadRequest, err.Error())
+		case err != nil:
+			writeError(w, http.StatusServiceUnavailable, "the decision store is unavailable")
+		default:
+			writeJSON(w, http.StatusOK, page)
+		}
+	}
+}
+
+// decisionFilter reads ?route=&tool_name=&since=&until=&limit=&cursor=;
+// times are RFC 3339.
+func decisionFilter(r *http.Request) (audit.Filter, error) {
+	q := r.URL.Query()
+	f := audit.Filter{Route: q.Get("route"), ToolName: q.Get("tool_name"), Cursor: q.Get("cursor")}
+	for _, p := range []struct {
+		name string
+		dst  *time.Time
+	}{{"since", &f.Since}, {"until", &f.Until}} {
+		if v := q.Get(p.name); v != "" {
+			t, err := time.Parse(time.RFC3339Nano, v)
+			if err != nil {
+				return f, errors.New(p.name + " must be an RFC 3339 time")
+			}
+			*p.dst = t
+		}
+	}
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return f, errors.New("limit must be a positive integer")
+		}
+		f.Limit = n
+	}
+	return f, nil
 }

@@ -13,6 +13,12 @@ import (
 func routes(d *Deps, lim *limiter) http.Handler {
 	r := chi.NewRouter()
 	r.Use(middleware.RequestID, recoverer(d.Logger))
+	if d.Metrics != nil {
+		r.Use(d.Metrics.HTTP)
+		if !d.MetricsElsewhere {
+			r.Method(http.MethodGet, "/metrics", d.Metrics.Handler())
+		}
+	}
 	r.NotFound(handleNotFound())
 	r.MethodNotAllowed(handleMethodNotAllowed())
 
@@ -29,6 +35,11 @@ func routes(d *Deps, lim *limiter) http.Handler {
 	r.Group(func(r chi.Router) {
 		r.Use(authenticate(d.Tokens, auth.ScopeCatalogRead), rateLimit(lim, d))
 		r.Get("/v1/catalog", handleDocument(d.Catalog, "no catalog is configured (start gated with --catalog DIR)"))
+	})
+	r.Group(func(r chi.Router) {
+		r.Use(authenticate(d.Tokens, auth.ScopeDecisionsRead), rateLimit(lim, d))
+		r.Get("/v1/decisions", handleListDecisions(d.Decisions))
+		r.Get("/v1/decisions/{id}", handleGetDecision(d.Decisions))
 	})
 	return r
 }

@@ -9,8 +9,10 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/gatedhq/gated/internal/audit"
 	"github.com/gatedhq/gated/internal/auth"
 	"github.com/gatedhq/gated/internal/gate"
+	"github.com/gatedhq/gated/internal/metrics"
 )
 
 // Deps is everything the HTTP surface needs.
@@ -36,6 +38,12 @@ type Deps struct {
 	// Catalog, when set, returns the document GET /v1/catalog serves: the
 	// current catalog's tools, actions, revision and last reload error.
 	Catalog func() any
+	// Decisions, when set, serves stored decision records.
+	Decisions audit.Store
+	// Metrics, when set, instruments every request; /metrics is served on
+	// this handler unless MetricsElsewhere (a separate --metrics-addr).
+	Metrics          *metrics.Metrics
+	MetricsElsewhere bool
 }
 
 // Defaults for Deps fields left zero.

@@ -1,0 +1,110 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/gatedhq/gated/internal/audit"
+	"github.com/gatedhq/gated/internal/metrics"
+)
+
+// auditFlags configure where decisions are recorded.
+type auditFlags struct {
+	databaseURL string
+	file        string
+	spoolDir    string
+	durability  string
+	fail        string
+	retention   time.Duration
+	hmacKey     string
+	noMigrate   bool
+}
+
+func (a *auditFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&a.databaseURL, "database-url", "", "PostgreSQL URL of the audit store; without it records go to --audit-file")
+	fs.StringVar(&a.file, "audit-file", "gated-audit.jsonl", "JSON-lines audit file used when there is no database")
+	fs.StringVar(&a.spoolDir, "spool-dir", "gated-spool", "local spool for records PostgreSQL cannot take right now")
+	fs.StringVar(&a.durability, "audit-durability", "async", "async (answer, then record) or sync (answer once the record is durable)")
+	fs.StringVar(&a.fail, "audit-fail", "closed", "when a record can be neither stored nor spooled: closed refuses the call, open lets it stand")
+	fs.DurationVar(&a.retention, "audit-retention", 90*24*time.Hour, "drop daily partitions older than this")
+	fs.StringVar(&a.hmacKey, "audit-hmac-key", "", "key of the HMAC-SHA256 argument fingerprints (at least 32 bytes; required with --database-url)")
+	fs.BoolVar(&a.noMigrate, "no-migrate", false, "do not apply pending migrations at start")
+}
+
+const minHMACKey = 32
+
+// openAudit opens the recorder (and, with a database, the store that reads
+// records back), applying migrations first unless told not to.
+func openAudit(ctx context.Context, a *auditFlags, log *zap.Logger, m *metrics.Metrics, stderr io.Writer) (audit.Recorder, *audit.Redactor, audit.Store, error) {
+	switch a.durability {
+	case "async", "sync":
+	default:
+		return nil, nil, nil, usageError("--audit-durability must be async or sync, not %q", a.durability)
+	}
+	switch a.fail {
+	case "closed", "open":
+	default:
+		return nil, nil, nil, usageError("--audit-fail must be closed or open, not %q", a.fail)
+	}
+	key := []byte(a.hmacKey)
+	switch {
+	case len(key) >= minHMACKey:
+	case len(key) > 0:
+		return nil, nil, nil, usageError("--audit-hmac-key must be at least %d bytes", minHMACKey)
+	case a.databaseURL != "":
+		return nil, nil, nil, usageError("--audit-hmac-key (GATED_AUDIT_HMAC_KEY) is required with --database-url")
+	default:
+		var err error
+		if key, err = audit.GenerateKey(); err != nil {
+			return nil, nil, nil, err
+		}
+		log.Warn("no --audit-hmac-key: using a random key for this run, so argument fingerprints will not match across restarts")
+	}
+	if a.databaseURL != "" && !a.noMigrate {
+		if err := audit.Migrate(ctx, a.databaseURL, "up", stderr); err != nil {
+			return nil, nil, nil, fmt.Errorf("apply migrations: %w", err)
+		}
+	}
+	rec, err := audit.Open(ctx, audit.Config{
+		DatabaseURL: a.databaseURL, File: a.file, SpoolDir: a.spoolDir, Durability: a.durability,
+		Fail: a.fail, Retention: a.retention, Logger: log.Named("audit"), Metrics: m,
+	})
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("open audit: %w", err)
+	}
+	var store audit.Store
+	if a.databaseURL != "" {
+		if store, err = audit.OpenStore(ctx, a.databaseURL); err != nil {
+			return nil, nil, nil, errors.Join(fmt.Errorf("open decision store: %w", err), rec.Close(ctx))
+		}
+	}
+	return rec, audit.NewRedactor(key), store, nil
+}
+
+// runMigrate is `gated migrate up|down|status --database-url URL`.
+func runMigrate(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		return usageError("usage: gated migrate up|down|status --database-url URL")
+	}
+	direction := args[0]
+	switch direction {
+	case "up", "down", "status":
+	default:
+		return usageError("usage: gated migrate up|down|status --database-url URL")
+	}
+	fs := newFlagSet("migrate", stderr)
+	url := fs.String("database-url", "", "PostgreSQL URL of the audit store")
+	if err := parseFlags(fs, args[1:], getenv); err != nil {
+		return err
+	}
+	if *url == "" {
+		return usageError("--database-url (GATED_DATABASE_URL) is required")
+	}
+	return audit.Migrate(ctx, *url, direction, stdout)
+}
