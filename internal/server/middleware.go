@@ -10,9 +10,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-chi/chi/v5/middleware"
+	"github.com/google/uuid"
 	"go.uber.org/zap"
 
 	"github.com/gatedhq/gated/internal/auth"
+	"github.com/gatedhq/gated/internal/redact"
 )
 
 type ctxKey int
@@ -134,4 +137,31 @@ func recoverer(log *zap.Logger) func(http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 		})
 	}
+}
+
+// requestID takes the caller's X-Request-Id when it is a plain correlation
+// id, and makes one otherwise. The id is logged and stored, so one that is
+// long, oddly shaped, or looks like a secret or personal data is replaced.
+func requestID(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := r.Header.Get(middleware.RequestIDHeader)
+		if !plainID(id) || redact.HasSecret(id) || redact.HasPII(id) {
+			id = uuid.NewString()
+		}
+		w.Header().Set(middleware.RequestIDHeader, id)
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), middleware.RequestIDKey, id)))
+	})
+}
+
+func plainID(s string) bool {
+	if s == "" || len(s) > 128 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("._:/-", c) >= 0) {
+			return false
+		}
+	}
+	return true
 }

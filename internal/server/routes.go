@@ -4,7 +4,6 @@ import (
 	"net/http"
 
 	"github.com/go-chi/chi/v5"
-	"github.com/go-chi/chi/v5/middleware"
 
 	"github.com/gatedhq/gated/internal/auth"
 )
@@ -12,7 +11,7 @@ import (
 // routes maps gated's whole HTTP surface.
 func routes(d *Deps, lim *limiter) http.Handler {
 	r := chi.NewRouter()
-	r.Use(middleware.RequestID, recoverer(d.Logger))
+	r.Use(requestID, recoverer(d.Logger))
 	if d.Metrics != nil {
 		r.Use(d.Metrics.HTTP)
 		if !d.MetricsElsewhere {

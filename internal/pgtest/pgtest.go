@@ -1,0 +1,65 @@
+// Package pgtest gives tests a PostgreSQL database of their own on the real
+// server named by GATED_TEST_DATABASE_URL (default: the local one, user
+// postgres, trust auth). Each database is dropped when its test ends.
+package pgtest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"net/url"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// DefaultURL is the maintenance database of the local test cluster.
+const DefaultURL = "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
+
+// AdminURL is the maintenance database tests create their databases from.
+func AdminURL() string {
+	if u := os.Getenv("GATED_TEST_DATABASE_URL"); u != "" {
+		return u
+	}
+	return DefaultURL
+}
+
+// WithDatabase returns u with its database replaced by name.
+func WithDatabase(t testing.TB, u, name string) string {
+	t.Helper()
+	p, err := url.Parse(u)
+	if err != nil {
+		t.Fatalf("test database url: %v", err)
+	}
+	p.Path = "/" + name
+	return p.String()
+}
+
+// Exec runs one statement on the maintenance database.
+func Exec(t testing.TB, sql string, args ...any) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := pgx.Connect(ctx, AdminURL())
+	if err != nil {
+		t.Fatalf("connect to the test PostgreSQL (set GATED_TEST_DATABASE_URL): %v", err)
+	}
+	defer c.Close(ctx)
+	if _, err := c.Exec(ctx, sql, args...); err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+}
+
+// Fresh creates an empty database for the test, dropped (with its
+// connections) when the test ends, and returns its name and URL.
+func Fresh(t testing.TB) (name, dbURL string) {
+	t.Helper()
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	name = "gated_test_" + hex.EncodeToString(b)
+	Exec(t, "CREATE DATABASE "+name)
+	t.Cleanup(func() { Exec(t, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)") })
+	return name, WithDatabase(t, AdminURL(), name)
+}
