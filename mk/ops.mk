@@ -69,7 +69,8 @@ helm-validate: helm-render $(KUBECONFORM) $(KUBE_SCHEMAS)/.done
 # values.schema.json must turn bad values into a clear error, not a manifest.
 helm-schema-rejects: $(HELM)
 	@for bad in 'image.pullPolicy=Sometimes' 'replicaCount=-1' 'logLevel=loud' 'sevice.port=80' \
-			'service.port=0' 'serviceMonitor.interval=often' 'catalog.files.a/b=x'; do \
+			'service.port=0' 'serviceMonitor.interval=often' 'catalog.files.a/b=x' \
+			'secrets.auditHMACKey=short' 'audit.fail=maybe'; do \
 		if out=$$($(HELM) template gated $(CHART) --kube-version $(K8S_VERSION) \
 				-f $(CHART)/ci/defaults-values.yaml --set "$$bad" 2>&1); then \
 			echo "values.schema.json accepted $$bad"; exit 1; \
