@@ -1,0 +1,83 @@
+package policy
+
+import (
+	"net/netip"
+	"slices"
+	"testing"
+
+	"github.com/gatedhq/gated/internal/route"
+)
+
+func TestPrincipalsTrustRule(t *testing.T) {
+	ev := func(state route.AuthState) *route.Event {
+		return &route.Event{AgentID: "support-bot", AuthorizationState: state,
+			AuthorizationSubject: &route.Subject{SubjectType: "user", SubjectRef: "u-42"}}
+	}
+	cases := []struct {
+		name  string
+		token []string
+		trust bool
+		ev    *route.Event
+		want  []string
+	}{
+		{"untrusted event adds nothing", []string{"operator://ci"}, false, ev(route.AuthConfirmed), []string{"operator://ci"}},
+		{"trusted, authenticated", []string{"operator://ci"}, true, ev(route.AuthAuthenticated),
+			[]string{"operator://ci", "bot://support-bot", "user://u-42", "user://current"}},
+		{"trusted, only user_claimed", nil, true, ev(route.AuthUserClaimed), []string{"bot://support-bot"}},
+		{"duplicates and blanks dropped", []string{"bot://support-bot", "", "bot://support-bot"}, true, ev(route.AuthNone), []string{"bot://support-bot"}},
+		{"no subject", nil, true, &route.Event{AuthorizationState: route.AuthConfirmed}, nil},
+		{"no event", []string{"a"}, true, nil, []string{"a"}},
+	}
+	for _, c := range cases {
+		if got := Principals(c.token, c.trust, c.ev); !slices.Equal(got, c.want) {
+			t.Errorf("%s: got %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+// An agent that writes a granted name into its own event gains nothing
+// unless its token is trusted for event principals.
+func TestEventClaimsNeedTrust(t *testing.T) {
+	s := mustLoad(t, nil, oneGrant("  - {principal: \"user://current\", actions: [{action: \"storage:read\"}]}\n  - {principal: \"bot://admin\", actions: [{action: \"secrets:reveal\"}]}\n"))
+	ev := &route.Event{AgentID: "admin", AuthorizationState: route.AuthAuthenticated, AuthorizationSubject: &route.Subject{SubjectRef: "u-1"}}
+	for _, trust := range []bool{false, true} {
+		want := route.Refuse
+		if trust {
+			want = route.Accept
+		}
+		for _, action := range []string{"storage:read", "secrets:reveal"} {
+			in := input(action)
+			in.Event, in.Principals = ev, Principals([]string{"operator://agent-token"}, trust, ev)
+			if got, _, _ := outcome(t, s, in); got != want {
+				t.Errorf("trust=%v %s: got %s, want %s", trust, action, got, want)
+			}
+		}
+	}
+}
+
+func TestClientIP(t *testing.T) {
+	trusted := []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("::1/128")}
+	cases := []struct {
+		remote string
+		xff    []string
+		want   string
+	}{
+		{"203.0.113.7:5555", []string{"1.2.3.4"}, "203.0.113.7"}, // untrusted peer: header ignored
+		{"10.0.0.2:80", []string{"1.2.3.4, 198.51.100.9"}, "198.51.100.9"},
+		{"10.0.0.2:80", []string{"1.2.3.4", "198.51.100.9, 10.0.0.3"}, "198.51.100.9"},
+		{"10.0.0.2:80", []string{"10.0.0.5, 10.0.0.3"}, "10.0.0.5"},         // all trusted: leftmost
+		{"10.0.0.2:80", []string{"1.2.3.4, garbage, 10.0.0.3"}, "10.0.0.3"}, // stop at garbage
+		{"[::1]:80", []string{"2001:db8::5"}, "2001:db8::5"},
+		{"[::ffff:10.0.0.2]:80", []string{"1.2.3.4"}, "1.2.3.4"},
+		{"198.51.100.1", nil, "198.51.100.1"},
+	}
+	for _, c := range cases {
+		got := ClientIP(c.remote, c.xff, trusted)
+		if got.String() != c.want {
+			t.Errorf("%s %v: got %s, want %s", c.remote, c.xff, got, c.want)
+		}
+	}
+	if ClientIP("nonsense", nil, trusted).IsValid() {
+		t.Error("an unparseable peer address must give an invalid address")
+	}
+}
