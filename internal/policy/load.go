@@ -33,9 +33,11 @@ const decisionPackage = "gated.decision"
 // input.now_ns so decisions and tests are reproducible).
 var forbiddenBuiltins = []string{"http.send", "net.lookup_ip_addr", "opa.runtime", "time.now_ns"}
 
-// LoadError lists every problem that stopped a load.
+// LoadError lists every problem that stopped a load, and the warnings found
+// on the way (so lint can show both).
 type LoadError struct {
 	Problems []Problem
+	Warnings []Problem
 }
 
 func (e *LoadError) Error() string {
@@ -157,7 +159,7 @@ func Load(dirs []string, res Resolver) (*Set, error) {
 		errs = append(errs, s.prepare(modules)...)
 	}
 	if len(errs) > 0 {
-		return nil, &LoadError{Problems: errs}
+		return nil, &LoadError{Problems: errs, Warnings: s.warnings}
 	}
 	s.revision = revision(policies, modules, s.grantsModule)
 	return s, nil

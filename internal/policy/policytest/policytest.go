@@ -1,0 +1,135 @@
+// Package policytest runs YAML decision tests (`*_test.yaml`) against a
+// decision function: the analogue of `opa test` for gated's policies. The
+// caller passes the real gate as the Decider, so cases exercise the whole
+// decision path (contract, catalog, policy), not the policy alone.
+package policytest
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Decider decides one event for the given principals at the given time and
+// returns the final route and hard blockers.
+type Decider func(ev map[string]any, principals []string, now time.Time) (route string, hardBlockers []string)
+
+// File is the shape of a `*_test.yaml` file.
+type File struct {
+	Cases []Case `json:"cases"`
+}
+
+// Case is one decision test.
+type Case struct {
+	Name       string         `json:"name"`
+	Event      map[string]any `json:"event"`
+	Principals []string       `json:"principals"`
+	Now        time.Time      `json:"now"`
+	Expect     Expect         `json:"expect"`
+}
+
+// Expect is a case's expected outcome; hard_blockers compare as a set.
+type Expect struct {
+	Route        string   `json:"route"`
+	HardBlockers []string `json:"hard_blockers"`
+}
+
+var routes = []string{"accept", "ask", "defer", "refuse"}
+
+// Run finds every *_test.yaml under dirs, runs each case through decide,
+// prints every failure and then "N passed, M failed". err reports files that
+// cannot be read or are malformed (and no test files at all); the counts
+// cover the cases run before it.
+func Run(dirs []string, decide Decider, w io.Writer) (passed, failed int, err error) {
+	var files []string
+	for _, dir := range dirs {
+		err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() && strings.HasSuffix(d.Name(), "_test.yaml") {
+				files = append(files, path)
+			}
+			return err
+		})
+		if err != nil {
+			return 0, 0, fmt.Errorf("policy test: %w", err)
+		}
+	}
+	if len(files) == 0 {
+		return 0, 0, fmt.Errorf("policy test: no *_test.yaml files under %s", strings.Join(dirs, ", "))
+	}
+	for _, path := range files {
+		f, err := readFile(path)
+		if err != nil {
+			return passed, failed, err
+		}
+		for _, c := range f.Cases {
+			gotRoute, gotBlockers := decide(c.Event, c.Principals, c.Now)
+			if gotRoute == c.Expect.Route && sameSet(gotBlockers, c.Expect.HardBlockers) {
+				passed++
+				continue
+			}
+			failed++
+			fmt.Fprintf(w, "FAIL %s: %s: got %s %v, want %s %v\n", path, c.Name, gotRoute, orEmpty(gotBlockers), c.Expect.Route, orEmpty(c.Expect.HardBlockers))
+		}
+	}
+	fmt.Fprintf(w, "%d passed, %d failed\n", passed, failed)
+	return passed, failed, nil
+}
+
+// readFile decodes and checks one test file. YAML goes through JSON so the
+// event reaches the Decider exactly as a JSON request body would.
+func readFile(path string) (*File, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("policy test: %w", err)
+	}
+	var tree any
+	if err := yaml.Unmarshal(data, &tree); err != nil {
+		return nil, fmt.Errorf("policy test %s: %w", path, err)
+	}
+	js, err := json.Marshal(tree)
+	if err != nil {
+		return nil, fmt.Errorf("policy test %s: only string keys are allowed: %w", path, err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(js))
+	dec.DisallowUnknownFields()
+	var f File
+	if err := dec.Decode(&f); err != nil {
+		return nil, fmt.Errorf("policy test %s: %w", path, err)
+	}
+	for i, c := range f.Cases {
+		switch {
+		case c.Name == "":
+			return nil, fmt.Errorf("policy test %s: case %d has no name", path, i)
+		case c.Event == nil:
+			return nil, fmt.Errorf("policy test %s: case %q has no event", path, c.Name)
+		case c.Now.IsZero():
+			return nil, fmt.Errorf("policy test %s: case %q has no now (decisions depend on time, so tests pin it)", path, c.Name)
+		case !slices.Contains(routes, c.Expect.Route):
+			return nil, fmt.Errorf("policy test %s: case %q: expect.route %q is not one of %v", path, c.Name, c.Expect.Route, routes)
+		}
+	}
+	return &f, nil
+}
+
+func sameSet(a, b []string) bool {
+	a, b = slices.Clone(a), slices.Clone(b)
+	slices.Sort(a)
+	slices.Sort(b)
+	return slices.Equal(slices.Compact(a), slices.Compact(b))
+}
+
+func orEmpty(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}

@@ -1,0 +1,105 @@
+package policytest
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func writeFiles(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, content := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// echo "decides" whatever the event's `want` field says, so the runner's
+// counting and printing can be checked without any policy semantics.
+func echo(t *testing.T) Decider {
+	return func(ev map[string]any, principals []string, now time.Time) (string, []string) {
+		if now.IsZero() || len(principals) == 0 {
+			t.Errorf("case reached the decider without now/principals")
+		}
+		var bl []string
+		if raw, ok := ev["blockers"].([]any); ok {
+			for _, b := range raw {
+				bl = append(bl, b.(string))
+			}
+		}
+		return ev["want"].(string), bl
+	}
+}
+
+const cases = `cases:
+  - name: pass
+    event: {want: accept, n: 5}
+    principals: [a]
+    now: 2026-05-04T10:00:00Z
+    expect: {route: accept}
+  - name: blockers in any order
+    event: {want: refuse, blockers: [x, y]}
+    principals: [a]
+    now: "2026-05-04T10:00:00Z"
+    expect: {route: refuse, hard_blockers: [y, x]}
+  - name: wrong route
+    event: {want: ask}
+    principals: [a]
+    now: 2026-05-04T10:00:00Z
+    expect: {route: accept}
+  - name: missing blocker
+    event: {want: defer}
+    principals: [a]
+    now: 2026-05-04T10:00:00Z
+    expect: {route: defer, hard_blockers: [z]}
+`
+
+func TestRunCountsAndPrints(t *testing.T) {
+	dir := writeFiles(t, map[string]string{"a_test.yaml": cases, "sub/b_test.yaml": "cases: []\n", "ignored.yaml": "nonsense: ["})
+	var out bytes.Buffer
+	passed, failed, err := Run([]string{dir}, echo(t), &out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if passed != 2 || failed != 2 {
+		t.Fatalf("passed %d failed %d, want 2 and 2\n%s", passed, failed, out.String())
+	}
+	for _, want := range []string{"FAIL ", ": wrong route: got ask [], want accept []", ": missing blocker: got defer [], want defer [z]", "2 passed, 2 failed\n"} {
+		if !strings.Contains(out.String(), want) {
+			t.Fatalf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+}
+
+func TestRunRejectsMalformedFiles(t *testing.T) {
+	for name, content := range map[string]string{
+		"yaml":           "cases: [",
+		"unknown field":  "cases: [{name: a, event: {}, now: 2026-05-04T10:00:00Z, expect: {route: accept}, extra: 1}]",
+		"no name":        "cases: [{event: {}, now: 2026-05-04T10:00:00Z, expect: {route: accept}}]",
+		"no event":       "cases: [{name: a, now: 2026-05-04T10:00:00Z, expect: {route: accept}}]",
+		"no now":         "cases: [{name: a, event: {}, expect: {route: accept}}]",
+		"bad route":      "cases: [{name: a, event: {}, now: 2026-05-04T10:00:00Z, expect: {route: allow}}]",
+		"bad now":        "cases: [{name: a, event: {}, now: tomorrow, expect: {route: accept}}]",
+		"non-string key": "cases: [{name: a, event: {1: x}, now: 2026-05-04T10:00:00Z, expect: {route: accept}}]",
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := writeFiles(t, map[string]string{"x_test.yaml": content})
+			if _, _, err := Run([]string{dir}, echo(t), &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), "x_test.yaml") {
+				t.Fatalf("error %v does not name the file", err)
+			}
+		})
+	}
+	if _, _, err := Run([]string{t.TempDir()}, echo(t), &bytes.Buffer{}); err == nil {
+		t.Fatal("no test files must be an error")
+	}
+}
