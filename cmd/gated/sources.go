@@ -10,18 +10,21 @@ import (
 	"github.com/gatedhq/gated/internal/catalog"
 	"github.com/gatedhq/gated/internal/gate"
 	"github.com/gatedhq/gated/internal/metrics"
+	"github.com/gatedhq/gated/internal/policy"
 	"github.com/gatedhq/gated/internal/reload"
 )
 
 // sourceFlags are the decision sources shared by serve and check.
 type sourceFlags struct {
 	catalogDirs  listFlag
+	policyDirs   listFlag
 	unknownTools string
 	argMode      string
 }
 
 func (s *sourceFlags) register(fs *flag.FlagSet) {
 	fs.Var(&s.catalogDirs, "catalog", "catalog directory of ACTION.md, TOOL.md, ACTIONS.yaml, action.json files (repeatable)")
+	fs.Var(&s.policyDirs, "policy", "policy directory of POLICY.md files and custom *.rego modules (repeatable)")
 	fs.StringVar(&s.unknownTools, "unknown-tools", "defer", "tools not in a loaded catalog: defer, refuse or allow")
 	fs.StringVar(&s.argMode, "argument-validation", "enforce", "validate proposed_arguments against catalog input schemas: enforce, warn or off")
 }
@@ -30,6 +33,7 @@ func (s *sourceFlags) register(fs *flag.FlagSet) {
 type sources struct {
 	opts    []gate.Option
 	catalog *reload.Reloader[catalog.Catalog] // nil without --catalog
+	policy  *reload.Reloader[policy.Set]      // nil without --policy
 	metrics *metrics.Metrics
 }
 
@@ -57,7 +61,34 @@ func loadSources(s *sourceFlags, log *zap.Logger) (*sources, error) {
 		}
 		out.opts = append(out.opts, gate.WithCatalog(out.catalog.Current, unknown, args))
 	}
+	if len(s.policyDirs) > 0 {
+		dirs := []string(s.policyDirs)
+		out.policy, err = reload.New(reload.Config[policy.Set]{
+			// Grants name actions by registry ref too, resolved through the
+			// catalog current at build time; a catalog reload rebuilds the policy.
+			Build:    func() (*policy.Set, error) { return policy.Load(dirs, out.resolver()) },
+			Dirs:     dirs,
+			OnResult: out.reloaded(log, "policy"),
+		})
+		if err != nil {
+			return nil, fmt.Errorf("policy: %w", err)
+		}
+		for _, w := range out.policy.Current().Warnings() {
+			if log != nil {
+				log.Warn("policy warning", zap.String("problem", w.String()))
+			}
+		}
+		out.opts = append(out.opts, gate.WithPolicy(out.policy.Current, policy.NewLimiter()))
+	}
 	return out, nil
+}
+
+// resolver resolves registry refs in grants through the current catalog.
+func (s *sources) resolver() policy.Resolver {
+	if s.catalog == nil {
+		return nil
+	}
+	return s.catalog.Current()
 }
 
 // watch keeps every source current until ctx ends.
@@ -69,12 +100,22 @@ func (s *sources) watch(ctx context.Context, log *zap.Logger) {
 			}
 		}()
 	}
+	if s.policy != nil {
+		go func() {
+			if err := s.policy.Run(ctx); err != nil && ctx.Err() == nil {
+				log.Error("policy watcher stopped; the policy will no longer reload", zap.Error(err))
+			}
+		}()
+	}
 }
 
 // reloadAll asks every source to rebuild (SIGHUP).
 func (s *sources) reloadAll() {
 	if s.catalog != nil {
 		s.catalog.Trigger()
+	}
+	if s.policy != nil {
+		s.policy.Trigger()
 	}
 }
 
@@ -99,16 +140,22 @@ func (s *sources) publishRevisions() {
 	if s.metrics == nil {
 		return
 	}
-	var cat string
+	var cat, pol string
 	if s.catalog != nil {
 		cat = s.catalog.Current().Revision()
 	}
-	s.metrics.SetRevisions(cat, "")
+	if s.policy != nil {
+		pol = s.policy.Current().Revision()
+	}
+	s.metrics.SetRevisions(cat, pol)
 }
 
 // reloaded logs and counts each rebuild of what.
 func (s *sources) reloaded(log *zap.Logger, what string) func(error) {
 	return func(err error) {
+		if what == "catalog" && err == nil && s.policy != nil {
+			s.policy.Trigger() // re-resolve grants against the new catalog
+		}
 		if s.metrics != nil {
 			switch what {
 			case "catalog":

@@ -4,6 +4,7 @@ import (
 	"github.com/gatedhq/gated/internal/audit"
 	"github.com/gatedhq/gated/internal/catalog"
 	"github.com/gatedhq/gated/internal/contract"
+	"github.com/gatedhq/gated/internal/policy"
 	"github.com/gatedhq/gated/internal/route"
 )
 
@@ -18,6 +19,7 @@ type Decision struct {
 	Findings        []route.Finding `json:"findings"`
 	Revisions       Revisions       `json:"revisions"`
 	Action          *catalog.View   `json:"action,omitempty"`
+	Policy          *policy.Block   `json:"policy,omitempty"`
 	Audit           *audit.Result   `json:"audit,omitempty"`
 
 	ToolName                string                     `json:"tool_name"`

@@ -16,6 +16,7 @@ import (
 	"github.com/gatedhq/gated/internal/catalog"
 	"github.com/gatedhq/gated/internal/contract"
 	"github.com/gatedhq/gated/internal/metrics"
+	"github.com/gatedhq/gated/internal/policy"
 	"github.com/gatedhq/gated/internal/route"
 )
 
@@ -70,6 +71,9 @@ type Engine struct {
 	unknownTools UnknownTools
 	argMode      catalog.ArgumentMode
 
+	policy  func() *policy.Set // nil: no policy configured
+	limiter *policy.Limiter
+
 	recorder audit.Recorder // nil: decisions are not recorded (check)
 	redactor *audit.Redactor
 	version  string
@@ -90,6 +94,12 @@ func WithShadow(on bool) Option { return func(e *Engine) { e.shadow = on } }
 // uncatalogued tools and of argument validation.
 func WithCatalog(current func() *catalog.Catalog, unknown UnknownTools, args catalog.ArgumentMode) Option {
 	return func(e *Engine) { e.catalog, e.unknownTools, e.argMode = current, unknown, args }
+}
+
+// WithPolicy evaluates the policy current() returns (read once per
+// decision). lim keeps rate-limit counts across policy reloads.
+func WithPolicy(current func() *policy.Set, lim *policy.Limiter) Option {
+	return func(e *Engine) { e.policy, e.limiter = current, lim }
 }
 
 // WithAudit records every decision, redacted, with rec. A record that can
@@ -120,7 +130,7 @@ func (e *Engine) Decide(ctx context.Context, req Request) *Decision {
 	}
 	now := e.now()
 	var p *contract.Prepared
-	if err := safely(func() { p = e.decide(d, req, now) }); err != nil {
+	if err := safely(func() { p = e.decide(ctx, d, req, now) }); err != nil {
 		d.refuse(CodeInternalError, "the decision failed inside gated: "+err.Error())
 	}
 	if e.recorder != nil {
@@ -142,7 +152,7 @@ func (e *Engine) Decide(ctx context.Context, req Request) *Decision {
 }
 
 // decide runs the sources over the event and fills d.
-func (e *Engine) decide(d *Decision, req Request, now time.Time) *contract.Prepared {
+func (e *Engine) decide(ctx context.Context, d *Decision, req Request, now time.Time) *contract.Prepared {
 	p := contract.Prepare(req.Event)
 	d.ValidationErrors = p.ValidationErrors
 	d.ToolName, d.ToolCategory = p.Declared.ToolName, p.Declared.ToolCategory
@@ -170,12 +180,33 @@ func (e *Engine) decide(d *Decision, req Request, now time.Time) *contract.Prepa
 	if view != nil {
 		findings = append(findings, catalog.Floors(view, ev, eval.Auth.EffectiveState, e.argMode)...)
 	}
+	findings = append(findings, e.evaluatePolicy(ctx, d, req, ev, view, eval.Category, now)...)
 	gateOutcome := route.Combine(findings)
 	if f, ok := contract.RuntimeFinding(ev.RecommendedRoute); ok {
 		findings = append(findings, f)
 	}
 	d.finish(findings, gateOutcome)
 	return p
+}
+
+// evaluatePolicy asks the policy who may do this, for the catalog's action.
+func (e *Engine) evaluatePolicy(ctx context.Context, d *Decision, req Request, ev *route.Event, view *catalog.View, category route.Category, now time.Time) []route.Finding {
+	if e.policy == nil {
+		return nil
+	}
+	ps := e.policy()
+	d.Revisions.Policy = ps.Revision()
+	in := policy.Input{
+		Event: ev, Category: category, Now: now, ClientIP: req.ClientIP, Limiter: e.limiter,
+		Principals: policy.Principals(req.Principals, req.TrustEventPrincipals, ev),
+	}
+	if view != nil {
+		in.ActionID, in.Action = view.ActionID, view
+		in.ApprovalPolicyRef, _ = view.PolicyRef()
+	}
+	res := ps.Evaluate(ctx, in)
+	d.Policy = res.Block
+	return res.Findings
 }
 
 // record hands the redacted decision to the audit recorder. When the record
