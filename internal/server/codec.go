@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"unicode/utf8"
 )
 
 // errorBody is every error answer. It carries a route so that a client that
@@ -64,6 +65,11 @@ func decodeEvent(w http.ResponseWriter, r *http.Request, maxBytes int64, maxDept
 func DecodeEvent(body []byte, maxDepth int) (map[string]any, error) {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return nil, errors.New("the body is empty; expected a JSON object")
+	}
+	if !utf8.Valid(body) {
+		// encoding/json would replace the bad bytes and gated would decide on
+		// text the caller never sent.
+		return nil, errors.New("the body is not valid UTF-8 (RFC 8259 requires UTF-8 JSON text)")
 	}
 	if depth, ok := nestingWithin(body, maxDepth); !ok {
 		return nil, fmt.Errorf("JSON nesting exceeds %d levels (reached %d)", maxDepth, depth)
