@@ -37,6 +37,8 @@ commands:
   check     decide one event from FILE or stdin; exit 0 when the tool may execute, 3 when not
   catalog lint DIR...
             validate catalog directories; exit 1 on any problem
+  policy lint|compile|test [--catalog DIR]... DIR...
+            check POLICY.md files, print the Rego they compile to, or run their *_test.yaml cases
   migrate up|down|status --database-url URL
             apply, roll back or list the audit store's migrations
   version   print the version
@@ -57,6 +59,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return runCheck(ctx, rest, getenv, stdin, stdout, stderr)
 	case "catalog":
 		return runCatalog(rest, stdout)
+	case "policy":
+		return runPolicy(ctx, rest, getenv, stdout, stderr)
 	case "migrate":
 		return runMigrate(ctx, rest, getenv, stdout, stderr)
 	case "version", "--version":

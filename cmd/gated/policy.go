@@ -1,0 +1,72 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/gatedhq/gated/internal/catalog"
+	"github.com/gatedhq/gated/internal/gate"
+	"github.com/gatedhq/gated/internal/policy"
+	"github.com/gatedhq/gated/internal/policy/policytest"
+)
+
+const policyUsage = "usage: gated policy lint|compile|test [--catalog DIR]... DIR..."
+
+// runPolicy is `gated policy lint|compile|test [--catalog DIR]... DIR...`:
+// the analogues of opa check, opa build and opa test for POLICY.md.
+func runPolicy(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		return usageError(policyUsage)
+	}
+	verb := args[0]
+	fs := newFlagSet("policy "+verb, stderr)
+	var sf sourceFlags
+	sf.register(fs)
+	if err := parseFlags(fs, args[1:], getenv); err != nil {
+		return err
+	}
+	dirs := fs.Args()
+	if len(dirs) == 0 {
+		return usageError(policyUsage)
+	}
+	var res policy.Resolver
+	var cat *catalog.Catalog
+	if len(sf.catalogDirs) > 0 {
+		var err error
+		if cat, err = catalog.Load(sf.catalogDirs); err != nil {
+			return fmt.Errorf("catalog: %w", err)
+		}
+		res = cat
+	}
+	switch verb {
+	case "lint":
+		if !policy.LintWith(dirs, res, stdout) {
+			return exitError{code: 1}
+		}
+		return nil
+	case "compile":
+		return policy.CompileWith(dirs, res, stdout)
+	case "test":
+		sf.policyDirs = dirs
+		src, err := loadSources(&sf, nil)
+		if err != nil {
+			return err
+		}
+		decide := func(ev map[string]any, principals []string, now time.Time) (string, []string) {
+			e := gate.New(append(src.opts, gate.WithClock(func() time.Time { return now }))...)
+			d := e.Decide(ctx, gate.Request{Event: ev, Principals: principals})
+			return d.Route.String(), d.HardBlockers
+		}
+		_, failed, err := policytest.Run(dirs, decide, stdout)
+		if err != nil {
+			return err
+		}
+		if failed > 0 {
+			return exitError{code: 1}
+		}
+		return nil
+	}
+	return usageError(policyUsage)
+}
