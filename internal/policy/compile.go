@@ -75,6 +75,12 @@ func (g *generator) grant(layer, index int, d *Document, gr Grant) {
 // actionMatch is the indexed first expression for one action ref.
 func (g *generator) actionMatch(d *Document, field, ref string) (string, bool) {
 	p, ok := resolve(ref, g.res)
+	if isBareID(ref) && p.exact != "" && g.res != nil {
+		if _, known := g.res.ResolveActionRef(p.exact); !known {
+			g.warnings = append(g.warnings, Problem{d.File, field, "action_not_catalogued",
+				fmt.Sprintf("action %q is not in the catalog; this entry matches nothing until it is", p.exact)})
+		}
+	}
 	switch {
 	case !ok:
 		g.warnings = append(g.warnings, Problem{d.File, field, "action_ref_unresolved",

@@ -386,15 +386,37 @@ func (s *Set) requirementFindings(in Input, cands []candidate) []route.Finding {
 		}
 	}
 	if ref := strings.TrimPrefix(in.ApprovalPolicyRef, "policy:"); ref != "" {
-		d, ok := s.byID[ref]
+		d, ok := s.approvalPolicy(ref)
 		switch {
 		case !ok:
-			out = append(out, finding(CodeApprovalUnresolvable, route.Defer, fmt.Sprintf("the action's approval policy %q is not loaded", ref)))
-		case d.Default != "allow" && !slices.ContainsFunc(cands, func(c candidate) bool { return c.Policy == ref && c.stage() == 3 }):
+			out = append(out, finding(CodeApprovalUnresolvable, route.Defer, fmt.Sprintf("the action's approval policy %q is not loaded (or its slug is ambiguous)", ref)))
+		case d.Default != "allow" && !slices.ContainsFunc(cands, func(c candidate) bool { return c.Policy == d.ID && c.stage() == 3 }):
 			out = append(out, finding(CodeApprovalPolicyNotGrant, route.Defer, fmt.Sprintf("the action's approval policy %q does not allow this request", ref)))
 		}
 	}
 	return out
+}
+
+// approvalPolicy finds the policy an `approval: policy:<ref>` names: by its
+// full id, or, for a bare slug ("production-deploys"), the one policy whose
+// id ends in that slug.
+func (s *Set) approvalPolicy(ref string) (*Document, bool) {
+	if d, ok := s.byID[ref]; ok {
+		return d, true
+	}
+	if strings.Contains(ref, "/") {
+		return nil, false
+	}
+	var found *Document
+	for _, d := range s.docs {
+		if strings.HasSuffix(d.ID, "/"+ref) {
+			if found != nil {
+				return nil, false
+			}
+			found = d
+		}
+	}
+	return found, found != nil
 }
 
 // exceededLimit spends one call of every applying rate limit and returns the

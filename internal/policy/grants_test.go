@@ -22,7 +22,7 @@ func oneGrant(grant string) map[string]string {
 }
 
 func TestActionMatching(t *testing.T) {
-	res := fakeResolver{"@agentik/actions/standard/storage-push": "storage:push"}
+	res := fakeResolver{"@agentik/actions/standard/storage-push": "storage:push", "storage:commit": "storage:commit"}
 	s := mustLoad(t, res, oneGrant(`  - principal: "operator://bob"
     actions:
       - {action: "storage:commit"}
@@ -45,11 +45,21 @@ func TestActionMatching(t *testing.T) {
 		{"storage:push", route.Accept},
 		{"", route.Refuse}, // uncatalogued
 	}
+	if hasProblem(s.Warnings(), "action_not_catalogued") {
+		t.Fatalf("warnings %v: storage:commit is catalogued", s.Warnings())
+	}
 	for _, c := range cases {
 		got, _, _ := outcome(t, s, input(c.action, "operator://bob"))
 		if got != c.want {
 			t.Errorf("%q: got %s, want %s", c.action, got, c.want)
 		}
+	}
+}
+
+func TestUncataloguedBareIDWarns(t *testing.T) {
+	s := mustLoad(t, fakeResolver{}, oneGrant("  - {principal: x, actions: [{action: \"storage:read\"}]}\n"))
+	if !hasProblem(s.Warnings(), "action_not_catalogued") {
+		t.Fatalf("warnings %v lack action_not_catalogued", s.Warnings())
 	}
 }
 

@@ -78,8 +78,16 @@ func TestApprovalPolicy(t *testing.T) {
 	assertOutcome(t, s, in, route.Defer, CodeApprovalPolicyNotGrant)
 	in.Principals = []string{"operator://lead"}
 	assertOutcome(t, s, in, route.Accept)
+	in.ApprovalPolicyRef = "policy:approvers" // a bare slug names the policy whose id ends in it
+	assertOutcome(t, s, in, route.Accept)
 	in.ApprovalPolicyRef = "policy:@acme/missing"
 	assertOutcome(t, s, in, route.Defer, CodeApprovalUnresolvable)
+
+	// A slug two policies share is ambiguous, so it does not resolve.
+	files["c.POLICY.md"] = policyMD("schema: policy/v1\nid: \"@other/approvers\"\n")
+	ambiguous := mustLoad(t, nil, files)
+	in.ApprovalPolicyRef = "approvers"
+	assertOutcome(t, ambiguous, in, route.Defer, CodeApprovalUnresolvable)
 
 	// Without any POLICY.md the reference cannot resolve either.
 	none := mustLoad(t, nil, map[string]string{})
