@@ -59,25 +59,22 @@ func run(args []string, stderr io.Writer) error {
 		return fmt.Errorf("no *_openapi.json in %s", *openapi)
 	}
 	n := 0
-	for _, doc := range docs {
-		schemas, err := fromOpenAPI(doc)
+	emit := func(schemas map[gvk]map[string]any, err error) error {
 		if err != nil {
 			return err
 		}
-		if err := write(*out, schemas); err != nil {
+		n += len(schemas)
+		return write(*out, schemas)
+	}
+	for _, doc := range docs {
+		if err := emit(fromOpenAPI(doc)); err != nil {
 			return err
 		}
-		n += len(schemas)
 	}
 	for _, crd := range crds {
-		schemas, err := fromCRD(crd)
-		if err != nil {
+		if err := emit(fromCRD(crd)); err != nil {
 			return err
 		}
-		if err := write(*out, schemas); err != nil {
-			return err
-		}
-		n += len(schemas)
 	}
 	if n == 0 {
 		return errors.New("no kinds found")
