@@ -2,6 +2,8 @@ package catalog
 
 import (
 	"fmt"
+	"math/big"
+	"strconv"
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -61,15 +63,15 @@ func safeMessage(k jsonschema.ErrorKind) string {
 	case *kind.Format:
 		return "is not a valid " + k.Want
 	case *kind.Minimum:
-		return "must be >= " + k.Want.FloatString(6)
+		return "must be >= " + number(k.Want)
 	case *kind.Maximum:
-		return "must be <= " + k.Want.FloatString(6)
+		return "must be <= " + number(k.Want)
 	case *kind.ExclusiveMinimum:
-		return "must be > " + k.Want.FloatString(6)
+		return "must be > " + number(k.Want)
 	case *kind.ExclusiveMaximum:
-		return "must be < " + k.Want.FloatString(6)
+		return "must be < " + number(k.Want)
 	case *kind.MultipleOf:
-		return "must be a multiple of " + k.Want.FloatString(6)
+		return "must be a multiple of " + number(k.Want)
 	case *kind.MinLength:
 		return fmt.Sprintf("must be at least %d characters", k.Want)
 	case *kind.MaxLength:
@@ -80,11 +82,17 @@ func safeMessage(k jsonschema.ErrorKind) string {
 		return "is not of media type " + k.Want
 	case *kind.InvalidJsonValue:
 		return "is not a JSON value"
-	case *kind.Type, *kind.Enum, *kind.Const, *kind.Required, *kind.AdditionalProperties,
+	case *kind.Type, *kind.Enum, *kind.Const,
 		*kind.PropertyNames, *kind.MinItems, *kind.MaxItems, *kind.MinProperties, *kind.MaxProperties,
 		*kind.UniqueItems, *kind.Contains, *kind.MinContains, *kind.MaxContains, *kind.AdditionalItems,
 		*kind.Dependency, *kind.DependentRequired, *kind.FalseSchema, *kind.Not:
 		return k.LocalizedString(printer)
 	}
 	return "fails '" + strings.Join(k.KeywordPath(), "/") + "'"
+}
+
+// number renders a schema bound the way it was probably written.
+func number(r *big.Rat) string {
+	f, _ := r.Float64()
+	return strconv.FormatFloat(f, 'g', -1, 64)
 }

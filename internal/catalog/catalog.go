@@ -118,8 +118,10 @@ func (c *Catalog) ResolveActionRef(ref string) (string, bool) {
 // PolicyRef returns <ref> when the view's approval is "policy:<ref>": the
 // policy package decides those.
 func (v *View) PolicyRef() (string, bool) {
-	ref, ok := strings.CutPrefix(v.Approval, approvalPolicyPrefix)
-	return ref, ok
+	if ref, ok := strings.CutPrefix(v.Approval, approvalPolicyPrefix); ok {
+		return ref, true
+	}
+	return "", false
 }
 
 // Category is the consequence class the catalog implies: a write when the

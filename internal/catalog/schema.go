@@ -69,6 +69,10 @@ func newCompiler() *jsonschema.Compiler {
 // JSON value with json.Number numbers), each in a compiler of its own.
 func compileInputSchema(doc any) (*jsonschema.Schema, error) {
 	c := newCompiler()
+	// Arguments are checked strictly: an e-mail that is not an e-mail or
+	// base64 that does not decode is as invalid as a wrong type.
+	c.AssertFormat()
+	c.AssertContent()
 	const url = "urn:gated:input-schema"
 	if err := c.AddResource(url, doc); err != nil {
 		return nil, err
