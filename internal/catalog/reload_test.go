@@ -1,0 +1,131 @@
+package catalog
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/gatedhq/gated/internal/reload"
+	"github.com/gatedhq/gated/internal/route"
+)
+
+// TestHotReloadUnderConcurrentDecisions runs decisions against the reloaded
+// catalog while its files change: every decision sees one whole catalog
+// (the tool's risk level and its revision agree), a broken change keeps the
+// last good catalog, and fixing it is picked up.
+func TestHotReloadUnderConcurrentDecisions(t *testing.T) {
+	dir := writeTree(t, t.TempDir(), map[string]string{
+		"actions/ACTION.md": action("x:act", "risk_level: 1"),
+		"tools/TOOL.md":     tool("x.tool", "implements: x:act"),
+	})
+	r, err := reload.New(reload.Config[Catalog]{
+		Build:    func() (*Catalog, error) { return Load([]string{dir}) },
+		Dirs:     []string{dir},
+		Debounce: 20 * time.Millisecond,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- r.Run(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	}()
+
+	// seen records which risk level each revision carried; a
+	// revision seen with two risk levels would be a torn catalog.
+	var seen sync.Map
+	var torn, decisions atomic.Int64
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ev := &route.Event{ToolName: "x.tool"}
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				c := r.Current()
+				v, ok := c.Lookup(ev.ToolName)
+				if !ok {
+					torn.Add(1)
+					continue
+				}
+				Floors(v, ev, route.AuthValidated, ArgumentsEnforce)
+				if prev, loaded := seen.LoadOrStore(c.Revision(), v.RiskLevel); loaded && prev.(int) != v.RiskLevel {
+					torn.Add(1)
+				}
+				decisions.Add(1)
+			}
+		}()
+	}
+
+	risk := func() int { v, _ := r.Current().Lookup("x.tool"); return v.RiskLevel }
+	waitUntil := func(what string, cond func() bool) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for !cond() {
+			if time.Now().After(deadline) {
+				t.Fatalf("timed out waiting for %s", what)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	// Rebuild once by trigger so the watches are known to be in place.
+	_, before := r.LastError()
+	r.Trigger()
+	waitUntil("the triggered reload", func() bool { _, at := r.LastError(); return at.After(before) })
+
+	toolPath := filepath.Join(dir, "tools", "TOOL.md")
+	for _, level := range []string{"2", "3"} {
+		if err := os.WriteFile(toolPath, []byte(tool("x.tool", "implements: x:act", "risk_level: "+level)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		waitUntil("risk_level "+level, func() bool { return risk() == int(level[0]-'0') })
+	}
+
+	good := r.Current().Revision()
+	// A tool that lowers the action's risk level: a load error (and one
+	// that stays an error whichever of the two writes a reload sees).
+	if err := os.WriteFile(toolPath, []byte(tool("x.tool", "implements: x:act", "risk_level: 0")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "actions", "ACTION.md"), []byte(action("x:act", "risk_level: 3")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil("the failed reload", func() bool { err, _ := r.LastError(); return err != nil })
+	if got := r.Current().Revision(); got != good || risk() != 3 {
+		t.Fatalf("after a broken change: revision %s risk %d, want the last good %s at 3", got, risk(), good)
+	}
+	lastErr, at := r.LastError()
+	doc := r.Current().Document(lastErr, at)
+	if doc.LastReloadError == nil || len(doc.LastReloadError.Problems) == 0 || doc.LastReloadError.Problems[0].Code != "widens_risk_level" {
+		t.Fatalf("document reload error %+v", doc.LastReloadError)
+	}
+
+	if err := os.WriteFile(toolPath, []byte(tool("x.tool", "implements: x:act")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil("the repaired catalog", func() bool { err, _ := r.LastError(); return err == nil && r.Current().Revision() != good })
+
+	close(stop)
+	wg.Wait()
+	if torn.Load() != 0 {
+		t.Fatalf("%d decisions saw an inconsistent catalog", torn.Load())
+	}
+	if decisions.Load() == 0 {
+		t.Fatal("no decisions ran")
+	}
+}
