@@ -3,6 +3,7 @@ package contract_test
 import (
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/gatedhq/gated/internal/contract"
@@ -349,4 +350,29 @@ func hasPath(errs []contract.ValidationError, path string) bool {
 		}
 	}
 	return false
+}
+
+// Validation errors name paths and rules, never the offending values, so a
+// secret sent in the wrong field is not echoed.
+func TestValidationErrorsEchoNoValues(t *testing.T) {
+	const secret = "sk-abcdefghijklmnopqrstuv"
+	for _, over := range []obj{
+		{"schema_version": secret},
+		{"schema_version": versioned, "risk_domain": secret},
+		{"schema_version": versioned, "proposed_arguments": secret},
+		{"schema_version": versioned, "tool_category": "unknown", "recommended_route": "accept", "agent_id": 1},
+		{"evidence_refs": []any{obj{"source_id": "x", "kind": secret}}},
+		{"evidence_refs": []any{obj{"source_id": "x", "freshness": obj{"status": secret}}}},
+		{"authorization_subject": obj{"subject_type": secret}},
+	} {
+		p := contract.Prepare(event(t, over))
+		if len(p.ValidationErrors) == 0 {
+			t.Fatalf("%v: no validation errors", over)
+		}
+		for _, e := range p.ValidationErrors {
+			if strings.Contains(e.Message, secret) || strings.Contains(e.Path, secret) {
+				t.Errorf("validation error echoes the value: %+v", e)
+			}
+		}
+	}
 }

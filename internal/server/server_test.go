@@ -235,8 +235,8 @@ func TestRecoverer(t *testing.T) {
 	}
 }
 
-// Decision logs carry names and codes only: never argument values,
-// evidence text or the token.
+// Decision logs and answers carry names and codes only: never argument
+// values, evidence text or the token.
 func TestLogsCarryNoSecrets(t *testing.T) {
 	core, logs := observer.New(zapcore.DebugLevel)
 	f := newServer(t, func(d *server.Deps) { d.Logger = zap.New(core) })
@@ -248,6 +248,12 @@ func TestLogsCarryNoSecrets(t *testing.T) {
 	}))
 	if res.str("route") != "refuse" {
 		t.Errorf("route %s", res.str("route"))
+	}
+	// The answer names blockers, not the values behind them.
+	for _, s := range secrets {
+		if strings.Contains(string(res.raw), s) {
+			t.Errorf("the answer holds %q", s)
+		}
 	}
 	if logs.Len() == 0 {
 		t.Fatal("no decision was logged at debug level")
