@@ -90,21 +90,15 @@ func TestHotReloadUnderConcurrentDecisions(t *testing.T) {
 
 	toolPath := filepath.Join(dir, "tools", "TOOL.md")
 	for _, level := range []string{"2", "3"} {
-		if err := os.WriteFile(toolPath, []byte(tool("x.tool", "implements: x:act", "risk_level: "+level)), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		replaceFile(t, toolPath, tool("x.tool", "implements: x:act", "risk_level: "+level))
 		waitUntil("risk_level "+level, func() bool { return risk() == int(level[0]-'0') })
 	}
 
 	good := r.Current().Revision()
 	// A tool that lowers the action's risk level: a load error (and one
 	// that stays an error whichever of the two writes a reload sees).
-	if err := os.WriteFile(toolPath, []byte(tool("x.tool", "implements: x:act", "risk_level: 0")), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "actions", "ACTION.md"), []byte(action("x:act", "risk_level: 3")), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	replaceFile(t, toolPath, tool("x.tool", "implements: x:act", "risk_level: 0"))
+	replaceFile(t, filepath.Join(dir, "actions", "ACTION.md"), action("x:act", "risk_level: 3"))
 	waitUntil("the failed reload", func() bool { err, _ := r.LastError(); return err != nil })
 	if got := r.Current().Revision(); got != good || risk() != 3 {
 		t.Fatalf("after a broken change: revision %s risk %d, want the last good %s at 3", got, risk(), good)
@@ -115,9 +109,7 @@ func TestHotReloadUnderConcurrentDecisions(t *testing.T) {
 		t.Fatalf("document reload error %+v", doc.LastReloadError)
 	}
 
-	if err := os.WriteFile(toolPath, []byte(tool("x.tool", "implements: x:act")), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	replaceFile(t, toolPath, tool("x.tool", "implements: x:act"))
 	waitUntil("the repaired catalog", func() bool { err, _ := r.LastError(); return err == nil && r.Current().Revision() != good })
 
 	close(stop)
@@ -127,5 +119,19 @@ func TestHotReloadUnderConcurrentDecisions(t *testing.T) {
 	}
 	if decisions.Load() == 0 {
 		t.Fatal("no decisions ran")
+	}
+}
+
+// replaceFile writes a file the way editors and the kubelet do: into a
+// temporary file, then renamed over the old one, so a reload never reads
+// half a file.
+func replaceFile(t *testing.T, path, content string) {
+	t.Helper()
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		t.Fatal(err)
 	}
 }
