@@ -190,7 +190,7 @@ func (s *Set) Evaluate(ctx context.Context, in Input) (res Result) {
 }
 
 func (s *Set) eval(ctx context.Context, in Input) (*evalOutput, error) {
-	ctx, cancel := context.WithTimeout(ctx, EvalBudget)
+	ctx, cancel := context.WithTimeout(ctx, s.budget)
 	defer cancel()
 	doc, err := inputDocument(in)
 	if err != nil {
@@ -198,7 +198,7 @@ func (s *Set) eval(ctx context.Context, in Input) (*evalOutput, error) {
 	}
 	rs, err := s.query.Eval(ctx, rego.EvalInput(doc))
 	if err != nil {
-		return nil, regoFailure(ctx, err)
+		return nil, s.regoFailure(ctx, err)
 	}
 	if len(rs) != 1 || len(rs[0].Expressions) != 1 {
 		return nil, fmt.Errorf("rego: %d results, want 1", len(rs))
@@ -445,9 +445,9 @@ func applies(ps []pattern, actionID string) bool {
 // regoFailure describes an evaluation error by its code and location only:
 // OPA's messages can quote input values (arguments, evidence), which must
 // not reach findings, logs or the audit store.
-func regoFailure(ctx context.Context, err error) error {
+func (s *Set) regoFailure(ctx context.Context, err error) error {
 	if ctx.Err() != nil {
-		return fmt.Errorf("evaluation exceeded its %s budget", EvalBudget)
+		return fmt.Errorf("evaluation exceeded its %s budget or was cancelled", s.budget)
 	}
 	var te *topdown.Error
 	if errors.As(err, &te) {

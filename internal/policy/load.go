@@ -17,9 +17,23 @@ import (
 	_ "time/tzdata" // business-hours time zones must not depend on the host's zoneinfo
 )
 
-// EvalBudget bounds one evaluation; a slower custom module refuses the call
-// (policy_evaluation_error) instead of stalling the decision path.
-const EvalBudget = 100 * time.Millisecond
+// DefaultEvalBudget bounds one evaluation; a slower custom module refuses
+// the call (policy_evaluation_error) instead of stalling the decision path.
+// A decision normally takes well under a millisecond; the margin absorbs GC
+// pauses and CPU contention.
+const DefaultEvalBudget = 250 * time.Millisecond
+
+// Option adjusts a Load.
+type Option func(*Set)
+
+// WithEvalBudget sets the time budget of one evaluation (d > 0).
+func WithEvalBudget(d time.Duration) Option {
+	return func(s *Set) {
+		if d > 0 {
+			s.budget = d
+		}
+	}
+}
 
 // customPackage is the package custom modules must live in (or below).
 const customPackage = "data.gated.custom"
@@ -59,6 +73,7 @@ type Set struct {
 	limits       []limit
 	grantsModule string
 	query        rego.PreparedEvalQuery
+	budget       time.Duration
 	warnings     []Problem
 }
 
@@ -104,7 +119,7 @@ type source struct {
 // Load reads every POLICY.md, *.POLICY.md and *.rego (not *_test.rego) under
 // dirs (recursively), validates and compiles them, and prepares the query.
 // All problems are returned together in a *LoadError.
-func Load(dirs []string, res Resolver) (*Set, error) {
+func Load(dirs []string, res Resolver, opts ...Option) (*Set, error) {
 	var errs []Problem
 	var policies, modules []source
 	for _, dir := range dirs {
@@ -136,7 +151,10 @@ func Load(dirs []string, res Resolver) (*Set, error) {
 			errs = append(errs, Problem{File: dir, Code: "read_failed", Message: err.Error()})
 		}
 	}
-	s := &Set{byID: map[string]*Document{}}
+	s := &Set{byID: map[string]*Document{}, budget: DefaultEvalBudget}
+	for _, o := range opts {
+		o(s)
+	}
 	for _, src := range policies {
 		doc, perrs, warns := Parse(src.path, src.data)
 		errs = append(errs, perrs...)

@@ -212,18 +212,28 @@ findings contains {"code": "c", "route": "ask", "blocking": false, "message": sp
 	}
 }
 
-func TestEvaluationErrorsRefuse(t *testing.T) {
-	slow := mustLoad(t, nil, map[string]string{"slow.rego": `package gated.custom
+const slowModule = `package gated.custom
 
 findings contains {"code": "never", "route": "accept", "blocking": false, "message": ""} if {
 	count([x | some i in numbers.range(1, 4000); some j in numbers.range(1, 4000); x := i * j]) < 0
 }
-`})
+`
+
+func TestEvaluationErrorsRefuse(t *testing.T) {
+	slow := mustLoad(t, nil, map[string]string{"slow.rego": slowModule})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
 	res := slow.Evaluate(ctx, input("", "x"))
 	if o := route.Combine(res.Findings); o.Route != route.Refuse || o.HardBlockers[0] != CodeEvaluationError {
-		t.Fatalf("slow module: %+v", res.Findings)
+		t.Fatalf("slow module under a caller deadline: %+v", res.Findings)
+	}
+	budgeted, err := Load([]string{writeDir(t, map[string]string{"slow.rego": slowModule})}, nil, WithEvalBudget(10*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res = assertOutcome(t, budgeted, input("", "x"), route.Refuse, CodeEvaluationError)
+	if !strings.Contains(res.Findings[0].Message, "budget") {
+		t.Fatalf("message %q does not name the budget", res.Findings[0].Message)
 	}
 
 	strict := mustLoad(t, nil, map[string]string{"div.rego": `package gated.custom

@@ -2,11 +2,13 @@ package policy
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/gatedhq/gated/internal/reload"
 	"github.com/gatedhq/gated/internal/route"
@@ -27,7 +29,11 @@ func TestReloadUnderLoad(t *testing.T) {
 		}
 	}
 	write(versions[true])
-	r, err := reload.New(reload.Config[Set]{Build: func() (*Set, error) { return Load([]string{dir}, nil) }, Dirs: []string{dir}})
+	r, err := reload.New(reload.Config[Set]{Build: func() (*Set, error) {
+		// A generous budget: this test is about swap consistency, and -race
+		// on two busy cores can stall one evaluation for a while.
+		return Load([]string{dir}, nil, WithEvalBudget(time.Minute))
+	}, Dirs: []string{dir}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,12 +50,12 @@ func TestReloadUnderLoad(t *testing.T) {
 			defer wg.Done()
 			for ctx.Err() == nil {
 				s := r.Current()
-				o := route.Combine(s.Evaluate(ctx, input("storage:read", "x")).Findings)
+				o := route.Combine(s.Evaluate(context.Background(), input("storage:read", "x")).Findings) // not ctx: cancelling it would fail in-flight decisions
 				decisions.Add(1)
 				wantAccept := s.Revision() == allowRev
 				if (o.Route == route.Accept) != wantAccept || (!wantAccept && o.HardBlockers[0] != CodeExplicitRevoke) {
 					select {
-					case errs <- o.Route.String() + " " + s.Revision():
+					case errs <- fmt.Sprint(o.Route, o.HardBlockers, s.Revision() == allowRev):
 					default:
 					}
 					return
