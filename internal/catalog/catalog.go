@@ -55,8 +55,9 @@ type View struct {
 	Format        string   `json:"format"`
 	InputSchema   bool     `json:"input_schema"` // whether proposed_arguments are validated
 
-	input *jsonschema.Schema
-	file  string // the path problems name
+	input     *jsonschema.Schema
+	file      string // the path problems name
+	nameField string // the field its tool_id comes from, for problems
 }
 
 // Action is a resolved action: an ACTION.md, or the action an ACTIONS.yaml

@@ -259,7 +259,7 @@ func (l *loader) parseActionsYAML(f file) {
 	items := doc.(map[string]any)["actions"].([]any)
 	for i, a := range d.Actions {
 		field := "actions[" + strconv.Itoa(i) + "]"
-		v := &View{ToolID: a.Name, Approval: approvalAuto, Source: f.rel, Format: f.format, file: f.path}
+		v := &View{ToolID: a.Name, Approval: approvalAuto, Source: f.rel, Format: f.format, file: f.path, nameField: field + ".name"}
 		if skill != "" {
 			v.ToolID = skill + "/" + a.Name
 			v.Aliases = []string{a.Name}
@@ -273,7 +273,7 @@ func (l *loader) parseActionsYAML(f file) {
 			v.RiskLevel, v.Mutates = 2, []string{"external:*"}
 		}
 		v.input = l.inputSchema(f, field+".inputSchema", items[i].(map[string]any)["inputSchema"])
-		l.addImported(f, field+".name", v)
+		l.addImported(f, v)
 	}
 }
 
@@ -317,7 +317,7 @@ func (l *loader) parseActionJSON(f file) {
 	if !l.decode(f, actionJSONSchema, doc, raw, &d) {
 		return
 	}
-	v := &View{ToolID: d.Name, Approval: approvalAuto, Mutates: []string{}, Source: f.rel, Format: f.format, file: f.path}
+	v := &View{ToolID: d.Name, Approval: approvalAuto, Mutates: []string{}, Source: f.rel, Format: f.format, file: f.path, nameField: "name"}
 	tier, _ := d.RiskTier.(string)
 	switch tier {
 	case "R0":
@@ -334,12 +334,12 @@ func (l *loader) parseActionJSON(f file) {
 	}
 	v.RiskTier = tier
 	v.input = l.inputSchema(f, "inputSchema", doc.(map[string]any)["inputSchema"])
-	l.addImported(f, "name", v)
+	l.addImported(f, v)
 }
 
 // addImported registers an ACTIONS.yaml or action.json entry, which is both
 // a callable tool and the action it performs.
-func (l *loader) addImported(f file, field string, v *View) {
+func (l *loader) addImported(f file, v *View) {
 	v.ActionID = v.ToolID
 	v.Requires, v.FiresEvents = []string{}, []string{}
 	v.InputSchema = v.input != nil
@@ -348,7 +348,7 @@ func (l *loader) addImported(f file, field string, v *View) {
 		Mutates: v.Mutates, Requires: v.Requires, FiresEvents: v.FiresEvents,
 		Source: f.rel, Format: f.format, file: f.path,
 	}
-	if l.addAction(a, field) {
+	if l.addAction(a, v.nameField) {
 		l.views = append(l.views, v)
 	}
 }

@@ -48,11 +48,13 @@ func TestProblems(t *testing.T) {
 		{"alias clashes with a tool id", map[string]string{
 			"a/TOOL.md": tool("tool.one"),
 			"b/TOOL.md": tool("tool.two", "metadata: {gated: {aliases: [tool.one]}}"),
-		}, "b/TOOL.md", "", "ambiguous_tool_name", []string{"tool.one"}},
+		}, "b/TOOL.md", "metadata.gated.aliases", "ambiguous_tool_name", []string{"tool.one"}},
 		{"same name in two formats", map[string]string{
 			"x/action.json": `{"name": "send_email", "riskTier": "R1"}`,
 			"t/TOOL.md":     tool("support.mail", "metadata: {gated: {aliases: [send_email]}}"),
-		}, "t/TOOL.md", "", "ambiguous_tool_name", []string{"x/action.json"}},
+		}, "t/TOOL.md", "metadata.gated.aliases", "ambiguous_tool_name", []string{"x/action.json"}},
+		{"two tools with one id", map[string]string{"a/TOOL.md": tool("tool.one"), "b/TOOL.md": tool("tool.one")}, "b/TOOL.md", "id", "ambiguous_tool_name", nil},
+		{"two actions.yaml entries with one name", map[string]string{"ACTIONS.yaml": "actions:\n  - {name: a, description: d, command: x, inputSchema: {}}\n  - {name: a, description: d, command: y, inputSchema: {}}\n"}, "ACTIONS.yaml", "actions[1].name", "duplicate_id", nil},
 
 		// implements resolution.
 		{"unknown bare id", map[string]string{"TOOL.md": tool("t.x", "implements: nope:nothing")}, "TOOL.md", "implements", "action_ref_unresolvable", nil},

@@ -168,7 +168,7 @@ func (l *loader) merge(t *toolDef, a *Action) (*View, bool) {
 	d, p := &t.doc, t.f.path
 	v := &View{
 		ToolID: d.ID, Version: d.Version, Approval: approvalAuto,
-		Aliases: set(d.Metadata.Gated.Aliases), Source: t.f.rel, Format: t.f.format, file: p,
+		Aliases: set(d.Metadata.Gated.Aliases), Source: t.f.rel, Format: t.f.format, file: p, nameField: "id",
 		InputSchema: t.input != nil, input: t.input,
 	}
 	if len(v.Aliases) == 0 {
@@ -240,7 +240,11 @@ func (l *loader) index() {
 			case !dup:
 				l.names[name] = v
 			case prev != v:
-				l.ps.add(v.file, "", "ambiguous_tool_name", "tool name %q matches both %s (%s) and %s (%s)", name, prev.ToolID, prev.Source, v.ToolID, v.Source)
+				field := v.nameField
+				if v.Format == FormatToolMD && name != v.ToolID {
+					field = "metadata.gated.aliases"
+				}
+				l.ps.add(v.file, field, "ambiguous_tool_name", "tool name %q matches both %s (%s) and %s (%s)", name, prev.ToolID, prev.Source, v.ToolID, v.Source)
 			}
 		}
 	}
