@@ -242,3 +242,16 @@ func TestInvalidUTF8InString(t *testing.T) {
 		t.Errorf("%d %.300s", res.status, res.raw)
 	}
 }
+
+// An event whose runtime route is not a contract route is refused, and
+// the envelope says the runtime's route is unknown (null).
+func TestUnknownRuntimeRouteIsNull(t *testing.T) {
+	f := newServer(t, nil)
+	res := f.post(eventWith(t, map[string]string{"recommended_route": `"allow"`}))
+	if res.status != http.StatusOK || res.str("route") != "refuse" {
+		t.Fatalf("%d %.300s", res.status, res.raw)
+	}
+	if v, ok := res.body["runtime_recommended_route"]; !ok || v != nil {
+		t.Errorf("runtime_recommended_route = %v (present %v), want null", v, ok)
+	}
+}
