@@ -23,9 +23,11 @@ import (
 // returns the final route and hard blockers.
 type Decider func(ev map[string]any, principals []string, now time.Time) (route string, hardBlockers []string)
 
-// File is the shape of a `*_test.yaml` file.
+// File is the shape of a `*_test.yaml` file. Definitions is ignored: it is
+// where YAML anchors shared by cases (evidence refs, say) live.
 type File struct {
-	Cases []Case `json:"cases"`
+	Definitions any    `json:"definitions"`
+	Cases       []Case `json:"cases"`
 }
 
 // Case is one decision test.
