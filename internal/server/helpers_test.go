@@ -55,13 +55,13 @@ func testTokens(t testing.TB) *auth.Tokens {
 
 // fixture is one gated HTTP handler under test.
 type fixture struct {
-	t *testing.T
+	t testing.TB
 	h http.Handler
 }
 
 // newServer builds the real handler: a real engine with a fixed clock, the
 // embedded OpenAPI document, and the test tokens unless mod changes them.
-func newServer(t *testing.T, mod func(*server.Deps)) *fixture {
+func newServer(t testing.TB, mod func(*server.Deps)) *fixture {
 	d := server.Deps{
 		Engine:  gate.New(gate.WithClock(func() time.Time { return fixedNow })),
 		Tokens:  testTokens(t),
@@ -128,7 +128,7 @@ func (f *fixture) do(rq request) *response {
 	return res
 }
 
-func checkDecisionInvariants(t *testing.T, res *response) {
+func checkDecisionInvariants(t testing.TB, res *response) {
 	t.Helper()
 	if res.status >= 500 {
 		t.Errorf("pre-tool-check answered %d: %s", res.status, res.raw)
@@ -173,7 +173,7 @@ var openAPIRouter = sync.OnceValues(func() (routers.Router, error) {
 // conform validates one answer against the OpenAPI document. A method or
 // path the document does not describe (405, 404) must still answer the
 // document's Error schema.
-func conform(t *testing.T, rq request, res *response) {
+func conform(t testing.TB, rq request, res *response) {
 	t.Helper()
 	doc, err := openAPI()
 	if err != nil {
