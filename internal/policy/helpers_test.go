@@ -2,30 +2,16 @@ package policy
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
 
+	"github.com/gatedhq/gated/internal/policy/internal/testdir"
 	"github.com/gatedhq/gated/internal/route"
 )
 
 // writeDir writes files (relative path -> content) into a fresh directory.
-func writeDir(t testing.TB, files map[string]string) string {
-	t.Helper()
-	dir := t.TempDir()
-	for name, content := range files {
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
-}
+func writeDir(t testing.TB, files map[string]string) string { return testdir.Write(t, files) }
 
 // mustLoad loads files as one policy directory and fails the test on error.
 func mustLoad(t testing.TB, res Resolver, files map[string]string) *Set {

@@ -2,27 +2,14 @@ package policytest
 
 import (
 	"bytes"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gatedhq/gated/internal/policy/internal/testdir"
 )
 
-func writeFiles(t *testing.T, files map[string]string) string {
-	t.Helper()
-	dir := t.TempDir()
-	for name, content := range files {
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
-}
+func writeFiles(t *testing.T, files map[string]string) string { return testdir.Write(t, files) }
 
 // echo "decides" whatever the event's `want` field says, so the runner's
 // counting and printing can be checked without any policy semantics.
