@@ -250,3 +250,59 @@ func TestViewJSONIsTheEnvelopeActionBlock(t *testing.T) {
 		t.Errorf("PolicyRef = %q, %v", ref, ok)
 	}
 }
+
+// TestExampleCatalogCoversEveryFloor: the example catalog the README points
+// at triggers every catalog blocker with a realistic event.
+func TestExampleCatalogCoversEveryFloor(t *testing.T) {
+	c := mustLoad(t, examples)
+	approval := []route.EvidenceRef{verifiedApproval()}
+	tests := []struct {
+		toolName string
+		declared route.Category
+		auth     route.AuthState
+		args     map[string]any
+		refs     []route.EvidenceRef
+		code     string
+	}{
+		{"update_ticket", route.PrivateRead, route.AuthConfirmed, map[string]any{"ticket_id": "T-1"}, nil, CodeCategoryUnderstated},
+		{"publish_article", route.Write, route.AuthValidated, map[string]any{"article_id": "a1"}, nil, CodeRiskRequiresConfirmation},
+		{"issue_refund", route.Write, route.AuthConfirmed, map[string]any{"payment_id": "p", "amount": 10.0, "reason": "damaged"}, nil, CodeIrreversibleNeedsVerified},
+		{"send_email", route.Write, route.AuthValidated, map[string]any{"to": "a@example.com", "subject": "s", "body": "b", "ticket_id": "T-1"}, nil, CodeApprovalRequired},
+		{"run_shell", route.Write, route.AuthAuthenticated, map[string]any{"command": "make test"}, nil, CodeApprovalRequired},
+		{"deploy_service", route.Write, route.AuthConfirmed, map[string]any{"service": "api", "release": "v1.2.3"}, nil, CodeApprovalPolicy},
+		{"drop_database", route.Write, route.AuthConfirmed, map[string]any{"database": "orders"}, approval, CodeNeverAuto},
+		{"legacy_cleanup", route.Unknown, route.AuthConfirmed, nil, approval, CodeNeverAuto},
+		{"send_email", route.Write, route.AuthConfirmed, map[string]any{"to": "not-an-address", "subject": "s", "body": "b", "ticket_id": "T-1"}, nil, CodeArgumentsInvalid},
+	}
+	for _, tt := range tests {
+		v, ok := c.Lookup(tt.toolName)
+		if !ok {
+			t.Fatalf("%s not in the example catalog", tt.toolName)
+		}
+		ev := &route.Event{ToolName: tt.toolName, ToolCategory: tt.declared, ProposedArguments: tt.args, EvidenceRefs: tt.refs}
+		_, fs := EffectiveCategory(v, tt.declared)
+		fs = append(fs, Floors(v, ev, tt.auth, ArgumentsEnforce)...)
+		found := false
+		for _, f := range fs {
+			found = found || f.Code == tt.code
+		}
+		if !found {
+			t.Errorf("%s at %s: findings %v lack %s", tt.toolName, tt.auth, fs, tt.code)
+		}
+	}
+	// And a fully authorised call of each kind passes the catalog.
+	for _, tt := range []struct {
+		toolName string
+		args     map[string]any
+	}{
+		{"issue_refund", map[string]any{"payment_id": "p", "amount": 10.0, "reason": "damaged"}},
+		{"get_customer_profile", map[string]any{"customer_id": "C123456"}},
+		{"search_kb", map[string]any{"query": "reset password"}},
+	} {
+		v, _ := c.Lookup(tt.toolName)
+		ev := &route.Event{ProposedArguments: tt.args, EvidenceRefs: approval}
+		if fs := Floors(v, ev, route.AuthConfirmed, ArgumentsEnforce); len(fs) != 0 {
+			t.Errorf("%s confirmed with a verified approval: %v", tt.toolName, fs)
+		}
+	}
+}
