@@ -90,8 +90,10 @@ func hasPublicWord(s string) bool {
 		if publicWords[w] {
 			return true
 		}
-		if w == "opening" && j < len(s) && s[j] == ' ' && strings.HasPrefix(strings.ToLower(s[j+1:]), "hours") {
-			if k := j + 1 + len("hours"); k == len(s) || !isWordByte(s[k]) {
+		// Only the five bytes after the space are compared: lower-casing the
+		// whole rest at every "opening" made the scan quadratic.
+		if w == "opening" && j+6 <= len(s) && s[j] == ' ' && strings.EqualFold(s[j+1:j+6], "hours") {
+			if k := j + 6; k == len(s) || !isWordByte(s[k]) {
 				return true
 			}
 		}

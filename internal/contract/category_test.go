@@ -59,6 +59,9 @@ func TestIdentityBoundPublicRead(t *testing.T) {
 		tc{"public_information domain is not public", obj{"tool_name": "get_order_details", "risk_domain": "public_information"}, true},
 		tc{"opening alone", obj{"tool_name": "get_order_details", "user_intent": "opening soon"}, true},
 		tc{"opening hourslong", obj{"tool_name": "get_order_details", "user_intent": "opening hourslong"}, true},
+		tc{"opening hours at the end", obj{"tool_name": "get_order_details", "user_intent": "Opening Hours"}, false},
+		tc{"opening hour at the end", obj{"tool_name": "get_order_details", "user_intent": "opening hour"}, true},
+		tc{"opening two spaces", obj{"tool_name": "get_order_details", "user_intent": "opening  hours"}, true},
 		// Step 3: the tool name's [a-z0-9] words include search or list.
 		tc{"name word search", obj{"tool_name": "order_search"}, false},
 		tc{"name word list", obj{"tool_name": "list_orders"}, false},
@@ -210,5 +213,30 @@ func TestEvaluateUsesGivenCategory(t *testing.T) {
 	e = contract.Evaluate(p.Event, route.PublicRead, fixedNow)
 	if e.Category != route.PrivateRead {
 		t.Errorf("category %s, want private_read", e.Category)
+	}
+}
+
+// adversarialIntent repeats "opening " up to 60 KB, ending in an upper-case
+// letter so that lower-casing it is never free.
+var adversarialIntent = strings.Repeat("opening ", (60<<10)/8) + "X"
+
+// The public-word scan is linear: each "opening" must not re-read the rest
+// of the text. Counted in allocations, not time.
+func TestPublicWordScanIsLinear(t *testing.T) {
+	p := contract.Prepare(event(t, obj{"tool_name": "get_order", "user_intent": adversarialIntent}))
+	if p.Event == nil {
+		t.Fatal(p.ValidationErrors)
+	}
+	allocs := testing.AllocsPerRun(3, func() { contract.Evaluate(p.Event, route.PublicRead, fixedNow) })
+	if allocs > 500 {
+		t.Errorf("Evaluate made %.0f allocations for one long user_intent", allocs)
+	}
+}
+
+func BenchmarkEvaluateLongIntent(b *testing.B) {
+	p := contract.Prepare(event(b, obj{"tool_name": "get_order", "user_intent": adversarialIntent}))
+	b.ReportAllocs()
+	for b.Loop() {
+		contract.Evaluate(p.Event, route.PublicRead, fixedNow)
 	}
 }
