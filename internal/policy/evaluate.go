@@ -181,6 +181,9 @@ func (s *Set) Evaluate(ctx context.Context, in Input) (res Result) {
 		res.Block.deny(ReasonRequirementFailed)
 		return res
 	}
+	if res.Block != nil {
+		principal = res.Block.Principal // the principal the grant matched keys the limit
+	}
 	if key := s.exceededLimit(in, principal); key != "" {
 		res.Findings = append(res.Findings, finding(CodeLimitExceeded, route.Defer,
 			fmt.Sprintf("rate-tool-calls limit of %s exceeded for this principal and action on this replica", key)))

@@ -121,6 +121,9 @@ limits:
 		t.Fatalf("block %+v", res.Block)
 	}
 	assertOutcome(t, s, call(s, "storage:commit", "eve", t0), route.Accept) // per principal
+	in := call(s, "storage:commit", "carol", t0)
+	in.Principals = []string{"carol", "bob"} // the first principal keys a wildcard grant's limit
+	assertOutcome(t, s, in, route.Accept)
 	assertOutcome(t, s, call(s, "storage:read", "bob", t0), route.Accept)   // not in applies_to
 
 	// A reload that keeps the limit keeps its state.
@@ -130,7 +133,7 @@ limits:
 	// One call refills every 30 s.
 	assertOutcome(t, reloaded, call(reloaded, "storage:commit", "bob", t0.Add(31*time.Second)), route.Accept)
 
-	in := input("storage:commit", "bob")
+	in = input("storage:commit", "bob")
 	in.Limiter = nil
 	assertOutcome(t, s, in, route.Refuse, CodeEvaluationError)
 }
@@ -148,5 +151,23 @@ func TestLimiterSweepsIdleBuckets(t *testing.T) {
 	}
 	if l.allow("b", 1, time.Hour, t0.Add(2*time.Minute)) {
 		t.Fatal("bucket b lost its state")
+	}
+}
+
+func TestRateLimitKeyIsTheMatchedPrincipal(t *testing.T) {
+	s := mustLoad(t, nil, map[string]string{"POLICY.md": policyMD(`schema: policy/v1
+id: "@acme/team"
+grants:
+  - {principal: "operator://bob", actions: [{action: "storage:push"}]}
+limits:
+  - {kind: rate-tool-calls, value: 1, per: hour}
+`)})
+	in := input("storage:push", "group://ops", "operator://bob")
+	assertOutcome(t, s, in, route.Accept)
+	alone := input("storage:push", "operator://bob")
+	alone.Limiter = in.Limiter
+	res := assertOutcome(t, s, alone, route.Defer, CodeLimitExceeded)
+	if res.Block.Principal != "operator://bob" {
+		t.Fatalf("block principal %q", res.Block.Principal)
 	}
 }
