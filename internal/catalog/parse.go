@@ -44,15 +44,15 @@ type requiresDoc struct {
 	Tools   []string `json:"tools"`
 }
 
-// lists pairs each requires kind with its list, in a fixed order.
-func (r *requiresDoc) lists() [3]struct {
+// requiresList is one kind of requirement and its entries.
+type requiresList struct {
 	kind  string
 	items []string
-} {
-	return [3]struct {
-		kind  string
-		items []string
-	}{{"network", r.Network}, {"secrets", r.Secrets}, {"tools", r.Tools}}
+}
+
+// lists pairs each requires kind with its list, in a fixed order.
+func (r *requiresDoc) lists() []requiresList {
+	return []requiresList{{"network", r.Network}, {"secrets", r.Secrets}, {"tools", r.Tools}}
 }
 
 // flat renders requires as "<kind>:<item>" strings, the form views carry.
@@ -288,7 +288,10 @@ func (l *loader) skillName(f file) string {
 		Name string `json:"name"`
 	}
 	_, raw, err := parseFrontmatter(s.data)
-	if err != nil || json.Unmarshal(raw, &d) != nil {
+	if err == nil {
+		err = json.Unmarshal(raw, &d)
+	}
+	if err != nil {
 		l.ps.add(s.path, "name", "skill_name_unreadable", "the SKILL.md beside %s has no readable name: %v", f.rel, err)
 		return ""
 	}

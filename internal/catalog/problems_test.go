@@ -207,3 +207,30 @@ func TestNarrowingThatTightensIsAccepted(t *testing.T) {
 		t.Fatalf("policy tightened to always: %s", v.Approval)
 	}
 }
+
+func TestSkillName(t *testing.T) {
+	yaml := "actions:\n  - {name: scrape, description: d, command: [x], inputSchema: {}}\n"
+	tests := []struct {
+		skill, want string
+	}{
+		{"---\nname: mendable/firecrawl\n---\n", "mendable/firecrawl/scrape"},
+		{"---\nname: firecrawl\n---\n", "scrape"},      // not owner/skill: names stay bare
+		{"---\nname: a/b/c\n---\n", "scrape"},          // too many segments
+		{"---\ndescription: no name\n---\n", "scrape"}, // no name
+	}
+	for _, tt := range tests {
+		c := mustLoad(t, writeTree(t, t.TempDir(), map[string]string{"s/ACTIONS.yaml": yaml, "s/SKILL.md": tt.skill}))
+		if v, ok := c.Lookup("scrape"); !ok || v.ToolID != tt.want {
+			t.Errorf("SKILL.md %q: view %+v, want tool id %s", tt.skill, v, tt.want)
+		}
+	}
+	// A SKILL.md elsewhere does not qualify the names.
+	c := mustLoad(t, writeTree(t, t.TempDir(), map[string]string{"s/ACTIONS.yaml": yaml, "SKILL.md": tests[0].skill}))
+	if v, _ := c.Lookup("scrape"); v.ToolID != "scrape" {
+		t.Errorf("a SKILL.md in another directory named the action %s", v.ToolID)
+	}
+	ps := loadProblems(t, writeTree(t, t.TempDir(), map[string]string{"s/ACTIONS.yaml": yaml, "s/SKILL.md": "---\nname: [\n---\n"}))
+	if len(ps) != 1 || ps[0].Code != "skill_name_unreadable" || ps[0].Field != "name" {
+		t.Fatalf("unreadable SKILL.md: %v", ps)
+	}
+}
