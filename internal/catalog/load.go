@@ -79,10 +79,10 @@ func formatOf(name string) string {
 }
 
 // scan walks every directory and reads the catalog files in a stable order
-// (directory order, then path). Symlinked files are read (that is how a
-// Kubernetes ConfigMap presents its keys); symlinked directories are not
-// followed, and "..*" entries, the ConfigMap's own timestamped copies, are
-// skipped.
+// (directory order, then path). A directory given as a symlink is followed;
+// inside it, symlinked files are read (that is how a Kubernetes ConfigMap
+// presents its keys) but symlinked directories are not, and "..*" entries,
+// the ConfigMap's own timestamped copies, are skipped.
 func (l *loader) scan(dirs []string) []file {
 	var files []file
 	for i, dir := range dirs {
@@ -92,12 +92,17 @@ func (l *loader) scan(dirs []string) []file {
 			continue
 		}
 		found := 0
-		err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+			rel, relErr := filepath.Rel(root, p)
+			if relErr != nil {
+				return relErr
+			}
+			shown := filepath.Join(dir, rel) // problems name the path the operator gave
 			if err != nil {
-				l.ps.add(p, "", "read_failed", "%v", err)
+				l.ps.add(shown, "", "read_failed", "%v", err)
 				return nil
 			}
-			if strings.HasPrefix(d.Name(), "..") && p != dir {
+			if strings.HasPrefix(d.Name(), "..") && p != root {
 				if d.IsDir() {
 					return filepath.SkipDir
 				}
@@ -107,12 +112,8 @@ func (l *loader) scan(dirs []string) []file {
 			if d.IsDir() || format == "" {
 				return nil
 			}
-			rel, err := filepath.Rel(dir, p)
-			if err != nil {
-				return err
-			}
 			if len(files) >= maxFiles {
-				l.ps.add(p, "", "too_many_files", "more than %d catalog files", maxFiles)
+				l.ps.add(shown, "", "too_many_files", "more than %d catalog files", maxFiles)
 				return filepath.SkipAll
 			}
 			if format != formatSkillMD {
@@ -120,10 +121,10 @@ func (l *loader) scan(dirs []string) []file {
 			}
 			data, err := readLimited(p)
 			if err != nil {
-				l.ps.add(p, "", "read_failed", "%v", err)
+				l.ps.add(shown, "", "read_failed", "%v", err)
 				return nil
 			}
-			files = append(files, file{dirIdx: i, root: root, rel: filepath.ToSlash(rel), path: p, format: format, data: data})
+			files = append(files, file{dirIdx: i, root: root, rel: filepath.ToSlash(rel), path: shown, format: format, data: data})
 			return nil
 		})
 		if err != nil {

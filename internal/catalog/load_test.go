@@ -263,3 +263,23 @@ func TestLoadErrorListsEveryProblemOnItsLine(t *testing.T) {
 		t.Fatalf("Error() = %q, want %q", e.Error(), want)
 	}
 }
+
+func TestSymlinkedCatalogDirectory(t *testing.T) {
+	real := writeTree(t, t.TempDir(), map[string]string{"a/ACTION.md": action("x:act"), "t/TOOL.md": tool("x.tool", "implements: x:act")})
+	link := filepath.Join(t.TempDir(), "catalog")
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	c := mustLoad(t, link)
+	if _, ok := c.Lookup("x.tool"); !ok {
+		t.Fatal("a catalog directory given as a symlink was not read")
+	}
+	if c.Revision() != mustLoad(t, real).Revision() {
+		t.Fatal("the symlink and its target gave different revisions")
+	}
+	writeTree(t, real, map[string]string{"b/ACTION.md": "broken"})
+	ps := loadProblems(t, link)
+	if want := filepath.Join(link, "b", "ACTION.md"); ps[0].File != want {
+		t.Fatalf("problem names %s, want the path as given %s", ps[0].File, want)
+	}
+}

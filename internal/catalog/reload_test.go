@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -68,6 +69,7 @@ func TestHotReloadUnderConcurrentDecisions(t *testing.T) {
 					torn.Add(1)
 				}
 				decisions.Add(1)
+				runtime.Gosched() // two cores: leave the reloader room to run
 			}
 		}()
 	}

@@ -175,16 +175,21 @@ func (r *Reloader[T]) watchNewDir(w *fsnotify.Watcher, path string) {
 	}
 }
 
-// watchTree adds root and every directory below it to the watcher.
+// watchTree adds root and every directory below it to the watcher. A root
+// given as a symlink is resolved first: WalkDir does not descend into one.
 func watchTree(w *fsnotify.Watcher, root string) error {
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+	resolved, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return fmt.Errorf("reload: watch %s: %w", root, err)
+	}
+	err = filepath.WalkDir(resolved, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
 		if !d.IsDir() {
 			return nil
 		}
-		if p != root && skipDir(d.Name()) {
+		if p != resolved && skipDir(d.Name()) {
 			return filepath.SkipDir
 		}
 		return w.Add(p)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -147,6 +148,7 @@ func TestReloadUnderConcurrentReaders(t *testing.T) {
 				if !r.Current().consistent() {
 					torn.Add(1)
 				}
+				runtime.Gosched() // two cores: leave the reloader room to run
 			}
 		}()
 	}
@@ -297,4 +299,19 @@ func must(t *testing.T, err error) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+func TestSymlinkedDirectoryIsWatched(t *testing.T) {
+	real := t.TempDir()
+	write(t, filepath.Join(real, "v"), "1")
+	link := filepath.Join(t.TempDir(), "link")
+	must(t, os.Symlink(real, link))
+	r, err := New(Config[snapshot]{Build: buildFrom(link, "v"), Dirs: []string{link}, Debounce: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start(t, r)
+	ready(t, r)
+	write(t, filepath.Join(real, "v"), "5")
+	waitFor(t, "the change behind the symlink", func() bool { return value(r) == 5 })
 }
