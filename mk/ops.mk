@@ -93,7 +93,7 @@ K8S_LDFLAGS := -X k8s.io/component-base/version.gitVersion=v$(K8S_VERSION) \
 helm-e2e: $(HELM)
 	cd deploy/e2e && $(GO) build -o $(E2E_BIN)/kube-apiserver -ldflags '$(K8S_LDFLAGS)' k8s.io/kubernetes/cmd/kube-apiserver
 	cd deploy/e2e && $(GO) build -o $(E2E_BIN)/etcd go.etcd.io/etcd/server/v3
-	cd deploy/e2e && $(GO) build -o $(E2E_BIN)/helm-e2e .
+	cd deploy/e2e && $(GO) test -count=1 . && $(GO) build -o $(E2E_BIN)/helm-e2e .
 	$(E2E_BIN)/helm-e2e -bin $(E2E_BIN) -helm $(HELM) -chart $(CHART) \
 		-values $(CHART)/ci/production-values.yaml -crd $(SERVICEMONITOR_CRD) \
 		-want-kinds Deployment,Service,ServiceAccount,ConfigMap,Secret,Job,HorizontalPodAutoscaler,PodDisruptionBudget,ServiceMonitor,NetworkPolicy
