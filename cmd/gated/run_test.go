@@ -284,3 +284,34 @@ func exitCode(err error) int {
 	}
 	return 1
 }
+
+// The example policy's own decision tests run in make test, through the
+// real decision path, exactly as an operator runs them.
+func TestExamplePolicyTests(t *testing.T) {
+	var out bytes.Buffer
+	err := run(context.Background(), []string{"gated", "policy", "test", "--catalog", "../../examples/catalog", "../../examples/policy"},
+		env(nil), nil, &out, io.Discard)
+	if err != nil || !strings.Contains(out.String(), " passed, 0 failed") {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+}
+
+func TestExampleCatalogAndPolicyLint(t *testing.T) {
+	var out bytes.Buffer
+	if err := run(context.Background(), []string{"gated", "catalog", "lint", "../../examples/catalog"}, env(nil), nil, &out, io.Discard); err != nil {
+		t.Fatalf("catalog lint: %v\n%s", err, out.String())
+	}
+	out.Reset()
+	if err := run(context.Background(), []string{"gated", "policy", "lint", "--catalog", "../../examples/catalog", "../../examples/policy"}, env(nil), nil, &out, io.Discard); err != nil {
+		t.Fatalf("policy lint: %v\n%s", err, out.String())
+	}
+	// A broken catalog is reported, one problem per line, with exit 1.
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "ACTION.md"), []byte("---\nid: Not An Id\nrisk_level: 9\n---\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	if got := exitCode(run(context.Background(), []string{"gated", "catalog", "lint", dir}, env(nil), nil, &out, io.Discard)); got != 1 || out.Len() == 0 {
+		t.Fatalf("broken catalog: exit %d, output %q", got, out.String())
+	}
+}

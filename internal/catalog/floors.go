@@ -101,10 +101,9 @@ func Floors(v *View, ev *route.Event, auth route.AuthState, mode ArgumentMode) [
 		out = append(out, finding(CodeIrreversibleNeedsVerified, route.Defer, true,
 			"tool %s has risk_level 3 (irreversible) and needs authorization_state confirmed (is %s) and a verified approval evidence ref (has %d)", v.ToolID, auth, ev.VerifiedApprovals()))
 	}
-	if ref, ok := v.PolicyRef(); ok {
-		out = append(out, finding(CodeApprovalPolicy, route.Defer, true,
-			"tool %s defers approval to policy %q, which gated cannot resolve", v.ToolID, ref))
-	} else if needsApproval(v) && !confirmed {
+	// approval: policy:<ref> is the policy's to decide (or, without a policy,
+	// UnresolvedApprovalPolicy's).
+	if _, byPolicy := v.PolicyRef(); !byPolicy && needsApproval(v) && !confirmed {
 		out = append(out, finding(CodeApprovalRequired, route.Ask, true,
 			"tool %s has approval %s and needs authorization_state confirmed, not %s", v.ToolID, v.Approval, auth))
 	}
@@ -119,6 +118,18 @@ func Floors(v *View, ev *route.Event, auth route.AuthState, mode ArgumentMode) [
 		}
 	}
 	return out
+}
+
+// UnresolvedApprovalPolicy is the floor of a tool whose approval is
+// policy:<ref> when gated runs without a policy: nothing can grant the
+// approval, so the call defers.
+func UnresolvedApprovalPolicy(v *View) (route.Finding, bool) {
+	ref, ok := v.PolicyRef()
+	if !ok {
+		return route.Finding{}, false
+	}
+	return finding(CodeApprovalPolicy, route.Defer, true,
+		"tool %s defers approval to policy %q, and no policy is loaded", v.ToolID, ref), true
 }
 
 // needsApproval: always asks every time, on-mutate when the tool mutates.

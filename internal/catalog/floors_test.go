@@ -88,7 +88,7 @@ func TestFloors(t *testing.T) {
 		{"approval always confirmed passes", always, nil, confirmed, nil},
 		{"on-mutate that mutates asks", onMutate, nil, claimed, []want{{CodeApprovalRequired, route.Ask}}},
 		{"on-mutate that does not mutate passes", onMutateRead, nil, claimed, nil},
-		{"policy approval defers even confirmed", policy, nil, confirmed, []want{{CodeApprovalPolicy, route.Defer}}},
+		{"policy approval is left to the policy", policy, nil, claimed, nil},
 		{"R4 refuses even confirmed and approved", r4, withApproval, confirmed, []want{{CodeNeverAuto, route.Refuse}}},
 		{"R4 unconfirmed collects every floor", r4, nil, none, []want{{CodeNeverAuto, route.Refuse}, {CodeIrreversibleNeedsVerified, route.Defer}, {CodeApprovalRequired, route.Ask}}},
 		{"risk 1 auto adds nothing", plain, nil, none, nil},
@@ -282,6 +282,9 @@ func TestExampleCatalogCoversEveryFloor(t *testing.T) {
 		ev := &route.Event{ToolName: tt.toolName, ToolCategory: tt.declared, ProposedArguments: tt.args, EvidenceRefs: tt.refs}
 		_, fs := EffectiveCategory(v, tt.declared)
 		fs = append(fs, Floors(v, ev, tt.auth, ArgumentsEnforce)...)
+		if f, ok := UnresolvedApprovalPolicy(v); ok {
+			fs = append(fs, f)
+		}
 		found := false
 		for _, f := range fs {
 			found = found || f.Code == tt.code
@@ -303,6 +306,20 @@ func TestExampleCatalogCoversEveryFloor(t *testing.T) {
 		ev := &route.Event{ProposedArguments: tt.args, EvidenceRefs: approval}
 		if fs := Floors(v, ev, route.AuthConfirmed, ArgumentsEnforce); len(fs) != 0 {
 			t.Errorf("%s confirmed with a verified approval: %v", tt.toolName, fs)
+		}
+	}
+}
+
+// Without a policy nothing can grant a policy:<ref> approval: defer, even
+// for a confirmed call; other approvals are not its business.
+func TestUnresolvedApprovalPolicy(t *testing.T) {
+	f, ok := UnresolvedApprovalPolicy(&View{ToolID: "t", Approval: "policy:prod"})
+	if !ok || f.Code != CodeApprovalPolicy || f.Route != route.Defer || !f.Blocking {
+		t.Fatalf("got %+v %v", f, ok)
+	}
+	for _, a := range []string{"auto", "on-mutate", "always"} {
+		if _, ok := UnresolvedApprovalPolicy(&View{ToolID: "t", Approval: a}); ok {
+			t.Errorf("approval %s: want no finding", a)
 		}
 	}
 }

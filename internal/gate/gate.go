@@ -179,6 +179,9 @@ func (e *Engine) decide(ctx context.Context, d *Decision, req Request, now time.
 	findings := append(eval.Findings, catalogFindings...)
 	if view != nil {
 		findings = append(findings, catalog.Floors(view, ev, eval.Auth.EffectiveState, e.argMode)...)
+		if f, ok := catalog.UnresolvedApprovalPolicy(view); ok && e.policy == nil {
+			findings = append(findings, f)
+		}
 	}
 	findings = append(findings, e.evaluatePolicy(ctx, d, req, ev, view, eval.Category, now)...)
 	gateOutcome := route.Combine(findings)
