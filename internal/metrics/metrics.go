@@ -155,9 +155,12 @@ func clamp(s string) string {
 	return s
 }
 
-// code matches the snake_case identifiers gated uses for blocker codes,
-// sinks and catalog ids; anything else is reported as Other.
-var code = regexp.MustCompile(`^[a-z][a-z0-9_.:/-]{0,63}$`)
+// code matches the identifiers gated puts in labels: snake_case blocker
+// codes, sink names and catalog ids ("billing:refund", "devops.deploy",
+// "@acme/tools/Refund"). It guards the shape (no spaces, no free text);
+// the count stays bounded because callers pass only gated's own codes and
+// catalog ids. Anything else is reported as Other.
+var code = regexp.MustCompile(`^[A-Za-z0-9@][A-Za-z0-9_.:/@+-]{0,127}$`)
 
 func bounded(s string) string {
 	if code.MatchString(s) {

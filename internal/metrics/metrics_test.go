@@ -45,6 +45,9 @@ func TestObserveDecisionLabels(t *testing.T) {
 	m.ObserveDecision(metrics.DecisionLabels{
 		Route: route.Accept, ToolCategory: route.PublicRead, RiskDomain: "research", Execute: true, Shadow: true,
 	}, 50*time.Microsecond)
+	for _, id := range []string{"devops.deploy", "@acme/tools/Refund"} {
+		m.ObserveDecision(metrics.DecisionLabels{Route: route.Defer, ToolCategory: route.Write, RiskDomain: "devops", Tool: id}, time.Millisecond)
+	}
 	// Values a caller must never leak into labels: they are clamped to "other".
 	m.ObserveDecision(metrics.DecisionLabels{
 		Route: route.Ask, ToolCategory: "rm -rf /", RiskDomain: "alice@example.com",
@@ -62,7 +65,9 @@ func TestObserveDecisionLabels(t *testing.T) {
 		`gated_hard_blockers_total{blocker="missing_authorization"} 1`,
 		`gated_hard_blockers_total{blocker="write_without_approval"} 1`,
 		`gated_hard_blockers_total{blocker="other"} 1`,
-		`gated_decision_duration_seconds_count 3`,
+		`gated_tool_decisions_total{route="defer",tool="devops.deploy"} 1`,
+		`gated_tool_decisions_total{route="defer",tool="@acme/tools/Refund"} 1`,
+		`gated_decision_duration_seconds_count 5`,
 		`gated_decision_duration_seconds_bucket{le="1e-05"} 0`,
 	} {
 		if !strings.Contains(out, want) {
