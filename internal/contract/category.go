@@ -23,11 +23,10 @@ var (
 		"customer_id", "employee_id", "email", "invoice_id", "loan_id", "order_id", "patient_id",
 		"payment_id", "payroll_id", "phone", "profile_id", "student_id", "subscription_id",
 		"ticket_id", "transaction_id", "user_id")
-	publicWords        = set("search", "find", "list", "lookup", "catalog", "availability", "public")
-	identityNameParts  = []string{"account", "booking", "cart", "client", "customer", "invoice", "order", "profile", "reservation", "subscription", "ticket", "transaction", "user"}
-	highRiskNameParts  = []string{"delete", "transfer", "pay", "purchase", "reset", "send", "deploy", "grant", "revoke"}
-	highRiskDomains    = set("finance", "devops", "security", "legal", "pharma", "healthcare")
-	openingHoursPhrase = "opening hours"
+	publicWords       = set("search", "find", "list", "lookup", "catalog", "availability", "public")
+	identityNameParts = []string{"account", "booking", "cart", "client", "customer", "invoice", "order", "profile", "reservation", "subscription", "ticket", "transaction", "user"}
+	highRiskNameParts = []string{"delete", "transfer", "pay", "purchase", "reset", "send", "deploy", "grant", "revoke"}
+	highRiskDomains   = set("finance", "devops", "security", "legal", "pharma", "healthcare")
 )
 
 // identityBound reports whether a declared public_read is really an

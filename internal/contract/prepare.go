@@ -7,6 +7,7 @@ package contract
 
 import (
 	"encoding/json"
+	"fmt"
 	"maps"
 
 	"github.com/gatedhq/gated/internal/route"
@@ -17,6 +18,11 @@ const (
 	CodeNormalizationFailed = "contract_normalization_failed"
 	CodeSchemaFailed        = "schema_validation_failed"
 )
+
+// MaxEvidenceRefs bounds the evidence refs of one event. Each ref costs a
+// few microseconds to validate and check; no real decision rests on more,
+// and without a bound one 64 KiB body of tiny refs costs ~100 ms of CPU.
+const MaxEvidenceRefs = 128
 
 // Declared is what the runtime sent, read leniently so that even an invalid
 // event can be described in the answer and the audit record.
@@ -67,7 +73,12 @@ func Prepare(doc map[string]any) *Prepared {
 	p.Lifted = liftAuthorization(work)
 	p.RuntimeRoute, _ = work["recommended_route"].(string)
 
-	p.ValidationErrors = validate(work)
+	if refs, _ := work["evidence_refs"].([]any); len(refs) > MaxEvidenceRefs {
+		p.ValidationErrors = []ValidationError{{Path: "$.evidence_refs", Keyword: "maxItems",
+			Message: fmt.Sprintf("gated accepts at most %d evidence refs, got %d", MaxEvidenceRefs, len(refs))}}
+	} else {
+		p.ValidationErrors = validate(work)
+	}
 	switch {
 	case normFailed:
 		p.Findings = []route.Finding{{

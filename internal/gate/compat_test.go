@@ -3,11 +3,14 @@ package gate
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/gatedhq/gated/internal/catalog"
+	"github.com/gatedhq/gated/internal/contract"
 	"github.com/gatedhq/gated/internal/route"
 )
 
@@ -81,5 +84,29 @@ func TestCompatSecretSourceIDNotEchoed(t *testing.T) {
 	}
 	if d.Route != route.Refuse || !slices.Contains(d.HardBlockers, "evidence_secret_leak") {
 		t.Fatalf("route %s blockers %v", d.Route, d.HardBlockers)
+	}
+}
+
+// Departure 6: at most contract.MaxEvidenceRefs evidence refs per event.
+func TestCompatEvidenceRefCap(t *testing.T) {
+	refs := strings.Repeat(`"draft:1",`, contract.MaxEvidenceRefs)
+	ev := `{"tool_name":"search_docs","tool_category":"public_read","authorization_state":"none","evidence_refs":[%s],"risk_domain":"research","proposed_arguments":{},"recommended_route":"accept"}`
+	if d := decideJSON(t, fmt.Sprintf(ev, strings.TrimSuffix(refs, ","))); d.Route != route.Accept {
+		t.Fatalf("%d refs: route %s blockers %v", contract.MaxEvidenceRefs, d.Route, d.HardBlockers)
+	}
+	d := decideJSON(t, fmt.Sprintf(ev, refs+`"draft:1"`))
+	if d.Route != route.Refuse || !slices.Equal(d.HardBlockers, []string{"schema_validation_failed"}) ||
+		len(d.ValidationErrors) != 1 || d.ValidationErrors[0].Path != "$.evidence_refs" {
+		t.Fatalf("%d refs: route %s blockers %v errors %+v", contract.MaxEvidenceRefs+1, d.Route, d.HardBlockers, d.ValidationErrors)
+	}
+}
+
+// A failure inside the decision path refuses, naming it; it never accepts.
+func TestFaultInDecisionPathRefuses(t *testing.T) {
+	e := New(WithClock(func() time.Time { return fixedNow }),
+		WithCatalog(func() *catalog.Catalog { panic("catalog snapshot corrupted") }, UnknownAllow, catalog.ArgumentsEnforce))
+	d := e.Decide(context.Background(), Request{Event: decode(t, []byte(`{"tool_name":"search_docs","tool_category":"public_read","authorization_state":"none","evidence_refs":[],"risk_domain":"research","proposed_arguments":{},"recommended_route":"accept"}`))})
+	if d.Route != route.Refuse || d.Execute || !slices.Contains(d.HardBlockers, "internal_error") {
+		t.Fatalf("route %s execute %v blockers %v", d.Route, d.Execute, d.HardBlockers)
 	}
 }
