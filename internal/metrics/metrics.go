@@ -126,6 +126,10 @@ func New(version string) *Metrics {
 		m.catalogReloads.WithLabelValues(r)
 		m.policyReloads.WithLabelValues(r)
 	}
+	// Likewise for write errors of the audit recorder's sinks.
+	for _, sink := range []string{"postgres", "file", "spool"} {
+		m.auditWriteErrors.WithLabelValues(sink)
+	}
 	return m
 }
 
@@ -143,7 +147,7 @@ func (m *Metrics) Handler() http.Handler {
 
 // maxLabelLen bounds free-form but gated-chosen values (version, revisions)
 // so a malformed one cannot blow up a series' size.
-const maxLabelLen = 64
+const maxLabelLen = 128
 
 func clamp(s string) string {
 	if s == "" {

@@ -185,8 +185,11 @@ func TestAuditHooks(t *testing.T) {
 func TestReloadAndRevisions(t *testing.T) {
 	m := metrics.New("x")
 	out := scrape(t, m)
-	// Failures read 0 before the first reload so increase() alerts work at once.
-	for _, want := range []string{`gated_catalog_reload_total{result="failure"} 0`, `gated_policy_reload_total{result="failure"} 0`} {
+	// Failures read 0 before the first one so increase() alerts work at once.
+	for _, want := range []string{
+		`gated_catalog_reload_total{result="failure"} 0`, `gated_policy_reload_total{result="failure"} 0`,
+		`gated_audit_write_errors_total{sink="postgres"} 0`, `gated_audit_write_errors_total{sink="spool"} 0`,
+	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("scrape lacks %q", want)
 		}
