@@ -45,9 +45,10 @@ CREATE TABLE audit_decisions (
 ) PARTITION BY RANGE (decided_at);
 
 -- Lookup by id (GET /v1/decisions/{id}); listing newest first, optionally by
--- route or tool, with keyset pagination on (decided_at, decision_id).
+-- route or tool, with keyset pagination on (decided_at, decision_id). The
+-- primary key, scanned backwards, serves the unfiltered listing, so it has
+-- no index of its own: every index costs write throughput.
 CREATE INDEX audit_decisions_id_idx ON audit_decisions (decision_id);
-CREATE INDEX audit_decisions_time_idx ON audit_decisions (decided_at DESC, decision_id DESC);
 CREATE INDEX audit_decisions_route_idx ON audit_decisions (final_route, decided_at DESC, decision_id DESC);
 CREATE INDEX audit_decisions_tool_idx ON audit_decisions (tool_name, decided_at DESC, decision_id DESC);
 

@@ -2,12 +2,14 @@ package audit
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"go.uber.org/zap"
 )
@@ -70,6 +72,9 @@ const stageTable = "audit_stage"
 var insertFromStage = "INSERT INTO audit_decisions (" + columnList + ") SELECT " + columnList +
 	" FROM " + stageTable + " ON CONFLICT (decided_at, decision_id) DO NOTHING"
 
+// uniqueViolation is PostgreSQL's SQLSTATE for a duplicate key.
+const uniqueViolation = "23505"
+
 // partitionLock serialises partition DDL between replicas (an arbitrary
 // constant: "gated" in ASCII).
 const partitionLock = 0x6761746564
@@ -108,25 +113,36 @@ func (s *pgSink) close() error {
 	return nil
 }
 
-// insert stores a batch in one transaction: COPY into the staging table,
-// then INSERT ... ON CONFLICT DO NOTHING into audit_decisions. Either all of
-// the batch is committed or none of it.
+// insert stores a batch in one transaction, all of it or none. The fast
+// path COPYs straight into audit_decisions; if any record is already stored
+// (a replay after an outage, or a commit whose acknowledgement was lost) the
+// primary key rejects the whole COPY and the batch goes again through the
+// staging table with INSERT ... ON CONFLICT DO NOTHING, which skips the
+// records already there. Either way each decision is stored once.
 func (s *pgSink) insert(ctx context.Context, recs []*Record) error {
 	if err := s.ensureDays(ctx, recs); err != nil {
 		return err
 	}
+	rows := func() pgx.CopyFromSource {
+		return pgx.CopyFromSlice(len(recs), func(i int) ([]any, error) { return recs[i].values(), nil })
+	}
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		_, err := tx.CopyFrom(ctx, pgx.Identifier{stageTable}, columns,
-			pgx.CopyFromSlice(len(recs), func(i int) ([]any, error) { return recs[i].values(), nil }))
-		if err != nil {
-			return fmt.Errorf("copy audit batch: %w", err)
-		}
-		if _, err := tx.Exec(ctx, insertFromStage); err != nil {
-			return fmt.Errorf("insert audit batch: %w", err)
-		}
-		return nil
+		_, err := tx.CopyFrom(ctx, pgx.Identifier{"audit_decisions"}, columns, rows())
+		return err
 	})
+	if pgErr := (*pgconn.PgError)(nil); errors.As(err, &pgErr) && pgErr.Code == uniqueViolation {
+		err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+			if _, err := tx.CopyFrom(ctx, pgx.Identifier{stageTable}, columns, rows()); err != nil {
+				return fmt.Errorf("copy audit batch to staging: %w", err)
+			}
+			if _, err := tx.Exec(ctx, insertFromStage); err != nil {
+				return fmt.Errorf("insert audit batch from staging: %w", err)
+			}
+			return nil
+		})
+	}
 	if err != nil {
+		err = fmt.Errorf("store audit batch: %w", err)
 		// A partition may have been dropped under us (retention on another
 		// replica): forget what we knew so the retry recreates it.
 		s.mu.Lock()

@@ -1,0 +1,146 @@
+package audit
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+func benchRecords(b *testing.B, n int) []*Record {
+	recs := make([]*Record, n)
+	now := time.Now()
+	for i := range recs {
+		recs[i] = testRecord(i, now)
+		recs[i].DecisionID = fmt.Sprintf("bench-%d-%d", now.UnixNano(), i)
+	}
+	return recs
+}
+
+// BenchmarkSinkThroughput measures records/s sustained into PostgreSQL by
+// the batch writer (COPY into staging, INSERT ON CONFLICT), 1000 per batch.
+func BenchmarkSinkThroughput(b *testing.B) {
+	_, u := migratedDB(b)
+	s, err := openPGSink(context.Background(), Config{DatabaseURL: u, Retention: time.Hour})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.close()
+	recs := benchRecords(b, b.N)
+	b.ResetTimer()
+	start := time.Now()
+	for chunk := range chunks(recs, 1000) {
+		if err := s.insert(context.Background(), chunk); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "records/s")
+}
+
+// BenchmarkRecorderSustained drives the whole async recorder (queue, writer,
+// batching) and reports records/s from the first Record to a drained Close.
+func BenchmarkRecorderSustained(b *testing.B) {
+	_, u := migratedDB(b)
+	r, err := Open(context.Background(), Config{DatabaseURL: u, SpoolDir: filepath.Join(b.TempDir(), "spool"), QueueSize: 100000})
+	if err != nil {
+		b.Fatal(err)
+	}
+	recs := benchRecords(b, b.N)
+	b.ResetTimer()
+	start := time.Now()
+	for _, rec := range recs {
+		if _, err := r.Record(context.Background(), rec); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := r.Close(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "records/s")
+}
+
+func openBench(b *testing.B, mode string) Recorder {
+	_, u := migratedDB(b)
+	r, err := Open(context.Background(), Config{DatabaseURL: u, Durability: mode, SpoolDir: filepath.Join(b.TempDir(), "spool")})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return r
+}
+
+func closeBench(b *testing.B, r Recorder) {
+	b.StopTimer() // draining the queue is not part of a decision's latency
+	if err := r.Close(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// BenchmarkRecordAsyncLatency is the time a decision spends in an async
+// Record while the writer keeps up: records are offered at 10,000/s (half
+// the sink's capacity) and the mean and p99 time inside Record reported.
+// ns/op is the pacing interval, not the latency.
+func BenchmarkRecordAsyncLatency(b *testing.B) {
+	r := openBench(b, "async")
+	recs := benchRecords(b, b.N)
+	lat := make([]time.Duration, b.N)
+	const every = 100 * time.Microsecond
+	b.ResetTimer()
+	start := time.Now()
+	for i, rec := range recs {
+		if d := time.Until(start.Add(time.Duration(i) * every)); d > 0 {
+			time.Sleep(d)
+		}
+		t0 := time.Now()
+		if _, err := r.Record(context.Background(), rec); err != nil {
+			b.Fatal(err)
+		}
+		lat[i] = time.Since(t0)
+	}
+	closeBench(b, r)
+	reportLatency(b, lat)
+}
+
+func reportLatency(b *testing.B, lat []time.Duration) {
+	slices.Sort(lat)
+	var sum time.Duration
+	for _, l := range lat {
+		sum += l
+	}
+	b.ReportMetric(float64(sum.Nanoseconds())/float64(len(lat)), "ns-mean/record")
+	b.ReportMetric(float64(lat[len(lat)*99/100].Nanoseconds()), "ns-p99/record")
+}
+
+// BenchmarkRecordSyncLatency is the time a sync Record takes until its
+// record is committed, with 1 and 32 concurrent callers per CPU: group commit lets
+// concurrent callers share one transaction, so ns/op (wall time per record)
+// falls as callers rise while each caller waits about one commit.
+func BenchmarkRecordSyncLatency(b *testing.B) {
+	for _, par := range []int{1, 32} {
+		// RunParallel starts par goroutines per GOMAXPROCS
+		b.Run(fmt.Sprintf("callers=%d", par*runtime.GOMAXPROCS(0)), func(b *testing.B) {
+			r := openBench(b, "sync")
+			recs := benchRecords(b, b.N)
+			lat := make([]time.Duration, b.N)
+			var next atomic.Int64
+			b.SetParallelism(par)
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					i := next.Add(1) - 1
+					t0 := time.Now()
+					if _, err := r.Record(context.Background(), recs[i]); err != nil {
+						b.Error(err)
+						return
+					}
+					lat[i] = time.Since(t0)
+				}
+			})
+			closeBench(b, r)
+			reportLatency(b, lat)
+		})
+	}
+}
