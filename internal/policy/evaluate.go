@@ -159,19 +159,13 @@ func (s *Set) Evaluate(ctx context.Context, in Input) (res Result) {
 	}
 	res.Findings = findings
 	principal := requestPrincipal(in.Principals)
-	var allowed bool
 	if s.Enforced() {
 		res.Block = s.block(in, principal)
-		var f *route.Finding
-		allowed, f = s.grantStage(in, out.Candidates, res.Block)
-		if f != nil {
+		if f := s.grantStage(in, out.Candidates, res.Block); f != nil {
 			res.Findings = append(res.Findings, *f)
+			return res
 		}
-	} else {
-		allowed = true
-	}
-	if !allowed {
-		return res
+		principal = res.Block.Principal // the principal the grant matched keys the limit
 	}
 	// Requirements before limits: a call held for MFA or approval does not
 	// spend the caller's rate budget.
@@ -180,9 +174,6 @@ func (s *Set) Evaluate(ctx context.Context, in Input) (res Result) {
 	if len(reqs) > 0 {
 		res.Block.deny(ReasonRequirementFailed)
 		return res
-	}
-	if res.Block != nil {
-		principal = res.Block.Principal // the principal the grant matched keys the limit
 	}
 	if key := s.exceededLimit(in, principal); key != "" {
 		res.Findings = append(res.Findings, finding(CodeLimitExceeded, route.Defer,
@@ -320,9 +311,9 @@ func (b *Block) deny(reason string) {
 }
 
 // grantStage applies the grants: allow on an allowing candidate (lowest
-// layer, then index), else default allow, else refuse with the reason of
-// the best failing candidate.
-func (s *Set) grantStage(in Input, cands []candidate, b *Block) (bool, *route.Finding) {
+// layer, then index), else default allow, else a refuse finding with the
+// reason of the best failing candidate. A nil finding means allowed.
+func (s *Set) grantStage(in Input, cands []candidate, b *Block) *route.Finding {
 	best := -1
 	for i, c := range cands {
 		if best < 0 || c.stage() > cands[best].stage() ||
@@ -335,12 +326,12 @@ func (s *Set) grantStage(in Input, cands []candidate, b *Block) (bool, *route.Fi
 		b.Grant = &GrantRef{PolicyID: c.Policy, Index: c.Grant}
 		if c.stage() == 3 {
 			b.Decision, b.Reason, b.Principal = "allow", ReasonMatchedGrant, c.Principal
-			return true, nil
+			return nil
 		}
 	}
 	if s.defaultAllow {
 		b.Decision, b.Reason, b.Grant = "allow", ReasonDefaultAllow, nil
-		return true, nil
+		return nil
 	}
 	action := in.ActionID
 	if action == "" {
@@ -349,7 +340,7 @@ func (s *Set) grantStage(in Input, cands []candidate, b *Block) (bool, *route.Fi
 	if best < 0 {
 		b.Reason = ReasonNoGrant
 		f := finding(CodeNoGrant, route.Refuse, fmt.Sprintf("no grant allows %s for the request's principals", action))
-		return false, &f
+		return &f
 	}
 	var f route.Finding
 	switch cands[best].stage() {
@@ -363,7 +354,7 @@ func (s *Set) grantStage(in Input, cands []candidate, b *Block) (bool, *route.Fi
 		b.Reason = ReasonConditionFailed
 		f = finding(CodeConditionFailed, route.Refuse, fmt.Sprintf("a condition of the grant for %s (%s #%d) does not hold", action, cands[best].Policy, cands[best].Grant))
 	}
-	return false, &f
+	return &f
 }
 
 // requirementFindings checks every applying requirement and the action's
