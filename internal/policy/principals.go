@@ -1,11 +1,6 @@
 package policy
 
-import (
-	"net/netip"
-	"strings"
-
-	"github.com/gatedhq/gated/internal/route"
-)
+import "github.com/gatedhq/gated/internal/route"
 
 // Principals computes who a request acts for. The bearer token's principals
 // always count. The event's own claims — bot://<agent_id>, and
@@ -39,44 +34,4 @@ func Principals(tokenPrincipals []string, trustEvent bool, ev *route.Event) []st
 		add("user://current")
 	}
 	return out
-}
-
-// ClientIP is the address ip-range conditions check: the peer address,
-// unless the peer is a trusted proxy, in which case X-Forwarded-For is read
-// right to left and the first hop that is not a trusted proxy wins. An
-// unparseable hop stops the walk at the last address known to be genuine.
-func ClientIP(remoteAddr string, forwardedFor []string, trusted []netip.Prefix) netip.Addr {
-	addr := parseHost(remoteAddr)
-	var hops []string
-	for _, h := range forwardedFor {
-		hops = append(hops, strings.Split(h, ",")...)
-	}
-	for i := len(hops) - 1; i >= 0 && isTrusted(addr, trusted); i-- {
-		next := parseHost(strings.TrimSpace(hops[i]))
-		if !next.IsValid() {
-			break
-		}
-		addr = next
-	}
-	return addr
-}
-
-func parseHost(s string) netip.Addr {
-	if ap, err := netip.ParseAddrPort(s); err == nil {
-		return ap.Addr().Unmap()
-	}
-	a, err := netip.ParseAddr(s)
-	if err != nil {
-		return netip.Addr{}
-	}
-	return a.Unmap()
-}
-
-func isTrusted(a netip.Addr, trusted []netip.Prefix) bool {
-	for _, p := range trusted {
-		if a.IsValid() && p.Contains(a) {
-			return true
-		}
-	}
-	return false
 }

@@ -124,7 +124,7 @@ limits:
 	in := call(s, "storage:commit", "carol", t0)
 	in.Principals = []string{"carol", "bob"} // the first principal keys a wildcard grant's limit
 	assertOutcome(t, s, in, route.Accept)
-	assertOutcome(t, s, call(s, "storage:read", "bob", t0), route.Accept)   // not in applies_to
+	assertOutcome(t, s, call(s, "storage:read", "bob", t0), route.Accept) // not in applies_to
 
 	// A reload that keeps the limit keeps its state.
 	files["extra.POLICY.md"] = policyMD("schema: policy/v1\nid: \"@acme/extra\"\n")
