@@ -249,7 +249,6 @@ func (s *pgSink) maintain(ctx context.Context, now time.Time) error {
 const maintainInterval = time.Hour
 
 func (r *recorder) maintainLoop(pg *pgSink) {
-	defer r.wg.Done()
 	run := func() {
 		ctx, cancel := context.WithTimeout(r.bg, time.Minute)
 		defer cancel()
@@ -258,14 +257,5 @@ func (r *recorder) maintainLoop(pg *pgSink) {
 		}
 	}
 	run()
-	t := time.NewTicker(maintainInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-r.bg.Done():
-			return
-		case <-t.C:
-			run()
-		}
-	}
+	r.every(maintainInterval, run)
 }

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -72,19 +74,11 @@ func (c Config) withDefaults() (Config, error) {
 			*v = d
 		}
 	}
-	switch c.Durability {
-	case "":
-		c.Durability = "async"
-	case "async", "sync":
-	default:
-		return c, fmt.Errorf("audit durability %q: want async or sync", c.Durability)
+	if err := oneOf("durability", &c.Durability, "async", "sync"); err != nil {
+		return c, err
 	}
-	switch c.Fail {
-	case "":
-		c.Fail = "closed"
-	case "closed", "open":
-	default:
-		return c, fmt.Errorf("audit fail mode %q: want closed or open", c.Fail)
+	if err := oneOf("fail mode", &c.Fail, "closed", "open"); err != nil {
+		return c, err
 	}
 	if c.SpoolDir == "" {
 		c.SpoolDir = "gated-spool"
@@ -112,6 +106,18 @@ func (c Config) withDefaults() (Config, error) {
 		c.Metrics = nopMetrics{}
 	}
 	return c, nil
+}
+
+// oneOf defaults an empty *v to the first allowed value and rejects the
+// rest of the unknown ones.
+func oneOf(what string, v *string, allowed ...string) error {
+	if *v == "" {
+		*v = allowed[0]
+	}
+	if !slices.Contains(allowed, *v) {
+		return fmt.Errorf("audit %s %q: want %s", what, *v, strings.Join(allowed, " or "))
+	}
+	return nil
 }
 
 // Open starts a recorder: PostgreSQL with a local spool when DatabaseURL is
@@ -418,17 +424,25 @@ func (r *recorder) ack(batch []*item, o outcome) {
 // are idempotent, so a segment replayed twice (crash between commit and
 // delete) stores nothing twice.
 func (r *recorder) replayLoop() {
+	r.every(r.cfg.RetryInterval, func() {
+		if r.spool.Size() > 0 {
+			r.replay()
+		}
+	})
+}
+
+// every runs fn each interval until Close starts; it is a background loop
+// of the wait group.
+func (r *recorder) every(interval time.Duration, fn func()) {
 	defer r.wg.Done()
-	t := time.NewTicker(r.cfg.RetryInterval)
+	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
 		select {
 		case <-r.bg.Done():
 			return
 		case <-t.C:
-			if r.spool.Size() > 0 {
-				r.replay()
-			}
+			fn()
 		}
 	}
 }

@@ -179,14 +179,7 @@ func TestGetAndList(t *testing.T) {
 		// pairs share a timestamp, so the id must break ties in the keyset
 		recs = append(recs, testRecord(i, base.Add(-time.Duration(i/2)*time.Minute)))
 	}
-	if err := s.insert(ctx, recs); err != nil {
-		t.Fatal(err)
-	}
-	st, err := OpenStore(ctx, u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := storeWith(t, s, u, recs)
 
 	got, err := st.Get(ctx, recs[7].DecisionID)
 	if err != nil {
@@ -281,14 +274,7 @@ func TestListDefaultLimit(t *testing.T) {
 	for i := range DefaultLimit + 5 {
 		recs = append(recs, testRecord(i, now))
 	}
-	if err := s.insert(ctx, recs); err != nil {
-		t.Fatal(err)
-	}
-	st, err := OpenStore(ctx, u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := storeWith(t, s, u, recs)
 	p, err := st.List(ctx, Filter{})
 	if err != nil {
 		t.Fatal(err)
@@ -299,4 +285,19 @@ func TestListDefaultLimit(t *testing.T) {
 	if want := fmt.Sprintf("dec-%06d", DefaultLimit+4); p.Records[0].DecisionID != want {
 		t.Fatalf("first record %s, want %s", p.Records[0].DecisionID, want)
 	}
+}
+
+// storeWith inserts recs through the sink and opens a Store on the database.
+func storeWith(t *testing.T, s *pgSink, u string, recs []*Record) Store {
+	t.Helper()
+	ctx := context.Background()
+	if err := s.insert(ctx, recs); err != nil {
+		t.Fatal(err)
+	}
+	st, err := OpenStore(ctx, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(st.Close)
+	return st
 }
