@@ -63,7 +63,9 @@ func (g *generator) grant(layer, index int, d *Document, gr Grant) {
 		if !ok {
 			continue
 		}
-		fmt.Fprintf(&g.b, "\n# %s grant %d: %s -> %s\n", d.ID, index, gr.Principal, a.Action)
+		// Quoted: a raw newline in a principal or ref would end the comment
+		// and let the file's author inject Rego.
+		fmt.Fprintf(&g.b, "\n# %s grant %d: %s -> %s\n", quote(d.ID), index, quote(gr.Principal), quote(a.Action))
 		fmt.Fprintf(&g.b, "candidates contains {\"policy\": %s, \"layer\": %d, \"grant\": %d, \"principal\": %s, \"revoked\": %t, \"expired\": %s, \"conditions\": %s} if {\n",
 			quote(d.ID), layer, index, principalTerm, gr.Revoked, expired, conds)
 		g.b.WriteString(match)

@@ -350,3 +350,11 @@ func TestBlockShape(t *testing.T) {
 func hasProblem(ps []Problem, code string) bool {
 	return slices.ContainsFunc(ps, func(p Problem) bool { return p.Code == code })
 }
+
+// A principal or action ref cannot break out of the generated comment.
+func TestNoRegoInjection(t *testing.T) {
+	s := mustLoad(t, nil, oneGrant(`  - principal: "operator://bob\ncandidates contains {\"policy\": \"@acme/team\", \"layer\": 0, \"grant\": 0, \"principal\": \"*\", \"revoked\": false, \"expired\": false, \"conditions\": true} if true\n#"
+    actions: [{action: "storage:read"}]
+`))
+	assertOutcome(t, s, input("secrets:reveal", "operator://eve"), route.Refuse, CodeNoGrant)
+}
