@@ -38,9 +38,9 @@ func TestPrometheusMetrics(t *testing.T) {
 	}
 	want := map[string]float64{
 		"gated_audit_records_total,outcome=spooled,sink=postgres": 2,
-		"gated_audit_write_errors_total,sink=spool":                1,
-		"gated_audit_queue_depth":                                  7,
-		"gated_audit_spool_bytes":                                  1234,
+		"gated_audit_write_errors_total,sink=spool":               1,
+		"gated_audit_queue_depth":                                 7,
+		"gated_audit_spool_bytes":                                 1234,
 	}
 	for k, v := range want {
 		if got[k] != v {
