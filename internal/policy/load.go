@@ -259,10 +259,14 @@ func (s *Set) prepare(sources []source) []Problem {
 		}
 	}
 	generated := map[string]string{
-		"gated/grants.rego":   s.grantsModule,
-		"gated/decision.rego": decisionModule(customPkgs),
+		"generated:gated/grants.rego":   s.grantsModule,
+		"generated:gated/decision.rego": decisionModule(customPkgs),
 	}
 	for name, src := range generated {
+		if _, clash := modules[name]; clash {
+			errs = append(errs, Problem{name, "", "rego_generated", "a custom module's path clashes with a generated module's name"})
+			continue
+		}
 		m, err := ast.ParseModuleWithOpts(name, src, opts)
 		if err != nil {
 			// A generator bug, not the operator's: still refuse to load.
