@@ -126,9 +126,16 @@ func New(version string) *Metrics {
 		m.catalogReloads.WithLabelValues(r)
 		m.policyReloads.WithLabelValues(r)
 	}
-	// Likewise for write errors of the audit recorder's sinks.
+	// Likewise for write errors of the audit recorder's sinks, and for the
+	// outcomes of its two primary sinks: an async record is counted only
+	// when its batch is flushed, and "dropped" must read 0 until it is not.
 	for _, sink := range []string{"postgres", "file", "spool"} {
 		m.auditWriteErrors.WithLabelValues(sink)
+	}
+	for _, sink := range []string{"postgres", "file"} {
+		for outcome := range auditOutcomes {
+			m.auditRecords.WithLabelValues(sink, outcome)
+		}
 	}
 	return m
 }
