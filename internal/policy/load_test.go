@@ -254,3 +254,9 @@ findings contains {"code": "c", "route": "accept", "blocking": false, "message":
 	var nilSet *Set
 	assertOutcome(t, nilSet, input("a:b"), route.Refuse, CodeEvaluationError)
 }
+
+func TestCustomModuleCannotShadowGenerated(t *testing.T) {
+	t.Chdir(writeDir(t, map[string]string{"generated:gated/grants.rego": "package gated.custom\n"}))
+	_, err := Load([]string{"generated:gated"}, nil)
+	assertProblems(t, err, "rego_generated")
+}
