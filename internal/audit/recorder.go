@@ -207,7 +207,29 @@ func (r *recorder) start() {
 	go r.writeLoop()
 }
 
+// validate rejects records that cannot be stored as a distinct decision:
+// an empty id or time would make different decisions collide on the
+// primary key, and the insert would silently skip all but the first.
+func validate(rec *Record) error {
+	switch {
+	case rec == nil:
+		return errors.New("nil record")
+	case rec.DecisionID == "":
+		return errors.New("record has no decision_id")
+	case rec.DecidedAt.IsZero():
+		return fmt.Errorf("record %s has no decided_at", rec.DecisionID)
+	case rec.FinalRoute == "":
+		return fmt.Errorf("record %s has no final_route", rec.DecisionID)
+	}
+	return nil
+}
+
+// Record hands over one record. An invalid record is a caller bug: it is
+// refused with ErrUnavailable whatever the fail mode.
 func (r *recorder) Record(ctx context.Context, rec *Record) (Result, error) {
+	if err := validate(rec); err != nil {
+		return Result{}, fmt.Errorf("%w: %w", ErrUnavailable, err)
+	}
 	it := &item{rec: rec}
 	if r.cfg.Durability == "sync" {
 		it.done = make(chan outcome, 1)

@@ -524,3 +524,16 @@ func TestOpenRejectsBadConfig(t *testing.T) {
 		}
 	}
 }
+
+func TestInvalidRecordsRefused(t *testing.T) {
+	r := open(t, Config{File: filepath.Join(t.TempDir(), "a.jsonl"), Fail: "open"})
+	defer closeRec(t, r)
+	good := testRecord(1, time.Now())
+	noID, noTime, noRoute := *good, *good, *good
+	noID.DecisionID, noTime.DecidedAt, noRoute.FinalRoute = "", time.Time{}, ""
+	for name, rec := range map[string]*Record{"nil": nil, "no id": &noID, "no time": &noTime, "no route": &noRoute} {
+		if _, err := r.Record(context.Background(), rec); !errors.Is(err, ErrUnavailable) {
+			t.Errorf("%s: got %v, want ErrUnavailable even with fail=open", name, err)
+		}
+	}
+}
