@@ -1,0 +1,107 @@
+package server_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gatedhq/gated/api"
+	"github.com/gatedhq/gated/internal/audit"
+	"github.com/gatedhq/gated/internal/catalog"
+	"github.com/gatedhq/gated/internal/gate"
+	"github.com/gatedhq/gated/internal/metrics"
+	"github.com/gatedhq/gated/internal/pgtest"
+	"github.com/gatedhq/gated/internal/policy"
+	"github.com/gatedhq/gated/internal/server"
+)
+
+// TestWholeSurfaceConforms builds the handler with every part real — the
+// example catalog and policy, a PostgreSQL audit store, metrics — and
+// validates every endpoint's answers against the OpenAPI document.
+func TestWholeSurfaceConforms(t *testing.T) {
+	ctx := context.Background()
+	_, dbURL := pgtest.Fresh(t)
+	if err := audit.Migrate(ctx, dbURL, "up", io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := audit.Open(ctx, audit.Config{DatabaseURL: dbURL, Durability: "sync", SpoolDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = rec.Close(ctx) })
+	store, err := audit.OpenStore(ctx, dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(store.Close)
+	cat, err := catalog.Load([]string{"../../examples/catalog"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pol, err := policy.Load([]string{"../../examples/policy"}, cat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := metrics.New("test")
+	f := newServer(t, func(d *server.Deps) {
+		d.Engine = gate.New(gate.WithClock(func() time.Time { return fixedNow }),
+			gate.WithCatalog(func() *catalog.Catalog { return cat }, gate.UnknownDefer, catalog.ArgumentsEnforce),
+			gate.WithPolicy(func() *policy.Set { return pol }, policy.NewLimiter()),
+			gate.WithAudit(rec, audit.NewRedactor([]byte("0123456789abcdef0123456789abcdef")), "test"),
+			gate.WithMetrics(m))
+		d.Catalog = func() any { return cat.Document(nil, time.Time{}) }
+		d.Decisions = store
+		d.Metrics = m
+		d.OpenAPI = api.OpenAPI
+	})
+	reader := map[string]string{"Authorization": "Bearer " + readerSecret}
+	decisionsReader := map[string]string{"Authorization": "Bearer " + otherSecret}
+
+	// A catalogued tool: the answer carries action, policy and audit blocks.
+	res := f.post(`{"tool_name":"send_email","tool_category":"write","authorization_state":"validated",
+		"evidence_refs":[{"source_id":"auth.1","kind":"auth_event","trust_tier":"verified","redaction_status":"redacted","freshness":{"status":"fresh"},"provenance":"connector"}],
+		"risk_domain":"customer_support","proposed_arguments":{"to":"c@example.com","subject":"s","body":"b","ticket_id":"T-1"},"recommended_route":"accept"}`)
+	for _, k := range []string{"action", "policy", "audit"} {
+		if res.body[k] == nil {
+			t.Errorf("decision lacks %s: %.400s", k, res.raw)
+		}
+	}
+	id := res.str("decision_id")
+
+	f.do(request{method: http.MethodGet, target: "/v1/catalog", header: reader})
+	f.do(request{method: http.MethodGet, target: "/v1/catalog"}) // 401
+	got := f.do(request{method: http.MethodGet, target: "/v1/decisions/" + id, header: decisionsReader})
+	if got.status != http.StatusOK || got.str("decision_id") != id {
+		t.Fatalf("GET decision: %d %.300s", got.status, got.raw)
+	}
+	f.do(request{method: http.MethodGet, target: "/v1/decisions/no-such-id", header: decisionsReader})
+	list := f.do(request{method: http.MethodGet, target: "/v1/decisions?route=" + res.str("route") + "&limit=5", header: decisionsReader})
+	if recs, _ := list.body["records"].([]any); list.status != http.StatusOK || len(recs) != 1 {
+		t.Fatalf("list: %d %.300s", list.status, list.raw)
+	}
+	for _, q := range []string{"limit=0", "since=yesterday", "route=maybe", "cursor=garbage"} {
+		if r := f.do(request{method: http.MethodGet, target: "/v1/decisions?" + q, header: decisionsReader}); r.status != http.StatusBadRequest {
+			t.Errorf("%s: status %d, want 400", q, r.status)
+		}
+	}
+	f.do(request{method: http.MethodGet, target: "/v1/decisions", header: reader}) // 403
+	metricsRes := f.do(request{method: http.MethodGet, target: "/metrics"})
+	if !strings.Contains(string(metricsRes.raw), "gated_decisions_total") {
+		t.Errorf("metrics lack gated_decisions_total")
+	}
+
+	// Without a catalog or a database those endpoints say so, with a route.
+	bare := newServer(t, nil)
+	for _, target := range []string{"/v1/catalog", "/v1/decisions", "/v1/decisions/x"} {
+		hdr := reader
+		if strings.HasPrefix(target, "/v1/decisions") {
+			hdr = decisionsReader
+		}
+		if r := bare.do(request{method: http.MethodGet, target: target, header: hdr}); r.status != http.StatusNotFound || r.str("route") != "refuse" {
+			t.Errorf("%s without its part: %d %.200s", target, r.status, r.raw)
+		}
+	}
+}
