@@ -52,9 +52,10 @@ func loadSources(s *sourceFlags, log *zap.Logger) (*sources, error) {
 	if len(s.catalogDirs) > 0 {
 		dirs := []string(s.catalogDirs)
 		out.catalog, err = reload.New(reload.Config[catalog.Catalog]{
-			Build:    func() (*catalog.Catalog, error) { return catalog.Load(dirs) },
-			Dirs:     dirs,
-			OnResult: out.reloaded(log, "catalog"),
+			Build:        func() (*catalog.Catalog, error) { return catalog.Load(dirs) },
+			Dirs:         dirs,
+			OnResult:     out.reloaded(log, "catalog"),
+			OnWatchError: watchError(log, "catalog"),
 		})
 		if err != nil {
 			return nil, fmt.Errorf("catalog: %w", err)
@@ -66,9 +67,10 @@ func loadSources(s *sourceFlags, log *zap.Logger) (*sources, error) {
 		out.policy, err = reload.New(reload.Config[policy.Set]{
 			// Grants name actions by registry ref too, resolved through the
 			// catalog current at build time; a catalog reload rebuilds the policy.
-			Build:    func() (*policy.Set, error) { return policy.Load(dirs, out.resolver()) },
-			Dirs:     dirs,
-			OnResult: out.reloaded(log, "policy"),
+			Build:        func() (*policy.Set, error) { return policy.Load(dirs, out.resolver()) },
+			Dirs:         dirs,
+			OnResult:     out.reloaded(log, "policy"),
+			OnWatchError: watchError(log, "policy"),
 		})
 		if err != nil {
 			return nil, fmt.Errorf("policy: %w", err)
@@ -148,6 +150,16 @@ func (s *sources) publishRevisions() {
 		pol = s.policy.Current().Revision()
 	}
 	s.metrics.SetRevisions(cat, pol)
+}
+
+// watchError logs a failure of the file watcher itself; the reloader
+// rebuilds after one, so nothing is missed for long.
+func watchError(log *zap.Logger, what string) func(error) {
+	return func(err error) {
+		if log != nil {
+			log.Warn(what+" watcher error; rebuilding", zap.Error(err))
+		}
+	}
 }
 
 // reloaded logs and counts each rebuild of what.

@@ -54,8 +54,8 @@ func TestCatalogFloorsTighten(t *testing.T) {
 	ev = decode(t, []byte(confirmedEmail))
 	ev["proposed_arguments"] = map[string]any{"to": "c@example.com"}
 	d = e.Decide(context.Background(), Request{Event: ev})
-	if d.Route != route.Refuse || !slices.Contains(d.HardBlockers, "arguments_invalid") {
-		t.Fatalf("route %s blockers %v", d.Route, d.HardBlockers)
+	if d.Route != route.Refuse || !slices.Contains(d.HardBlockers, "arguments_invalid") || len(d.ArgumentErrors) == 0 {
+		t.Fatalf("route %s blockers %v argument errors %v", d.Route, d.HardBlockers, d.ArgumentErrors)
 	}
 }
 

@@ -40,6 +40,9 @@ type Decision struct {
 	ArchitectureDecision    ArchitectureDecision       `json:"architecture_decision"`
 	ExecutionPolicy         ExecutionPolicy            `json:"execution_policy"`
 	ValidationErrors        []contract.ValidationError `json:"validation_errors,omitempty"`
+	// ArgumentErrors say where proposed_arguments fail the tool's input
+	// schema (arguments_invalid); they never quote the values.
+	ArgumentErrors []catalog.ArgumentError `json:"argument_errors,omitempty"`
 }
 
 // Revisions name the catalog and policy a decision was made with.
