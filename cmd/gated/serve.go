@@ -39,25 +39,9 @@ type serveConfig struct {
 }
 
 func runServe(ctx context.Context, args []string, getenv func(string) string, stderr io.Writer) error {
-	var c serveConfig
-	fs := newFlagSet("serve", stderr)
-	fs.StringVar(&c.addr, "addr", "127.0.0.1:8080", "listen address")
-	fs.StringVar(&c.tokens, "tokens", "", "YAML tokens file (name, sha256, scopes, principals); without it gated runs open")
-	fs.BoolVar(&c.shadow, "shadow", false, "shadow mode for every request: decide and report, but let every tool run")
-	fs.StringVar(&c.logLevel, "log-level", "info", "log level: debug, info, warn, error")
-	fs.BoolVar(&c.insecureNoAuth, "insecure-no-auth", false, "allow running without tokens on a non-loopback address")
-	fs.Int64Var(&c.maxBodyBytes, "max-body-bytes", server.DefaultMaxBodyBytes, "largest request body accepted")
-	fs.IntVar(&c.rateLimit, "rate-limit", 0, "requests per minute per token (per client when open); 0 disables")
-	fs.Var(&c.trustedProxies, "trusted-proxy", "CIDR of a proxy whose X-Forwarded-For is trusted (repeatable)")
-	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", 15*time.Second, "how long to drain on SIGTERM")
-	c.sources.register(fs)
-	c.audit.register(fs)
-	fs.StringVar(&c.metricsAddr, "metrics-addr", "", "serve /metrics on this address instead of --addr")
-	if err := parseFlags(fs, args, getenv); err != nil {
+	c, err := parseServe(args, getenv, stderr)
+	if err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		return usageError("serve takes no arguments, got %q", fs.Args())
 	}
 	log, err := newLogger(stderr, c.logLevel)
 	if err != nil {
@@ -67,40 +51,16 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 
 	// Everything that can be wrong with the configuration is checked before
 	// anything is opened.
-	var proxies []netip.Prefix
-	var tokens *auth.Tokens
-	for _, p := range c.trustedProxies {
-		prefix, err := netip.ParsePrefix(p)
-		if err != nil {
-			return usageError("--trusted-proxy %q: %v", p, err)
-		}
-		proxies = append(proxies, prefix)
+	tokens, proxies, err := c.access(log)
+	if err != nil {
+		return err
 	}
-	if c.tokens != "" {
-		if tokens, err = auth.Load(c.tokens); err != nil {
-			return err
-		}
-	} else {
-		if !loopback(c.addr) && !c.insecureNoAuth {
-			return usageError("refusing to run without --tokens on non-loopback address %s (pass --insecure-no-auth to insist)", c.addr)
-		}
-		log.Warn("no tokens file: gated is running open, every caller may ask for decisions", zap.String("addr", c.addr))
-	}
-
 	src, err := loadSources(&c.sources, log)
 	if err != nil {
 		return err
 	}
 	src.watch(ctx, log)
-	hup := make(chan os.Signal, 1)
-	signal.Notify(hup, syscall.SIGHUP)
-	defer signal.Stop(hup)
-	go func() {
-		for range hup {
-			log.Info("SIGHUP: reloading catalog and policy")
-			src.reloadAll()
-		}
-	}()
+	defer reloadOnSIGHUP(src, log)()
 
 	m := metrics.New(gatedVersion())
 	src.observe(m)
@@ -121,26 +81,96 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	}()
 
 	opts := append(src.opts, gate.WithShadow(c.shadow), gate.WithAudit(rec, red, gatedVersion()), gate.WithMetrics(m))
-	deps := server.Deps{
-		Logger: log, MaxBodyBytes: c.maxBodyBytes, RateLimit: c.rateLimit, OpenAPI: api.OpenAPI,
-		Tokens: tokens, TrustedProxies: proxies,
-		Engine:    gate.New(opts...),
-		Catalog:   src.catalogDocument(),
-		Decisions: store,
-		Metrics:   m, MetricsElsewhere: c.metricsAddr != "",
+	handler := server.New(server.Deps{
+		Engine: gate.New(opts...), Logger: log, Tokens: tokens, TrustedProxies: proxies,
+		MaxBodyBytes: c.maxBodyBytes, RateLimit: c.rateLimit, OpenAPI: api.OpenAPI,
+		Catalog: src.catalogDocument(), Decisions: store,
+		Metrics: m, MetricsElsewhere: c.metricsAddr != "",
 		Ready: func(context.Context) error {
 			if !rec.Ready() {
 				return errors.New("the audit sink cannot take records")
 			}
 			return nil
 		},
+	})
+	log.Info("gated starting", zap.String("version", gatedVersion()), zap.Bool("shadow", c.shadow), zap.Bool("auth", tokens != nil))
+	return listenAndServe(ctx, c, handler, m, log)
+}
+
+func parseServe(args []string, getenv func(string) string, stderr io.Writer) (*serveConfig, error) {
+	c := &serveConfig{}
+	fs := newFlagSet("serve", stderr)
+	fs.StringVar(&c.addr, "addr", "127.0.0.1:8080", "listen address")
+	fs.StringVar(&c.tokens, "tokens", "", "YAML tokens file (name, sha256, scopes, principals); without it gated runs open")
+	fs.BoolVar(&c.shadow, "shadow", false, "shadow mode for every request: decide and report, but let every tool run")
+	fs.StringVar(&c.logLevel, "log-level", "info", "log level: debug, info, warn, error")
+	fs.BoolVar(&c.insecureNoAuth, "insecure-no-auth", false, "allow running without tokens on a non-loopback address")
+	fs.Int64Var(&c.maxBodyBytes, "max-body-bytes", server.DefaultMaxBodyBytes, "largest request body accepted")
+	fs.IntVar(&c.rateLimit, "rate-limit", 0, "requests per minute per token (per client when open); 0 disables")
+	fs.Var(&c.trustedProxies, "trusted-proxy", "CIDR of a proxy whose X-Forwarded-For is trusted (repeatable)")
+	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", 15*time.Second, "how long to drain on SIGTERM")
+	c.sources.register(fs)
+	c.audit.register(fs)
+	fs.StringVar(&c.metricsAddr, "metrics-addr", "", "serve /metrics on this address instead of --addr")
+	if err := parseFlags(fs, args, getenv); err != nil {
+		return nil, err
 	}
+	if fs.NArg() > 0 {
+		return nil, usageError("serve takes no arguments, got %q", fs.Args())
+	}
+	return c, nil
+}
+
+// access loads the tokens and trusted proxies, and refuses to run open on
+// an address other machines can reach unless told to.
+func (c *serveConfig) access(log *zap.Logger) (*auth.Tokens, []netip.Prefix, error) {
+	var proxies []netip.Prefix
+	for _, p := range c.trustedProxies {
+		prefix, err := netip.ParsePrefix(p)
+		if err != nil {
+			return nil, nil, usageError("--trusted-proxy %q: %v", p, err)
+		}
+		proxies = append(proxies, prefix)
+	}
+	if c.tokens != "" {
+		tokens, err := auth.Load(c.tokens)
+		return tokens, proxies, err
+	}
+	if !loopback(c.addr) && !c.insecureNoAuth {
+		return nil, nil, usageError("refusing to run without --tokens on non-loopback address %s (pass --insecure-no-auth to insist)", c.addr)
+	}
+	log.Warn("no tokens file: gated is running open, every caller may ask for decisions", zap.String("addr", c.addr))
+	return nil, proxies, nil
+}
+
+// reloadOnSIGHUP rebuilds the catalog and policy on SIGHUP until the
+// returned stop is called.
+func reloadOnSIGHUP(src *sources, log *zap.Logger) (stop func()) {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-hup:
+				log.Info("SIGHUP: reloading catalog and policy")
+				src.reloadAll()
+			case <-done:
+				return
+			}
+		}
+	}()
+	return func() { signal.Stop(hup); close(done) }
+}
+
+// listenAndServe serves handler until ctx ends, then shuts down gracefully.
+func listenAndServe(ctx context.Context, c *serveConfig, handler http.Handler, m *metrics.Metrics, log *zap.Logger) error {
 	ln, err := net.Listen("tcp", c.addr)
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
 	srv := &http.Server{
-		Handler:           server.New(deps),
+		Handler:           handler,
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       15 * time.Second,
 		WriteTimeout:      15 * time.Second,
@@ -148,14 +178,13 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          zap.NewStdLog(log.Named("http")),
 	}
-	log.Info("gated listening", zap.String("addr", ln.Addr().String()), zap.String("version", gatedVersion()),
-		zap.Bool("shadow", c.shadow), zap.Bool("auth", tokens != nil))
+	log.Info("gated listening", zap.String("addr", ln.Addr().String()))
 	errc := make(chan error, 2)
 	go func() { errc <- srv.Serve(ln) }()
 	if c.metricsAddr != "" {
 		msrv, err := serveMetrics(c.metricsAddr, m, log, errc)
 		if err != nil {
-			return err
+			return errors.Join(err, srv.Close())
 		}
 		defer msrv.Close()
 	}
