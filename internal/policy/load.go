@@ -127,6 +127,15 @@ func Load(dirs []string, res Resolver, opts ...Option) (*Set, error) {
 			if err != nil {
 				return err
 			}
+			// A Kubernetes ConfigMap volume keeps its files in ..<timestamp>
+			// and links them through ..data; reading those too would load
+			// every policy twice.
+			if strings.HasPrefix(d.Name(), "..") && path != dir {
+				if d.IsDir() {
+					return filepath.SkipDir
+				}
+				return nil
+			}
 			if d.IsDir() {
 				return nil
 			}

@@ -3,6 +3,8 @@ package policy
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -259,4 +261,31 @@ func TestCustomModuleCannotShadowGenerated(t *testing.T) {
 	t.Chdir(writeDir(t, map[string]string{"generated:gated/grants.rego": "package gated.custom\n"}))
 	_, err := Load([]string{"generated:gated"}, nil)
 	assertProblems(t, err, "rego_generated")
+}
+
+// A ConfigMap volume: the files live in ..<timestamp>/, ..data links to it,
+// and the visible names link through ..data. Each policy loads once.
+func TestConfigMapLayoutLoadsOnce(t *testing.T) {
+	dir := t.TempDir()
+	ts := filepath.Join(dir, "..2026_11_20_12_00_00.123")
+	if err := os.Mkdir(ts, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	doc := policyMD("schema: policy/v1\nid: \"@acme/support\"\ngrants:\n  - {principal: \"bot://a\", actions: [{action: \"storage:read\"}]}")
+	if err := os.WriteFile(filepath.Join(ts, "support.POLICY.md"), []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Base(ts), filepath.Join(dir, "..data")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join("..data", "support.POLICY.md"), filepath.Join(dir, "support.POLICY.md")); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Load([]string{dir}, nil)
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	if !s.Enforced() {
+		t.Fatal("the policy was not loaded")
+	}
 }
