@@ -75,11 +75,7 @@ func loadSources(s *sourceFlags, log *zap.Logger) (*sources, error) {
 		if err != nil {
 			return nil, fmt.Errorf("policy: %w", err)
 		}
-		for _, w := range out.policy.Current().Warnings() {
-			if log != nil {
-				log.Warn("policy warning", zap.String("problem", w.String()))
-			}
-		}
+		out.logPolicyWarnings(log)
 		out.opts = append(out.opts, gate.WithPolicy(out.policy.Current, policy.NewLimiter()))
 	}
 	return out, nil
@@ -185,5 +181,19 @@ func (s *sources) reloaded(log *zap.Logger, what string) func(error) {
 			return
 		}
 		log.Info(what + " reloaded")
+		if what == "policy" {
+			s.logPolicyWarnings(log)
+		}
+	}
+}
+
+// logPolicyWarnings logs what gated policy lint would warn about in the
+// current policy (an unknown condition kind, a default of allow, …).
+func (s *sources) logPolicyWarnings(log *zap.Logger) {
+	if log == nil {
+		return
+	}
+	for _, w := range s.policy.Current().Warnings() {
+		log.Warn("policy warning", zap.String("problem", w.String()))
 	}
 }
