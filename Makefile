@@ -1,7 +1,7 @@
 # gated — build and test entry points. `make test` is what CI runs.
 GO ?= go
 
-.PHONY: test vet unit build run bench
+.PHONY: test vet unit build run bench load
 
 # Extra checks (helm, policy tests…) register themselves in mk/*.mk by
 # appending to TEST_EXTRAS; included before `test` so its prerequisites see them.
@@ -25,3 +25,7 @@ run:
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+## load: drive a local gated with the load harness (see docs/performance.md).
+load:
+	scripts/load.sh
