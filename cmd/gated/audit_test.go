@@ -1,7 +1,9 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -118,6 +120,36 @@ func TestAuditCanariesThroughHTTP(t *testing.T) {
 		}
 		if strings.Contains(logs.String(), c) {
 			t.Errorf("%s canary found in the logs", what)
+		}
+	}
+}
+
+func TestMigrateCommand(t *testing.T) {
+	_, dbURL := pgtest.Fresh(t)
+	migrate := func(args ...string) string {
+		t.Helper()
+		var out strings.Builder
+		if err := run(context.Background(), append([]string{"gated", "migrate"}, args...), env(nil), nil, &out, io.Discard); err != nil {
+			t.Fatalf("migrate %v: %v\n%s", args, err, out.String())
+		}
+		return out.String()
+	}
+	migrate("up", "--database-url", dbURL)
+	if status := migrate("status", "--database-url", dbURL); !strings.Contains(status, "00001") || !strings.Contains(strings.ToLower(status), "applied") {
+		t.Fatalf("status after up:\n%s", status)
+	}
+	migrate("down", "--database-url", dbURL)
+	if status := migrate("status", "--database-url", dbURL); !strings.Contains(strings.ToLower(status), "pending") {
+		t.Fatalf("status after down:\n%s", status)
+	}
+	// The URL may come from the environment; without one it is a usage error.
+	var out strings.Builder
+	if err := run(context.Background(), []string{"gated", "migrate", "up"}, env(map[string]string{"GATED_DATABASE_URL": dbURL}), nil, &out, io.Discard); err != nil {
+		t.Fatalf("migrate up from GATED_DATABASE_URL: %v", err)
+	}
+	for _, args := range [][]string{{"gated", "migrate"}, {"gated", "migrate", "sideways"}, {"gated", "migrate", "up"}} {
+		if got := exitCode(run(context.Background(), args, env(nil), nil, io.Discard, io.Discard)); got != exitUsage {
+			t.Errorf("%v: exit %d, want %d", args, got, exitUsage)
 		}
 	}
 }
