@@ -5,26 +5,12 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/gatedhq/gated/internal/problem"
 )
 
-// Problem is one thing wrong with a catalog, precise enough to fix without
-// reading gated's code: the file, the field inside it, a stable code and a
-// sentence.
-type Problem struct {
-	File    string `json:"file"`
-	Field   string `json:"field,omitempty"`
-	Code    string `json:"code"`
-	Message string `json:"message"`
-}
-
-// String renders the problem on one line: "file: field: code: message".
-func (p Problem) String() string {
-	field := p.Field
-	if field == "" {
-		field = "-"
-	}
-	return fmt.Sprintf("%s: %s: %s: %s", p.File, field, p.Code, oneLine(p.Message))
-}
+// Problem is one thing wrong with a catalog file.
+type Problem = problem.Problem
 
 // LoadError is every problem a load found; a catalog with any problem is
 // not used at all.
@@ -63,6 +49,3 @@ func (ps problems) err() error {
 
 // oneLine keeps a message on its line, so lint output stays one problem per
 // line even when a YAML parser error spans several.
-func oneLine(s string) string {
-	return strings.Join(strings.Fields(s), " ")
-}

@@ -79,14 +79,14 @@ func (g *generator) actionMatch(d *Document, field, ref string) (string, bool) {
 	p, ok := resolve(ref, g.res)
 	if isBareID(ref) && p.exact != "" && g.res != nil {
 		if _, known := g.res.ResolveActionRef(p.exact); !known {
-			g.warnings = append(g.warnings, Problem{d.File, field, "action_not_catalogued",
-				fmt.Sprintf("action %q is not in the catalog; this entry matches nothing until it is", p.exact)})
+			g.warnings = append(g.warnings, Problem{File: d.File, Field: field, Code: "action_not_catalogued",
+				Message: fmt.Sprintf("action %q is not in the catalog; this entry matches nothing until it is", p.exact)})
 		}
 	}
 	switch {
 	case !ok:
-		g.warnings = append(g.warnings, Problem{d.File, field, "action_ref_unresolved",
-			fmt.Sprintf("action ref %q does not resolve to a catalogued action; this entry grants nothing", ref)})
+		g.warnings = append(g.warnings, Problem{File: d.File, Field: field, Code: "action_ref_unresolved",
+			Message: fmt.Sprintf("action ref %q does not resolve to a catalogued action; this entry grants nothing", ref)})
 		return "", false
 	case p.any:
 		return "\tinput.action_id != \"\"\n", true

@@ -17,25 +17,13 @@ import (
 	"go.yaml.in/yaml/v3"
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
+
+	"github.com/gatedhq/gated/internal/problem"
 )
 
-// Problem is one error or warning found while loading policy: the file, the
-// JSON pointer of the offending field ("" for the whole file), a stable code
-// and a human message.
-type Problem struct {
-	File    string `json:"file"`
-	Field   string `json:"field"`
-	Code    string `json:"code"`
-	Message string `json:"message"`
-}
-
-func (p Problem) String() string {
-	field := p.Field
-	if field == "" {
-		field = "-"
-	}
-	return fmt.Sprintf("%s: %s: %s: %s", p.File, field, p.Code, p.Message)
-}
+// Problem is one error or warning found while loading policy; Field is the
+// JSON pointer of the offending field.
+type Problem = problem.Problem
 
 // Document is one parsed, validated POLICY.md (policy/v1 frontmatter).
 type Document struct {
@@ -142,11 +130,11 @@ type parser struct {
 }
 
 func (p *parser) errorf(field, code, format string, args ...any) {
-	p.errs = append(p.errs, Problem{p.file, field, code, fmt.Sprintf(format, args...)})
+	p.errs = append(p.errs, Problem{File: p.file, Field: field, Code: code, Message: fmt.Sprintf(format, args...)})
 }
 
 func (p *parser) warnf(field, code, format string, args ...any) {
-	p.warns = append(p.warns, Problem{p.file, field, code, fmt.Sprintf(format, args...)})
+	p.warns = append(p.warns, Problem{File: p.file, Field: field, Code: code, Message: fmt.Sprintf(format, args...)})
 }
 
 func (p *parser) parse(data []byte) *Document {

@@ -172,7 +172,7 @@ func Load(dirs []string, res Resolver, opts ...Option) (*Set, error) {
 			continue
 		}
 		if prev, dup := s.byID[doc.ID]; dup {
-			errs = append(errs, Problem{src.path, "/id", "id_duplicate", fmt.Sprintf("id %q is also used by %s", doc.ID, prev.File)})
+			errs = append(errs, Problem{File: src.path, Field: "/id", Code: "id_duplicate", Message: fmt.Sprintf("id %q is also used by %s", doc.ID, prev.File)})
 			continue
 		}
 		s.byID[doc.ID] = doc
@@ -202,8 +202,8 @@ func (s *Set) compileRules(res Resolver) []Problem {
 		for i, r := range refs {
 			p, ok := resolve(r, res)
 			if !ok {
-				errs = append(errs, Problem{d.File, fmt.Sprintf("%s/%d", field, i), "action_ref_unresolved",
-					fmt.Sprintf("action ref %q does not resolve to a catalogued action", r)})
+				errs = append(errs, Problem{File: d.File, Field: fmt.Sprintf("%s/%d", field, i), Code: "action_ref_unresolved",
+					Message: fmt.Sprintf("action ref %q does not resolve to a catalogued action", r)})
 			}
 			ps = append(ps, p)
 		}
@@ -258,8 +258,8 @@ func (s *Set) prepare(sources []source) []Problem {
 		}
 		pkg := m.Package.Path.String()
 		if pkg != customPackage && !strings.HasPrefix(pkg, customPackage+".") {
-			errs = append(errs, Problem{src.path, "package", "rego_package",
-				fmt.Sprintf("custom module package %s must be gated.custom or below", strings.TrimPrefix(pkg, "data."))})
+			errs = append(errs, Problem{File: src.path, Field: "package", Code: "rego_package",
+				Message: fmt.Sprintf("custom module package %s must be gated.custom or below", strings.TrimPrefix(pkg, "data."))})
 			continue
 		}
 		modules[src.path] = m
@@ -273,7 +273,7 @@ func (s *Set) prepare(sources []source) []Problem {
 	}
 	for name, src := range generated {
 		if _, clash := modules[name]; clash {
-			errs = append(errs, Problem{name, "", "rego_generated", "a custom module's path clashes with a generated module's name"})
+			errs = append(errs, Problem{File: name, Field: "", Code: "rego_generated", Message: "a custom module's path clashes with a generated module's name"})
 			continue
 		}
 		m, err := ast.ParseModuleWithOpts(name, src, opts)
