@@ -2,68 +2,21 @@ package audit
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"net/url"
-	"os"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/gatedhq/gated/internal/pgtest"
 )
 
-// adminURL is the test cluster's maintenance database.
-func adminURL() string {
-	if u := os.Getenv("GATED_TEST_DATABASE_URL"); u != "" {
-		return u
-	}
-	return "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
-}
-
-// withDB returns the URL u with its database replaced by name.
-func withDB(t testing.TB, u, name string) string {
-	t.Helper()
-	p, err := url.Parse(u)
-	if err != nil {
-		t.Fatalf("test database url: %v", err)
-	}
-	p.Path = "/" + name
-	return p.String()
-}
-
-// adminExec runs one statement on the maintenance database.
-func adminExec(t testing.TB, sql string, args ...any) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	c, err := pgx.Connect(ctx, adminURL())
-	if err != nil {
-		t.Fatalf("connect to test PostgreSQL (set GATED_TEST_DATABASE_URL): %v", err)
-	}
-	defer c.Close(ctx)
-	if _, err := c.Exec(ctx, sql, args...); err != nil {
-		t.Fatalf("%s: %v", sql, err)
-	}
-}
-
-// freshDB creates a database of its own for the test, dropped at the end,
-// and returns its name and URL.
-func freshDB(t testing.TB) (string, string) {
-	t.Helper()
-	b := make([]byte, 6)
-	rand.Read(b)
-	name := "gated_audit_test_" + hex.EncodeToString(b)
-	adminExec(t, "CREATE DATABASE "+name)
-	t.Cleanup(func() { adminExec(t, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)") })
-	return name, withDB(t, adminURL(), name)
-}
-
-// migratedDB is freshDB with the schema applied.
+// migratedDB is a fresh database with the schema applied.
 func migratedDB(t testing.TB) (string, string) {
 	t.Helper()
-	name, u := freshDB(t)
+	name, u := pgtest.Fresh(t)
 	if err := Migrate(context.Background(), u, "up", io.Discard); err != nil {
 		t.Fatalf("migrate up: %v", err)
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/gatedhq/gated/internal/audit/spool"
+	"github.com/gatedhq/gated/internal/pgtest"
 )
 
 // countingMetrics records what the recorder reports.
@@ -118,7 +119,7 @@ func proxiedURL(t *testing.T, dbURL string, p *proxy) string {
 
 func upstream(t *testing.T) string {
 	t.Helper()
-	u, err := parseHost(adminURL())
+	u, err := parseHost(pgtest.AdminURL())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -302,10 +303,10 @@ func TestDatabaseRefusesConnectionsMidLoad(t *testing.T) {
 	stop := make(chan struct{})
 	go func() {
 		time.Sleep(300 * time.Millisecond)
-		adminExec(t, "ALTER DATABASE "+name+" ALLOW_CONNECTIONS false")
-		adminExec(t, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1", name)
+		pgtest.Exec(t, "ALTER DATABASE "+name+" ALLOW_CONNECTIONS false")
+		pgtest.Exec(t, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1", name)
 		time.Sleep(600 * time.Millisecond)
-		adminExec(t, "ALTER DATABASE "+name+" ALLOW_CONNECTIONS true")
+		pgtest.Exec(t, "ALTER DATABASE "+name+" ALLOW_CONNECTIONS true")
 		time.Sleep(400 * time.Millisecond)
 		close(stop)
 	}()

@@ -13,10 +13,12 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/gatedhq/gated/internal/pgtest"
 )
 
 func TestMigrateUpStatusDown(t *testing.T) {
-	_, u := freshDB(t)
+	_, u := pgtest.Fresh(t)
 	ctx := context.Background()
 	var out bytes.Buffer
 	if err := Migrate(ctx, u, "status", &out); err != nil {
