@@ -40,22 +40,6 @@ func writeTokens(t *testing.T) string {
 	return p
 }
 
-func get(t *testing.T, url string, hdr map[string]string) (int, map[string]any) {
-	t.Helper()
-	req, _ := http.NewRequest(http.MethodGet, url, nil)
-	for k, v := range hdr {
-		req.Header.Set(k, v)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var m map[string]any
-	_ = json.NewDecoder(resp.Body).Decode(&m)
-	return resp.StatusCode, m
-}
-
 // TestAuditCanariesThroughHTTP drives decisions through the real server
 // into a real PostgreSQL and proves that no planted canary appears anywhere
 // in the database (pg_dump) or in the logs.

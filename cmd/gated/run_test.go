@@ -94,8 +94,24 @@ func startServe(t *testing.T, args []string, kv map[string]string) (base string,
 
 func post(t *testing.T, url, body string, hdr map[string]string) (int, map[string]any) {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
+	return call(t, http.MethodPost, url, strings.NewReader(body), hdr)
+}
+
+func get(t *testing.T, url string, hdr map[string]string) (int, map[string]any) {
+	t.Helper()
+	return call(t, http.MethodGet, url, nil, hdr)
+}
+
+// call sends one request and decodes the JSON object it answers.
+func call(t *testing.T, method, url string, body io.Reader, hdr map[string]string) (int, map[string]any) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	for k, v := range hdr {
 		req.Header.Set(k, v)
 	}
@@ -106,7 +122,7 @@ func post(t *testing.T, url, body string, hdr map[string]string) (int, map[strin
 	defer resp.Body.Close()
 	var m map[string]any
 	if err := json.NewDecoder(resp.Body).Decode(&m); err != nil {
-		t.Fatalf("decode answer: %v", err)
+		t.Fatalf("%s %s: decode answer: %v", method, url, err)
 	}
 	return resp.StatusCode, m
 }
