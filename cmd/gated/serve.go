@@ -84,7 +84,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	handler := server.New(server.Deps{
 		Engine: gate.New(opts...), Logger: log, Tokens: tokens, TrustedProxies: proxies,
 		MaxBodyBytes: c.maxBodyBytes, RateLimit: c.rateLimit, OpenAPI: api.OpenAPI,
-		Catalog: src.catalogDocument(), Decisions: store,
+		Catalog: src.catalogDocument(), Policy: src.policyDocument(), Decisions: store,
 		Metrics: m, MetricsElsewhere: c.metricsAddr != "",
 		Ready: func(context.Context) error {
 			if !rec.Ready() {

@@ -128,6 +128,17 @@ func (s *sources) catalogDocument() func() any {
 	}
 }
 
+// policyDocument is GET /v1/policy, or nil without a policy.
+func (s *sources) policyDocument() func() any {
+	if s.policy == nil {
+		return nil
+	}
+	return func() any {
+		err, at := s.policy.LastError()
+		return s.policy.Current().Summary(err, at)
+	}
+}
+
 // observe starts counting reloads and publishing revisions on m.
 func (s *sources) observe(m *metrics.Metrics) {
 	s.metrics = m

@@ -7,12 +7,12 @@
 package catalog
 
 import (
-	"errors"
 	"strings"
 	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/gatedhq/gated/internal/problem"
 	"github.com/gatedhq/gated/internal/route"
 )
 
@@ -144,24 +144,11 @@ type Document struct {
 }
 
 // ReloadError is a failed reload, kept beside the catalog still in use.
-type ReloadError struct {
-	At       time.Time `json:"at"`
-	Message  string    `json:"message"`
-	Problems []Problem `json:"problems,omitempty"`
-}
+type ReloadError = problem.ReloadError
 
 // Document describes the catalog; lastErr and at are the reloader's
 // LastError (nil when the last reload succeeded).
 func (c *Catalog) Document(lastErr error, at time.Time) Document {
-	d := Document{Revision: c.revision, Tools: c.Views(), Actions: c.Actions()}
-	if lastErr != nil {
-		re := &ReloadError{At: at, Message: lastErr.Error()}
-		var le *LoadError
-		if errors.As(lastErr, &le) {
-			re.Message = "the catalog on disk is invalid; the last good catalog stays in use"
-			re.Problems = le.Problems
-		}
-		d.LastReloadError = re
-	}
-	return d
+	return Document{Revision: c.revision, Tools: c.Views(), Actions: c.Actions(),
+		LastReloadError: problem.NewReloadError(lastErr, at, "catalog")}
 }

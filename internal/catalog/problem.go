@@ -18,6 +18,9 @@ type LoadError struct {
 	Problems []Problem
 }
 
+// ProblemList lists the problems (problem.Lister).
+func (e *LoadError) ProblemList() []Problem { return e.Problems }
+
 func (e *LoadError) Error() string {
 	lines := make([]string, 0, len(e.Problems)+1)
 	lines = append(lines, fmt.Sprintf("catalog: %d problem(s)", len(e.Problems)))

@@ -15,6 +15,8 @@ import (
 	"github.com/open-policy-agent/opa/v1/ast"
 	"github.com/open-policy-agent/opa/v1/rego"
 	_ "time/tzdata" // business-hours time zones must not depend on the host's zoneinfo
+
+	"github.com/gatedhq/gated/internal/problem"
 )
 
 // DefaultEvalBudget bounds one evaluation; a slower custom module refuses
@@ -53,6 +55,9 @@ type LoadError struct {
 	Problems []Problem
 	Warnings []Problem
 }
+
+// ProblemList lists the errors (problem.Lister).
+func (e *LoadError) ProblemList() []Problem { return e.Problems }
 
 func (e *LoadError) Error() string {
 	lines := make([]string, len(e.Problems))
@@ -107,6 +112,42 @@ func (s *Set) Enforced() bool { return s != nil && len(s.docs) > 0 }
 // Warnings are the non-fatal problems of the load (default: allow, unknown
 // condition kinds, ignored limits, unresolved grant refs...).
 func (s *Set) Warnings() []Problem { return slices.Clone(s.warnings) }
+
+// Summary is what GET /v1/policy returns: the revision in use, its
+// policies, the warnings a lint would print, and the last failed reload.
+type Summary struct {
+	Revision        string               `json:"revision"`
+	Enforced        bool                 `json:"enforced"`
+	DefaultAllow    bool                 `json:"default_allow"`
+	Policies        []PolicySummary      `json:"policies"`
+	Warnings        []Problem            `json:"warnings"`
+	LastReloadError *problem.ReloadError `json:"last_reload_error,omitempty"`
+}
+
+// PolicySummary counts what one POLICY.md holds.
+type PolicySummary struct {
+	ID           string `json:"id"`
+	File         string `json:"file"`
+	Default      string `json:"default"`
+	Grants       int    `json:"grants"`
+	Requirements int    `json:"requirements"`
+	Limits       int    `json:"limits"`
+}
+
+// Summary describes the set; lastErr and at are the reloader's last failure.
+func (s *Set) Summary(lastErr error, at time.Time) Summary {
+	sum := Summary{Revision: s.revision, Enforced: s.Enforced(), DefaultAllow: s.defaultAllow,
+		Policies: make([]PolicySummary, len(s.docs)), Warnings: s.Warnings(),
+		LastReloadError: problem.NewReloadError(lastErr, at, "policy")}
+	for i, d := range s.docs {
+		sum.Policies[i] = PolicySummary{ID: d.ID, File: d.File, Default: d.Default,
+			Grants: len(d.Grants), Requirements: len(d.Requirements), Limits: len(d.Limits)}
+	}
+	if sum.Warnings == nil {
+		sum.Warnings = []Problem{}
+	}
+	return sum
+}
 
 // GrantsRego is the generated Rego module for the grants.
 func (s *Set) GrantsRego() string { return s.grantsModule }

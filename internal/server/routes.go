@@ -36,6 +36,10 @@ func routes(d *Deps, lim *limiter) http.Handler {
 		r.Get("/v1/catalog", handleDocument(d.Catalog, "no catalog is configured (start gated with --catalog DIR)"))
 	})
 	r.Group(func(r chi.Router) {
+		r.Use(authenticate(d.Tokens, auth.ScopePolicyRead), rateLimit(lim, d))
+		r.Get("/v1/policy", handleDocument(d.Policy, "no policy is configured (start gated with --policy DIR)"))
+	})
+	r.Group(func(r chi.Router) {
 		r.Use(authenticate(d.Tokens, auth.ScopeDecisionsRead), rateLimit(lim, d))
 		r.Get("/v1/decisions", handleListDecisions(d.Decisions))
 		r.Get("/v1/decisions/{id}", handleGetDecision(d.Decisions))

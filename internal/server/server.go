@@ -38,6 +38,8 @@ type Deps struct {
 	// Catalog, when set, returns the document GET /v1/catalog serves: the
 	// current catalog's tools, actions, revision and last reload error.
 	Catalog func() any
+	// Policy, when set, returns the document GET /v1/policy serves.
+	Policy func() any
 	// Decisions, when set, serves stored decision records.
 	Decisions audit.Store
 	// Metrics, when set, instruments every request; /metrics is served on

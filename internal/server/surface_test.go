@@ -53,6 +53,7 @@ func TestWholeSurfaceConforms(t *testing.T) {
 			gate.WithAudit(rec, audit.NewRedactor([]byte("0123456789abcdef0123456789abcdef")), "test"),
 			gate.WithMetrics(m))
 		d.Catalog = func() any { return cat.Document(nil, time.Time{}) }
+		d.Policy = func() any { return pol.Summary(nil, time.Time{}) }
 		d.Decisions = store
 		d.Metrics = m
 		d.OpenAPI = api.OpenAPI
@@ -73,6 +74,9 @@ func TestWholeSurfaceConforms(t *testing.T) {
 
 	f.do(request{method: http.MethodGet, target: "/v1/catalog", header: reader})
 	f.do(request{method: http.MethodGet, target: "/v1/catalog"}) // 401
+	if p := f.do(request{method: http.MethodGet, target: "/v1/policy", header: reader}); p.status != http.StatusOK || p.str("revision") != pol.Revision() {
+		t.Fatalf("GET policy: %d %.300s", p.status, p.raw)
+	}
 	got := f.do(request{method: http.MethodGet, target: "/v1/decisions/" + id, header: decisionsReader})
 	if got.status != http.StatusOK || got.str("decision_id") != id {
 		t.Fatalf("GET decision: %d %.300s", got.status, got.raw)
@@ -95,7 +99,7 @@ func TestWholeSurfaceConforms(t *testing.T) {
 
 	// Without a catalog or a database those endpoints say so, with a route.
 	bare := newServer(t, nil)
-	for _, target := range []string{"/v1/catalog", "/v1/decisions", "/v1/decisions/x"} {
+	for _, target := range []string{"/v1/catalog", "/v1/policy", "/v1/decisions", "/v1/decisions/x"} {
 		hdr := reader
 		if strings.HasPrefix(target, "/v1/decisions") {
 			hdr = decisionsReader
