@@ -123,7 +123,7 @@ func (s *sources) catalogDocument() func() any {
 		return nil
 	}
 	return func() any {
-		err, at := s.catalog.LastError()
+		at, err := s.catalog.LastError()
 		return s.catalog.Current().Document(err, at)
 	}
 }
@@ -134,7 +134,7 @@ func (s *sources) policyDocument() func() any {
 		return nil
 	}
 	return func() any {
-		err, at := s.policy.LastError()
+		at, err := s.policy.LastError()
 		return s.policy.Current().Summary(err, at)
 	}
 }

@@ -86,9 +86,9 @@ func TestHotReloadUnderConcurrentDecisions(t *testing.T) {
 		}
 	}
 	// Rebuild once by trigger so the watches are known to be in place.
-	_, before := r.LastError()
+	before, _ := r.LastError()
 	r.Trigger()
-	waitUntil("the triggered reload", func() bool { _, at := r.LastError(); return at.After(before) })
+	waitUntil("the triggered reload", func() bool { at, _ := r.LastError(); return at.After(before) })
 
 	toolPath := filepath.Join(dir, "tools", "TOOL.md")
 	for _, level := range []string{"2", "3"} {
@@ -101,18 +101,18 @@ func TestHotReloadUnderConcurrentDecisions(t *testing.T) {
 	// that stays an error whichever of the two writes a reload sees).
 	replaceFile(t, toolPath, tool("x.tool", "implements: x:act", "risk_level: 0"))
 	replaceFile(t, filepath.Join(dir, "actions", "ACTION.md"), action("x:act", "risk_level: 3"))
-	waitUntil("the failed reload", func() bool { err, _ := r.LastError(); return err != nil })
+	waitUntil("the failed reload", func() bool { _, err := r.LastError(); return err != nil })
 	if got := r.Current().Revision(); got != good || risk() != 3 {
 		t.Fatalf("after a broken change: revision %s risk %d, want the last good %s at 3", got, risk(), good)
 	}
-	lastErr, at := r.LastError()
+	at, lastErr := r.LastError()
 	doc := r.Current().Document(lastErr, at)
 	if doc.LastReloadError == nil || len(doc.LastReloadError.Problems) == 0 || doc.LastReloadError.Problems[0].Code != "widens_risk_level" {
 		t.Fatalf("document reload error %+v", doc.LastReloadError)
 	}
 
 	replaceFile(t, toolPath, tool("x.tool", "implements: x:act"))
-	waitUntil("the repaired catalog", func() bool { err, _ := r.LastError(); return err == nil && r.Current().Revision() != good })
+	waitUntil("the repaired catalog", func() bool { _, err := r.LastError(); return err == nil && r.Current().Revision() != good })
 
 	close(stop)
 	wg.Wait()

@@ -79,12 +79,12 @@ func New[T any](cfg Config[T]) (*Reloader[T], error) {
 // number of concurrent readers.
 func (r *Reloader[T]) Current() *T { return r.cur.Load() }
 
-// LastError returns the error of the most recent rebuild attempt (nil after a
-// success) and when that attempt ran (zero before the first rebuild).
-func (r *Reloader[T]) LastError() (error, time.Time) {
+// LastError returns when the most recent rebuild attempt ran (zero before
+// the first rebuild) and its error (nil after a success).
+func (r *Reloader[T]) LastError() (time.Time, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.lastErr, r.lastAt
+	return r.lastAt, r.lastErr
 }
 
 // Trigger asks Run for an immediate rebuild (the SIGHUP path). It never

@@ -91,9 +91,9 @@ func start[T any](t *testing.T, r *Reloader[T]) {
 // by the loop that runs after the watches are added.
 func ready[T any](t *testing.T, r *Reloader[T]) {
 	t.Helper()
-	_, before := r.LastError()
+	before, _ := r.LastError()
 	r.Trigger()
-	waitFor(t, "first triggered reload", func() bool { _, at := r.LastError(); return at.After(before) })
+	waitFor(t, "first triggered reload", func() bool { at, _ := r.LastError(); return at.After(before) })
 }
 
 func value(r *Reloader[snapshot]) int { return r.Current().slots[0] }
@@ -161,14 +161,14 @@ func TestReloadUnderConcurrentReaders(t *testing.T) {
 	// A broken change keeps the last good value and is reported.
 	before := attempts.Load()
 	write(t, filepath.Join(dir, "v"), "broken")
-	waitFor(t, "the failed rebuild", func() bool { err, _ := r.LastError(); return err != nil })
+	waitFor(t, "the failed rebuild", func() bool { _, err := r.LastError(); return err != nil })
 	if got := value(r); got != 6 {
 		t.Fatalf("after a broken change Current = %d, want the last good 6", got)
 	}
 	if attempts.Load() <= before {
 		t.Fatal("OnResult was not called for the failed rebuild")
 	}
-	err, at := r.LastError()
+	at, err := r.LastError()
 	if !strings.Contains(err.Error(), "invalid syntax") || at.IsZero() {
 		t.Fatalf("LastError = %v at %v, want the parse error with its time", err, at)
 	}
@@ -181,7 +181,7 @@ func TestReloadUnderConcurrentReaders(t *testing.T) {
 	// Fixing it recovers and clears the error.
 	write(t, filepath.Join(dir, "v"), "7")
 	waitFor(t, "value 7", func() bool { return value(r) == 7 })
-	if err, _ := r.LastError(); err != nil {
+	if _, err := r.LastError(); err != nil {
 		t.Fatalf("LastError after recovery = %v", err)
 	}
 
