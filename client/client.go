@@ -1,0 +1,247 @@
+// Package client asks a gated service whether a tool call may run, and runs
+// it only when gated says so. It fails closed: a gated that is down, slow,
+// misconfigured or answers nonsense blocks the tool, with a blocker naming
+// the failure. It depends on the standard library only.
+//
+//	c := client.New("http://127.0.0.1:8080", client.WithToken(os.Getenv("GATED_TOKEN")))
+//	out, err := client.Guard(ctx, c, event, func(ctx context.Context) (string, error) {
+//		return sendEmail(ctx, to, body)
+//	})
+package client
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// Blockers the client reports when gated gives no usable answer.
+const (
+	BlockerUnreachable = "gated_unreachable"
+	BlockerTimeout     = "gated_timeout"
+	BlockerBadAnswer   = "gated_bad_answer"
+	// A non-2xx status s is reported as "gated_http_<s>"; see HTTPBlocker.
+)
+
+// HTTPBlocker is the blocker of a non-2xx answer with the given status.
+func HTTPBlocker(status int) string { return fmt.Sprintf("gated_http_%d", status) }
+
+// DefaultTimeout bounds one check, answer included.
+const DefaultTimeout = 2 * time.Second
+
+// maxAnswerBytes bounds how much of an answer is read: a decision is a few
+// kilobytes, and a hostile or broken peer must not exhaust memory.
+const maxAnswerBytes = 4 << 20
+
+// Event is an Agent Action Contract v1 event: tool_name, tool_category,
+// authorization_state, evidence_refs, risk_domain, proposed_arguments and
+// recommended_route, plus the optional fields. It is a map so that any
+// valid event, including fields this client does not know, passes unchanged.
+type Event map[string]any
+
+// Decision is gated's answer. Raw holds the whole answer as gated sent it
+// (the reference's envelope, findings, action, revisions …).
+type Decision struct {
+	DecisionID   string   `json:"decision_id"`
+	Route        string   `json:"route"`
+	Execute      bool     `json:"execute"`
+	Shadow       bool     `json:"shadow"`
+	HardBlockers []string `json:"hard_blockers"`
+	// Error says why the client refused on gated's behalf; empty on a real
+	// answer.
+	Error string `json:"error,omitempty"`
+
+	Raw json.RawMessage `json:"-"`
+}
+
+// Runs reports whether the tool may run on this decision: gated allowed
+// execution, and either the route is accept or the answer is a shadow one
+// (observe only).
+func (d *Decision) Runs() bool {
+	return d != nil && d.Execute && (d.Route == "accept" || d.Shadow)
+}
+
+// Client calls one gated service. It is safe for concurrent use.
+type Client struct {
+	url        string
+	token      string
+	shadow     bool
+	timeout    time.Duration
+	http       *http.Client
+	onDecision func(*Decision)
+}
+
+// Option configures a Client.
+type Option func(*Client)
+
+// WithToken sends token as a bearer token.
+func WithToken(token string) Option { return func(c *Client) { c.token = token } }
+
+// WithTimeout bounds each check, the answer included (default 2s).
+func WithTimeout(d time.Duration) Option { return func(c *Client) { c.timeout = d } }
+
+// WithHTTPClient sends requests through hc (proxies, TLS settings). Its
+// redirect policy is replaced: a redirect is a failure, not a new target.
+func WithHTTPClient(hc *http.Client) Option { return func(c *Client) { c.http = hc } }
+
+// WithShadow asks gated to decide in shadow mode: the tool runs and the
+// would-be route is reported to the OnDecision callback.
+func WithShadow(on bool) Option { return func(c *Client) { c.shadow = on } }
+
+// WithOnDecision calls f with every decision Guard acts on, before the
+// tool runs or is blocked (for logging the would-be route in shadow mode).
+func WithOnDecision(f func(*Decision)) Option { return func(c *Client) { c.onDecision = f } }
+
+// New returns a client of the gated at baseURL, e.g. http://127.0.0.1:8080.
+func New(baseURL string, opts ...Option) *Client {
+	c := &Client{url: strings.TrimRight(baseURL, "/") + "/pre-tool-check", timeout: DefaultTimeout}
+	for _, o := range opts {
+		o(c)
+	}
+	if c.shadow {
+		c.url += "?shadow_mode=true"
+	}
+	hc := http.Client{}
+	if c.http != nil {
+		hc = *c.http
+	}
+	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	c.http = &hc
+	return c
+}
+
+// Check asks gated about event. It always returns a decision: on a failure
+// of gated or the network it is a refusal naming the failure, and the error
+// says what went wrong.
+func (c *Client) Check(ctx context.Context, event Event) (*Decision, error) {
+	if c.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, c.timeout)
+		defer cancel()
+	}
+	body, err := json.Marshal(event)
+	if err != nil {
+		return refusal(BlockerBadAnswer, fmt.Errorf("the event cannot be encoded as JSON: %w", err))
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(body))
+	if err != nil {
+		return refusal(BlockerUnreachable, fmt.Errorf("gated's address is not usable: %w", err))
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json")
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return refusal(transportBlocker(ctx, err), fmt.Errorf("asking gated failed: %w", err))
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswerBytes+1))
+	if err != nil {
+		if ctx.Err() != nil {
+			return refusal(BlockerTimeout, fmt.Errorf("gated's answer did not arrive in time: %w", err))
+		}
+		return refusal(BlockerBadAnswer, fmt.Errorf("gated's answer was cut short: %w", err))
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return refusal(HTTPBlocker(resp.StatusCode), fmt.Errorf("gated answered HTTP %d", resp.StatusCode))
+	}
+	if len(raw) > maxAnswerBytes {
+		return refusal(BlockerBadAnswer, fmt.Errorf("gated's answer exceeds %d bytes", maxAnswerBytes))
+	}
+	d, err := parseDecision(raw)
+	if err != nil {
+		return refusal(BlockerBadAnswer, err)
+	}
+	return d, nil
+}
+
+// parseDecision accepts only a JSON object with a known route and a
+// boolean execute: anything else could be read as permission by mistake.
+func parseDecision(raw []byte) (*Decision, error) {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &fields); err != nil || fields == nil {
+		return nil, errors.New("gated's answer is not a JSON object")
+	}
+	var route string
+	if err := json.Unmarshal(fields["route"], &route); err != nil || !knownRoute(route) {
+		return nil, fmt.Errorf("gated's answer has no known route (got %.40s)", fields["route"])
+	}
+	var execute bool
+	if err := json.Unmarshal(fields["execute"], &execute); err != nil {
+		return nil, errors.New("gated's answer has no boolean execute")
+	}
+	d := &Decision{}
+	if err := json.Unmarshal(raw, d); err != nil {
+		return nil, fmt.Errorf("gated's answer is not a decision: %w", err)
+	}
+	d.Raw = raw
+	return d, nil
+}
+
+func knownRoute(r string) bool {
+	return r == "accept" || r == "ask" || r == "defer" || r == "refuse"
+}
+
+// transportBlocker names a failure to get any answer.
+func transportBlocker(ctx context.Context, err error) string {
+	var ne net.Error
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout() {
+		return BlockerTimeout
+	}
+	return BlockerUnreachable
+}
+
+// refusal is the decision the client makes on gated's behalf when gated
+// gave no usable answer.
+func refusal(blocker string, err error) (*Decision, error) {
+	d := &Decision{Route: "refuse", HardBlockers: []string{blocker}, Error: err.Error()}
+	d.Raw, _ = json.Marshal(d)
+	return d, &Error{Blocker: blocker, Err: err}
+}
+
+// Error is a failure to get a usable answer from gated.
+type Error struct {
+	Blocker string // gated_unreachable, gated_timeout, gated_http_<status> or gated_bad_answer
+	Err     error
+}
+
+func (e *Error) Error() string { return e.Blocker + ": " + e.Err.Error() }
+func (e *Error) Unwrap() error { return e.Err }
+
+// BlockedError is returned by Guard when the tool did not run.
+type BlockedError struct {
+	Decision *Decision
+	// Err is the client's failure when gated gave no usable answer.
+	Err error
+}
+
+func (e *BlockedError) Error() string {
+	return fmt.Sprintf("gated blocked the tool call: route %s, hard blockers %s",
+		e.Decision.Route, strings.Join(e.Decision.HardBlockers, ", "))
+}
+
+func (e *BlockedError) Unwrap() error { return e.Err }
+
+// Guard asks gated about event and calls run only when the tool may run
+// (route accept and execute true, or a shadow answer). Otherwise it returns
+// the zero T and a *BlockedError carrying the decision.
+func Guard[T any](ctx context.Context, c *Client, event Event, run func(context.Context) (T, error)) (T, error) {
+	d, err := c.Check(ctx, event)
+	if c.onDecision != nil {
+		c.onDecision(d)
+	}
+	if !d.Runs() {
+		var zero T
+		return zero, &BlockedError{Decision: d, Err: err}
+	}
+	return run(ctx)
+}
