@@ -23,9 +23,9 @@ type vectors struct {
 	ServeArgs []string          `json:"serve_args"`
 	Tokens    map[string]string `json:"tokens"`
 	Checks    []struct {
-		Name   string         `json:"name"`
-		Event  client.Event   `json:"event"`
-		Shadow bool           `json:"shadow"`
+		Name   string       `json:"name"`
+		Event  client.Event `json:"event"`
+		Shadow bool         `json:"shadow"`
 		Want   struct {
 			Route        string   `json:"route"`
 			Execute      bool     `json:"execute"`
@@ -187,7 +187,7 @@ func TestShadowReportsWouldBeRoute(t *testing.T) {
 // TestRedirectIsAFailure: a 3xx is not followed to another target.
 func TestRedirectIsAFailure(t *testing.T) {
 	addr := responder(t, "HTTP/1.1 307 Temporary Redirect\r\nLocation: http://127.0.0.1:1/pre-tool-check\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
-	_, err := client.New("http://" + addr).Check(context.Background(), client.Event{})
+	_, err := client.New("http://"+addr).Check(context.Background(), client.Event{})
 	var cerr *client.Error
 	if !errors.As(err, &cerr) || cerr.Blocker != "gated_http_307" {
 		t.Fatalf("got %v, want gated_http_307", err)
