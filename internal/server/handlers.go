@@ -49,6 +49,19 @@ func handlePreToolCheck(d *Deps) http.HandlerFunc {
 	}
 }
 
+// handleValidate answers whether the body is a valid event, as the AANA
+// reference's /validate-tool-precheck does: no decision, no record.
+func handleValidate(d *Deps) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		doc, berr := decodeEvent(w, r, d.MaxBodyBytes, d.MaxDepth)
+		if berr != nil {
+			writeError(w, berr.status, berr.msg)
+			return
+		}
+		writeJSON(w, http.StatusOK, gate.Validate(doc))
+	}
+}
+
 // handleDocument serves what doc returns, or 404 with missing when gated
 // runs without that part.
 func handleDocument(doc func() any, missing string) http.HandlerFunc {

@@ -122,7 +122,7 @@ func (f *fixture) do(rq request) *response {
 		}
 	}
 	conform(f.t, rq, res)
-	if p := req.URL.Path; p == "/pre-tool-check" || p == "/v1/pre-tool-check" {
+	if p := req.URL.Path; p == "/pre-tool-check" || p == "/v1/pre-tool-check" || p == "/tool-precheck" {
 		checkDecisionInvariants(f.t, res)
 	}
 	return res

@@ -21,8 +21,11 @@ func routes(d *Deps, lim *limiter) http.Handler {
 	r.NotFound(handleNotFound())
 	r.MethodNotAllowed(handleMethodNotAllowed())
 
+	// /health and /ready are the AANA reference's names for the same probes.
 	r.Get("/healthz", handleHealthz())
+	r.Get("/health", handleHealthz())
 	r.Get("/readyz", handleReadyz(d))
+	r.Get("/ready", handleReadyz(d))
 	r.Get("/openapi.yaml", handleOpenAPI(d.OpenAPI))
 
 	r.Group(func(r chi.Router) {
@@ -30,6 +33,8 @@ func routes(d *Deps, lim *limiter) http.Handler {
 		check := handlePreToolCheck(d)
 		r.Post("/pre-tool-check", check)
 		r.Post("/v1/pre-tool-check", check)
+		r.Post("/tool-precheck", check) // the AANA reference clients' path
+		r.Post("/validate-tool-precheck", handleValidate(d))
 	})
 	r.Group(func(r chi.Router) {
 		r.Use(authenticate(d.Tokens, auth.ScopeCatalogRead), rateLimit(lim, d))

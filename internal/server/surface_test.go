@@ -97,6 +97,25 @@ func TestWholeSurfaceConforms(t *testing.T) {
 		t.Errorf("metrics lack gated_decisions_total")
 	}
 
+	// The AANA reference clients' routes.
+	runtime := map[string]string{"Authorization": "Bearer " + runtimeSecret}
+	event := `{"tool_name":"search_docs","tool_category":"public_read","authorization_state":"none","evidence_refs":[],"risk_domain":"research","proposed_arguments":{},"recommended_route":"accept"}`
+	if r := f.do(request{method: http.MethodPost, target: "/tool-precheck?shadow_mode=true", body: strings.NewReader(event), header: runtime}); r.str("route") == "" {
+		t.Fatalf("tool-precheck: %d %.300s", r.status, r.raw)
+	}
+	for body, valid := range map[string]bool{event: true, `{"tool_name":1}`: false} {
+		if r := f.do(request{method: http.MethodPost, target: "/validate-tool-precheck", body: strings.NewReader(body), header: runtime}); r.status != http.StatusOK || r.body["valid"] != valid {
+			t.Fatalf("validate %s: %d %.300s", body, r.status, r.raw)
+		}
+	}
+	f.do(request{method: http.MethodPost, target: "/validate-tool-precheck", body: strings.NewReader("[]"), header: runtime}) // 400
+	f.do(request{method: http.MethodPost, target: "/validate-tool-precheck", body: strings.NewReader(event)})                 // 401
+	for _, probe := range []string{"/health", "/ready"} {
+		if r := f.do(request{method: http.MethodGet, target: probe}); r.status != http.StatusOK {
+			t.Fatalf("%s: %d", probe, r.status)
+		}
+	}
+
 	// Without a catalog or a database those endpoints say so, with a route.
 	bare := newServer(t, nil)
 	for _, target := range []string{"/v1/catalog", "/v1/policy", "/v1/decisions", "/v1/decisions/x"} {
