@@ -70,7 +70,7 @@ func (d *Decision) Runs() bool {
 
 // Client calls one gated service. It is safe for concurrent use.
 type Client struct {
-	url        string
+	base       string
 	token      string
 	shadow     bool
 	timeout    time.Duration
@@ -101,12 +101,9 @@ func WithOnDecision(f func(*Decision)) Option { return func(c *Client) { c.onDec
 
 // New returns a client of the gated at baseURL, e.g. http://127.0.0.1:8080.
 func New(baseURL string, opts ...Option) *Client {
-	c := &Client{url: strings.TrimRight(baseURL, "/") + "/pre-tool-check", timeout: DefaultTimeout}
+	c := &Client{base: strings.TrimRight(baseURL, "/"), timeout: DefaultTimeout}
 	for _, o := range opts {
 		o(c)
-	}
-	if c.shadow {
-		c.url += "?shadow_mode=true"
 	}
 	hc := http.Client{}
 	if c.http != nil {
@@ -121,18 +118,40 @@ func New(baseURL string, opts ...Option) *Client {
 // of gated or the network it is a refusal naming the failure, and the error
 // says what went wrong.
 func (c *Client) Check(ctx context.Context, event Event) (*Decision, error) {
+	body, err := json.Marshal(event)
+	if err != nil {
+		return refusal(&Error{BlockerBadAnswer, fmt.Errorf("the event cannot be encoded as JSON: %w", err)})
+	}
+	raw, cerr := c.post(ctx, c.path("/pre-tool-check"), body)
+	if cerr != nil {
+		return refusal(cerr)
+	}
+	d, err := parseDecision(raw)
+	if err != nil {
+		return refusal(&Error{BlockerBadAnswer, err})
+	}
+	return d, nil
+}
+
+// path is gated's path with the shadow query when shadow mode is on.
+func (c *Client) path(p string) string {
+	if c.shadow {
+		return p + "?shadow_mode=true"
+	}
+	return p
+}
+
+// post sends body to gated and returns a 2xx answer's body, bounded in
+// size and time; any other outcome is an *Error naming the failure.
+func (c *Client) post(ctx context.Context, path string, body []byte) ([]byte, *Error) {
 	if c.timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, c.timeout)
 		defer cancel()
 	}
-	body, err := json.Marshal(event)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.base+path, bytes.NewReader(body))
 	if err != nil {
-		return refusal(BlockerBadAnswer, fmt.Errorf("the event cannot be encoded as JSON: %w", err))
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(body))
-	if err != nil {
-		return refusal(BlockerUnreachable, fmt.Errorf("gated's address is not usable: %w", err))
+		return nil, &Error{BlockerUnreachable, fmt.Errorf("gated's address is not usable: %w", err)}
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")
@@ -141,27 +160,21 @@ func (c *Client) Check(ctx context.Context, event Event) (*Decision, error) {
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return refusal(transportBlocker(ctx, err), fmt.Errorf("asking gated failed: %w", err))
+		return nil, &Error{transportBlocker(ctx, err), fmt.Errorf("asking gated failed: %w", err)}
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswerBytes+1))
-	if err != nil {
-		if ctx.Err() != nil {
-			return refusal(BlockerTimeout, fmt.Errorf("gated's answer did not arrive in time: %w", err))
-		}
-		return refusal(BlockerBadAnswer, fmt.Errorf("gated's answer was cut short: %w", err))
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return nil, &Error{BlockerTimeout, fmt.Errorf("gated's answer did not arrive in time: %w", err)}
+	case err != nil:
+		return nil, &Error{BlockerBadAnswer, fmt.Errorf("gated's answer was cut short: %w", err)}
+	case resp.StatusCode < 200 || resp.StatusCode > 299:
+		return nil, &Error{HTTPBlocker(resp.StatusCode), fmt.Errorf("gated answered HTTP %d", resp.StatusCode)}
+	case len(raw) > maxAnswerBytes:
+		return nil, &Error{BlockerBadAnswer, fmt.Errorf("gated's answer exceeds %d bytes", maxAnswerBytes)}
 	}
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return refusal(HTTPBlocker(resp.StatusCode), fmt.Errorf("gated answered HTTP %d", resp.StatusCode))
-	}
-	if len(raw) > maxAnswerBytes {
-		return refusal(BlockerBadAnswer, fmt.Errorf("gated's answer exceeds %d bytes", maxAnswerBytes))
-	}
-	d, err := parseDecision(raw)
-	if err != nil {
-		return refusal(BlockerBadAnswer, err)
-	}
-	return d, nil
+	return raw, nil
 }
 
 // parseDecision accepts only a JSON object with a known route and a
@@ -202,10 +215,10 @@ func transportBlocker(ctx context.Context, err error) string {
 
 // refusal is the decision the client makes on gated's behalf when gated
 // gave no usable answer.
-func refusal(blocker string, err error) (*Decision, error) {
-	d := &Decision{Route: "refuse", HardBlockers: []string{blocker}, Error: err.Error()}
+func refusal(e *Error) (*Decision, error) {
+	d := &Decision{Route: "refuse", HardBlockers: []string{e.Blocker}, Error: e.Err.Error()}
 	d.Raw, _ = json.Marshal(d)
-	return d, &Error{Blocker: blocker, Err: err}
+	return d, e
 }
 
 // Error is a failure to get a usable answer from gated.

@@ -35,6 +35,8 @@ const usage = `usage: gated <command> [flags]
 commands:
   serve     run the decision service (gated serve --help for flags)
   check     decide one event from FILE or stdin; exit 0 when the tool may execute, 3 when not
+  hook claude-code [--url URL] [--token-env NAME] [--catalog DIR] [--policy DIR]
+            answer one PreToolUse command hook from stdin; exit 2 (block) on any failure
   catalog lint DIR...
             validate catalog directories; exit 1 on any problem
   policy lint|compile|test [--catalog DIR]... DIR...
@@ -57,6 +59,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return runServe(ctx, rest, getenv, stderr)
 	case "check":
 		return runCheck(ctx, rest, getenv, stdin, stdout, stderr)
+	case "hook":
+		return runHook(ctx, rest, getenv, stdin, stdout, stderr)
 	case "catalog":
 		return runCatalog(rest, stdout)
 	case "policy":

@@ -105,6 +105,17 @@ func get(t *testing.T, url string, hdr map[string]string) (int, map[string]any) 
 // call sends one request and decodes the JSON object it answers.
 func call(t *testing.T, method, url string, body io.Reader, hdr map[string]string) (int, map[string]any) {
 	t.Helper()
+	status, raw := send(t, method, url, body, hdr)
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatalf("%s %s: decode answer: %v", method, url, err)
+	}
+	return status, m
+}
+
+// send sends one request and returns its status and body.
+func send(t *testing.T, method, url string, body io.Reader, hdr map[string]string) (int, []byte) {
+	t.Helper()
 	req, err := http.NewRequest(method, url, body)
 	if err != nil {
 		t.Fatal(err)
@@ -120,11 +131,11 @@ func call(t *testing.T, method, url string, body io.Reader, hdr map[string]strin
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	var m map[string]any
-	if err := json.NewDecoder(resp.Body).Decode(&m); err != nil {
-		t.Fatalf("%s %s: decode answer: %v", method, url, err)
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("%s %s: read answer: %v", method, url, err)
 	}
-	return resp.StatusCode, m
+	return resp.StatusCode, raw
 }
 
 func readExample(t *testing.T, name string) string {

@@ -17,6 +17,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/gatedhq/gated/api"
+	"github.com/gatedhq/gated/internal/adapter/hook"
 	"github.com/gatedhq/gated/internal/auth"
 	"github.com/gatedhq/gated/internal/gate"
 	"github.com/gatedhq/gated/internal/metrics"
@@ -30,6 +31,8 @@ type serveConfig struct {
 	logLevel        string
 	insecureNoAuth  bool
 	maxBodyBytes    int64
+	hookMaxBody     int64
+	hookAuthState   string
 	rateLimit       int
 	trustedProxies  listFlag
 	shutdownTimeout time.Duration
@@ -83,7 +86,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	opts := append(src.opts, gate.WithShadow(c.shadow), gate.WithAudit(rec, red, gatedVersion()), gate.WithMetrics(m))
 	handler := server.New(server.Deps{
 		Engine: gate.New(opts...), Logger: log, Tokens: tokens, TrustedProxies: proxies,
-		MaxBodyBytes: c.maxBodyBytes, RateLimit: c.rateLimit, OpenAPI: api.OpenAPI,
+		MaxBodyBytes: c.maxBodyBytes, HookMaxBodyBytes: c.hookMaxBody, HookAuthorizationState: c.hookAuthState, RateLimit: c.rateLimit, OpenAPI: api.OpenAPI,
 		Catalog: src.catalogDocument(), Policy: src.policyDocument(), Decisions: store,
 		Metrics: m, MetricsElsewhere: c.metricsAddr != "",
 		Ready: func(context.Context) error {
@@ -106,6 +109,8 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (*s
 	fs.StringVar(&c.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	fs.BoolVar(&c.insecureNoAuth, "insecure-no-auth", false, "allow running without tokens on a non-loopback address")
 	fs.Int64Var(&c.maxBodyBytes, "max-body-bytes", server.DefaultMaxBodyBytes, "largest request body accepted")
+	fs.Int64Var(&c.hookMaxBody, "max-hook-body-bytes", server.DefaultHookMaxBodyBytes, "largest hook call accepted (hook inputs carry file contents)")
+	fs.StringVar(&c.hookAuthState, "hook-authorization-state", hook.DefaultAuthorizationState, "what a coding agent's hook call vouches for: none, user_claimed or authenticated")
 	fs.IntVar(&c.rateLimit, "rate-limit", 0, "requests per minute per token (per client when open); 0 disables")
 	fs.Var(&c.trustedProxies, "trusted-proxy", "CIDR of a proxy whose X-Forwarded-For is trusted (repeatable)")
 	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", 15*time.Second, "how long to drain on SIGTERM")
@@ -117,6 +122,9 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (*s
 	}
 	if fs.NArg() > 0 {
 		return nil, usageError("serve takes no arguments, got %q", fs.Args())
+	}
+	if err := hook.CheckAuthorizationState(c.hookAuthState); err != nil {
+		return nil, usageError("--hook-authorization-state: %v", err)
 	}
 	return c, nil
 }

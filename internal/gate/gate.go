@@ -298,6 +298,19 @@ func (e *Engine) joinCatalog(d *Decision, ev *route.Event) (*catalog.View, route
 	return view, category, fs
 }
 
+// Category is the category the current catalog gives tool, or unknown
+// when no loaded catalog describes it. Adapters that cannot know a tool's
+// category themselves (hooks) declare this one.
+func (e *Engine) Category(tool string) route.Category {
+	if e.catalog == nil {
+		return route.Unknown
+	}
+	if v, ok := e.catalog().Lookup(tool); ok {
+		return v.Category()
+	}
+	return route.Unknown
+}
+
 func notInCatalog(r route.Route) route.Finding {
 	return route.Finding{Source: route.SourceCatalog, Code: CodeNotInCatalog, Route: r, Blocking: true,
 		Message: "the tool is not described by any loaded catalog"}

@@ -28,9 +28,13 @@ func tokenFrom(ctx context.Context) *auth.Token {
 	return t
 }
 
+// failWriter answers a request the middleware stops: writeError for the
+// API, a 2xx deny for hooks (whose runtimes run the tool on any non-2xx).
+type failWriter func(w http.ResponseWriter, status int, msg string)
+
 // authenticate requires a bearer token holding scope when tokens are
 // configured. The reference's X-AANA-Token header is accepted too.
-func authenticate(tokens *auth.Tokens, scope string) func(http.Handler) http.Handler {
+func authenticate(tokens *auth.Tokens, scope string, fail failWriter) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		if tokens == nil {
 			return next
@@ -39,12 +43,12 @@ func authenticate(tokens *auth.Tokens, scope string) func(http.Handler) http.Han
 			t, ok := tokens.Verify(bearer(r))
 			if !ok {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="gated"`)
-				writeError(w, http.StatusUnauthorized, "unauthorized: a valid bearer token is required")
+				fail(w, http.StatusUnauthorized, "unauthorized: a valid bearer token is required")
 				return
 			}
 			if !t.Has(scope) {
 				w.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer realm="gated", error="insufficient_scope", scope=%q`, scope))
-				writeError(w, http.StatusForbidden, "insufficient_scope: this token lacks scope "+scope)
+				fail(w, http.StatusForbidden, "insufficient_scope: this token lacks scope "+scope)
 				return
 			}
 			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), tokenKey, t)))
@@ -61,7 +65,7 @@ func bearer(r *http.Request) string {
 
 // rateLimit applies the per-caller limit: by token name, or by client
 // address when gated runs open.
-func rateLimit(l *limiter, d *Deps) func(http.Handler) http.Handler {
+func rateLimit(l *limiter, d *Deps, fail failWriter) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		if l == nil {
 			return next
@@ -73,7 +77,7 @@ func rateLimit(l *limiter, d *Deps) func(http.Handler) http.Handler {
 			}
 			if ok, wait := l.allow(key, time.Now()); !ok {
 				w.Header().Set("Retry-After", strconv.Itoa(retryAfterSeconds(wait)))
-				writeError(w, http.StatusTooManyRequests, fmt.Sprintf("rate limit of %d requests per minute exceeded", l.perMinute))
+				fail(w, http.StatusTooManyRequests, fmt.Sprintf("rate limit of %d requests per minute exceeded", l.perMinute))
 				return
 			}
 			next.ServeHTTP(w, r)
@@ -122,7 +126,7 @@ func isTrusted(a netip.Addr, trusted []netip.Prefix) bool {
 
 // recoverer turns a panic into a refusal: the connection still gets an
 // answer that says refuse, and the panic is logged without request data.
-func recoverer(log *zap.Logger) func(http.Handler) http.Handler {
+func recoverer(log *zap.Logger, fail failWriter) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			defer func() {
@@ -131,7 +135,7 @@ func recoverer(log *zap.Logger) func(http.Handler) http.Handler {
 						panic(v)
 					}
 					log.Error("panic in handler", zap.String("path", r.URL.Path), zap.Any("panic", v))
-					writeError(w, http.StatusInternalServerError, "internal error")
+					fail(w, http.StatusInternalServerError, "internal error")
 				}
 			}()
 			next.ServeHTTP(w, r)

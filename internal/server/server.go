@@ -25,6 +25,11 @@ type Deps struct {
 	// MaxBodyBytes bounds a request body; MaxDepth bounds JSON nesting.
 	MaxBodyBytes int64
 	MaxDepth     int
+	// HookMaxBodyBytes bounds a hook call's body (they carry file contents).
+	HookMaxBodyBytes int64
+	// HookAuthorizationState is what hook calls vouch for (default
+	// authenticated: the signed-in person at the keyboard).
+	HookAuthorizationState string
 	// RateLimit is requests per minute per token (per client IP when open);
 	// zero disables it.
 	RateLimit int
@@ -58,6 +63,9 @@ const (
 func New(d Deps) http.Handler {
 	if d.MaxBodyBytes <= 0 {
 		d.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if d.HookMaxBodyBytes <= 0 {
+		d.HookMaxBodyBytes = DefaultHookMaxBodyBytes
 	}
 	if d.MaxDepth <= 0 {
 		d.MaxDepth = DefaultMaxDepth

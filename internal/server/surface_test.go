@@ -110,6 +110,16 @@ func TestWholeSurfaceConforms(t *testing.T) {
 	}
 	f.do(request{method: http.MethodPost, target: "/validate-tool-precheck", body: strings.NewReader("[]"), header: runtime}) // 400
 	f.do(request{method: http.MethodPost, target: "/validate-tool-precheck", body: strings.NewReader(event)})                 // 401
+	hookCall := `{"session_id":"s","hook_event_name":"PreToolUse","tool_name":"send_email","tool_input":{"to":"c@example.com"},"tool_use_id":"toolu_1"}`
+	if r := f.do(request{method: http.MethodPost, target: "/v1/hooks/claude-code", body: strings.NewReader(hookCall), header: runtime}); r.status != http.StatusOK {
+		t.Fatalf("claude-code hook: %d %.300s", r.status, r.raw)
+	}
+	for _, bad := range []string{"{", "[]", `{"tool_name":""}`} {
+		if r := f.do(request{method: http.MethodPost, target: "/v1/hooks/claude-code", body: strings.NewReader(bad), header: runtime}); r.status != http.StatusOK {
+			t.Fatalf("claude-code hook with %s: %d %.300s", bad, r.status, r.raw)
+		}
+	}
+	f.do(request{method: http.MethodPost, target: "/v1/hooks/claude-code", body: strings.NewReader(hookCall)}) // unauthenticated: 200 deny
 	for _, probe := range []string{"/health", "/ready"} {
 		if r := f.do(request{method: http.MethodGet, target: probe}); r.status != http.StatusOK {
 			t.Fatalf("%s: %d", probe, r.status)

@@ -1,0 +1,65 @@
+package server
+
+import (
+	"net/http"
+
+	"github.com/go-chi/chi/v5/middleware"
+
+	"github.com/gatedhq/gated/internal/adapter/hook"
+	"github.com/gatedhq/gated/internal/gate"
+)
+
+// DefaultHookMaxBodyBytes bounds a hook call's body. Hook inputs carry whole
+// file contents (Write, Edit), so they get more room than an event; the
+// values are fingerprinted, never stored.
+const DefaultHookMaxBodyBytes = 1 << 20
+
+// hookDeny answers a hook call gated could not decide. The status is always
+// 200: Claude Code runs the tool on any non-2xx answer or a timeout, so a
+// failure must say deny in a 2xx body to block.
+func hookDeny(rt hook.Runtime) failWriter {
+	return func(w http.ResponseWriter, status int, msg string) {
+		writeJSON(w, http.StatusOK, rt.Deny(msg))
+	}
+}
+
+// handleHook decides one PreToolUse hook call of runtime rt.
+func handleHook(d *Deps, rt hook.Runtime) http.HandlerFunc {
+	deny := hookDeny(rt)
+	return func(w http.ResponseWriter, r *http.Request) {
+		doc, berr := decodeEvent(w, r, d.HookMaxBodyBytes, d.MaxDepth)
+		if berr != nil {
+			deny(w, berr.status, berr.msg)
+			return
+		}
+		in, err := hook.Parse(doc)
+		if err != nil {
+			deny(w, http.StatusBadRequest, err.Error())
+			return
+		}
+		opts := hook.Options{AuthorizationState: d.HookAuthorizationState, Category: string(d.Engine.Category(in.ToolName))}
+		req := gate.Request{
+			Event:     rt.Event(in, opts),
+			Shadow:    r.URL.Query().Get("shadow_mode") == "true",
+			RequestID: middleware.GetReqID(r.Context()),
+			ClientIP:  clientIP(r, d.TrustedProxies),
+			// The hook names its runtime as agent_id; only a token that
+			// vouches for its runtime lets that count as a principal.
+			TrustEventPrincipals: d.Tokens == nil,
+		}
+		if t := tokenFrom(r.Context()); t != nil {
+			req.TokenName, req.Principals, req.TrustEventPrincipals = t.Name, t.Principals, t.TrustEventPrincipals
+		}
+		writeJSON(w, http.StatusOK, rt.Answer(HookDecision(d.Engine.Decide(r.Context(), req))))
+	}
+}
+
+// HookDecision is the part of a decision a hook answer is made from.
+func HookDecision(d *gate.Decision) *hook.Decision {
+	out := &hook.Decision{DecisionID: d.DecisionID, Route: d.Route.String(), Execute: d.Execute, Shadow: d.Shadow,
+		Findings: make([]hook.Finding, len(d.Findings))}
+	for i, f := range d.Findings {
+		out.Findings[i] = hook.Finding{Code: f.Code, Route: f.Route.String(), Blocking: f.Blocking, Message: f.Message}
+	}
+	return out
+}
