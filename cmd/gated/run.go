@@ -37,6 +37,7 @@ commands:
   check     decide one event from FILE or stdin; exit 0 when the tool may execute, 3 when not
   hook claude-code [--url URL] [--token-env NAME] [--catalog DIR] [--policy DIR]
             answer one PreToolUse command hook from stdin; exit 2 (block) on any failure
+  mcp       serve the aana_pre_tool_check MCP tool over stdio (flags as serve: --catalog, --policy, audit)
   catalog lint DIR...
             validate catalog directories; exit 1 on any problem
   policy lint|compile|test [--catalog DIR]... DIR...
@@ -59,6 +60,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return runServe(ctx, rest, getenv, stderr)
 	case "check":
 		return runCheck(ctx, rest, getenv, stdin, stdout, stderr)
+	case "mcp":
+		return runMCP(ctx, rest, getenv, stdin, stdout, stderr)
 	case "hook":
 		return runHook(ctx, rest, getenv, stdin, stdout, stderr)
 	case "catalog":

@@ -86,7 +86,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	opts := append(src.opts, gate.WithShadow(c.shadow), gate.WithAudit(rec, red, gatedVersion()), gate.WithMetrics(m))
 	handler := server.New(server.Deps{
 		Engine: gate.New(opts...), Logger: log, Tokens: tokens, TrustedProxies: proxies,
-		MaxBodyBytes: c.maxBodyBytes, HookMaxBodyBytes: c.hookMaxBody, HookAuthorizationState: c.hookAuthState, RateLimit: c.rateLimit, OpenAPI: api.OpenAPI,
+		MaxBodyBytes: c.maxBodyBytes, HookMaxBodyBytes: c.hookMaxBody, HookAuthorizationState: c.hookAuthState, RateLimit: c.rateLimit, OpenAPI: api.OpenAPI, Version: gatedVersion(),
 		Catalog: src.catalogDocument(), Policy: src.policyDocument(), Decisions: store,
 		Metrics: m, MetricsElsewhere: c.metricsAddr != "",
 		Ready: func(context.Context) error {

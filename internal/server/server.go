@@ -38,6 +38,8 @@ type Deps struct {
 	TrustedProxies []netip.Prefix
 	// Ready reports whether gated can decide now (for /readyz).
 	Ready func(ctx context.Context) error
+	// Version is gated's version, as the MCP server names itself.
+	Version string
 	// OpenAPI is the document served at /openapi.yaml.
 	OpenAPI []byte
 	// Catalog, when set, returns the document GET /v1/catalog serves: the

@@ -120,6 +120,13 @@ func TestWholeSurfaceConforms(t *testing.T) {
 		}
 	}
 	f.do(request{method: http.MethodPost, target: "/v1/hooks/claude-code", body: strings.NewReader(hookCall)}) // unauthenticated: 200 deny
+	mcpHdr := map[string]string{"Authorization": "Bearer " + runtimeSecret, "Content-Type": "application/json",
+		"Accept": "application/json, text/event-stream", "Mcp-Protocol-Version": "2025-06-18"}
+	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"aana_pre_tool_check","arguments":` + event + `}}`
+	if r := f.do(request{method: http.MethodPost, target: "/mcp", body: strings.NewReader(call), header: mcpHdr}); !strings.Contains(string(r.raw), `"structuredContent"`) {
+		t.Fatalf("mcp tools/call: %d %.300s", r.status, r.raw)
+	}
+	f.do(request{method: http.MethodPost, target: "/mcp", body: strings.NewReader(call)}) // 401
 	for _, probe := range []string{"/health", "/ready"} {
 		if r := f.do(request{method: http.MethodGet, target: probe}); r.status != http.StatusOK {
 			t.Fatalf("%s: %d", probe, r.status)

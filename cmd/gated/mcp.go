@@ -1,0 +1,74 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.uber.org/zap"
+
+	"github.com/gatedhq/gated/internal/adapter/mcp"
+	"github.com/gatedhq/gated/internal/gate"
+	"github.com/gatedhq/gated/internal/metrics"
+)
+
+// runMCP serves the aana_pre_tool_check tool over stdio, as the AANA
+// reference's MCP server does: stdout carries only MCP messages, logs go to
+// stderr, and every decision is recorded like one of gated serve's.
+func runMCP(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
+	fs := newFlagSet("mcp", stderr)
+	shadow := fs.Bool("shadow", false, "shadow mode for every call")
+	logLevel := fs.String("log-level", "warn", "log level on stderr: debug, info, warn, error")
+	var sf sourceFlags
+	sf.register(fs)
+	var af auditFlags
+	af.register(fs)
+	if err := parseFlags(fs, args, getenv); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usageError("mcp takes no arguments, got %q", fs.Args())
+	}
+	log, err := newLogger(stderr, *logLevel)
+	if err != nil {
+		return usageError("%v", err)
+	}
+	defer func() { _ = log.Sync() }()
+	src, err := loadSources(&sf, log)
+	if err != nil {
+		return err
+	}
+	src.watch(ctx, log)
+	m := metrics.New(gatedVersion())
+	rec, red, store, err := openAudit(ctx, &af, log, m, stderr)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err := rec.Close(context.WithoutCancel(ctx)); err != nil {
+			log.Error("audit drain incomplete", zap.Error(err))
+		}
+		if store != nil {
+			store.Close()
+		}
+	}()
+	engine := gate.New(append(src.opts, gate.WithShadow(*shadow), gate.WithAudit(rec, red, gatedVersion()), gate.WithMetrics(m))...)
+	// The process was started by the person's own MCP client: like open
+	// mode, the event's own principals are all there is.
+	server := mcp.NewServer(gatedVersion(), func(ctx context.Context, event map[string]any) *gate.Decision {
+		return engine.Decide(ctx, gate.Request{Event: event, TrustEventPrincipals: true})
+	})
+	if err := server.Run(ctx, &sdk.IOTransport{Reader: io.NopCloser(stdin), Writer: nopWriteCloser{stdout}, MaxLineLength: mcpMaxLine}); err != nil && ctx.Err() == nil {
+		return fmt.Errorf("mcp: %w", err)
+	}
+	return nil
+}
+
+// mcpMaxLine bounds one JSON-RPC message on stdin: an event's largest body
+// and room for the envelope.
+const mcpMaxLine = 1 << 20
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }

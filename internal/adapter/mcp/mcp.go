@@ -1,0 +1,77 @@
+// Package mcp offers gated's decision as an MCP tool, aana_pre_tool_check
+// (the AANA reference's name), over streamable HTTP and stdio, with the
+// official MCP Go SDK. It owns only translation: deciding, recording and
+// counting stay in the one decision path.
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/gatedhq/gated/api"
+	"github.com/gatedhq/gated/internal/gate"
+)
+
+// ToolName is the reference's tool name, so MCP clients configured for the
+// reference find the same tool.
+const ToolName = "aana_pre_tool_check"
+
+// Decide decides one event for a call of the tool; the surface that serves
+// the tool fills in who is asking (token, client address, shadow mode).
+type Decide func(ctx context.Context, event map[string]any) *gate.Decision
+
+const description = "Ask gated, before executing a tool call, whether it may run now. " +
+	"The input is an Agent Action Contract v1 event (tool_name, tool_category, authorization_state, " +
+	"evidence_refs, risk_domain, proposed_arguments, recommended_route). The answer's route is accept, ask, " +
+	"defer or refuse; execute the tool only when execute is true."
+
+// NewServer returns an MCP server with the one tool, answering with decide.
+func NewServer(version string, decide Decide) *sdk.Server {
+	s := sdk.NewServer(&sdk.Implementation{Name: "gated", Title: "gated policy decisions", Version: version}, nil)
+	s.AddTool(&sdk.Tool{
+		Name:        ToolName,
+		Title:       "gated pre-tool check",
+		Description: description,
+		InputSchema: json.RawMessage(api.ContractSchema),
+		Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: false, OpenWorldHint: ptr(false)},
+	}, handler(decide))
+	return s
+}
+
+// handler decodes the arguments as the HTTP surface decodes a body, so a
+// call that is not one event is refused by the decision path, not by the
+// transport. A decision is a result, whatever its route: isError is for
+// failures to decide, and there are none — failures refuse.
+func handler(decide Decide) sdk.ToolHandler {
+	return func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		event := map[string]any{}
+		if len(req.Params.Arguments) > 0 {
+			dec := json.NewDecoder(bytes.NewReader(req.Params.Arguments))
+			dec.UseNumber()
+			if err := dec.Decode(&event); err != nil {
+				event = map[string]any{} // not an object: the schema refuses it
+			}
+		}
+		d := decide(ctx, event)
+		return &sdk.CallToolResult{
+			Content:           []sdk.Content{&sdk.TextContent{Text: summary(d)}},
+			StructuredContent: d,
+		}, nil
+	}
+}
+
+// summary is the short text for clients that read only text content.
+func summary(d *gate.Decision) string {
+	s := fmt.Sprintf("gated route: %s. Execute: %t.", d.Route, d.Execute)
+	if len(d.HardBlockers) > 0 {
+		s += " Hard blockers: " + strings.Join(d.HardBlockers, ", ") + "."
+	}
+	return s + " Decision " + d.DecisionID + "."
+}
+
+func ptr[T any](v T) *T { return &v }
