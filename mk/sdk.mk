@@ -1,0 +1,19 @@
+# SDK checks: the Python and TypeScript SDKs run the shared conformance
+# vectors (sdk/testdata/vectors.json) against a real `gated serve` built here.
+# CI installs what they need itself: python3 (standard library only) and
+# npm packages from sdk/typescript/package-lock.json.
+
+GATED_BIN := $(CURDIR)/bin/gated
+TEST_EXTRAS += sdk-typescript
+.PHONY: gated-bin sdk-python sdk-typescript
+
+## gated-bin: the binary the SDK, hook and MCP tests start.
+gated-bin:
+	$(GO) build -o $(GATED_BIN) ./cmd/gated
+
+sdk-python: gated-bin
+	GATED_BIN=$(GATED_BIN) python3 -m unittest discover -s sdk/python/tests -t sdk/python
+
+sdk-typescript: gated-bin
+	cd sdk/typescript && npm ci --no-audit --no-fund --loglevel=error && npm run build
+	cd sdk/typescript && GATED_BIN=$(GATED_BIN) npm test

@@ -1,0 +1,405 @@
+// TypeScript client of gated's POST /pre-tool-check. It follows the shared
+// SDK contract in ../README.md: check() never rejects for a failure of gated
+// or of the network but answers a refusal, and guard() runs a tool only when
+// gated allows it. No runtime dependencies: global fetch (Node >= 18) only.
+
+/** The four routes of the Agent Action Contract v1, loosest first. */
+export type Route = "accept" | "ask" | "defer" | "refuse";
+
+/** The routes gated may answer; anything else is a bad answer. */
+export const ROUTES: readonly Route[] = Object.freeze(["accept", "ask", "defer", "refuse"]);
+
+export type ToolCategory = "public_read" | "private_read" | "write" | "unknown";
+
+export type AuthorizationState = "none" | "user_claimed" | "authenticated" | "validated" | "confirmed";
+
+export type RiskDomain =
+  | "devops"
+  | "finance"
+  | "education"
+  | "hr"
+  | "legal"
+  | "pharma"
+  | "healthcare"
+  | "commerce"
+  | "customer_support"
+  | "security"
+  | "research"
+  | "personal_productivity"
+  | "public_information"
+  | "unknown";
+
+/** One piece of evidence behind an event (see the contract's JSON schema). */
+export interface EvidenceRef {
+  source_id: string;
+  kind:
+    | "user_message"
+    | "assistant_message"
+    | "tool_result"
+    | "policy"
+    | "auth_event"
+    | "approval"
+    | "system_state"
+    | "audit_record"
+    | "other";
+  trust_tier: "verified" | "runtime" | "user_claimed" | "unverified" | "unknown";
+  redaction_status: "public" | "redacted" | "sensitive" | "unknown";
+  freshness: {
+    status: "fresh" | "stale" | "unknown";
+    checked_at?: string;
+    max_age_hours?: number;
+    age_hours?: number;
+    source?: string;
+  };
+  provenance: string;
+  summary?: string;
+  retrieved_at?: string;
+  citation_url?: string;
+  retrieval_url?: string;
+  supports?: string[];
+  contradicts?: string[];
+}
+
+/** An Agent Action Contract v1 event: the seven required fields and the optional ones. */
+export interface ContractEvent {
+  tool_name: string;
+  tool_category: ToolCategory;
+  authorization_state: AuthorizationState;
+  /** Full refs, or short string ids such as "draft_id:123" that gated normalises. */
+  evidence_refs: Array<EvidenceRef | string>;
+  risk_domain: RiskDomain;
+  proposed_arguments: Record<string, unknown>;
+  recommended_route: Route;
+  schema_version?: "aana.agent_tool_precheck.v1";
+  request_id?: string;
+  agent_id?: string;
+  user_intent?: string;
+  authorization_subject?: {
+    subject_type?:
+      | "user"
+      | "account"
+      | "client"
+      | "employee"
+      | "student"
+      | "patient"
+      | "case"
+      | "service"
+      | "unknown";
+    subject_ref?: string;
+  };
+}
+
+/**
+ * What guard() needs besides the call's arguments. tool_category,
+ * authorization_state and risk_domain are the caller's to state: the SDK
+ * never guesses authority. tool_name defaults to the tool function's name,
+ * evidence_refs to [] and recommended_route to "accept".
+ */
+export type GuardFields = Omit<
+  ContractEvent,
+  "tool_name" | "evidence_refs" | "recommended_route" | "proposed_arguments"
+> &
+  Partial<Pick<ContractEvent, "tool_name" | "evidence_refs" | "recommended_route">>;
+
+/** The hard blocker of a refusal the SDK makes up when gated gave no decision. */
+export type FailureBlocker = "gated_unreachable" | "gated_timeout" | "gated_bad_answer" | `gated_http_${number}`;
+
+/** gated's answer, or a refusal synthesized by the SDK (which has `error` and no `decision_id`). */
+export interface Decision {
+  route: Route;
+  execute: boolean;
+  /** True when gated decided in shadow mode: the tool may run, the route is what it would have been. */
+  shadow: boolean;
+  hard_blockers: string[];
+  decision_id?: string;
+  /** Set on a synthesized refusal: a sentence saying what went wrong. */
+  error?: string;
+  /** gated's answer carries more fields (findings, reasons, audit, ...). */
+  [field: string]: unknown;
+}
+
+export interface ClientOptions {
+  /** gated's base URL, e.g. "http://127.0.0.1:8080". */
+  baseUrl: string;
+  /** Bearer token; leave it out when gated runs without tokens. */
+  token?: string;
+  /** Bound of the whole exchange, reading the answer included. Default 2000. */
+  timeoutMs?: number;
+  /** Ask gated to decide in shadow mode (?shadow_mode=true). Default false. */
+  shadow?: boolean;
+  /**
+   * Called with every decision, synthesized refusals included, before
+   * guard() runs the tool or throws. Called synchronously; if it throws, the
+   * call fails with that error and the tool does not run.
+   */
+  onDecision?: (decision: Decision) => void;
+}
+
+export interface Client {
+  /** Asks gated about one event. Resolves with a refusal, never rejects, when gated cannot answer. */
+  check(event: ContractEvent): Promise<Decision>;
+  /**
+   * Wraps a tool so that each call is checked first. The first argument of a
+   * call becomes proposed_arguments; any further arguments (a framework's
+   * call options, say) are passed to the tool and never sent to gated.
+   * Throws BlockedError when the tool may not run.
+   */
+  guard<F extends (args: any, ...rest: any[]) => unknown>(
+    tool: F,
+    eventFields: GuardFields,
+  ): (...args: Parameters<F>) => Promise<Awaited<ReturnType<F>>>;
+}
+
+/** Thrown by a guarded tool that gated did not let run. */
+export class BlockedError extends Error {
+  readonly decision: Decision;
+
+  constructor(decision: Decision) {
+    const blockers = decision.hard_blockers.length > 0 ? decision.hard_blockers.join(", ") : "none";
+    let message = `gated did not let the tool run: route ${decision.route}, hard blockers: ${blockers}.`;
+    if (typeof decision.error === "string") message += ` ${decision.error}`;
+    super(message);
+    this.name = "BlockedError";
+    this.decision = decision;
+  }
+}
+
+// A hostile or broken answer must not exhaust memory; real decisions are a
+// few KiB.
+const MAX_ANSWER_BYTES = 4 << 20;
+
+export function createClient(options: ClientOptions): Client {
+  const opts = validate(options);
+  const url = opts.baseUrl.replace(/\/+$/, "") + "/pre-tool-check" + (opts.shadow ? "?shadow_mode=true" : "");
+  const headers: Record<string, string> = {
+    "content-type": "application/json",
+    accept: "application/json",
+  };
+  if (opts.token !== undefined) headers.authorization = `Bearer ${opts.token}`;
+
+  async function check(event: ContractEvent): Promise<Decision> {
+    if (typeof event !== "object" || event === null || Array.isArray(event)) {
+      throw new TypeError("check() needs an event object.");
+    }
+    let body: string;
+    try {
+      body = JSON.stringify(event);
+    } catch (err) {
+      throw new TypeError(`The event cannot be encoded as JSON: ${(err as Error).message}`);
+    }
+    const decision = await post(url, headers, body, opts.timeoutMs);
+    opts.onDecision?.(decision);
+    return decision;
+  }
+
+  function guard<F extends (args: any, ...rest: any[]) => unknown>(
+    tool: F,
+    eventFields: GuardFields,
+  ): (...args: Parameters<F>) => Promise<Awaited<ReturnType<F>>> {
+    if (typeof tool !== "function") throw new TypeError("guard() needs a tool function.");
+    if (typeof eventFields !== "object" || eventFields === null || Array.isArray(eventFields)) {
+      throw new TypeError("guard() needs an object of event fields (tool_category, authorization_state, risk_domain).");
+    }
+    const fields = { ...eventFields }; // later changes to the caller's object do not leak in
+    const toolName = fields.tool_name ?? tool.name;
+    if (typeof toolName !== "string" || toolName === "") {
+      throw new TypeError("guard() needs a tool name: pass a named function or set eventFields.tool_name.");
+    }
+    return async (...args: Parameters<F>): Promise<Awaited<ReturnType<F>>> => {
+      const event = {
+        ...fields,
+        tool_name: toolName,
+        evidence_refs: fields.evidence_refs ?? [],
+        recommended_route: fields.recommended_route ?? "accept",
+        proposed_arguments: asArguments(args[0]),
+      } as ContractEvent;
+      const decision = await check(event);
+      if (decision.execute === true && (decision.route === "accept" || decision.shadow === true)) {
+        return (await (tool as (...a: unknown[]) => unknown)(...args)) as Awaited<ReturnType<F>>;
+      }
+      throw new BlockedError(decision);
+    };
+  }
+
+  return { check, guard };
+}
+
+// proposed_arguments must be a JSON object; a tool called with anything else
+// (a string, an array, nothing) is described as {input: value}.
+function asArguments(value: unknown): Record<string, unknown> {
+  if (value === undefined) return {};
+  if (typeof value === "object" && value !== null && !Array.isArray(value)) return value as Record<string, unknown>;
+  return { input: value };
+}
+
+interface ValidOptions {
+  baseUrl: string;
+  token: string | undefined;
+  timeoutMs: number;
+  shadow: boolean;
+  onDecision: ((decision: Decision) => void) | undefined;
+}
+
+function validate(options: ClientOptions): ValidOptions {
+  if (typeof options !== "object" || options === null) {
+    throw new TypeError("createClient() needs an options object with a baseUrl.");
+  }
+  const { baseUrl, token, timeoutMs = 2000, shadow = false, onDecision } = options;
+  if (typeof baseUrl !== "string" || baseUrl === "") {
+    throw new TypeError('baseUrl must be gated\'s http(s) URL, e.g. "http://127.0.0.1:8080".');
+  }
+  let parsed: URL;
+  try {
+    parsed = new URL(baseUrl);
+  } catch {
+    throw new TypeError(`baseUrl is not a URL: ${JSON.stringify(baseUrl)}.`);
+  }
+  if (parsed.protocol !== "http:" && parsed.protocol !== "https:") {
+    throw new TypeError(`baseUrl must use http or https, not ${parsed.protocol.replace(/:$/, "")}.`);
+  }
+  // fetch refuses URLs with credentials, and the token belongs in `token`.
+  if (parsed.username !== "" || parsed.password !== "") {
+    throw new TypeError("baseUrl must not hold credentials; pass the token as `token`.");
+  }
+  if (parsed.search !== "" || parsed.hash !== "") {
+    throw new TypeError("baseUrl must not have a query or a fragment.");
+  }
+  if (token !== undefined && (typeof token !== "string" || !/^[\x21-\x7e]+$/.test(token))) {
+    throw new TypeError("token must be a non-empty string of visible ASCII characters; leave it out to send none.");
+  }
+  // setTimeout fires at once for delays beyond 2^31-1 ms.
+  if (typeof timeoutMs !== "number" || !(timeoutMs > 0) || timeoutMs > 2147483647) {
+    throw new RangeError("timeoutMs must be a number of milliseconds above 0 (at most 2147483647).");
+  }
+  if (typeof shadow !== "boolean") throw new TypeError("shadow must be true or false.");
+  if (onDecision !== undefined && typeof onDecision !== "function") {
+    throw new TypeError("onDecision must be a function.");
+  }
+  return { baseUrl, token, timeoutMs, shadow, onDecision };
+}
+
+function refusal(blocker: FailureBlocker, error: string): Decision {
+  return { route: "refuse", execute: false, shadow: false, hard_blockers: [blocker], error };
+}
+
+class BadAnswer extends Error {}
+
+// One exchange with gated under one deadline. Every failure becomes a
+// refusal; the order of the catch branches matters: an abort by our timer is
+// a timeout wherever it strikes.
+async function post(url: string, headers: Record<string, string>, body: string, timeoutMs: number): Promise<Decision> {
+  const controller = new AbortController();
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    controller.abort();
+  }, timeoutMs);
+  const timeout = () => refusal("gated_timeout", `gated did not answer within ${timeoutMs} ms.`);
+  try {
+    let res: Response;
+    try {
+      // redirect "manual": a 3xx is not gated's decision, so it is a failure, not a hop.
+      res = await fetch(url, { method: "POST", headers, body, redirect: "manual", signal: controller.signal });
+    } catch (err) {
+      if (timedOut) return timeout();
+      return refusal("gated_unreachable", `gated is unreachable: ${describe(err)}.`);
+    }
+
+    if (res.status < 200 || res.status > 299) {
+      // Whatever the body says, a non-2xx is a failure; gated's error sentence,
+      // when there is one, makes the refusal easier to act on.
+      let detail = "";
+      try {
+        const answer: unknown = JSON.parse(await readBounded(res));
+        const error = (answer as { error?: unknown } | null)?.error;
+        if (typeof error === "string" && error !== "") detail = `: ${error.replace(/[\x00-\x1f\x7f]+/g, " ").slice(0, 300)}`;
+      } catch {
+        // The status alone decides.
+      }
+      return refusal(`gated_http_${res.status}`, `gated answered HTTP ${res.status}${detail.replace(/\.$/, "")}.`);
+    }
+
+    let text: string;
+    try {
+      text = await readBounded(res);
+    } catch (err) {
+      if (timedOut) return timeout();
+      const why = err instanceof BadAnswer ? err.message : `it was cut short (${describe(err)})`;
+      return refusal("gated_bad_answer", `gated's answer is not a decision: ${why}.`);
+    }
+    try {
+      return toDecision(text);
+    } catch (err) {
+      return refusal("gated_bad_answer", `gated's answer is not a decision: ${(err as Error).message}.`);
+    }
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+// Reads the body as UTF-8, stopping at MAX_ANSWER_BYTES.
+async function readBounded(res: Response): Promise<string> {
+  if (res.body === null) return "";
+  const reader = res.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > MAX_ANSWER_BYTES) {
+      await reader.cancel().catch(() => {});
+      throw new BadAnswer(`it is larger than ${MAX_ANSWER_BYTES >> 20} MiB`);
+    }
+    chunks.push(value);
+  }
+  const bytes = new Uint8Array(size);
+  let at = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, at);
+    at += chunk.byteLength;
+  }
+  try {
+    return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  } catch {
+    throw new BadAnswer("it is not UTF-8");
+  }
+}
+
+function toDecision(text: string): Decision {
+  let answer: unknown;
+  try {
+    answer = JSON.parse(text);
+  } catch {
+    throw new Error("it is not JSON");
+  }
+  if (typeof answer !== "object" || answer === null || Array.isArray(answer)) {
+    throw new Error("it is not a JSON object");
+  }
+  const a = answer as Record<string, unknown>;
+  if (typeof a.route !== "string" || !(ROUTES as readonly string[]).includes(a.route)) {
+    throw new Error("its route is missing or not one of accept, ask, defer, refuse");
+  }
+  if (typeof a.execute !== "boolean") throw new Error("its execute is missing or not a boolean");
+  // The contract requires only route and execute; the other fields guard()
+  // and callers read get safe defaults so that the Decision type holds.
+  return {
+    ...a,
+    route: a.route as Route,
+    execute: a.execute,
+    shadow: a.shadow === true,
+    hard_blockers: Array.isArray(a.hard_blockers) ? a.hard_blockers.filter((b): b is string => typeof b === "string") : [],
+  };
+}
+
+// undici reports "fetch failed" and keeps the reason in err.cause, e.g.
+// "connect ECONNREFUSED 127.0.0.1:9" or "getaddrinfo ENOTFOUND gated.internal".
+function describe(err: unknown): string {
+  let reason = String(err);
+  for (let e: unknown = err, depth = 0; typeof e === "object" && e !== null && depth < 4; depth++) {
+    const { message, cause } = e as { message?: unknown; cause?: unknown };
+    if (typeof message === "string" && message !== "") reason = message;
+    e = cause;
+  }
+  return reason.replace(/\.$/, "");
+}

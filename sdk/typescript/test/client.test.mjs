@@ -1,0 +1,308 @@
+// What the conformance vectors do not pin down: the request the client
+// sends, guard()'s event defaults, option validation and hostile answers.
+// A node:net listener stands in for gated and records the requests.
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+
+import { BlockedError, createClient } from "../dist/index.js";
+import { respondServer } from "./harness.mjs";
+
+function answer(status, body, extraHeaders = "") {
+  const payload = typeof body === "string" ? body : JSON.stringify(body);
+  return (
+    `HTTP/1.1 ${status}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(payload)}\r\n` +
+    `${extraHeaders}Connection: close\r\n\r\n${payload}`
+  );
+}
+
+const ACCEPT = answer("200 OK", { decision_id: "d1", route: "accept", execute: true, shadow: false, hard_blockers: [] });
+const ASK = answer("200 OK", { decision_id: "d2", route: "ask", execute: false, shadow: false, hard_blockers: ["needs_confirmation"] });
+
+const event = {
+  tool_name: "search_docs",
+  tool_category: "public_read",
+  authorization_state: "none",
+  evidence_refs: [],
+  risk_domain: "research",
+  proposed_arguments: { query: "q" },
+  recommended_route: "accept",
+};
+
+// Runs fn against a fake gated answering raw, then closes it.
+async function withServer(raw, fn) {
+  const server = await respondServer(raw);
+  try {
+    return await fn(server);
+  } finally {
+    await server.close();
+  }
+}
+
+function headerOf(head, name) {
+  return new RegExp(`\r\n${name}: ([^\r]*)`, "i").exec(head)?.[1];
+}
+
+describe("request", () => {
+  it("posts the event as JSON with the bearer token", () =>
+    withServer(ACCEPT, async (server) => {
+      const d = await createClient({ baseUrl: server.baseUrl + "//", token: "tok-1" }).check(event);
+      assert.equal(d.route, "accept");
+      assert.equal(d.decision_id, "d1");
+      const [req] = server.requests;
+      assert.match(req.head, /^POST \/pre-tool-check HTTP\/1\.1\r\n/);
+      assert.equal(headerOf(req.head, "authorization"), "Bearer tok-1");
+      assert.equal(headerOf(req.head, "content-type"), "application/json");
+      assert.equal(headerOf(req.head, "accept"), "application/json");
+      assert.deepEqual(JSON.parse(req.body), event);
+    }));
+
+  it("asks for shadow mode in the query and sends no token when there is none", () =>
+    withServer(ACCEPT, async (server) => {
+      await createClient({ baseUrl: server.baseUrl, shadow: true }).check(event);
+      const [req] = server.requests;
+      assert.match(req.head, /^POST \/pre-tool-check\?shadow_mode=true HTTP\/1\.1\r\n/);
+      assert.equal(headerOf(req.head, "authorization"), undefined);
+    }));
+
+  it("keeps a base path", () =>
+    withServer(ACCEPT, async (server) => {
+      await createClient({ baseUrl: server.baseUrl + "/gated/" }).check(event);
+      assert.match(server.requests[0].head, /^POST \/gated\/pre-tool-check HTTP/);
+    }));
+});
+
+describe("guard", () => {
+  it("builds the event from the tool's name, its arguments and the defaults", () =>
+    withServer(ACCEPT, async (server) => {
+      const client = createClient({ baseUrl: server.baseUrl });
+      const searchDocs = client.guard(async function search_docs({ query }) {
+        return `found ${query}`;
+      }, { tool_category: "public_read", authorization_state: "none", risk_domain: "research" });
+      assert.equal(await searchDocs({ query: "contracts" }), "found contracts");
+      assert.deepEqual(JSON.parse(server.requests[0].body), {
+        evidence_refs: [],
+        recommended_route: "accept",
+        tool_category: "public_read",
+        authorization_state: "none",
+        risk_domain: "research",
+        tool_name: "search_docs",
+        proposed_arguments: { query: "contracts" },
+      });
+    }));
+
+  it("lets eventFields name the tool and set evidence and the recommended route", () =>
+    withServer(ACCEPT, async (server) => {
+      const client = createClient({ baseUrl: server.baseUrl });
+      const tool = client.guard(async () => "ok", {
+        tool_name: "lookup",
+        tool_category: "private_read",
+        authorization_state: "authenticated",
+        risk_domain: "finance",
+        evidence_refs: ["session:1"],
+        recommended_route: "ask",
+        agent_id: "agent-7",
+      });
+      await tool({ id: 1 });
+      const sent = JSON.parse(server.requests[0].body);
+      assert.equal(sent.tool_name, "lookup");
+      assert.deepEqual(sent.evidence_refs, ["session:1"]);
+      assert.equal(sent.recommended_route, "ask");
+      assert.equal(sent.agent_id, "agent-7");
+    }));
+
+  for (const [label, value, want] of [
+    ["a string", "hello", { input: "hello" }],
+    ["an array", [1, 2], { input: [1, 2] }],
+    ["null", null, { input: null }],
+    ["nothing", undefined, {}],
+  ]) {
+    it(`describes a call with ${label} as proposed_arguments ${JSON.stringify(want)}`, () =>
+      withServer(ACCEPT, async (server) => {
+        const client = createClient({ baseUrl: server.baseUrl });
+        const tool = client.guard(function echo(x) {
+          return x;
+        }, { tool_category: "public_read", authorization_state: "none", risk_domain: "research" });
+        assert.deepEqual(await tool(value), value);
+        assert.deepEqual(JSON.parse(server.requests[0].body).proposed_arguments, want);
+      }));
+  }
+
+  it("passes further arguments to the tool without sending them", () =>
+    withServer(ACCEPT, async (server) => {
+      const client = createClient({ baseUrl: server.baseUrl });
+      const tool = client.guard(function lookup(args, options) {
+        return options.toolCallId;
+      }, { tool_category: "public_read", authorization_state: "none", risk_domain: "research" });
+      assert.equal(await tool({ q: 1 }, { toolCallId: "call-9" }), "call-9");
+      assert.doesNotMatch(server.requests[0].body, /call-9/);
+    }));
+
+  it("reports the decision before it blocks, and does not run the tool", () =>
+    withServer(ASK, async (server) => {
+      const order = [];
+      const client = createClient({ baseUrl: server.baseUrl, onDecision: (d) => order.push(`decision:${d.route}`) });
+      const tool = client.guard(function send_email() {
+        order.push("ran");
+      }, { tool_category: "write", authorization_state: "user_claimed", risk_domain: "customer_support" });
+      await assert.rejects(tool({ to: "x@example.com" }), (err) => {
+        assert.ok(err instanceof BlockedError);
+        assert.equal(err.name, "BlockedError");
+        assert.equal(err.message, "gated did not let the tool run: route ask, hard blockers: needs_confirmation.");
+        assert.equal(err.decision.decision_id, "d2");
+        return true;
+      });
+      assert.deepEqual(order, ["decision:ask"]);
+    }));
+
+  it("reports the decision before it runs the tool", () =>
+    withServer(ACCEPT, async (server) => {
+      const order = [];
+      const client = createClient({ baseUrl: server.baseUrl, onDecision: (d) => order.push(`decision:${d.route}`) });
+      const tool = client.guard(function search_docs() {
+        order.push("ran");
+      }, { tool_category: "public_read", authorization_state: "none", risk_domain: "research" });
+      await tool({});
+      assert.deepEqual(order, ["decision:accept", "ran"]);
+    }));
+
+  it("does not run the tool on execute without accept or shadow", () =>
+    withServer(answer("200 OK", { route: "ask", execute: true, shadow: false, hard_blockers: [] }), async (server) => {
+      let ran = false;
+      const tool = createClient({ baseUrl: server.baseUrl }).guard(function t() {
+        ran = true;
+      }, { tool_category: "public_read", authorization_state: "none", risk_domain: "research" });
+      await assert.rejects(tool({}), BlockedError);
+      assert.equal(ran, false);
+    }));
+
+  it("refuses to guard without a tool name or a function", () => {
+    const client = createClient({ baseUrl: "http://127.0.0.1:1" });
+    const fields = { tool_category: "public_read", authorization_state: "none", risk_domain: "research" };
+    assert.throws(() => client.guard(() => {}, fields), /needs a tool name/);
+    assert.throws(() => client.guard("search", fields), /needs a tool function/);
+    assert.throws(() => client.guard(function t() {}), /needs an object of event fields/);
+  });
+});
+
+describe("answers", () => {
+  it("a redirect is not followed but is a failure", () =>
+    withServer(answer("302 Found", "", "Location: http://127.0.0.1:1/pre-tool-check\r\n"), async (server) => {
+      const d = await createClient({ baseUrl: server.baseUrl }).check(event);
+      assert.deepEqual(d.hard_blockers, ["gated_http_302"]);
+      assert.equal(server.requests.length, 1);
+    }));
+
+  it("a non-2xx refusal carries gated's error in its sentence", () =>
+    withServer(answer("401 Unauthorized", { route: "refuse", execute: false, error: "unauthorized: a valid bearer token is required" }), async (server) => {
+      const d = await createClient({ baseUrl: server.baseUrl }).check(event);
+      assert.deepEqual(d, {
+        route: "refuse",
+        execute: false,
+        shadow: false,
+        hard_blockers: ["gated_http_401"],
+        error: "gated answered HTTP 401: unauthorized: a valid bearer token is required.",
+      });
+    }));
+
+  for (const [label, body] of [
+    ["an array", "[]"],
+    ["null", "null"],
+    ["an empty body", ""],
+    ["a route in the wrong case", '{"route":"ACCEPT","execute":true}'],
+    ["bytes that are not UTF-8", Buffer.from([0x7b, 0xff, 0xfe, 0x7d]).toString("latin1")],
+  ]) {
+    it(`${label} is a bad answer`, () =>
+      withServer(
+        (socket) => {
+          const bytes = Buffer.from(body, "latin1");
+          socket.end(Buffer.concat([Buffer.from(`HTTP/1.1 200 OK\r\nContent-Length: ${bytes.length}\r\nConnection: close\r\n\r\n`), bytes]));
+        },
+        async (server) => {
+          const d = await createClient({ baseUrl: server.baseUrl }).check(event);
+          assert.deepEqual(d.hard_blockers, ["gated_bad_answer"]);
+          assert.equal(d.execute, false);
+        },
+      ));
+  }
+
+  it("an answer without shadow or hard_blockers gets safe defaults", () =>
+    withServer(answer("200 OK", { route: "accept", execute: true }), async (server) => {
+      const d = await createClient({ baseUrl: server.baseUrl }).check(event);
+      assert.equal(d.shadow, false);
+      assert.deepEqual(d.hard_blockers, []);
+    }));
+
+  it("an endless answer is cut off, not buffered", () =>
+    withServer(
+      (socket) => {
+        socket.write('HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n');
+        const chunk = "x".repeat(64 * 1024);
+        const frame = `${chunk.length.toString(16)}\r\n${chunk}\r\n`;
+        const start = '{"route":"accept","pad":"';
+        socket.write(`${start.length.toString(16)}\r\n${start}\r\n`);
+        // Write until the client stops reading and goes away.
+        const pump = () => {
+          while (!socket.destroyed && socket.write(frame));
+          if (!socket.destroyed) socket.once("drain", pump);
+        };
+        pump();
+      },
+      async (server) => {
+        const d = await createClient({ baseUrl: server.baseUrl, timeoutMs: 60_000 }).check(event);
+        assert.deepEqual(d.hard_blockers, ["gated_bad_answer"]);
+        assert.match(d.error, /larger than 4 MiB/);
+      },
+    ));
+
+  it("the timeout covers reading the body", () =>
+    withServer(
+      (socket) => socket.write('HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 40\r\n\r\n{"route":'),
+      async (server) => {
+        const d = await createClient({ baseUrl: server.baseUrl, timeoutMs: 200 }).check(event);
+        assert.deepEqual(d.hard_blockers, ["gated_timeout"]);
+        assert.equal(d.error, "gated did not answer within 200 ms.");
+      },
+    ));
+
+  it("an unknown host is unreachable", async () => {
+    const d = await createClient({ baseUrl: "http://gated.invalid", timeoutMs: 30_000 }).check(event);
+    assert.deepEqual(d.hard_blockers, ["gated_unreachable"]);
+    assert.match(d.error, /^gated is unreachable: .*(ENOTFOUND|EAI_AGAIN)/);
+  });
+});
+
+describe("options", () => {
+  for (const [label, options, message] of [
+    ["no options", undefined, /needs an options object/],
+    ["no baseUrl", {}, /baseUrl must be gated's http\(s\) URL/],
+    ["a baseUrl that is not a URL", { baseUrl: "127.0.0.1:8080" }, /baseUrl must use http or https|baseUrl is not a URL/],
+    ["a relative baseUrl", { baseUrl: "/gated" }, /baseUrl is not a URL/],
+    ["an ftp baseUrl", { baseUrl: "ftp://127.0.0.1" }, /baseUrl must use http or https, not ftp\./],
+    ["credentials in baseUrl", { baseUrl: "http://u:p@127.0.0.1" }, /must not hold credentials/],
+    ["a query in baseUrl", { baseUrl: "http://127.0.0.1/?a=1" }, /must not have a query/],
+    ["a zero timeout", { baseUrl: "http://127.0.0.1", timeoutMs: 0 }, /timeoutMs must be a number of milliseconds above 0/],
+    ["a negative timeout", { baseUrl: "http://127.0.0.1", timeoutMs: -5 }, /timeoutMs/],
+    ["a NaN timeout", { baseUrl: "http://127.0.0.1", timeoutMs: NaN }, /timeoutMs/],
+    ["a string timeout", { baseUrl: "http://127.0.0.1", timeoutMs: "2000" }, /timeoutMs/],
+    ["an empty token", { baseUrl: "http://127.0.0.1", token: "" }, /token must be a non-empty string/],
+    ["a token with a newline", { baseUrl: "http://127.0.0.1", token: "a\nb" }, /token must be/],
+    ["a shadow string", { baseUrl: "http://127.0.0.1", shadow: "yes" }, /shadow must be true or false/],
+    ["an onDecision that is not a function", { baseUrl: "http://127.0.0.1", onDecision: "log" }, /onDecision must be a function/],
+  ]) {
+    it(`rejects ${label}`, () => {
+      assert.throws(() => createClient(options), message);
+    });
+  }
+
+  it("accepts https and defaults", () => {
+    const client = createClient({ baseUrl: "https://gated.example.com" });
+    assert.equal(typeof client.check, "function");
+    assert.equal(typeof client.guard, "function");
+  });
+
+  it("check() rejects an event that is not an object", async () => {
+    const client = createClient({ baseUrl: "http://127.0.0.1:1" });
+    await assert.rejects(client.check("send_email"), /check\(\) needs an event object/);
+    await assert.rejects(client.check({ ...event, proposed_arguments: { n: 1n } }), /cannot be encoded as JSON/);
+  });
+});

@@ -1,0 +1,140 @@
+// Test harness: a real `gated serve` from $GATED_BIN, and the faults of
+// sdk/testdata/vectors.json injected for real with node:net.
+import { spawn } from "node:child_process";
+import { once } from "node:events";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import net from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
+import { fileURLToPath } from "node:url";
+
+export const testdataDir = fileURLToPath(new URL("../../testdata/", import.meta.url));
+
+export async function loadVectors() {
+  return JSON.parse(await readFile(join(testdataDir, "vectors.json"), "utf8"));
+}
+
+const LISTEN_WAIT_MS = 30_000;
+
+/**
+ * Starts `$GATED_BIN serve` on 127.0.0.1:0 with an audit file and spool of
+ * its own, in sdk/testdata so that serve_args' relative paths resolve, and
+ * waits for the "gated listening" line on stderr.
+ */
+export async function startGated(serveArgs) {
+  const bin = process.env.GATED_BIN;
+  if (!bin) {
+    throw new Error(
+      "GATED_BIN is not set: these tests run a real gated. Build it with " +
+        "`go build -o bin/gated ./cmd/gated` at the repository root and run " +
+        "`GATED_BIN=/path/to/bin/gated npm test` (or `make sdk-typescript`).",
+    );
+  }
+  const dir = await mkdtemp(join(tmpdir(), "gated-sdk-ts-"));
+  const args = ["serve", "--addr", "127.0.0.1:0", "--audit-file", join(dir, "audit.jsonl"), "--spool-dir", join(dir, "spool"), ...serveArgs];
+  const proc = spawn(bin, args, { cwd: testdataDir, stdio: ["ignore", "ignore", "pipe"] });
+  const stderr = [];
+  const exited = once(proc, "exit");
+
+  const addr = await new Promise((resolve, reject) => {
+    const fail = (why) => {
+      clearTimeout(timer);
+      reject(new Error(`${why}\n$ ${bin} ${args.join(" ")}\nstderr:\n${stderr.join("\n") || "(nothing)"}`));
+    };
+    const timer = setTimeout(() => fail(`gated did not log "gated listening" within ${LISTEN_WAIT_MS / 1000} s.`), LISTEN_WAIT_MS);
+    proc.on("error", (err) => fail(`gated could not be started: ${err.message}.`));
+    proc.on("exit", (code, signal) => fail(`gated exited (code ${code}, signal ${signal}) before listening.`));
+    // Keep reading stderr for gated's whole life so that a full pipe never blocks its logging.
+    createInterface({ input: proc.stderr }).on("line", (line) => {
+      if (stderr.length < 200) stderr.push(line);
+      let entry;
+      try {
+        entry = JSON.parse(line);
+      } catch {
+        return;
+      }
+      if (entry.msg === "gated listening" && typeof entry.addr === "string") {
+        clearTimeout(timer);
+        resolve(entry.addr);
+      }
+    });
+  }).catch(async (err) => {
+    proc.kill("SIGKILL");
+    await rm(dir, { recursive: true, force: true });
+    throw err;
+  });
+
+  return {
+    baseUrl: `http://${addr}`,
+    async stop() {
+      if (proc.exitCode === null && proc.signalCode === null) {
+        proc.kill("SIGTERM");
+        const killer = setTimeout(() => proc.kill("SIGKILL"), 5_000);
+        await exited;
+        clearTimeout(killer);
+      }
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+// A server on 127.0.0.1:0 whose sockets can all be torn down at close.
+async function listen(onSocket) {
+  const sockets = new Set();
+  const server = net.createServer((socket) => {
+    sockets.add(socket);
+    socket.on("close", () => sockets.delete(socket));
+    socket.on("error", () => {}); // the client may cancel or reset
+    onSocket(socket);
+  });
+  server.listen(0, "127.0.0.1");
+  await once(server, "listening");
+  return {
+    baseUrl: `http://127.0.0.1:${server.address().port}`,
+    async close() {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
+
+/** "refused": a port nobody listens on (bind to port 0, note the port, close). */
+export async function refusedBaseUrl() {
+  const { baseUrl, close } = await listen(() => {});
+  await close();
+  return baseUrl;
+}
+
+/** "silent": accepts connections and never answers. */
+export function silentServer() {
+  return listen(() => {});
+}
+
+/**
+ * "respond": reads the request (head and Content-Length body), then writes
+ * the raw bytes and closes, like a broken proxy in front of gated. raw may
+ * be a string or a function that writes to the socket itself. The requests
+ * read are kept in .requests as {head, body} strings.
+ */
+export async function respondServer(raw) {
+  const requests = [];
+  const server = await listen((socket) => {
+    let received = Buffer.alloc(0);
+    let answered = false;
+    socket.on("data", (chunk) => {
+      if (answered) return;
+      received = Buffer.concat([received, chunk]);
+      const headEnd = received.indexOf("\r\n\r\n");
+      if (headEnd < 0) return;
+      const head = received.subarray(0, headEnd).toString("latin1");
+      const length = Number(/\r\ncontent-length:\s*(\d+)/i.exec(head)?.[1] ?? 0);
+      if (received.length - headEnd - 4 < length) return;
+      answered = true;
+      requests.push({ head, body: received.subarray(headEnd + 4, headEnd + 4 + length).toString("utf8") });
+      if (typeof raw === "function") raw(socket);
+      else socket.end(raw);
+    });
+  });
+  return { ...server, requests };
+}

@@ -1,0 +1,90 @@
+// Compiled with `tsc -p tsconfig.test.json` (no emit) against dist/index.d.ts:
+// proves the public types are usable the way the README uses them, and that
+// they reject what they should. Never run.
+import {
+  BlockedError,
+  createClient,
+  ROUTES,
+  type Client,
+  type ClientOptions,
+  type ContractEvent,
+  type Decision,
+  type FailureBlocker,
+  type GuardFields,
+  type Route,
+} from "../dist/index.js";
+
+const options: ClientOptions = {
+  baseUrl: "http://127.0.0.1:8080",
+  token: "t",
+  timeoutMs: 500,
+  shadow: false,
+  onDecision: (d: Decision) => void d.route,
+};
+const client: Client = createClient(options);
+
+const event: ContractEvent = {
+  tool_name: "send_email",
+  tool_category: "write",
+  authorization_state: "user_claimed",
+  evidence_refs: ["draft_id:123"],
+  risk_domain: "customer_support",
+  proposed_arguments: { to: "customer@example.com" },
+  recommended_route: "accept",
+};
+
+export async function usage(): Promise<void> {
+  const decision: Decision = await client.check(event);
+  const route: Route = decision.route;
+  const ok: boolean = decision.execute && decision.shadow;
+  const blockers: string[] = decision.hard_blockers;
+  const id: string | undefined = decision.decision_id;
+  void [route, ok, blockers, id, ROUTES.includes(route)];
+
+  async function sendEmail(args: { to: string; body: string }): Promise<number> {
+    return args.to.length + args.body.length;
+  }
+  const fields: GuardFields = { tool_category: "write", authorization_state: "confirmed", risk_domain: "customer_support" };
+  const guarded = client.guard(sendEmail, fields);
+  const n: number = await guarded({ to: "a@example.com", body: "hi" });
+  void n;
+
+  // A framework's extra call options pass through to the tool.
+  const withOptions = client.guard((args: { q: string }, opts: { signal?: AbortSignalLike }) => args.q + String(opts.signal), {
+    tool_name: "search",
+    tool_category: "public_read",
+    authorization_state: "none",
+    risk_domain: "research",
+  });
+  const s: string = await withOptions({ q: "x" }, {});
+  void s;
+
+  try {
+    await guarded({ to: "b@example.com", body: "hi" });
+  } catch (err) {
+    if (err instanceof BlockedError) {
+      const blocked: Decision = err.decision;
+      const code: FailureBlocker | string | undefined = blocked.hard_blockers[0];
+      void code;
+    }
+  }
+
+  const failure: FailureBlocker = "gated_http_401";
+  void failure;
+
+  // @ts-expect-error: not a route
+  const wrong: Route = "maybe";
+  // @ts-expect-error: a guarded call needs the tool's arguments
+  await guarded({ to: "c@example.com" });
+  // @ts-expect-error: tool_category is the caller's to state
+  client.guard(sendEmail, { authorization_state: "none", risk_domain: "research" });
+  // @ts-expect-error: the event needs all seven fields
+  await client.check({ tool_name: "x" });
+  // @ts-expect-error: baseUrl is required
+  createClient({ token: "t" });
+  void wrong;
+}
+
+interface AbortSignalLike {
+  aborted: boolean;
+}
