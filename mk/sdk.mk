@@ -4,7 +4,7 @@
 # npm packages from sdk/typescript/package-lock.json.
 
 GATED_BIN := $(CURDIR)/bin/gated
-TEST_EXTRAS += sdk-typescript
+TEST_EXTRAS += sdk-python sdk-typescript
 .PHONY: gated-bin sdk-python sdk-typescript
 
 ## gated-bin: the binary the SDK, hook and MCP tests start.

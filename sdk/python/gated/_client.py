@@ -1,0 +1,312 @@
+"""Client.check asks gated about one tool call; Client.guard wraps a tool.
+
+The client fails closed: every failure of gated or of the network becomes a
+refusal whose only hard blocker names the failure (see ../../README.md).
+It never logs anything, least of all the tool's arguments.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import http.client
+import inspect
+import json
+import math
+import re
+import socket
+import ssl
+import time
+from typing import Any, Callable, Dict, Optional
+from urllib.parse import urlsplit
+
+from . import __version__
+
+ROUTES = ("accept", "ask", "defer", "refuse")
+
+# The most of an answer the client reads: a real decision is a few KiB, and
+# a hostile or broken answer must not be able to exhaust memory.
+MAX_ANSWER_BYTES = 4 << 20
+
+_CONTROL = re.compile(r"[\x00-\x20\x7f]")
+
+Decision = Dict[str, Any]
+
+
+class Blocked(Exception):
+    """Raised by a guarded tool that gated did not let run.
+
+    ``decision`` is gated's answer (or the client's synthesized refusal).
+    """
+
+    def __init__(self, decision: Decision, tool: Optional[str] = None):
+        self.decision = decision
+        self.tool = tool
+        blockers = decision.get("hard_blockers") or []
+        if not isinstance(blockers, list):
+            blockers = [blockers]
+        message = "gated did not let %s run: route %s" % (
+            tool or "the tool", decision.get("route"))
+        if blockers:
+            message += "; hard blockers: " + ", ".join(str(b) for b in blockers)
+        message += "."
+        if decision.get("error"):
+            message += " " + str(decision["error"])
+        super().__init__(message)
+
+
+class _BadAnswer(Exception):
+    """A 2xx answer that holds no decision; its message is a sentence."""
+
+
+def _refusal(blocker: str, error: str) -> Decision:
+    return {"route": "refuse", "execute": False, "shadow": False,
+            "hard_blockers": [blocker], "error": error}
+
+
+class Client:
+    """A client of gated's POST /pre-tool-check.
+
+    base_url: gated's http:// or https:// URL (a path prefix is kept).
+    token: bearer token, sent as ``Authorization: Bearer <token>``.
+    timeout: seconds gated has to answer. It bounds connecting, the wait for
+        the answer and the whole body read (name resolution is the system's,
+        and headers dripped byte by byte can stretch it, as in most clients).
+    shadow: ask gated for shadow mode (``?shadow_mode=true``): gated reports
+        the would-be route and lets the tool run; failures still block.
+    on_decision: called by guarded tools with every decision, before the tool
+        runs or Blocked is raised (for example to log shadow routes).
+    """
+
+    def __init__(self, base_url: str, token: Optional[str] = None,
+                 timeout: float = 2.0, shadow: bool = False,
+                 on_decision: Optional[Callable[[Decision], Any]] = None):
+        if not isinstance(base_url, str) or _CONTROL.search(base_url):
+            raise ValueError("base_url must be a URL string without spaces "
+                             "or control characters, got %r." % (base_url,))
+        parts = urlsplit(base_url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError("base_url must be an http:// or https:// URL "
+                             "with a host, got %r." % (base_url,))
+        try:
+            port = parts.port
+        except ValueError:
+            raise ValueError("base_url has an invalid port.") from None
+        if parts.username is not None or parts.password is not None:
+            # Not echoed: it holds credentials. Credentials go in token=.
+            raise ValueError("base_url must not carry credentials; "
+                             "pass the token as token= instead.")
+        if parts.query or parts.fragment:
+            raise ValueError("base_url must not have a query or fragment, "
+                             "got %r." % (base_url,))
+        if token is not None and (not isinstance(token, str) or not token
+                                  or _CONTROL.search(token)):
+            # Not echoed: a token is a secret.
+            raise ValueError("token must be None or a non-empty string "
+                             "without spaces or control characters.")
+        if (isinstance(timeout, bool) or not isinstance(timeout, (int, float))
+                or not math.isfinite(timeout) or timeout <= 0):
+            raise ValueError("timeout must be a positive number of seconds, "
+                             "got %r." % (timeout,))
+        if not isinstance(shadow, bool):
+            raise ValueError("shadow must be True or False, got %r." % (shadow,))
+        if on_decision is not None and not callable(on_decision):
+            raise ValueError("on_decision must be callable or None.")
+
+        self.base_url = base_url.rstrip("/")
+        self.timeout = float(timeout)
+        self.shadow = shadow
+        self.on_decision = on_decision
+        self._token = token
+        self._host = parts.hostname
+        self._port = port
+        self._path = (parts.path.rstrip("/") + "/pre-tool-check"
+                      + ("?shadow_mode=true" if shadow else ""))
+        self._ssl = ssl.create_default_context() if parts.scheme == "https" else None
+
+    def __repr__(self) -> str:  # without the token
+        return "gated.Client(%r, shadow=%r, timeout=%r)" % (
+            self.base_url, self.shadow, self.timeout)
+
+    # -- check ------------------------------------------------------------
+
+    def check(self, event: Decision) -> Decision:
+        """Post the event to gated and return its decision.
+
+        Never raises for a failure of gated or the network: it returns a
+        refusal naming the failure instead. An event that is not a dict of
+        JSON values is the caller's bug and raises TypeError/ValueError.
+        """
+        if not isinstance(event, dict):
+            raise TypeError("check() takes the event as a dict, got %s."
+                            % type(event).__name__)
+        body = json.dumps(event, separators=(",", ":"), allow_nan=False).encode("utf-8")
+        try:
+            return self._post(body)
+        # socket.timeout is TimeoutError from 3.10 on, a sibling before.
+        except (socket.timeout, TimeoutError):
+            return _refusal("gated_timeout", "gated gave no complete answer "
+                            "within %g s." % self.timeout)
+        except _BadAnswer as e:
+            return _refusal("gated_bad_answer", str(e))
+        except http.client.IncompleteRead:
+            return _refusal("gated_bad_answer", "gated's answer was cut short.")
+        except OSError as e:  # refused, DNS, reset, TLS; after the timeouts above
+            return _refusal("gated_unreachable", "gated is unreachable at %s: %s."
+                            % (self.base_url, str(e) or type(e).__name__))
+        except http.client.HTTPException as e:  # a status line or header that is not HTTP
+            return _refusal("gated_bad_answer", "gated's answer is not valid "
+                            "HTTP: %s." % (type(e).__name__,))
+
+    def _post(self, body: bytes) -> Decision:
+        deadline = time.monotonic() + self.timeout
+        headers = {"Content-Type": "application/json", "Accept": "application/json",
+                   "User-Agent": "gated-python/" + __version__, "Connection": "close"}
+        if self._token is not None:
+            headers["Authorization"] = "Bearer " + self._token
+        # http.client, not urllib: no redirects followed, no proxy from the
+        # environment, and the socket is at hand to bound the whole exchange.
+        if self._ssl is not None:
+            conn = http.client.HTTPSConnection(self._host, self._port,
+                                               timeout=self.timeout, context=self._ssl)
+        else:
+            conn = http.client.HTTPConnection(self._host, self._port, timeout=self.timeout)
+        resp = None
+        try:
+            conn.request("POST", self._path, body, headers)
+            sock = conn.sock  # getresponse() drops conn.sock when the answer closes
+            _budget(sock, deadline)
+            resp = conn.getresponse()
+            if not 200 <= resp.status < 300:
+                return _refusal("gated_http_%d" % resp.status, "gated answered HTTP %d%s."
+                                % (resp.status, _error_detail(resp, sock, deadline)))
+            return _decision(_read(resp, sock, deadline, MAX_ANSWER_BYTES))
+        finally:
+            if resp is not None:
+                resp.close()
+            conn.close()
+
+    # -- guard ------------------------------------------------------------
+
+    def guard(self, fn: Callable[..., Any], **event_fields: Any) -> Callable[..., Any]:
+        """Wrap fn so it runs only when gated lets it; otherwise raise Blocked.
+
+        event_fields are the event's fields (tool_category,
+        authorization_state, risk_domain, evidence_refs, ...). tool_name
+        defaults to fn's name, evidence_refs to [], recommended_route to
+        "accept"; proposed_arguments is each call's arguments by name.
+        An async def fn gets an async wrapper that does not block the loop.
+        """
+        if not callable(fn):
+            raise TypeError("guard() takes a callable tool.")
+        if "proposed_arguments" in event_fields:
+            raise ValueError("guard() builds proposed_arguments from each call's "
+                             "arguments; do not pass it as an event field.")
+        tool_name = event_fields.get("tool_name", getattr(fn, "__name__", None))
+        if not isinstance(tool_name, str) or not tool_name:
+            raise ValueError("guard() cannot name this tool; pass tool_name=.")
+        arguments_of = _binder(fn)
+
+        def event_of(args: tuple, kwargs: dict) -> Decision:
+            event = {"tool_name": tool_name, "evidence_refs": [],
+                     "recommended_route": "accept"}
+            event.update(event_fields)
+            event["proposed_arguments"] = arguments_of(args, kwargs)
+            return event
+
+        def admit(decision: Decision) -> None:
+            if self.on_decision is not None:
+                self.on_decision(decision)
+            runs = decision.get("execute") is True and (
+                decision.get("route") == "accept" or decision.get("shadow") is True)
+            if not runs:
+                raise Blocked(decision, tool_name)
+
+        if inspect.iscoroutinefunction(fn):
+            @functools.wraps(fn)
+            async def guarded_async(*args: Any, **kwargs: Any) -> Any:
+                event = event_of(args, kwargs)
+                # check() blocks on a socket: run it off the event loop.
+                admit(await asyncio.to_thread(self.check, event))
+                return await fn(*args, **kwargs)
+            return guarded_async
+
+        @functools.wraps(fn)
+        def guarded(*args: Any, **kwargs: Any) -> Any:
+            admit(self.check(event_of(args, kwargs)))
+            return fn(*args, **kwargs)
+        return guarded
+
+
+def _budget(sock: socket.socket, deadline: float) -> None:
+    """Give the next socket operation only what is left of the timeout."""
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise socket.timeout("the deadline passed")
+    sock.settimeout(left)
+
+
+def _read(resp: http.client.HTTPResponse, sock: socket.socket,
+          deadline: float, limit: int) -> bytes:
+    """Read the body within the deadline and at most limit bytes."""
+    chunks, size = [], 0
+    # http.client closes the socket once the body is complete: stop there.
+    while not resp.isclosed():
+        _budget(sock, deadline)
+        chunk = resp.read1(65536)  # one recv at most, so the deadline holds
+        if not chunk:
+            break
+        size += len(chunk)
+        if size > limit:
+            raise _BadAnswer("gated's answer is larger than %d bytes." % limit)
+        chunks.append(chunk)
+    if resp.length:  # the connection closed before Content-Length was met
+        raise http.client.IncompleteRead(b"".join(chunks), resp.length)
+    return b"".join(chunks)
+
+
+def _decision(raw: bytes) -> Decision:
+    try:
+        answer = json.loads(raw.decode("utf-8"))
+    except (ValueError, RecursionError):  # not UTF-8, not JSON, nested too deep
+        raise _BadAnswer("gated's answer is not JSON.") from None
+    if not isinstance(answer, dict):
+        raise _BadAnswer("gated's answer is not a JSON object.")
+    if not isinstance(answer.get("route"), str) or answer["route"] not in ROUTES:
+        raise _BadAnswer("gated's answer has no route of accept, ask, defer or refuse.")
+    if not isinstance(answer.get("execute"), bool):
+        raise _BadAnswer("gated's answer has no boolean execute.")
+    return answer
+
+
+def _error_detail(resp: http.client.HTTPResponse, sock: socket.socket,
+                  deadline: float) -> str:
+    """gated's own error sentence from a non-2xx answer, if it has one."""
+    try:
+        error = json.loads(_read(resp, sock, deadline, 65536).decode("utf-8")).get("error")
+    except Exception:  # only a nicety: the status alone decides the blocker
+        return ""
+    return ": " + error[:200].rstrip(".") if isinstance(error, str) and error else ""
+
+
+def _binder(fn: Callable[..., Any]) -> Callable[[tuple, dict], Dict[str, Any]]:
+    """Map a call's arguments to {parameter name: value}."""
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):  # some builtins have no signature
+        return lambda args, kwargs: dict(kwargs, **({"args": list(args)} if args else {}))
+
+    def arguments_of(args: tuple, kwargs: dict) -> Dict[str, Any]:
+        # Raises TypeError for a call the tool itself would reject.
+        bound = sig.bind(*args, **kwargs)
+        out: Dict[str, Any] = {}
+        for name, value in bound.arguments.items():
+            kind = sig.parameters[name].kind
+            if kind is inspect.Parameter.VAR_KEYWORD:
+                out.update(value)  # **kwargs are arguments in their own right
+            elif kind is inspect.Parameter.VAR_POSITIONAL:
+                out[name] = list(value)
+            else:
+                out[name] = value
+        return out
+    return arguments_of

@@ -1,0 +1,206 @@
+"""Test harness: a real `gated serve`, the shared vectors, and real faults.
+
+gated comes from $GATED_BIN (`make sdk-python` builds it into bin/gated).
+Without it the tests that need gated fail, on purpose: a skipped conformance
+run would look like a passing one.
+"""
+
+import json
+import os
+import socket
+import subprocess
+import tempfile
+import threading
+from pathlib import Path
+
+SDK_DIR = Path(__file__).resolve().parents[2]  # tests -> python -> sdk
+PYTHON_DIR = SDK_DIR / "python"
+TESTDATA = SDK_DIR / "testdata"
+VECTORS = json.loads((TESTDATA / "vectors.json").read_text("utf-8"))
+TOKENS = VECTORS["tokens"]
+STARTUP_SECONDS = 30
+
+
+def gated_bin() -> str:
+    path = os.environ.get("GATED_BIN")
+    if not path:
+        raise RuntimeError(
+            "GATED_BIN is not set, so there is no gated to test against. Build it and "
+            "run, from the repository root: go build -o bin/gated ./cmd/gated && "
+            "GATED_BIN=$PWD/bin/gated python3 -m unittest discover -s sdk/python/tests "
+            "-t sdk/python (or: make sdk-python).")
+    if not os.access(path, os.X_OK):
+        raise RuntimeError("GATED_BIN=%s is not an executable file; build it with "
+                           "go build -o bin/gated ./cmd/gated." % path)
+    return path
+
+
+class Gated:
+    """A `gated serve` on a free loopback port, with its own audit file and spool."""
+
+    def __init__(self, *extra_args: str):
+        self._tmp = tempfile.TemporaryDirectory(prefix="gated-sdk-python-")
+        args = [gated_bin(), "serve", "--addr", "127.0.0.1:0",
+                "--audit-file", os.path.join(self._tmp.name, "audit.jsonl"),
+                "--spool-dir", os.path.join(self._tmp.name, "spool"),
+                *VECTORS["serve_args"], *extra_args]
+        self.url = None
+        self.log = []  # stderr lines, for failure messages
+        self._ready = threading.Event()
+        # cwd=testdata: serve_args' paths are relative to it.
+        self.proc = subprocess.Popen(args, cwd=TESTDATA, stdin=subprocess.DEVNULL,
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                     text=True, errors="replace")
+        # Drained for gated's whole life: a full pipe would block its logging.
+        self._drainer = threading.Thread(target=self._drain, daemon=True)
+        self._drainer.start()
+        self._ready.wait(STARTUP_SECONDS)
+        if self.url is None:
+            self._drainer.join(timeout=1)
+            exited = not self._drainer.is_alive()  # stderr hit EOF: gated is gone
+            code = self.proc.wait(timeout=5) if exited else self.proc.poll()
+            self.stop()
+            what = ("exited with status %s" % code if code is not None
+                    else "did not log \"gated listening\" within %d s" % STARTUP_SECONDS)
+            raise RuntimeError("gated %s. Command: %s\nIts stderr:\n%s"
+                               % (what, " ".join(args), "".join(self.log) or "(nothing)"))
+
+    def _drain(self) -> None:
+        for line in self.proc.stderr:
+            self.log.append(line)
+            if self.url is None:
+                try:
+                    record = json.loads(line)
+                except ValueError:
+                    continue
+                if isinstance(record, dict) and record.get("msg") == "gated listening":
+                    self.url = "http://" + record["addr"]
+                    self._ready.set()
+        self._ready.set()  # EOF: gated exited
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self._drainer.join(timeout=5)  # EOF follows gated's exit
+        self.proc.stderr.close()
+        self._tmp.cleanup()
+
+
+def refused_url() -> str:
+    """A loopback URL nobody listens on: bind port 0, note the port, close."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    return "http://127.0.0.1:%d" % port
+
+
+class _Listener:
+    """A loopback listener whose connections a thread hands to handle()."""
+
+    def __init__(self):
+        self._sock = socket.socket()
+        self._sock.bind(("127.0.0.1", 0))
+        self._sock.listen(8)
+        self._sock.settimeout(0.05)  # so the accept loop notices stop
+        self.url = "http://127.0.0.1:%d" % self._sock.getsockname()[1]
+        self._stop = threading.Event()
+        self._open = []
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join()
+        for conn in self._open:
+            conn.close()
+        self._sock.close()
+
+    def _serve(self) -> None:
+        while not self._stop.is_set():
+            try:
+                conn, _ = self._sock.accept()
+            except socket.timeout:
+                continue
+            conn.settimeout(5)
+            try:
+                self.handle(conn)
+            except OSError:
+                pass  # the client went away first: its business
+            finally:
+                if conn not in self._open:  # kept open on purpose otherwise
+                    conn.close()
+
+    def handle(self, conn: socket.socket) -> None:
+        raise NotImplementedError
+
+
+class Silent(_Listener):
+    """Accepts connections and never answers."""
+
+    def handle(self, conn):
+        self._open.append(conn)
+
+
+class Respond(_Listener):
+    """Reads the request, answers raw bytes, then closes (or hangs, close=False).
+
+    A broken proxy or captive portal in front of gated. The requests it read
+    are in .requests as dicts of method, target, headers (lower-case), body.
+    """
+
+    def __init__(self, raw: bytes, close: bool = True):
+        super().__init__()
+        self.raw = raw
+        self.close = close
+        self.requests = []
+
+    def handle(self, conn):
+        buf = b""
+        while b"\r\n\r\n" not in buf:
+            chunk = conn.recv(65536)
+            if not chunk:
+                return
+            buf += chunk
+        head, _, body = buf.partition(b"\r\n\r\n")
+        lines = head.decode("latin-1").split("\r\n")
+        method, target, _ = lines[0].split(" ", 2)
+        headers = {}
+        for line in lines[1:]:
+            name, _, value = line.partition(":")
+            headers[name.strip().lower()] = value.strip()
+        while len(body) < int(headers.get("content-length", "0")):
+            chunk = conn.recv(65536)
+            if not chunk:
+                break
+            body += chunk
+        self.requests.append({"method": method, "target": target,
+                              "headers": headers, "body": body})
+        conn.sendall(self.raw)
+        if not self.close:
+            self._open.append(conn)
+            return
+        # Half-close and wait for the client to hang up, so that closing
+        # never resets a connection the client is still reading.
+        conn.shutdown(socket.SHUT_WR)
+        while conn.recv(65536):
+            pass
+
+
+def http_answer(status: str, body: bytes, content_type: str = "application/json",
+                extra: str = "") -> bytes:
+    """A well-formed HTTP/1.1 answer, for Respond."""
+    return ("HTTP/1.1 %s\r\nContent-Type: %s\r\nContent-Length: %d\r\n%s"
+            "Connection: close\r\n\r\n" % (status, content_type, len(body), extra)
+            ).encode("latin-1") + body
+
+
+ACCEPT = http_answer("200 OK", b'{"route":"accept","execute":true,"shadow":false,'
+                               b'"hard_blockers":[],"decision_id":"test"}')

@@ -1,0 +1,288 @@
+"""Behaviour beyond the shared vectors: the request the client sends, more
+ways an answer can be broken, guard's event and callbacks, async tools and
+constructor validation."""
+
+import asyncio
+import inspect
+import json
+import unittest
+
+import gated
+from . import harness
+from .harness import ACCEPT, Respond, http_answer
+
+GATED = None
+
+CLAIMED_WRITE = {  # gated asks for confirmation: route ask
+    "tool_category": "write", "authorization_state": "user_claimed",
+    "evidence_refs": ["draft_id:123"], "risk_domain": "customer_support",
+}
+PUBLIC_READ = {  # gated accepts
+    "tool_category": "public_read", "authorization_state": "none",
+    "risk_domain": "research",
+}
+
+
+def setUpModule():
+    global GATED
+    GATED = harness.Gated()
+
+
+def tearDownModule():
+    if GATED is not None:
+        GATED.stop()
+
+
+def real_client(**kw):
+    return gated.Client(GATED.url, token=harness.TOKENS["valid"], **kw)
+
+
+class Constructor(unittest.TestCase):
+
+    def test_rejects_bad_arguments_with_clear_messages(self):
+        bad = [
+            (("ftp://127.0.0.1",), {}, "http:// or https://"),
+            (("127.0.0.1:8080",), {}, "http:// or https://"),
+            (("http://",), {}, "with a host"),
+            (("http://127.0.0.1:99999",), {}, "invalid port"),
+            (("http://127.0.0.1/?x=1",), {}, "query or fragment"),
+            (("http://127.0.0.1 :8080",), {}, "without spaces"),
+            ((None,), {}, "URL string"),
+            (("http://127.0.0.1",), {"timeout": 0}, "timeout must be a positive"),
+            (("http://127.0.0.1",), {"timeout": -1}, "timeout must be a positive"),
+            (("http://127.0.0.1",), {"timeout": float("nan")}, "timeout must be a positive"),
+            (("http://127.0.0.1",), {"timeout": "2"}, "timeout must be a positive"),
+            (("http://127.0.0.1",), {"timeout": True}, "timeout must be a positive"),
+            (("http://127.0.0.1",), {"shadow": "yes"}, "shadow must be True or False"),
+            (("http://127.0.0.1",), {"token": ""}, "token must be"),
+            (("http://127.0.0.1",), {"token": "a\r\nX-Evil: 1"}, "token must be"),
+            (("http://127.0.0.1",), {"on_decision": 3}, "on_decision must be callable"),
+        ]
+        for args, kwargs, message in bad:
+            with self.subTest(args=args, kwargs=kwargs):
+                with self.assertRaises(ValueError) as caught:
+                    gated.Client(*args, **kwargs)
+                self.assertIn(message, str(caught.exception))
+                self.assertTrue(str(caught.exception).endswith("."))
+
+    def test_secrets_stay_out_of_messages_and_repr(self):
+        with self.assertRaises(ValueError) as caught:
+            gated.Client("http://user:s3cret@127.0.0.1")
+        self.assertNotIn("s3cret", str(caught.exception))
+        with self.assertRaises(ValueError) as caught:
+            gated.Client("http://127.0.0.1", token="s3cret token")
+        self.assertNotIn("s3cret", str(caught.exception))
+        client = gated.Client("https://gated.example/base/", token="s3cret")
+        self.assertNotIn("s3cret", repr(client))
+        self.assertEqual(client.base_url, "https://gated.example/base")
+
+
+class Request(unittest.TestCase):
+    """What goes on the wire, seen by a listener that records it."""
+
+    def exchange(self, client_kw, event, base=""):
+        with Respond(ACCEPT) as server:
+            decision = gated.Client(server.url + base, **client_kw).check(event)
+        self.assertEqual(decision["route"], "accept")
+        self.assertEqual(len(server.requests), 1)
+        return server.requests[0]
+
+    def test_posts_json_with_token_and_shadow(self):
+        event = {"tool_name": "search_docs", "proposed_arguments": {"q": "é"}}
+        req = self.exchange({"token": "t0ken", "shadow": True}, event)
+        self.assertEqual(req["method"], "POST")
+        self.assertEqual(req["target"], "/pre-tool-check?shadow_mode=true")
+        self.assertEqual(req["headers"]["content-type"], "application/json")
+        self.assertEqual(req["headers"]["accept"], "application/json")
+        self.assertEqual(req["headers"]["authorization"], "Bearer t0ken")
+        self.assertEqual(json.loads(req["body"].decode("utf-8")), event)
+
+    def test_no_token_no_authorization_and_base_path_kept(self):
+        req = self.exchange({}, {"tool_name": "x"}, base="/gated/")
+        self.assertEqual(req["target"], "/gated/pre-tool-check")
+        self.assertNotIn("authorization", req["headers"])
+
+    def test_an_event_that_is_not_json_is_the_callers_error(self):
+        client = gated.Client(harness.refused_url())
+        with self.assertRaises(TypeError):
+            client.check(["not", "a", "dict"])
+        with self.assertRaises(TypeError):
+            client.check({"proposed_arguments": {"when": object()}})
+
+
+class BrokenAnswers(unittest.TestCase):
+    """Failures beyond the vectors; each must block with its blocker."""
+
+    def blocker_of(self, raw, close=True, timeout=2.0):
+        with Respond(raw, close=close) as server:
+            decision = gated.Client(server.url, timeout=timeout).check({"tool_name": "x"})
+            self.assertLessEqual(len(server.requests), 1)  # no retry, no redirect followed
+        self.assertEqual(decision["route"], "refuse")
+        self.assertIs(decision["execute"], False)
+        self.assertEqual(len(decision["hard_blockers"]), 1)
+        return decision["hard_blockers"][0], decision["error"]
+
+    def test_redirect_is_not_followed(self):
+        raw = http_answer("307 Temporary Redirect", b"", extra="Location: http://evil.example/\r\n")
+        self.assertEqual(self.blocker_of(raw)[0], "gated_http_307")
+
+    def test_gated_error_sentence_is_kept(self):
+        raw = http_answer("429 Too Many Requests",
+                          b'{"route":"refuse","execute":false,"error":"rate limited"}')
+        self.assertEqual(self.blocker_of(raw), ("gated_http_429", "gated answered HTTP 429: rate limited."))
+
+    def test_bad_answers(self):
+        cases = {
+            "empty 2xx": http_answer("204 No Content", b""),
+            "not UTF-8": http_answer("200 OK", b'{"route":"accept","execute":true,"x":"\xff"}'),
+            "JSON array": http_answer("200 OK", b'[{"route":"accept","execute":true}]'),
+            "nested too deep": http_answer("200 OK", b"[" * 200000),
+            "too big": http_answer("200 OK", b" " * gated.MAX_ANSWER_BYTES + b"{}"),
+            "not HTTP": b"hello\r\n\r\n",
+            "cut short, chunked": (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+                                   b"40\r\n{\"route\":\"accept\","),
+            "cut short, valid JSON so far": http_answer("200 OK", b'{"route":"accept","execute":true}')
+                                            .replace(b"Content-Length: 33", b"Content-Length: 90"),
+        }
+        for name, raw in cases.items():
+            with self.subTest(name):
+                self.assertEqual(self.blocker_of(raw)[0], "gated_bad_answer")
+
+    def test_a_valid_answer_in_chunks_is_accepted(self):
+        raw = (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+               b"12\r\n{\"route\":\"accept\",\r\n0f\r\n\"execute\":true}\r\n0\r\n\r\n")
+        with Respond(raw) as server:
+            self.assertEqual(gated.Client(server.url).check({})["route"], "accept")
+
+    def test_hangs_mid_body_times_out(self):
+        raw = http_answer("200 OK", b'{"route":"accept","execute":true}')[:-5]
+        self.assertEqual(self.blocker_of(raw, close=False, timeout=0.3)[0], "gated_timeout")
+
+    def test_closed_without_answer_is_unreachable(self):
+        self.assertEqual(self.blocker_of(b"")[0], "gated_unreachable")
+
+    def test_dns_failure_is_unreachable(self):
+        decision = gated.Client("http://gated.invalid").check({})
+        self.assertEqual(decision["hard_blockers"], ["gated_unreachable"])
+
+
+class GuardEvent(unittest.TestCase):
+    """The event guard builds, seen by a listener that records it."""
+
+    def sent_event(self, fn, call, **fields):
+        with Respond(ACCEPT) as server:
+            guarded = gated.Client(server.url).guard(fn, **fields)
+            result = call(guarded)
+        self.assertEqual(result, "ran")
+        return json.loads(server.requests[0]["body"])
+
+    def test_positional_arguments_are_bound_to_names(self):
+        def send(a, b, c=3):
+            return "ran"
+        event = self.sent_event(send, lambda g: g(1, b=2), tool_category="write")
+        self.assertEqual(event, {"tool_name": "send", "tool_category": "write",
+                                 "evidence_refs": [], "recommended_route": "accept",
+                                 "proposed_arguments": {"a": 1, "b": 2}})
+
+    def test_star_args_and_kwargs(self):
+        def tool(x, *rest, **options):
+            return "ran"
+        event = self.sent_event(tool, lambda g: g(1, 2, 3, mode="fast"))
+        self.assertEqual(event["proposed_arguments"], {"x": 1, "rest": [2, 3], "mode": "fast"})
+
+    def test_event_fields_override_defaults(self):
+        def tool():
+            return "ran"
+        event = self.sent_event(tool, lambda g: g(), tool_name="renamed",
+                                evidence_refs=["ref:1"], recommended_route="ask")
+        self.assertEqual((event["tool_name"], event["evidence_refs"], event["recommended_route"]),
+                         ("renamed", ["ref:1"], "ask"))
+
+    def test_runs_only_on_execute_and_accept_or_shadow(self):
+        table = [  # (route, execute, shadow) -> runs
+            ("accept", True, False, True), ("ask", True, True, True),
+            ("accept", False, False, False), ("accept", False, True, False),
+            ("ask", True, False, False), ("defer", True, False, False),
+            ("refuse", True, False, False), ("accept", "true", False, False),
+        ]
+        for route, execute, shadow, runs in table:
+            with self.subTest(route=route, execute=execute, shadow=shadow):
+                body = json.dumps({"route": route, "execute": execute, "shadow": shadow,
+                                   "hard_blockers": []}).encode()
+                ran = []
+                with Respond(http_answer("200 OK", body)) as server:
+                    guarded = gated.Client(server.url).guard(lambda: ran.append(1))
+                    if runs:
+                        guarded()
+                    else:
+                        self.assertRaises(gated.Blocked, guarded)
+                self.assertEqual(ran, [1] if runs else [])
+
+    def test_wraps_and_rejects_fixed_arguments(self):
+        def send_email(to):
+            """Send an email."""
+        client = gated.Client(harness.refused_url())
+        guarded = client.guard(send_email)
+        self.assertEqual((guarded.__name__, guarded.__doc__), ("send_email", "Send an email."))
+        self.assertIs(guarded.__wrapped__, send_email)
+        with self.assertRaises(ValueError):
+            client.guard(send_email, proposed_arguments={"to": "x"})
+        with self.assertRaises(TypeError):  # as send_email itself would
+            guarded(1, 2)
+
+
+class GuardWithGated(unittest.TestCase):
+
+    def test_shadow_reports_the_would_be_route_and_runs(self):
+        seen, ran = [], []
+        client = real_client(shadow=True, on_decision=seen.append)
+        send_email = client.guard(lambda to: ran.append(to) or "sent",
+                                  tool_name="send_email", **CLAIMED_WRITE)
+        self.assertEqual(send_email("customer@example.com"), "sent")
+        self.assertEqual(ran, ["customer@example.com"])
+        self.assertEqual([(d["route"], d["execute"], d["shadow"]) for d in seen],
+                         [("ask", True, True)])
+
+    def test_blocked_names_route_and_blockers_but_not_arguments(self):
+        seen = []
+        send_email = real_client(on_decision=seen.append).guard(
+            lambda to: None, tool_name="send_email", **CLAIMED_WRITE)
+        with self.assertRaises(gated.Blocked) as caught:
+            send_email(to="customer@example.com")
+        message = str(caught.exception)
+        self.assertIn("send_email", message)
+        self.assertIn("route ask", message)
+        self.assertIn("write_missing_explicit_confirmation", message)
+        self.assertNotIn("customer@example.com", message)
+        self.assertEqual(seen, [caught.exception.decision])  # reported before raising
+
+    def test_async_guard(self):
+        ran, seen = [], []
+        client = real_client(on_decision=seen.append)
+
+        async def search_docs(query):
+            await asyncio.sleep(0)
+            ran.append(query)
+            return "found"
+
+        async def send_email(to):
+            ran.append(to)
+
+        search = client.guard(search_docs, **PUBLIC_READ)
+        send = client.guard(send_email, **CLAIMED_WRITE)
+        self.assertTrue(inspect.iscoroutinefunction(search))
+
+        async def main():
+            self.assertEqual(await search("contracts"), "found")
+            with self.assertRaises(gated.Blocked) as caught:
+                await send("customer@example.com")
+            return caught.exception
+
+        blocked = asyncio.run(main())
+        self.assertEqual(blocked.decision["route"], "ask")
+        self.assertEqual(ran, ["contracts"])
+        self.assertEqual([d["route"] for d in seen], ["accept", "ask"])
+
+
+if __name__ == "__main__":
+    unittest.main()
