@@ -19,8 +19,6 @@ import (
 // block the tool: Claude Code runs the tool on every other non-zero code.
 const exitHookBlock = 2
 
-var hookRuntimes = map[string]hook.Runtime{hook.ClaudeCode.ID: hook.ClaudeCode}
-
 // runHook answers one PreToolUse command hook: the hook input on stdin, the
 // answer on stdout, exit 0. Any failure exits 2 with the reason on stderr,
 // which blocks the tool.
@@ -28,7 +26,7 @@ func runHook(ctx context.Context, args []string, getenv func(string) string, std
 	if len(args) == 0 {
 		return hookFailure("usage: gated hook claude-code [--url URL] [--token-env NAME] [--catalog DIR] [--policy DIR]")
 	}
-	rt, ok := hookRuntimes[args[0]]
+	rt, ok := hook.Lookup(args[0])
 	if !ok {
 		return hookFailure(fmt.Sprintf("unknown hook runtime %q (want claude-code)", args[0]))
 	}

@@ -35,6 +35,7 @@ type serveConfig struct {
 	hookAuthState   string
 	rateLimit       int
 	trustedProxies  listFlag
+	allowedHosts    listFlag
 	shutdownTimeout time.Duration
 	sources         sourceFlags
 	audit           auditFlags
@@ -85,7 +86,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 
 	opts := append(src.opts, gate.WithShadow(c.shadow), gate.WithAudit(rec, red, gatedVersion()), gate.WithMetrics(m))
 	handler := server.New(server.Deps{
-		Engine: gate.New(opts...), Logger: log, Tokens: tokens, TrustedProxies: proxies,
+		Engine: gate.New(opts...), Logger: log, Tokens: tokens, TrustedProxies: proxies, Hosts: c.hosts(c.addr),
 		MaxBodyBytes: c.maxBodyBytes, HookMaxBodyBytes: c.hookMaxBody, HookAuthorizationState: c.hookAuthState, RateLimit: c.rateLimit, OpenAPI: api.OpenAPI, Version: gatedVersion(),
 		Catalog: src.catalogDocument(), Policy: src.policyDocument(), Decisions: store,
 		Metrics: m, MetricsElsewhere: c.metricsAddr != "",
@@ -112,6 +113,7 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (*s
 	fs.Int64Var(&c.hookMaxBody, "max-hook-body-bytes", server.DefaultHookMaxBodyBytes, "largest hook call accepted (hook inputs carry file contents)")
 	fs.StringVar(&c.hookAuthState, "hook-authorization-state", hook.DefaultAuthorizationState, "what a coding agent's hook call vouches for: none, user_claimed or authenticated")
 	fs.IntVar(&c.rateLimit, "rate-limit", 0, "requests per minute per token (per client when open); 0 disables")
+	fs.Var(&c.allowedHosts, "allowed-hosts", "a host name requests may address besides loopback names (repeatable); on a loopback listener foreign Host and Origin headers are refused, and with this flag on any listener")
 	fs.Var(&c.trustedProxies, "trusted-proxy", "CIDR of a proxy whose X-Forwarded-For is trusted (repeatable)")
 	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", 15*time.Second, "how long to drain on SIGTERM")
 	c.sources.register(fs)
@@ -149,6 +151,13 @@ func (c *serveConfig) access(log *zap.Logger) (*auth.Tokens, []netip.Prefix, err
 	}
 	log.Warn("no tokens file: gated is running open, every caller may ask for decisions", zap.String("addr", c.addr))
 	return nil, proxies, nil
+}
+
+// hosts is the Host/Origin rule of a listener on addr: enforced on
+// loopback, where any web page the user opens can reach gated, and
+// wherever hosts are named.
+func (c *serveConfig) hosts(addr string) server.Hosts {
+	return server.Hosts{Enforce: loopback(addr) || len(c.allowedHosts) > 0, Allowed: c.allowedHosts}
 }
 
 // reloadOnSIGHUP rebuilds the catalog and policy on SIGHUP until the
@@ -190,7 +199,7 @@ func listenAndServe(ctx context.Context, c *serveConfig, handler http.Handler, m
 	errc := make(chan error, 2)
 	go func() { errc <- srv.Serve(ln) }()
 	if c.metricsAddr != "" {
-		msrv, err := serveMetrics(c.metricsAddr, m, log, errc)
+		msrv, err := serveMetrics(c.metricsAddr, c.hosts(c.metricsAddr), m, log, errc)
 		if err != nil {
 			return errors.Join(err, srv.Close())
 		}
@@ -214,14 +223,14 @@ func listenAndServe(ctx context.Context, c *serveConfig, handler http.Handler, m
 }
 
 // serveMetrics serves /metrics alone on addr.
-func serveMetrics(addr string, m *metrics.Metrics, log *zap.Logger, errc chan<- error) (*http.Server, error) {
+func serveMetrics(addr string, hosts server.Hosts, m *metrics.Metrics, log *zap.Logger, errc chan<- error) (*http.Server, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("listen (metrics): %w", err)
 	}
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", m.Handler())
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, WriteTimeout: 30 * time.Second}
+	srv := &http.Server{Handler: server.GuardHosts(hosts, mux), ReadHeaderTimeout: 5 * time.Second, WriteTimeout: 30 * time.Second}
 	log.Info("metrics listening", zap.String("addr", ln.Addr().String()))
 	go func() {
 		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {

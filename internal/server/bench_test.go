@@ -20,6 +20,7 @@ func TestConcurrentRequests(t *testing.T) {
 		wg.Go(func() {
 			for i := range 50 {
 				req := httptest.NewRequest(http.MethodPost, "/pre-tool-check", strings.NewReader(validEvent))
+				req.Header.Set("Content-Type", "application/json")
 				req.RemoteAddr = fmt.Sprintf("192.0.2.%d:%d", g+1, i+1)
 				rec := httptest.NewRecorder()
 				f.h.ServeHTTP(rec, req)
@@ -52,6 +53,7 @@ func BenchmarkPreToolCheck(b *testing.B) {
 			for b.Loop() {
 				req := httptest.NewRequest(http.MethodPost, "/pre-tool-check", strings.NewReader(bc.body))
 				req.Header.Set("Authorization", "Bearer "+runtimeSecret)
+				req.Header.Set("Content-Type", "application/json")
 				rec := httptest.NewRecorder()
 				h.ServeHTTP(rec, req)
 				if rec.Code != http.StatusOK {

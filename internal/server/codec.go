@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"unicode/utf8"
 )
@@ -42,8 +43,12 @@ func writeError(w http.ResponseWriter, status int, msg string) {
 }
 
 // decodeEvent reads a request body that must be one JSON object, bounded in
-// size and nesting.
+// size and nesting, sent as application/json. The content type matters: a
+// web page can post text/plain across sites without asking, but not JSON.
 func decodeEvent(w http.ResponseWriter, r *http.Request, maxBytes int64, maxDepth int) (map[string]any, *bodyError) {
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+		return nil, &bodyError{http.StatusUnsupportedMediaType, "the body must be sent with Content-Type: application/json"}
+	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBytes))
 	if err != nil {
 		var tooBig *http.MaxBytesError

@@ -107,6 +107,9 @@ func (f *fixture) do(rq request) *response {
 		rq.body = http.NoBody
 	}
 	req := httptest.NewRequest(rq.method, rq.target, rq.body)
+	if rq.body != http.NoBody {
+		req.Header.Set("Content-Type", "application/json") // a test may override it below
+	}
 	for k, v := range rq.header {
 		req.Header.Set(k, v)
 	}

@@ -15,22 +15,33 @@ func routes(d *Deps, lim *limiter) http.Handler {
 	r.Use(requestID, recoverer(d.Logger, writeError))
 	if d.Metrics != nil {
 		r.Use(d.Metrics.HTTP)
-		if !d.MetricsElsewhere {
-			r.Method(http.MethodGet, "/metrics", d.Metrics.Handler())
-		}
 	}
 	r.NotFound(handleNotFound())
 	r.MethodNotAllowed(handleMethodNotAllowed())
 
-	// /health and /ready are the AANA reference's names for the same probes.
-	r.Get("/healthz", handleHealthz())
-	r.Get("/health", handleHealthz())
-	r.Get("/readyz", handleReadyz(d))
-	r.Get("/ready", handleReadyz(d))
-	r.Get("/openapi.yaml", handleOpenAPI(d.OpenAPI))
-
+	// Every group first checks Host and Origin (DNS rebinding, cross-site
+	// pages), then the token and its scope, then the rate limit; fail
+	// answers whatever they stop.
+	guard := func(r chi.Router, scope string, fail failWriter) {
+		r.Use(hostGuard(d.Hosts, fail))
+		if scope != "" {
+			r.Use(authenticate(d.Tokens, scope, fail), rateLimit(lim, d, fail))
+		}
+	}
 	r.Group(func(r chi.Router) {
-		r.Use(authenticate(d.Tokens, auth.ScopePreToolCheck, writeError), rateLimit(lim, d, writeError))
+		guard(r, "", writeError)
+		if d.Metrics != nil && !d.MetricsElsewhere {
+			r.Method(http.MethodGet, "/metrics", d.Metrics.Handler())
+		}
+		// /health and /ready are the AANA reference's names for the same probes.
+		r.Get("/healthz", handleHealthz())
+		r.Get("/health", handleHealthz())
+		r.Get("/readyz", handleReadyz(d))
+		r.Get("/ready", handleReadyz(d))
+		r.Get("/openapi.yaml", handleOpenAPI(d.OpenAPI))
+	})
+	r.Group(func(r chi.Router) {
+		guard(r, auth.ScopePreToolCheck, writeError)
 		check := handlePreToolCheck(d)
 		r.Post("/pre-tool-check", check)
 		r.Post("/v1/pre-tool-check", check)
@@ -39,21 +50,24 @@ func routes(d *Deps, lim *limiter) http.Handler {
 		r.Handle("/mcp", handleMCP(d))
 	})
 	// Hook calls fail with a 2xx deny, never an error status (see hookDeny).
-	claude := hookDeny(hook.ClaudeCode)
+	for _, rt := range hook.Runtimes {
+		deny := hookDeny(rt)
+		r.Group(func(r chi.Router) {
+			r.Use(recoverer(d.Logger, deny))
+			guard(r, auth.ScopePreToolCheck, deny)
+			r.Post("/v1/hooks/"+rt.ID, handleHook(d, rt))
+		})
+	}
 	r.Group(func(r chi.Router) {
-		r.Use(recoverer(d.Logger, claude), authenticate(d.Tokens, auth.ScopePreToolCheck, claude), rateLimit(lim, d, claude))
-		r.Post("/v1/hooks/claude-code", handleHook(d, hook.ClaudeCode))
-	})
-	r.Group(func(r chi.Router) {
-		r.Use(authenticate(d.Tokens, auth.ScopeCatalogRead, writeError), rateLimit(lim, d, writeError))
+		guard(r, auth.ScopeCatalogRead, writeError)
 		r.Get("/v1/catalog", handleDocument(d.Catalog, "no catalog is configured (start gated with --catalog DIR)"))
 	})
 	r.Group(func(r chi.Router) {
-		r.Use(authenticate(d.Tokens, auth.ScopePolicyRead, writeError), rateLimit(lim, d, writeError))
+		guard(r, auth.ScopePolicyRead, writeError)
 		r.Get("/v1/policy", handleDocument(d.Policy, "no policy is configured (start gated with --policy DIR)"))
 	})
 	r.Group(func(r chi.Router) {
-		r.Use(authenticate(d.Tokens, auth.ScopeDecisionsRead, writeError), rateLimit(lim, d, writeError))
+		guard(r, auth.ScopeDecisionsRead, writeError)
 		r.Get("/v1/decisions", handleListDecisions(d.Decisions))
 		r.Get("/v1/decisions/{id}", handleGetDecision(d.Decisions))
 	})

@@ -33,6 +33,8 @@ type Deps struct {
 	// RateLimit is requests per minute per token (per client IP when open);
 	// zero disables it.
 	RateLimit int
+	// Hosts are the Host and Origin names requests may carry.
+	Hosts Hosts
 	// TrustedProxies are the peers whose X-Forwarded-For is believed when
 	// finding the client address.
 	TrustedProxies []netip.Prefix

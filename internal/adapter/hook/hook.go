@@ -20,8 +20,21 @@ type Runtime struct {
 	Name string // in sentences: Claude Code
 }
 
-// ClaudeCode is Anthropic's Claude Code.
-var ClaudeCode = Runtime{ID: "claude-code", Name: "Claude Code"}
+// The runtimes gated answers hooks of.
+var (
+	ClaudeCode = Runtime{ID: "claude-code", Name: "Claude Code"}
+	Runtimes   = []Runtime{ClaudeCode}
+)
+
+// Lookup returns the runtime with id.
+func Lookup(id string) (Runtime, bool) {
+	for _, rt := range Runtimes {
+		if rt.ID == id {
+			return rt, true
+		}
+	}
+	return Runtime{}, false
+}
 
 // Input is the PreToolUse hook input, as the runtime sends it on stdin (a
 // command hook) or as the body of a POST (an HTTP hook).
