@@ -24,11 +24,11 @@ const exitHookBlock = 2
 // which blocks the tool.
 func runHook(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		return hookFailure("usage: gated hook claude-code [--url URL] [--token-env NAME] [--catalog DIR] [--policy DIR]")
+		return hookFailure("usage: gated hook claude-code|codex|copilot [--url URL] [--token-env NAME] [--catalog DIR] [--policy DIR]")
 	}
 	rt, ok := hook.Lookup(args[0])
 	if !ok {
-		return hookFailure(fmt.Sprintf("unknown hook runtime %q (want claude-code)", args[0]))
+		return hookFailure(fmt.Sprintf("unknown hook runtime %q (want claude-code, codex or copilot)", args[0]))
 	}
 	fs := newFlagSet("hook "+rt.ID, stderr)
 	url := fs.String("url", "", "ask the gated at this base URL; without it, decide in-process with --catalog and --policy")

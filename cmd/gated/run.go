@@ -35,7 +35,7 @@ const usage = `usage: gated <command> [flags]
 commands:
   serve     run the decision service (gated serve --help for flags)
   check     decide one event from FILE or stdin; exit 0 when the tool may execute, 3 when not
-  hook claude-code [--url URL] [--token-env NAME] [--catalog DIR] [--policy DIR]
+  hook claude-code|codex [--url URL] [--token-env NAME] [--catalog DIR] [--policy DIR]
             answer one PreToolUse command hook from stdin; exit 2 (block) on any failure
   mcp       serve the aana_pre_tool_check MCP tool over stdio (flags as serve: --catalog, --policy, audit)
   catalog lint DIR...

@@ -111,15 +111,14 @@ func TestWholeSurfaceConforms(t *testing.T) {
 	f.do(request{method: http.MethodPost, target: "/validate-tool-precheck", body: strings.NewReader("[]"), header: runtime}) // 400
 	f.do(request{method: http.MethodPost, target: "/validate-tool-precheck", body: strings.NewReader(event)})                 // 401
 	hookCall := `{"session_id":"s","hook_event_name":"PreToolUse","tool_name":"send_email","tool_input":{"to":"c@example.com"},"tool_use_id":"toolu_1"}`
-	if r := f.do(request{method: http.MethodPost, target: "/v1/hooks/claude-code", body: strings.NewReader(hookCall), header: runtime}); r.status != http.StatusOK {
-		t.Fatalf("claude-code hook: %d %.300s", r.status, r.raw)
-	}
-	for _, bad := range []string{"{", "[]", `{"tool_name":""}`} {
-		if r := f.do(request{method: http.MethodPost, target: "/v1/hooks/claude-code", body: strings.NewReader(bad), header: runtime}); r.status != http.StatusOK {
-			t.Fatalf("claude-code hook with %s: %d %.300s", bad, r.status, r.raw)
+	for _, path := range []string{"/v1/hooks/claude-code", "/v1/hooks/codex", "/v1/hooks/copilot"} {
+		for _, body := range []string{hookCall, "{", "[]", `{"tool_name":""}`} {
+			if r := f.do(request{method: http.MethodPost, target: path, body: strings.NewReader(body), header: runtime}); r.status != http.StatusOK {
+				t.Fatalf("%s with %s: %d %.300s", path, body, r.status, r.raw)
+			}
 		}
+		f.do(request{method: http.MethodPost, target: path, body: strings.NewReader(hookCall)}) // unauthenticated: 200 deny
 	}
-	f.do(request{method: http.MethodPost, target: "/v1/hooks/claude-code", body: strings.NewReader(hookCall)}) // unauthenticated: 200 deny
 	mcpHdr := map[string]string{"Authorization": "Bearer " + runtimeSecret, "Content-Type": "application/json",
 		"Accept": "application/json, text/event-stream", "Mcp-Protocol-Version": "2025-06-18"}
 	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"aana_pre_tool_check","arguments":` + event + `}}`

@@ -20,10 +20,15 @@ type Runtime struct {
 	Name string // in sentences: Claude Code
 }
 
-// The runtimes gated answers hooks of.
+// The runtimes gated answers hooks of. Their PreToolUse inputs and outputs
+// differ in a few fields, not in kind: Codex's command hook speaks Claude
+// Code's shape, and the Copilot SDK handlers of gated's SDKs send theirs in
+// it too.
 var (
 	ClaudeCode = Runtime{ID: "claude-code", Name: "Claude Code"}
-	Runtimes   = []Runtime{ClaudeCode}
+	Codex      = Runtime{ID: "codex", Name: "Codex"}
+	Copilot    = Runtime{ID: "copilot", Name: "GitHub Copilot"}
+	Runtimes   = []Runtime{ClaudeCode, Codex, Copilot}
 )
 
 // Lookup returns the runtime with id.
