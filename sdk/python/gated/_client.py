@@ -74,8 +74,10 @@ class Client:
         and headers dripped byte by byte can stretch it, as in most clients).
     shadow: ask gated for shadow mode (``?shadow_mode=true``): gated reports
         the would-be route and lets the tool run; failures still block.
-    on_decision: called by guarded tools with every decision, before the tool
-        runs or Blocked is raised (for example to log shadow routes).
+    on_decision: called by guarded tools only, once per call, with the
+        decision (a synthesized refusal included), before the tool runs or
+        Blocked is raised (for example to log shadow routes). check() does
+        not call it.
     """
 
     def __init__(self, base_url: str, token: Optional[str] = None,

@@ -1,4 +1,5 @@
-"""Test harness: a real `gated serve`, the shared vectors, and real faults.
+"""Test harness: a real `gated serve`, the shared vectors, a recording proxy
+to watch the wire in front of gated, and real faults.
 
 gated comes from $GATED_BIN (`make sdk-python` builds it into bin/gated).
 Without it the tests that need gated fail, on purpose: a skipped conformance
@@ -7,11 +8,13 @@ run would look like a passing one.
 
 import json
 import os
+import select
 import socket
 import subprocess
 import tempfile
 import threading
 from pathlib import Path
+from urllib.parse import urlsplit
 
 SDK_DIR = Path(__file__).resolve().parents[2]  # tests -> python -> sdk
 PYTHON_DIR = SDK_DIR / "python"
@@ -149,11 +152,77 @@ class Silent(_Listener):
         self._open.append(conn)
 
 
-class Respond(_Listener):
+def _parse_requests(buf: bytes) -> list:
+    """The complete requests in the bytes a client sent on one connection,
+    as dicts of method, target, headers (lower-case) and body."""
+    requests = []
+    while b"\r\n\r\n" in buf:
+        head, _, rest = buf.partition(b"\r\n\r\n")
+        lines = head.decode("latin-1").split("\r\n")
+        method, target, _ = lines[0].split(" ", 2)
+        headers = {}
+        for line in lines[1:]:
+            name, _, value = line.partition(":")
+            headers[name.strip().lower()] = value.strip()
+        length = int(headers.get("content-length", "0"))
+        if len(rest) < length:
+            break
+        requests.append({"method": method, "target": target,
+                         "headers": headers, "body": rest[:length]})
+        buf = rest[length:]
+    return requests
+
+
+class RecordingProxy(_Listener):
+    """A recording proxy in front of the real gated at target_url.
+
+    It relays every byte unchanged both ways and keeps a copy, so that tests
+    see the request on the wire while gated itself gives the answer. The
+    requests are in .requests as BrokenProxy has them; .answers holds the raw
+    bytes gated answered, one entry per connection. Bytes are recorded before
+    they are relayed, so both are complete once the client has its answer.
+    """
+
+    def __init__(self, target_url: str):
+        super().__init__()
+        parts = urlsplit(target_url)
+        self._target = (parts.hostname, parts.port)
+        self._sent = []
+        self.answers = []
+
+    @property
+    def requests(self):
+        return [r for sent in list(self._sent) for r in _parse_requests(bytes(sent))]
+
+    def handle(self, conn):
+        sent, answered = bytearray(), bytearray()
+        self._sent.append(sent)
+        self.answers.append(answered)
+        with socket.create_connection(self._target, timeout=5) as upstream:
+            peers = {conn: (upstream, sent), upstream: (conn, answered)}
+            reading = [conn, upstream]
+            while reading and not self._stop.is_set():
+                ready, _, _ = select.select(reading, [], [], 0.05)
+                for sock in ready:
+                    other, record = peers[sock]
+                    data = sock.recv(65536)
+                    if not data:  # pass the half-close on
+                        reading.remove(sock)
+                        try:
+                            other.shutdown(socket.SHUT_WR)
+                        except OSError:
+                            pass
+                        continue
+                    record += data
+                    other.sendall(data)
+
+
+# Simulates a faulty intermediary (broken proxy, captive portal), not gated: only for answers gated never gives.
+class BrokenProxy(_Listener):
     """Reads the request, answers raw bytes, then closes (or hangs, close=False).
 
-    A broken proxy or captive portal in front of gated. The requests it read
-    are in .requests as dicts of method, target, headers (lower-case), body.
+    The requests it read are in .requests as dicts of method, target,
+    headers (lower-case), body.
     """
 
     def __init__(self, raw: bytes, close: bool = True):
@@ -164,25 +233,12 @@ class Respond(_Listener):
 
     def handle(self, conn):
         buf = b""
-        while b"\r\n\r\n" not in buf:
+        while not _parse_requests(buf):
             chunk = conn.recv(65536)
             if not chunk:
                 return
             buf += chunk
-        head, _, body = buf.partition(b"\r\n\r\n")
-        lines = head.decode("latin-1").split("\r\n")
-        method, target, _ = lines[0].split(" ", 2)
-        headers = {}
-        for line in lines[1:]:
-            name, _, value = line.partition(":")
-            headers[name.strip().lower()] = value.strip()
-        while len(body) < int(headers.get("content-length", "0")):
-            chunk = conn.recv(65536)
-            if not chunk:
-                break
-            body += chunk
-        self.requests.append({"method": method, "target": target,
-                              "headers": headers, "body": body})
+        self.requests.append(_parse_requests(buf)[0])
         conn.sendall(self.raw)
         if not self.close:
             self._open.append(conn)
@@ -196,11 +252,7 @@ class Respond(_Listener):
 
 def http_answer(status: str, body: bytes, content_type: str = "application/json",
                 extra: str = "") -> bytes:
-    """A well-formed HTTP/1.1 answer, for Respond."""
+    """A well-formed HTTP/1.1 answer, for BrokenProxy."""
     return ("HTTP/1.1 %s\r\nContent-Type: %s\r\nContent-Length: %d\r\n%s"
             "Connection: close\r\n\r\n" % (status, content_type, len(body), extra)
             ).encode("latin-1") + body
-
-
-ACCEPT = http_answer("200 OK", b'{"route":"accept","execute":true,"shadow":false,'
-                               b'"hard_blockers":[],"decision_id":"test"}')

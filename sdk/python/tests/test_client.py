@@ -1,6 +1,10 @@
 """Behaviour beyond the shared vectors: the request the client sends, more
 ways an answer can be broken, guard's event and callbacks, async tools and
-constructor validation."""
+constructor validation.
+
+Decisions come from a real gated; a recording proxy in front of it shows the
+request on the wire. Canned bytes (BrokenProxy) are only for answers gated
+never gives."""
 
 import asyncio
 import inspect
@@ -9,7 +13,7 @@ import unittest
 
 import gated
 from . import harness
-from .harness import ACCEPT, Respond, http_answer
+from .harness import BrokenProxy, RecordingProxy, http_answer
 
 GATED = None
 
@@ -21,6 +25,16 @@ PUBLIC_READ = {  # gated accepts
     "tool_category": "public_read", "authorization_state": "none",
     "risk_domain": "research",
 }
+PUBLIC_READ_EVENT = dict(PUBLIC_READ, tool_name="search_docs", evidence_refs=[],
+                         proposed_arguments={"q": "\u00e9"}, recommended_route="accept")
+DECISION_ID = r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$"
+
+
+def vector_fields(name):
+    """The event of the check vector called name, without proposed_arguments."""
+    event = dict(next(v for v in harness.VECTORS["checks"] if v["name"] == name)["event"])
+    event.pop("proposed_arguments", None)
+    return event
 
 
 def setUpModule():
@@ -33,8 +47,14 @@ def tearDownModule():
         GATED.stop()
 
 
-def real_client(**kw):
-    return gated.Client(GATED.url, token=harness.TOKENS["valid"], **kw)
+def real_client(url=None, **kw):
+    """A client of the real gated (or of a proxy in front of it at url)."""
+    return gated.Client(url or GATED.url, token=harness.TOKENS["valid"], **kw)
+
+
+def answer_head(raw):
+    """The status line and headers (lower-case) of a raw HTTP answer."""
+    return raw.partition(b"\r\n\r\n")[0].decode("latin-1").lower()
 
 
 class Constructor(unittest.TestCase):
@@ -78,29 +98,41 @@ class Constructor(unittest.TestCase):
 
 
 class Request(unittest.TestCase):
-    """What goes on the wire, seen by a listener that records it."""
+    """What goes on the wire, seen by a recording proxy in front of gated."""
 
     def exchange(self, client_kw, event, base=""):
-        with Respond(ACCEPT) as server:
-            decision = gated.Client(server.url + base, **client_kw).check(event)
-        self.assertEqual(decision["route"], "accept")
-        self.assertEqual(len(server.requests), 1)
-        return server.requests[0]
+        with RecordingProxy(GATED.url) as proxy:
+            decision = gated.Client(proxy.url + base, **client_kw).check(event)
+        self.assertEqual(len(proxy.requests), 1)
+        self.assertIn("x-request-id:", answer_head(proxy.answers[0]))  # gated answered
+        return decision, proxy.requests[0]
 
     def test_posts_json_with_token_and_shadow(self):
-        event = {"tool_name": "search_docs", "proposed_arguments": {"q": "é"}}
-        req = self.exchange({"token": "t0ken", "shadow": True}, event)
+        event = PUBLIC_READ_EVENT
+        token = harness.TOKENS["valid"]
+        decision, req = self.exchange({"token": token, "shadow": True}, event)
+        self.assertEqual((decision["route"], decision["execute"], decision["shadow"]),
+                         ("accept", True, True))
         self.assertEqual(req["method"], "POST")
         self.assertEqual(req["target"], "/pre-tool-check?shadow_mode=true")
         self.assertEqual(req["headers"]["content-type"], "application/json")
         self.assertEqual(req["headers"]["accept"], "application/json")
-        self.assertEqual(req["headers"]["authorization"], "Bearer t0ken")
+        self.assertEqual(req["headers"]["authorization"], "Bearer " + token)
         self.assertEqual(json.loads(req["body"].decode("utf-8")), event)
 
-    def test_no_token_no_authorization_and_base_path_kept(self):
-        req = self.exchange({}, {"tool_name": "x"}, base="/gated/")
-        self.assertEqual(req["target"], "/gated/pre-tool-check")
+    def test_no_token_no_authorization(self):
+        decision, req = self.exchange({}, PUBLIC_READ_EVENT)
+        self.assertEqual(req["target"], "/pre-tool-check")
         self.assertNotIn("authorization", req["headers"])
+        # gated runs with --tokens, so it turns the call away.
+        self.assertEqual(decision["hard_blockers"], ["gated_http_401"])
+
+    def test_base_path_kept(self):
+        decision, req = self.exchange({"token": harness.TOKENS["valid"]},
+                                      PUBLIC_READ_EVENT, base="/gated/")
+        self.assertEqual(req["target"], "/gated/pre-tool-check")
+        # The proxy forwards the path unchanged and gated serves no /gated/ prefix.
+        self.assertEqual(decision["hard_blockers"], ["gated_http_404"])
 
     def test_an_event_that_is_not_json_is_the_callers_error(self):
         client = gated.Client(harness.refused_url())
@@ -114,7 +146,7 @@ class BrokenAnswers(unittest.TestCase):
     """Failures beyond the vectors; each must block with its blocker."""
 
     def blocker_of(self, raw, close=True, timeout=2.0):
-        with Respond(raw, close=close) as server:
+        with BrokenProxy(raw, close=close) as server:
             decision = gated.Client(server.url, timeout=timeout).check({"tool_name": "x"})
             self.assertLessEqual(len(server.requests), 1)  # no retry, no redirect followed
         self.assertEqual(decision["route"], "refuse")
@@ -127,9 +159,20 @@ class BrokenAnswers(unittest.TestCase):
         self.assertEqual(self.blocker_of(raw)[0], "gated_http_307")
 
     def test_gated_error_sentence_is_kept(self):
-        raw = http_answer("429 Too Many Requests",
-                          b'{"route":"refuse","execute":false,"error":"rate limited"}')
-        self.assertEqual(self.blocker_of(raw), ("gated_http_429", "gated answered HTTP 429: rate limited."))
+        limited = harness.Gated("--rate-limit", "1")  # one request a minute per token
+        try:
+            client = gated.Client(limited.url, token=harness.TOKENS["valid"])
+            self.assertEqual(client.check(PUBLIC_READ_EVENT)["route"], "accept")
+            decision = client.check(PUBLIC_READ_EVENT)
+        finally:
+            limited.stop()
+        self.assertEqual((decision["hard_blockers"], decision["error"]),
+                         (["gated_http_429"], "gated answered HTTP 429: rate limit of 1 "
+                                              "requests per minute exceeded."))
+        decision = gated.Client(GATED.url, token=harness.TOKENS["unknown"]).check(PUBLIC_READ_EVENT)
+        self.assertEqual((decision["hard_blockers"], decision["error"]),
+                         (["gated_http_401"], "gated answered HTTP 401: unauthorized: "
+                                              "a valid bearer token is required."))
 
     def test_bad_answers(self):
         cases = {
@@ -149,10 +192,10 @@ class BrokenAnswers(unittest.TestCase):
                 self.assertEqual(self.blocker_of(raw)[0], "gated_bad_answer")
 
     def test_a_valid_answer_in_chunks_is_accepted(self):
-        raw = (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
-               b"12\r\n{\"route\":\"accept\",\r\n0f\r\n\"execute\":true}\r\n0\r\n\r\n")
-        with Respond(raw) as server:
-            self.assertEqual(gated.Client(server.url).check({})["route"], "accept")
+        with RecordingProxy(GATED.url) as proxy:
+            self.assertEqual(real_client(proxy.url).check(PUBLIC_READ_EVENT)["route"], "accept")
+        # gated streams its decision in chunks.
+        self.assertIn("transfer-encoding: chunked", answer_head(proxy.answers[0]))
 
     def test_hangs_mid_body_times_out(self):
         raw = http_answer("200 OK", b'{"route":"accept","execute":true}')[:-5]
@@ -167,56 +210,88 @@ class BrokenAnswers(unittest.TestCase):
 
 
 class GuardEvent(unittest.TestCase):
-    """The event guard builds, seen by a listener that records it."""
+    """The event guard builds, seen by a recording proxy in front of gated."""
+
+    def exchange(self, fn, call, **fields):
+        """The event the guarded call sent, and its result (or Blocked)."""
+        with RecordingProxy(GATED.url) as proxy:
+            guarded = real_client(proxy.url).guard(fn, **fields)
+            try:
+                result = call(guarded)
+            except gated.Blocked as blocked:
+                result = blocked
+        self.assertEqual(len(proxy.requests), 1)
+        return json.loads(proxy.requests[0]["body"]), result
 
     def sent_event(self, fn, call, **fields):
-        with Respond(ACCEPT) as server:
-            guarded = gated.Client(server.url).guard(fn, **fields)
-            result = call(guarded)
+        event, result = self.exchange(fn, call, **fields)
         self.assertEqual(result, "ran")
-        return json.loads(server.requests[0]["body"])
+        return event
 
     def test_positional_arguments_are_bound_to_names(self):
         def send(a, b, c=3):
             return "ran"
-        event = self.sent_event(send, lambda g: g(1, b=2), tool_category="write")
-        self.assertEqual(event, {"tool_name": "send", "tool_category": "write",
+        event = self.sent_event(send, lambda g: g(1, b=2), **PUBLIC_READ)
+        self.assertEqual(event, {"tool_name": "send", "tool_category": "public_read",
+                                 "authorization_state": "none", "risk_domain": "research",
                                  "evidence_refs": [], "recommended_route": "accept",
                                  "proposed_arguments": {"a": 1, "b": 2}})
 
     def test_star_args_and_kwargs(self):
         def tool(x, *rest, **options):
             return "ran"
-        event = self.sent_event(tool, lambda g: g(1, 2, 3, mode="fast"))
+        event = self.sent_event(tool, lambda g: g(1, 2, 3, mode="fast"), **PUBLIC_READ)
         self.assertEqual(event["proposed_arguments"], {"x": 1, "rest": [2, 3], "mode": "fast"})
 
     def test_event_fields_override_defaults(self):
         def tool():
             return "ran"
-        event = self.sent_event(tool, lambda g: g(), tool_name="renamed",
-                                evidence_refs=["ref:1"], recommended_route="ask")
+        event, result = self.exchange(tool, lambda g: g(), tool_name="renamed",
+                                      evidence_refs=["ref:1"], recommended_route="ask",
+                                      **PUBLIC_READ)
         self.assertEqual((event["tool_name"], event["evidence_refs"], event["recommended_route"]),
                          ("renamed", ["ref:1"], "ask"))
+        # gated takes the strictest route, so the recommended ask holds.
+        self.assertIsInstance(result, gated.Blocked)
+        self.assertEqual(result.decision["route"], "ask")
 
     def test_runs_only_on_execute_and_accept_or_shadow(self):
-        table = [  # (route, execute, shadow) -> runs
-            ("accept", True, False, True), ("ask", True, True, True),
-            ("accept", False, False, False), ("accept", False, True, False),
-            ("ask", True, False, False), ("defer", True, False, False),
-            ("refuse", True, False, False), ("accept", "true", False, False),
+        table = [  # (vector whose event, shadow) -> (route, execute, shadow), runs
+            ("public read is accepted", False, ("accept", True, False), True),
+            ("claimed write asks", False, ("ask", False, False), False),
+            ("unauthenticated private read defers", False, ("defer", False, False), False),
+            ("unknown category refuses", False, ("refuse", False, False), False),
+            ("public read is accepted", True, ("accept", True, True), True),
+            ("claimed write asks", True, ("ask", True, True), True),
+            ("unknown category refuses", True, ("refuse", True, True), True),
         ]
-        for route, execute, shadow, runs in table:
+        for name, shadow, want, runs in table:
+            with self.subTest(name, shadow=shadow):
+                ran, seen = [], []
+                guarded = real_client(shadow=shadow, on_decision=seen.append).guard(
+                    lambda **kw: ran.append(1), **vector_fields(name))
+                if runs:
+                    guarded()
+                else:
+                    self.assertRaises(gated.Blocked, guarded)
+                self.assertEqual([(d["route"], d["execute"], d["shadow"]) for d in seen], [want])
+                self.assertEqual(ran, [1] if runs else [])
+
+    def test_runs_not_on_answers_gated_never_gives(self):
+        table = [  # (route, execute, shadow): none of them runs
+            ("accept", False, False), ("accept", False, True),
+            ("ask", True, False), ("defer", True, False),
+            ("refuse", True, False), ("accept", "true", False),
+        ]
+        for route, execute, shadow in table:
             with self.subTest(route=route, execute=execute, shadow=shadow):
                 body = json.dumps({"route": route, "execute": execute, "shadow": shadow,
                                    "hard_blockers": []}).encode()
                 ran = []
-                with Respond(http_answer("200 OK", body)) as server:
+                with BrokenProxy(http_answer("200 OK", body)) as server:
                     guarded = gated.Client(server.url).guard(lambda: ran.append(1))
-                    if runs:
-                        guarded()
-                    else:
-                        self.assertRaises(gated.Blocked, guarded)
-                self.assertEqual(ran, [1] if runs else [])
+                    self.assertRaises(gated.Blocked, guarded)
+                self.assertEqual(ran, [])
 
     def test_wraps_and_rejects_fixed_arguments(self):
         def send_email(to):
@@ -232,6 +307,25 @@ class GuardEvent(unittest.TestCase):
 
 
 class GuardWithGated(unittest.TestCase):
+
+    def test_on_decision_is_called_once_per_guarded_call_and_never_by_check(self):
+        seen = []
+        client = real_client(on_decision=seen.append)
+        self.assertEqual(client.check(PUBLIC_READ_EVENT)["route"], "accept")
+        self.assertEqual(client.check(dict(vector_fields("claimed write asks"),
+                                           proposed_arguments={}))["route"], "ask")
+        self.assertEqual(seen, [])
+        search = client.guard(lambda query: "found", tool_name="search_docs", **PUBLIC_READ)
+        send = client.guard(lambda to: None, **vector_fields("claimed write asks"))
+        self.assertEqual(search("a"), "found")
+        self.assertEqual(search("b"), "found")
+        with self.assertRaises(gated.Blocked) as caught:
+            send(to="customer@example.com")
+        self.assertEqual([d["route"] for d in seen], ["accept", "accept", "ask"])
+        self.assertIs(seen[-1], caught.exception.decision)
+        self.assertEqual(len({d["decision_id"] for d in seen}), 3)
+        for d in seen:
+            self.assertRegex(d["decision_id"], DECISION_ID)
 
     def test_shadow_reports_the_would_be_route_and_runs(self):
         seen, ran = [], []

@@ -50,7 +50,10 @@ class Checks(unittest.TestCase):
         self.assertIsInstance(decision.get("decision_id"), str)
 
     def run_check(self, vector):
-        self.assert_decision(self.client(vector).check(vector["event"]), vector["want"])
+        seen = []
+        decision = self.client(vector, on_decision=seen.append).check(vector["event"])
+        self.assert_decision(decision, vector["want"])
+        self.assertEqual(seen, [], "check() does not call on_decision")
 
     def run_guard(self, vector):
         want, ran, seen = vector["want"], [], []
@@ -73,7 +76,7 @@ class Failures(unittest.TestCase):
     """failures: a fault injected for real; the SDK blocks with the blocker."""
 
     @contextlib.contextmanager
-    def client(self, vector):
+    def client(self, vector, **kw):
         token = None
         fault = vector["fault"]
         if fault == "refused":
@@ -82,14 +85,14 @@ class Failures(unittest.TestCase):
             url, token = GATED.url, harness.TOKENS[vector["token"]]
         elif fault in ("silent", "respond"):
             listener = (harness.Silent() if fault == "silent"
-                        else harness.Respond(vector["respond"].encode("utf-8")))
+                        else harness.BrokenProxy(vector["respond"].encode("utf-8")))
             stack = contextlib.ExitStack()
             self.addCleanup(stack.close)
             url = stack.enter_context(listener).url
         else:
             self.fail("vectors.json names a fault this SDK's tests do not know: %r" % fault)
         yield gated.Client(url, token=token, shadow=vector.get("shadow", False),
-                           timeout=vector.get("timeout_ms", 2000) / 1000)
+                           timeout=vector.get("timeout_ms", 2000) / 1000, **kw)
 
     def assert_refusal(self, decision, blocker):
         self.assertEqual(set(decision), {"route", "execute", "shadow", "hard_blockers", "error"})
@@ -100,18 +103,21 @@ class Failures(unittest.TestCase):
         self.assertRegex(decision["error"], r"^gated.*\.$")  # a sentence
 
     def run_check(self, vector):
-        with self.client(vector) as client:
+        seen = []
+        with self.client(vector, on_decision=seen.append) as client:
             self.assert_refusal(client.check({"tool_name": "search_docs"}), vector["want_blocker"])
+        self.assertEqual(seen, [], "check() does not call on_decision")
 
     def run_guard(self, vector):
-        ran = []
-        with self.client(vector) as client:
+        ran, seen = [], []
+        with self.client(vector, on_decision=seen.append) as client:
             guarded = client.guard(_tool(ran), tool_name="search_docs",
                                    tool_category="public_read", authorization_state="none",
                                    risk_domain="research")
             with self.assertRaises(gated.Blocked) as caught:
                 guarded(query="Agent Action Contract v1")
         self.assertEqual(ran, [])
+        self.assertEqual(seen, [caught.exception.decision])  # once, before raising
         self.assert_refusal(caught.exception.decision, vector["want_blocker"])
         self.assertIn(vector["want_blocker"], str(caught.exception))
 

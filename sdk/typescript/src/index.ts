@@ -128,21 +128,23 @@ export interface ClientOptions {
   /** Ask gated to decide in shadow mode (?shadow_mode=true). Default false. */
   shadow?: boolean;
   /**
-   * Called with every decision, synthesized refusals included, before
-   * guard() runs the tool or throws. Called synchronously; if it throws, the
-   * call fails with that error and the tool does not run.
+   * Called by guard() only, once per guarded call, with the decision it acts
+   * on (synthesized refusals included), before the tool runs or BlockedError
+   * is thrown; check() does not call it. Called synchronously; if it throws,
+   * the call fails with that error and the tool does not run.
    */
   onDecision?: (decision: Decision) => void;
 }
 
 export interface Client {
-  /** Asks gated about one event. Resolves with a refusal, never rejects, when gated cannot answer. */
+  /** Asks gated about one event. Resolves with a refusal, never rejects, when gated cannot answer. Does not call onDecision. */
   check(event: ContractEvent): Promise<Decision>;
   /**
    * Wraps a tool so that each call is checked first. The first argument of a
    * call becomes proposed_arguments; any further arguments (a framework's
    * call options, say) are passed to the tool and never sent to gated.
-   * Throws BlockedError when the tool may not run.
+   * Calls onDecision with each call's decision, then throws BlockedError
+   * when the tool may not run.
    */
   guard<F extends (args: any, ...rest: any[]) => unknown>(
     tool: F,
@@ -187,9 +189,7 @@ export function createClient(options: ClientOptions): Client {
     } catch (err) {
       throw new TypeError(`The event cannot be encoded as JSON: ${(err as Error).message}`);
     }
-    const decision = await post(url, headers, body, opts.timeoutMs);
-    opts.onDecision?.(decision);
-    return decision;
+    return post(url, headers, body, opts.timeoutMs);
   }
 
   function guard<F extends (args: any, ...rest: any[]) => unknown>(
@@ -214,6 +214,7 @@ export function createClient(options: ClientOptions): Client {
         proposed_arguments: asArguments(args[0]),
       } as ContractEvent;
       const decision = await check(event);
+      opts.onDecision?.(decision);
       if (decision.execute === true && (decision.route === "accept" || decision.shadow === true)) {
         return (await (tool as (...a: unknown[]) => unknown)(...args)) as Awaited<ReturnType<F>>;
       }

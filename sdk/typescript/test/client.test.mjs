@@ -1,11 +1,26 @@
 // What the conformance vectors do not pin down: the request the client
-// sends, guard()'s event defaults, option validation and hostile answers.
-// A node:net listener stands in for gated and records the requests.
+// sends, guard()'s event defaults and its onDecision callback, option
+// validation and hostile answers. Decisions come from a real gated; a
+// recording proxy in front of it shows the request on the wire. Canned bytes
+// (brokenProxy) are only for answers gated never gives.
 import assert from "node:assert/strict";
-import { describe, it } from "node:test";
+import { after, before, describe, it } from "node:test";
 
 import { BlockedError, createClient } from "../dist/index.js";
-import { respondServer } from "./harness.mjs";
+import { brokenProxy, loadVectors, recordingProxy, startGated } from "./harness.mjs";
+
+const vectors = await loadVectors();
+const token = vectors.tokens.valid;
+const DECISION_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+// One gated for the whole file.
+let gated;
+before(async () => {
+  gated = await startGated(vectors.serve_args);
+});
+after(async () => {
+  await gated?.stop();
+});
 
 function answer(status, body, extraHeaders = "") {
   const payload = typeof body === "string" ? body : JSON.stringify(body);
@@ -15,9 +30,7 @@ function answer(status, body, extraHeaders = "") {
   );
 }
 
-const ACCEPT = answer("200 OK", { decision_id: "d1", route: "accept", execute: true, shadow: false, hard_blockers: [] });
-const ASK = answer("200 OK", { decision_id: "d2", route: "ask", execute: false, shadow: false, hard_blockers: ["needs_confirmation"] });
-
+// gated accepts it (vector "public read is accepted").
 const event = {
   tool_name: "search_docs",
   tool_category: "public_read",
@@ -27,10 +40,33 @@ const event = {
   proposed_arguments: { query: "q" },
   recommended_route: "accept",
 };
+const PUBLIC_READ = { tool_category: "public_read", authorization_state: "none", risk_domain: "research" };
+// gated asks for confirmation (vector "claimed write asks").
+const CLAIMED_WRITE = {
+  tool_category: "write",
+  authorization_state: "user_claimed",
+  risk_domain: "customer_support",
+  evidence_refs: ["draft_id:123"],
+};
+const ASK_BLOCKERS = [
+  "high_risk_write_missing_explicit_confirmation",
+  "write_missing_explicit_confirmation",
+  "write_missing_validation_or_confirmation",
+];
 
-// Runs fn against a fake gated answering raw, then closes it.
-async function withServer(raw, fn) {
-  const server = await respondServer(raw);
+// Runs fn against a recording proxy in front of the real gated, then closes it.
+async function withProxy(fn) {
+  const proxy = await recordingProxy(gated.baseUrl);
+  try {
+    return await fn(proxy);
+  } finally {
+    await proxy.close();
+  }
+}
+
+// Runs fn against a broken proxy answering raw bytes gated never sends, then closes it.
+async function withBrokenProxy(raw, fn) {
+  const server = await brokenProxy(raw);
   try {
     return await fn(server);
   } finally {
@@ -44,42 +80,58 @@ function headerOf(head, name) {
 
 describe("request", () => {
   it("posts the event as JSON with the bearer token", () =>
-    withServer(ACCEPT, async (server) => {
-      const d = await createClient({ baseUrl: server.baseUrl + "//", token: "tok-1" }).check(event);
+    withProxy(async (proxy) => {
+      const d = await createClient({ baseUrl: proxy.baseUrl + "//", token }).check(event);
       assert.equal(d.route, "accept");
-      assert.equal(d.decision_id, "d1");
-      const [req] = server.requests;
+      assert.match(d.decision_id, DECISION_ID);
+      const [req] = proxy.requests;
+      assert.equal(proxy.requests.length, 1);
       assert.match(req.head, /^POST \/pre-tool-check HTTP\/1\.1\r\n/);
-      assert.equal(headerOf(req.head, "authorization"), "Bearer tok-1");
+      assert.equal(headerOf(req.head, "authorization"), `Bearer ${token}`);
       assert.equal(headerOf(req.head, "content-type"), "application/json");
       assert.equal(headerOf(req.head, "accept"), "application/json");
       assert.deepEqual(JSON.parse(req.body), event);
+      assert.match(proxy.answers[0], /^HTTP\/1\.1 200 OK\r\n/);
+      assert.notEqual(headerOf(proxy.answers[0], "x-request-id"), undefined, "the answer is gated's");
     }));
 
-  it("asks for shadow mode in the query and sends no token when there is none", () =>
-    withServer(ACCEPT, async (server) => {
-      await createClient({ baseUrl: server.baseUrl, shadow: true }).check(event);
-      const [req] = server.requests;
+  it("asks for shadow mode in the query", () =>
+    withProxy(async (proxy) => {
+      const client = createClient({ baseUrl: proxy.baseUrl, token, shadow: true });
+      const d = await client.check({ ...event, ...CLAIMED_WRITE, tool_name: "send_email" });
+      assert.deepEqual([d.route, d.execute, d.shadow], ["ask", true, true]);
+      const [req] = proxy.requests;
+      assert.match(req.head, /^POST \/pre-tool-check\?shadow_mode=true HTTP\/1\.1\r\n/);
+    }));
+
+  it("sends no token when there is none", () =>
+    withProxy(async (proxy) => {
+      // gated runs with --tokens, so it turns the call away.
+      const d = await createClient({ baseUrl: proxy.baseUrl, shadow: true }).check(event);
+      assert.deepEqual(d.hard_blockers, ["gated_http_401"]);
+      const [req] = proxy.requests;
       assert.match(req.head, /^POST \/pre-tool-check\?shadow_mode=true HTTP\/1\.1\r\n/);
       assert.equal(headerOf(req.head, "authorization"), undefined);
     }));
 
   it("keeps a base path", () =>
-    withServer(ACCEPT, async (server) => {
-      await createClient({ baseUrl: server.baseUrl + "/gated/" }).check(event);
-      assert.match(server.requests[0].head, /^POST \/gated\/pre-tool-check HTTP/);
+    withProxy(async (proxy) => {
+      const d = await createClient({ baseUrl: proxy.baseUrl + "/gated/", token }).check(event);
+      assert.match(proxy.requests[0].head, /^POST \/gated\/pre-tool-check HTTP/);
+      // The proxy forwards the path unchanged and gated serves no /gated/ prefix.
+      assert.deepEqual(d.hard_blockers, ["gated_http_404"]);
     }));
 });
 
 describe("guard", () => {
   it("builds the event from the tool's name, its arguments and the defaults", () =>
-    withServer(ACCEPT, async (server) => {
-      const client = createClient({ baseUrl: server.baseUrl });
+    withProxy(async (proxy) => {
+      const client = createClient({ baseUrl: proxy.baseUrl, token });
       const searchDocs = client.guard(async function search_docs({ query }) {
         return `found ${query}`;
       }, { tool_category: "public_read", authorization_state: "none", risk_domain: "research" });
       assert.equal(await searchDocs({ query: "contracts" }), "found contracts");
-      assert.deepEqual(JSON.parse(server.requests[0].body), {
+      assert.deepEqual(JSON.parse(proxy.requests[0].body), {
         evidence_refs: [],
         recommended_route: "accept",
         tool_category: "public_read",
@@ -91,9 +143,12 @@ describe("guard", () => {
     }));
 
   it("lets eventFields name the tool and set evidence and the recommended route", () =>
-    withServer(ACCEPT, async (server) => {
-      const client = createClient({ baseUrl: server.baseUrl });
-      const tool = client.guard(async () => "ok", {
+    withProxy(async (proxy) => {
+      const client = createClient({ baseUrl: proxy.baseUrl, token });
+      let ran = false;
+      const tool = client.guard(async () => {
+        ran = true;
+      }, {
         tool_name: "lookup",
         tool_category: "private_read",
         authorization_state: "authenticated",
@@ -102,8 +157,10 @@ describe("guard", () => {
         recommended_route: "ask",
         agent_id: "agent-7",
       });
-      await tool({ id: 1 });
-      const sent = JSON.parse(server.requests[0].body);
+      // gated takes the strictest route, so the recommended ask holds.
+      await assert.rejects(tool({ id: 1 }), (err) => err instanceof BlockedError && err.decision.route === "ask");
+      assert.equal(ran, false);
+      const sent = JSON.parse(proxy.requests[0].body);
       assert.equal(sent.tool_name, "lookup");
       assert.deepEqual(sent.evidence_refs, ["session:1"]);
       assert.equal(sent.recommended_route, "ask");
@@ -117,60 +174,107 @@ describe("guard", () => {
     ["nothing", undefined, {}],
   ]) {
     it(`describes a call with ${label} as proposed_arguments ${JSON.stringify(want)}`, () =>
-      withServer(ACCEPT, async (server) => {
-        const client = createClient({ baseUrl: server.baseUrl });
+      withProxy(async (proxy) => {
+        const client = createClient({ baseUrl: proxy.baseUrl, token });
         const tool = client.guard(function echo(x) {
           return x;
-        }, { tool_category: "public_read", authorization_state: "none", risk_domain: "research" });
+        }, PUBLIC_READ);
         assert.deepEqual(await tool(value), value);
-        assert.deepEqual(JSON.parse(server.requests[0].body).proposed_arguments, want);
+        assert.deepEqual(JSON.parse(proxy.requests[0].body).proposed_arguments, want);
       }));
   }
 
   it("passes further arguments to the tool without sending them", () =>
-    withServer(ACCEPT, async (server) => {
-      const client = createClient({ baseUrl: server.baseUrl });
+    withProxy(async (proxy) => {
+      const client = createClient({ baseUrl: proxy.baseUrl, token });
       const tool = client.guard(function lookup(args, options) {
         return options.toolCallId;
-      }, { tool_category: "public_read", authorization_state: "none", risk_domain: "research" });
+      }, PUBLIC_READ);
       assert.equal(await tool({ q: 1 }, { toolCallId: "call-9" }), "call-9");
-      assert.doesNotMatch(server.requests[0].body, /call-9/);
+      assert.doesNotMatch(proxy.requests[0].body, /call-9/);
     }));
 
-  it("reports the decision before it blocks, and does not run the tool", () =>
-    withServer(ASK, async (server) => {
-      const order = [];
-      const client = createClient({ baseUrl: server.baseUrl, onDecision: (d) => order.push(`decision:${d.route}`) });
-      const tool = client.guard(function send_email() {
-        order.push("ran");
-      }, { tool_category: "write", authorization_state: "user_claimed", risk_domain: "customer_support" });
-      await assert.rejects(tool({ to: "x@example.com" }), (err) => {
-        assert.ok(err instanceof BlockedError);
-        assert.equal(err.name, "BlockedError");
-        assert.equal(err.message, "gated did not let the tool run: route ask, hard blockers: needs_confirmation.");
-        assert.equal(err.decision.decision_id, "d2");
-        return true;
-      });
-      assert.deepEqual(order, ["decision:ask"]);
-    }));
+  it("reports the decision before it blocks, and does not run the tool", async () => {
+    const order = [];
+    const seen = [];
+    const client = createClient({
+      baseUrl: gated.baseUrl,
+      token,
+      onDecision: (d) => {
+        seen.push(d);
+        order.push(`decision:${d.route}`);
+      },
+    });
+    const tool = client.guard(function send_email() {
+      order.push("ran");
+    }, CLAIMED_WRITE);
+    await assert.rejects(tool({ to: "x@example.com" }), (err) => {
+      assert.ok(err instanceof BlockedError);
+      assert.equal(err.name, "BlockedError");
+      assert.equal(
+        err.message,
+        "gated did not let the tool run: route ask, hard blockers: high_risk_write_missing_explicit_confirmation, " +
+          "write_missing_explicit_confirmation, write_missing_validation_or_confirmation.",
+      );
+      assert.match(err.decision.decision_id, DECISION_ID);
+      assert.deepEqual(err.decision.hard_blockers, ASK_BLOCKERS);
+      assert.equal(seen[0], err.decision);
+      return true;
+    });
+    assert.deepEqual(order, ["decision:ask"]);
+  });
 
-  it("reports the decision before it runs the tool", () =>
-    withServer(ACCEPT, async (server) => {
-      const order = [];
-      const client = createClient({ baseUrl: server.baseUrl, onDecision: (d) => order.push(`decision:${d.route}`) });
-      const tool = client.guard(function search_docs() {
-        order.push("ran");
-      }, { tool_category: "public_read", authorization_state: "none", risk_domain: "research" });
-      await tool({});
-      assert.deepEqual(order, ["decision:accept", "ran"]);
-    }));
+  it("reports the decision before it runs the tool", async () => {
+    const order = [];
+    const client = createClient({ baseUrl: gated.baseUrl, token, onDecision: (d) => order.push(`decision:${d.route}`) });
+    const tool = client.guard(function search_docs() {
+      order.push("ran");
+    }, PUBLIC_READ);
+    await tool({});
+    assert.deepEqual(order, ["decision:accept", "ran"]);
+  });
+
+  it("calls onDecision once per guarded call, and never from check()", async () => {
+    const seen = [];
+    const client = createClient({ baseUrl: gated.baseUrl, token, onDecision: (d) => seen.push(d) });
+    const accepted = await client.check(event);
+    const asked = await client.check({ ...event, ...CLAIMED_WRITE, tool_name: "send_email" });
+    assert.deepEqual([accepted.route, asked.route], ["accept", "ask"]);
+    assert.deepEqual(seen, []);
+    const searchDocs = client.guard(async function search_docs() {}, PUBLIC_READ);
+    const sendEmail = client.guard(async function send_email() {}, CLAIMED_WRITE);
+    await searchDocs({ query: "a" });
+    await searchDocs({ query: "b" });
+    await assert.rejects(sendEmail({ to: "x@example.com" }), BlockedError);
+    assert.deepEqual(
+      seen.map((d) => d.route),
+      ["accept", "accept", "ask"],
+    );
+    assert.equal(new Set(seen.map((d) => d.decision_id)).size, 3);
+  });
+
+  it("an onDecision that throws fails the call and the tool does not run", async () => {
+    const client = createClient({
+      baseUrl: gated.baseUrl,
+      token,
+      onDecision: () => {
+        throw new Error("logger down");
+      },
+    });
+    let ran = false;
+    const tool = client.guard(function search_docs() {
+      ran = true;
+    }, PUBLIC_READ);
+    await assert.rejects(tool({}), /logger down/);
+    assert.equal(ran, false);
+  });
 
   it("does not run the tool on execute without accept or shadow", () =>
-    withServer(answer("200 OK", { route: "ask", execute: true, shadow: false, hard_blockers: [] }), async (server) => {
+    withBrokenProxy(answer("200 OK", { route: "ask", execute: true, shadow: false, hard_blockers: [] }), async (server) => {
       let ran = false;
       const tool = createClient({ baseUrl: server.baseUrl }).guard(function t() {
         ran = true;
-      }, { tool_category: "public_read", authorization_state: "none", risk_domain: "research" });
+      }, PUBLIC_READ);
       await assert.rejects(tool({}), BlockedError);
       assert.equal(ran, false);
     }));
@@ -186,23 +290,22 @@ describe("guard", () => {
 
 describe("answers", () => {
   it("a redirect is not followed but is a failure", () =>
-    withServer(answer("302 Found", "", "Location: http://127.0.0.1:1/pre-tool-check\r\n"), async (server) => {
+    withBrokenProxy(answer("302 Found", "", "Location: http://127.0.0.1:1/pre-tool-check\r\n"), async (server) => {
       const d = await createClient({ baseUrl: server.baseUrl }).check(event);
       assert.deepEqual(d.hard_blockers, ["gated_http_302"]);
       assert.equal(server.requests.length, 1);
     }));
 
-  it("a non-2xx refusal carries gated's error in its sentence", () =>
-    withServer(answer("401 Unauthorized", { route: "refuse", execute: false, error: "unauthorized: a valid bearer token is required" }), async (server) => {
-      const d = await createClient({ baseUrl: server.baseUrl }).check(event);
-      assert.deepEqual(d, {
-        route: "refuse",
-        execute: false,
-        shadow: false,
-        hard_blockers: ["gated_http_401"],
-        error: "gated answered HTTP 401: unauthorized: a valid bearer token is required.",
-      });
-    }));
+  it("a non-2xx refusal carries gated's error in its sentence", async () => {
+    const d = await createClient({ baseUrl: gated.baseUrl, token: vectors.tokens.unknown }).check(event);
+    assert.deepEqual(d, {
+      route: "refuse",
+      execute: false,
+      shadow: false,
+      hard_blockers: ["gated_http_401"],
+      error: "gated answered HTTP 401: unauthorized: a valid bearer token is required.",
+    });
+  });
 
   for (const [label, body] of [
     ["an array", "[]"],
@@ -212,7 +315,7 @@ describe("answers", () => {
     ["bytes that are not UTF-8", Buffer.from([0x7b, 0xff, 0xfe, 0x7d]).toString("latin1")],
   ]) {
     it(`${label} is a bad answer`, () =>
-      withServer(
+      withBrokenProxy(
         (socket) => {
           const bytes = Buffer.from(body, "latin1");
           socket.end(Buffer.concat([Buffer.from(`HTTP/1.1 200 OK\r\nContent-Length: ${bytes.length}\r\nConnection: close\r\n\r\n`), bytes]));
@@ -225,15 +328,16 @@ describe("answers", () => {
       ));
   }
 
+  // gated always sends shadow and hard_blockers; the contract requires only route and execute.
   it("an answer without shadow or hard_blockers gets safe defaults", () =>
-    withServer(answer("200 OK", { route: "accept", execute: true }), async (server) => {
+    withBrokenProxy(answer("200 OK", { route: "accept", execute: true }), async (server) => {
       const d = await createClient({ baseUrl: server.baseUrl }).check(event);
       assert.equal(d.shadow, false);
       assert.deepEqual(d.hard_blockers, []);
     }));
 
   it("an endless answer is cut off, not buffered", () =>
-    withServer(
+    withBrokenProxy(
       (socket) => {
         socket.write('HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n');
         const chunk = "x".repeat(64 * 1024);
@@ -255,7 +359,7 @@ describe("answers", () => {
     ));
 
   it("the timeout covers reading the body", () =>
-    withServer(
+    withBrokenProxy(
       (socket) => socket.write('HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 40\r\n\r\n{"route":'),
       async (server) => {
         const d = await createClient({ baseUrl: server.baseUrl, timeoutMs: 200 }).check(event);

@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 
 import { BlockedError, createClient } from "../dist/index.js";
-import { loadVectors, refusedBaseUrl, respondServer, silentServer, startGated } from "./harness.mjs";
+import { brokenProxy, loadVectors, refusedBaseUrl, silentServer, startGated } from "./harness.mjs";
 
 const vectors = await loadVectors();
 
@@ -53,7 +53,7 @@ async function fault(v) {
     case "token":
       return { options: { ...options, baseUrl: gated.baseUrl, token: vectors.tokens[v.token] }, close: async () => {} };
     case "respond": {
-      const server = await respondServer(v.respond);
+      const server = await brokenProxy(v.respond);
       return { options: { ...options, baseUrl: server.baseUrl }, close: server.close };
     }
     default:
@@ -78,7 +78,9 @@ describe("conformance", () => {
         createClient({ baseUrl: gated.baseUrl, token: vectors.tokens.valid, shadow: v.shadow === true, onDecision });
 
       it(`check: ${v.name}`, async () => {
-        const d = await clientFor().check(v.event);
+        const seen = [];
+        const d = await clientFor((decision) => seen.push(decision)).check(v.event);
+        assert.deepEqual(seen, [], "check() does not call onDecision");
         assert.equal(d.route, v.want.route);
         assert.equal(d.execute, v.want.execute);
         assert.deepEqual(d.hard_blockers, v.want.hard_blockers);
@@ -106,7 +108,9 @@ describe("conformance", () => {
       it(`check: ${v.name}`, async () => {
         const { options, close } = await fault(v);
         try {
-          const d = await createClient(options).check(acceptedEvent);
+          const seen = [];
+          const d = await createClient({ ...options, onDecision: (decision) => seen.push(decision) }).check(acceptedEvent);
+          assert.deepEqual(seen, [], "check() does not call onDecision");
           assert.equal(d.route, "refuse");
           assert.equal(d.execute, false);
           assert.equal(d.shadow, false);

@@ -1,5 +1,6 @@
-// Test harness: a real `gated serve` from $GATED_BIN, and the faults of
-// sdk/testdata/vectors.json injected for real with node:net.
+// Test harness: a real `gated serve` from $GATED_BIN, a recording proxy to
+// watch the wire in front of it, and the faults of sdk/testdata/vectors.json
+// injected for real with node:net.
 import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
@@ -111,13 +112,81 @@ export function silentServer() {
   return listen(() => {});
 }
 
+// Splits the bytes a client sent on one connection into {head, body}
+// strings, one per request (bodies are framed by Content-Length).
+function parseRequests(bytes) {
+  const requests = [];
+  let rest = bytes;
+  for (;;) {
+    const headEnd = rest.indexOf("\r\n\r\n");
+    if (headEnd < 0) return requests;
+    const head = rest.subarray(0, headEnd).toString("latin1");
+    const length = Number(/\r\ncontent-length:\s*(\d+)/i.exec(head)?.[1] ?? 0);
+    requests.push({ head, body: rest.subarray(headEnd + 4, headEnd + 4 + length).toString("utf8") });
+    rest = rest.subarray(headEnd + 4 + length);
+  }
+}
+
 /**
- * "respond": reads the request (head and Content-Length body), then writes
- * the raw bytes and closes, like a broken proxy in front of gated. raw may
- * be a string or a function that writes to the socket itself. The requests
- * read are kept in .requests as {head, body} strings.
+ * A recording proxy in front of the real gated at targetBaseUrl: it relays
+ * every byte unchanged both ways and keeps a copy, so that tests see the
+ * request on the wire while gated itself gives the answer. .requests holds
+ * what the clients sent as {head, body} strings, .answers the head of each
+ * connection's answer.
  */
-export async function respondServer(raw) {
+export async function recordingProxy(targetBaseUrl) {
+  const target = new URL(targetBaseUrl);
+  const connections = [];
+  const upstreams = new Set();
+  const server = await listen((socket) => {
+    const record = { sent: [], answered: [] };
+    connections.push(record);
+    const upstream = net.connect(Number(target.port), target.hostname);
+    upstreams.add(upstream);
+    upstream.on("error", () => socket.destroy());
+    upstream.on("close", () => {
+      upstreams.delete(upstream);
+      socket.destroy();
+    });
+    upstream.on("data", (chunk) => {
+      record.answered.push(chunk);
+      socket.write(chunk);
+    });
+    upstream.on("end", () => socket.end());
+    socket.on("data", (chunk) => {
+      record.sent.push(chunk);
+      upstream.write(chunk);
+    });
+    socket.on("end", () => upstream.end());
+    socket.on("close", () => upstream.destroy());
+  });
+  return {
+    ...server,
+    get requests() {
+      return connections.flatMap((c) => parseRequests(Buffer.concat(c.sent)));
+    },
+    get answers() {
+      return connections.map((c) => {
+        const bytes = Buffer.concat(c.answered);
+        const headEnd = bytes.indexOf("\r\n\r\n");
+        return bytes.subarray(0, headEnd < 0 ? bytes.length : headEnd).toString("latin1");
+      });
+    },
+    async close() {
+      for (const upstream of upstreams) upstream.destroy();
+      await server.close();
+    },
+  };
+}
+
+// Simulates a faulty intermediary (broken proxy, captive portal), not gated: only for answers gated never gives.
+/**
+ * Reads the request (head and Content-Length body), then writes the raw
+ * bytes and closes. raw may be a string or a function that writes to the
+ * socket itself. The requests read are kept in .requests as {head, body}
+ * strings.
+ */
+export async function brokenProxy(raw) {
   const requests = [];
   const server = await listen((socket) => {
     let received = Buffer.alloc(0);
