@@ -1,17 +1,20 @@
 #!/usr/bin/env bash
 # Load harness: builds gated, starts it on its embedded defaults (plus any
-# extra serve flags given as arguments), drives POST /pre-tool-check with hey
-# from a second process over loopback, prints hey's report, and stops gated.
+# extra serve flags given as arguments), drives POST $TARGET (default
+# /pre-tool-check) with hey from a second process over loopback, prints hey's
+# report, and stops gated.
 #
 #   scripts/load.sh                                   # contract gate only, file audit sink
 #   scripts/load.sh --catalog examples/catalog --policy examples/policy
 #   DURATION=30s CONCURRENCY=64 EVENT=examples/events/send_email_ask.json scripts/load.sh
+#   TARGET=/v1/hooks/claude-code EVENT=examples/claude-code/hook-read.json scripts/load.sh --catalog examples/claude-code/catalog
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 DURATION=${DURATION:-10s}
 CONCURRENCY=${CONCURRENCY:-32}
 EVENT=${EVENT:-examples/events/send_refund_accept.json}
+TARGET=${TARGET:-/pre-tool-check}
 ADDR=${ADDR:-127.0.0.1:18080}
 HEY_VERSION=v0.1.4
 BIN=.bin
@@ -31,6 +34,6 @@ for _ in $(seq 100); do
 done
 
 "$BIN/hey" -z "$DURATION" -c "$CONCURRENCY" -m POST -T application/json -D "$EVENT" \
-	"http://$ADDR/pre-tool-check"
+	"http://$ADDR$TARGET"
 kill -TERM $pid && wait $pid || true # graceful stop drains the audit queue
 echo "audit records written: $(wc -l <"$work/audit.jsonl")"
