@@ -1,4 +1,4 @@
-# SDK checks: the Python and TypeScript SDKs run the shared conformance
+# Integration checks: the Python and TypeScript SDKs run the shared conformance
 # vectors (sdk/testdata/vectors.json) against a real `gated serve` built here.
 # CI installs what they need itself: python3 (standard library only) and
 # npm packages from sdk/typescript/package-lock.json.
@@ -17,3 +17,10 @@ sdk-python: gated-bin
 sdk-typescript: gated-bin
 	cd sdk/typescript && npm ci --no-audit --no-fund --loglevel=error && npm run build
 	cd sdk/typescript && GATED_BIN=$(GATED_BIN) npm test
+
+## mcp-conformance: the official MCP conformance suite against gated's /mcp.
+TEST_EXTRAS += mcp-conformance
+.PHONY: mcp-conformance
+mcp-conformance: gated-bin
+	cd test/mcp-conformance && npm ci --no-audit --no-fund --loglevel=error
+	GATED_BIN=$(GATED_BIN) test/mcp-conformance/run.sh
