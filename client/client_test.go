@@ -20,6 +20,7 @@ import (
 // vectors is sdk/testdata/vectors.json, shared with the Python and
 // TypeScript SDKs.
 type vectors struct {
+	raw       map[string]any
 	ServeArgs []string          `json:"serve_args"`
 	Tokens    map[string]string `json:"tokens"`
 	Checks    []struct {
@@ -57,13 +58,16 @@ func loadVectors(t *testing.T) *vectors {
 	if err := json.Unmarshal(raw, &v); err != nil {
 		t.Fatal(err)
 	}
+	if err := json.Unmarshal(raw, &v.raw); err != nil {
+		t.Fatal(err)
+	}
 	return &v
 }
 
 func startGated(t *testing.T, v *vectors) *testgated.Server {
 	args := slices.Clone(v.ServeArgs)
 	for i, a := range args {
-		if i > 0 && args[i-1] == "--tokens" {
+		if i > 0 && (args[i-1] == "--tokens" || args[i-1] == "--catalog") {
 			args[i] = filepath.Join(testdata, a)
 		}
 	}
@@ -127,27 +131,9 @@ func TestConformanceFailures(t *testing.T) {
 	v := loadVectors(t)
 	g := startGated(t, v)
 	event := v.Checks[0].Event // accepted when gated answers
-	for _, tc := range v.Failures {
+	for i, tc := range v.Failures {
 		t.Run(tc.Name, func(t *testing.T) {
-			opts := []client.Option{client.WithToken(v.Tokens["valid"]), client.WithShadow(tc.Shadow)}
-			if tc.TimeoutMS > 0 {
-				opts = append(opts, client.WithTimeout(time.Duration(tc.TimeoutMS)*time.Millisecond))
-			}
-			base := ""
-			switch tc.Fault {
-			case "refused":
-				base = "http://" + closedPort(t)
-			case "silent":
-				base = "http://" + silentListener(t)
-			case "token":
-				base = g.URL
-				opts = append(opts, client.WithToken(v.Tokens[tc.Token]))
-			case "respond":
-				base = "http://" + responder(t, tc.Respond)
-			default:
-				t.Fatalf("unknown fault %q", tc.Fault)
-			}
-			c := client.New(base, opts...)
+			c := failingClient(t, v, g, i)
 			d, err := c.Check(context.Background(), event)
 			var cerr *client.Error
 			if !errors.As(err, &cerr) || cerr.Blocker != tc.WantBlocker {
@@ -161,6 +147,31 @@ func TestConformanceFailures(t *testing.T) {
 			}
 		})
 	}
+}
+
+// failingClient is a client facing failure vector i's fault, injected for
+// real.
+func failingClient(t *testing.T, v *vectors, g *testgated.Server, i int) *client.Client {
+	tc := v.Failures[i]
+	opts := []client.Option{client.WithToken(v.Tokens["valid"]), client.WithShadow(tc.Shadow)}
+	if tc.TimeoutMS > 0 {
+		opts = append(opts, client.WithTimeout(time.Duration(tc.TimeoutMS)*time.Millisecond))
+	}
+	base := ""
+	switch tc.Fault {
+	case "refused":
+		base = "http://" + closedPort(t)
+	case "silent":
+		base = "http://" + silentListener(t)
+	case "token":
+		base = g.URL
+		opts = append(opts, client.WithToken(v.Tokens[tc.Token]))
+	case "respond":
+		base = "http://" + responder(t, tc.Respond)
+	default:
+		t.Fatalf("unknown fault %q", tc.Fault)
+	}
+	return client.New(base, opts...)
 }
 
 // TestShadowReportsWouldBeRoute: in shadow mode the tool runs and the

@@ -18,6 +18,10 @@ import (
 type Runtime struct {
 	ID   string // in paths and evidence source ids: claude-code
 	Name string // in sentences: Claude Code
+	// CannotAsk is set for a runtime whose hooks have no working ask: its
+	// asks and defers are denied, with the reason, since an answer the
+	// runtime does not support counts as a failed hook and fails open.
+	CannotAsk bool
 }
 
 // The runtimes gated answers hooks of. Their PreToolUse inputs and outputs
@@ -26,7 +30,7 @@ type Runtime struct {
 // it too.
 var (
 	ClaudeCode = Runtime{ID: "claude-code", Name: "Claude Code"}
-	Codex      = Runtime{ID: "codex", Name: "Codex"}
+	Codex      = Runtime{ID: "codex", Name: "Codex", CannotAsk: true}
 	Copilot    = Runtime{ID: "copilot", Name: "GitHub Copilot"}
 	Runtimes   = []Runtime{ClaudeCode, Codex, Copilot}
 )
@@ -215,6 +219,10 @@ func (rt Runtime) Answer(d *Decision) Output {
 		verdict, lead = "allow", fmt.Sprintf("gated (shadow mode) would %s this call", d.Route)
 	case d.Route == "accept" && d.Execute:
 		verdict, lead = "allow", "gated allows this call"
+	case d.Route == "ask" && rt.CannotAsk:
+		verdict, lead = "deny", "gated needs a person to approve this call, and "+rt.Name+" cannot ask"
+	case d.Route == "defer" && rt.CannotAsk:
+		verdict, lead = "deny", "gated defers this call to a person, and "+rt.Name+" cannot ask"
 	case d.Route == "ask":
 		verdict, lead = "ask", "gated asks you to approve this call"
 	case d.Route == "defer":
