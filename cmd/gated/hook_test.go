@@ -38,8 +38,14 @@ type hookOut struct {
 // its exit code, the parsed answer (exit 0) and stderr.
 func runCommandHook(t *testing.T, stdin string, kv map[string]string, args ...string) (int, hookOut, string) {
 	t.Helper()
+	return runHookCommand(t, "claude-code", stdin, kv, args...)
+}
+
+// runHookCommand runs `gated hook RUNTIME args…` with stdin.
+func runHookCommand(t *testing.T, runtime, stdin string, kv map[string]string, args ...string) (int, hookOut, string) {
+	t.Helper()
 	var stdout, stderr bytes.Buffer
-	err := run(context.Background(), append([]string{"gated", "hook", "claude-code"}, args...), env(kv), strings.NewReader(stdin), &stdout, &stderr)
+	err := run(context.Background(), append([]string{"gated", "hook", runtime}, args...), env(kv), strings.NewReader(stdin), &stdout, &stderr)
 	code := exitCode(err)
 	var out hookOut
 	if code == 0 {
@@ -71,7 +77,7 @@ func TestClaudeCodeHookDecisions(t *testing.T) {
 		{"Read", map[string]any{"file_path": "README.md"}, "allow", "allows"},
 		{"Grep", map[string]any{"pattern": "TODO", "path": "."}, "allow", "allows"},
 		{"Write", map[string]any{"file_path": "a.go", "content": "package a"}, "ask", "write needs validation or confirmation"},
-		{"Bash", map[string]any{"command": "rm -rf build"}, "ask", "risk_level 2"},
+		{"Bash", map[string]any{"command": "make build"}, "ask", "risk_level 2"},
 		{"WebFetch", map[string]any{"url": "https://example.com", "prompt": "summarise"}, "ask", "approval always"},
 		{"mcp__github__create_issue", map[string]any{"owner": "o", "repo": "r", "title": "t"}, "ask", "risk_level 2"},
 		{"mcp__unknown__tool", map[string]any{}, "ask", "not described by any loaded catalog"},

@@ -53,7 +53,8 @@ type View struct {
 	Aliases       []string `json:"aliases,omitempty"`       // other tool_name values that match
 	Source        string   `json:"source"`                  // path relative to its catalog directory
 	Format        string   `json:"format"`
-	InputSchema   bool     `json:"input_schema"` // whether proposed_arguments are validated
+	InputSchema   bool     `json:"input_schema"`    // whether proposed_arguments are validated
+	Rules         []*Rule  `json:"rules,omitempty"` // TOOL.md argument rules (rules.go), read-only
 
 	input     *jsonschema.Schema
 	file      string // the path problems name

@@ -83,7 +83,9 @@ func Floors(v *View, ev *route.Event, auth route.AuthState, mode ArgumentMode) [
 	if ev == nil {
 		ev = &route.Event{}
 	}
-	var out []route.Finding
+	// Argument rules first: they name the specific reason, and a person
+	// reading a hook's answer sees the first few findings only.
+	out := v.ruleFindings(ev.ProposedArguments)
 	if v.NeverExecute {
 		out = append(out, finding(CodeNeverAuto, route.Refuse, true,
 			"tool %s has risk tier %s, which never executes automatically", v.ToolID, v.RiskTier))

@@ -92,7 +92,8 @@ type toolDoc struct {
 	Implements  json.RawMessage `json:"implements"`
 	Metadata    struct {
 		Gated struct {
-			Aliases []string `json:"aliases"`
+			Aliases []string                     `json:"aliases"`
+			Rules   []map[string]json.RawMessage `json:"rules"` // checked by compileRules
 		} `json:"gated"`
 	} `json:"metadata"`
 }
@@ -102,6 +103,7 @@ type toolDef struct {
 	f     file
 	doc   toolDoc
 	input *jsonschema.Schema
+	rules []*Rule
 }
 
 // parse reads one file into actions, views or pending tools; what is wrong
@@ -209,6 +211,7 @@ func (l *loader) parseToolMD(f file) {
 		return
 	}
 	t.input = l.inputSchema(f, "inputs", doc.(map[string]any)["inputs"])
+	t.rules = l.compileRules(f, t.doc.Metadata.Gated.Rules)
 	l.tools = append(l.tools, t)
 }
 

@@ -169,7 +169,7 @@ func (l *loader) merge(t *toolDef, a *Action) (*View, bool) {
 	v := &View{
 		ToolID: d.ID, Version: d.Version, Approval: approvalAuto,
 		Aliases: set(d.Metadata.Gated.Aliases), Source: t.f.rel, Format: t.f.format, file: p, nameField: "id",
-		InputSchema: t.input != nil, input: t.input,
+		InputSchema: t.input != nil, input: t.input, Rules: t.rules,
 	}
 	if len(v.Aliases) == 0 {
 		v.Aliases = nil
