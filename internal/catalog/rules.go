@@ -76,16 +76,38 @@ type Rule struct {
 func (v *View) ruleFindings(args map[string]any) []route.Finding {
 	var out []route.Finding
 	for _, r := range v.Rules {
-		if !r.fires(args) {
+		long := r.tooLong(args)
+		if !long && !r.fires(args) {
 			continue
 		}
 		msg := r.Message
-		if msg == "" {
+		switch {
+		case long:
+			msg = fmt.Sprintf("the argument at %s is over %d bytes, too long for argument rule %s to check (%s)", r.Pointer, MaxRuleValueBytes, r.Code, v.Source)
+		case msg == "":
 			msg = fmt.Sprintf("argument rule %s fired on %s (%s)", r.Code, r.Pointer, v.Source)
 		}
 		out = append(out, route.Finding{Source: route.SourceCatalog, Code: r.Code, Route: r.Route, Blocking: true, Message: msg})
 	}
 	return out
+}
+
+// MaxRuleValueBytes bounds the text a regex rule reads. RE2 is linear, but a
+// megabyte against every starter pattern still costs most of a second of
+// CPU; a longer value fires the rule as unchecked, which fails closed.
+const MaxRuleValueBytes = 64 << 10
+
+// tooLong reports whether a regex rule's value is longer than it reads.
+func (r *Rule) tooLong(args map[string]any) bool {
+	if r.Kind != ruleRegex {
+		return false
+	}
+	items, _, ok := r.values(args)
+	n := 0
+	for _, s := range items {
+		n += len(s) + 1
+	}
+	return ok && n > MaxRuleValueBytes
 }
 
 // fires reports whether the rule fires on the arguments. The value at the

@@ -307,7 +307,7 @@ func TestHostileRegexesMatchInLinearTime(t *testing.T) {
 		`{code: star_repeat, pointer: /b, regex: '(.*a){20}', route: refuse}`,
 		`{code: star_repeat_negated, pointer: /b, regex: '(.*a){20}', route: refuse, negate: true}`,
 	)
-	const n = 64 << 10
+	const n = MaxRuleValueBytes - 64 // the most a regex rule reads
 	args := map[string]any{
 		"a": strings.Repeat("a", n) + "!",
 		"x": strings.Repeat("x", n),
@@ -320,6 +320,23 @@ func TestHostileRegexesMatchInLinearTime(t *testing.T) {
 	args["b"] = strings.Repeat("ab", n/2)
 	if fs := v.ruleFindings(args); len(fs) != 1 || fs[0].Code != "star_repeat" {
 		t.Fatalf("findings %+v, want star_repeat", fs)
+	}
+}
+
+// A value longer than a regex rule reads fires the rule, naming why, so
+// that padding cannot push a command past the check.
+func TestRegexRuleFiresOnValuesTooLongToCheck(t *testing.T) {
+	v := loadRuleView(t, `{code: destructive, pointer: /command, regex: 'rm\s+-rf', route: refuse}`,
+		`{code: fetch_host, pointer: /url, host: [example.com], route: ask, negate: true}`)
+	padded := strings.Repeat(" ", MaxRuleValueBytes) + "rm -rf /"
+	for _, args := range []map[string]any{{"command": padded}, {"command": []any{strings.Repeat("x", MaxRuleValueBytes), "ls"}}} {
+		fs := v.ruleFindings(args)
+		if len(fs) != 2 || fs[0].Code != "destructive" || !strings.Contains(fs[0].Message, "too long") || strings.Contains(fs[0].Message, "rm -rf") {
+			t.Fatalf("findings %+v", fs)
+		}
+	}
+	if fs := v.ruleFindings(map[string]any{"command": "ls -la", "url": "https://example.com/x"}); len(fs) != 0 {
+		t.Fatalf("a short clean value fired: %+v", fs)
 	}
 }
 
