@@ -96,3 +96,17 @@ func TestCrossSiteContentTypesRefused(t *testing.T) {
 		t.Errorf("hook with text/plain: %d %s", r.status, r.raw)
 	}
 }
+
+// A hook call over the rate limit is a 200 deny, not a 429 the runtime
+// would run the tool on.
+func TestHookRateLimitDenies(t *testing.T) {
+	f := newServer(t, func(d *server.Deps) { d.RateLimit = 1; d.Tokens = nil })
+	call := `{"hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":"a"}}`
+	var last *response
+	for range 2 {
+		last = f.do(request{method: http.MethodPost, target: "/v1/hooks/claude-code", body: strings.NewReader(call)})
+	}
+	if last.status != http.StatusOK || !strings.Contains(string(last.raw), `"deny"`) || !strings.Contains(string(last.raw), "rate limit") {
+		t.Fatalf("second call: %d %s", last.status, last.raw)
+	}
+}
