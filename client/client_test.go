@@ -1,12 +1,9 @@
 package client_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
-	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -160,14 +157,14 @@ func failingClient(t *testing.T, v *vectors, g *testgated.Server, i int) *client
 	base := ""
 	switch tc.Fault {
 	case "refused":
-		base = "http://" + closedPort(t)
+		base = "http://" + testgated.ClosedAddr(t)
 	case "silent":
-		base = "http://" + silentListener(t)
+		base = "http://" + testgated.SilentAddr(t)
 	case "token":
 		base = g.URL
 		opts = append(opts, client.WithToken(v.Tokens[tc.Token]))
 	case "respond":
-		base = "http://" + responder(t, tc.Respond)
+		base = "http://" + testgated.BrokenProxy(t, tc.Respond)
 	default:
 		t.Fatalf("unknown fault %q", tc.Fault)
 	}
@@ -197,71 +194,10 @@ func TestShadowReportsWouldBeRoute(t *testing.T) {
 
 // TestRedirectIsAFailure: a 3xx is not followed to another target.
 func TestRedirectIsAFailure(t *testing.T) {
-	addr := responder(t, "HTTP/1.1 307 Temporary Redirect\r\nLocation: http://127.0.0.1:1/pre-tool-check\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+	addr := testgated.BrokenProxy(t, "HTTP/1.1 307 Temporary Redirect\r\nLocation: http://127.0.0.1:1/pre-tool-check\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
 	_, err := client.New("http://"+addr).Check(context.Background(), client.Event{})
 	var cerr *client.Error
 	if !errors.As(err, &cerr) || cerr.Blocker != "gated_http_307" {
 		t.Fatalf("got %v, want gated_http_307", err)
 	}
-}
-
-// closedPort returns an address nobody listens on.
-func closedPort(t *testing.T) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return addr
-}
-
-// silentListener accepts connections and never answers.
-func silentListener(t *testing.T) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		var held []net.Conn
-		defer func() {
-			for _, c := range held {
-				c.Close()
-			}
-		}()
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			held = append(held, c)
-		}
-	}()
-	return ln.Addr().String()
-}
-
-// responder answers every request with raw bytes and closes: a broken
-// proxy in front of gated.
-func responder(t *testing.T, raw string) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				if _, err := http.ReadRequest(bufio.NewReader(c)); err == nil {
-					_, _ = c.Write([]byte(raw))
-				}
-			}()
-		}
-	}()
-	return ln.Addr().String()
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/gatedhq/gated/internal/auth"
+	"github.com/gatedhq/gated/internal/testgated"
 )
 
 // codexInput is a Codex PreToolUse hook input with the fields Codex sends
@@ -71,8 +72,8 @@ func TestCodexHook(t *testing.T) {
 		args        []string
 		in          string
 	}{
-		{"gated down", read, withToken, []string{"--url", "http://" + closedAddr(t)}, "gated_unreachable"},
-		{"no answer in time", read, withToken, []string{"--url", "http://" + silentAddr(t), "--timeout", "200ms"}, "gated_timeout"},
+		{"gated down", read, withToken, []string{"--url", "http://" + testgated.ClosedAddr(t)}, "gated_unreachable"},
+		{"no answer in time", read, withToken, []string{"--url", "http://" + testgated.SilentAddr(t), "--timeout", "200ms"}, "gated_timeout"},
 		{"bad token", read, map[string]string{"GATED_TOKEN": "nope"}, []string{"--url", base}, "unauthorized"},
 		{"bad body", "{", withToken, []string{"--url", base}, "malformed JSON"},
 		{"bad body in-process", "{", nil, []string{"--catalog", catalog}, "malformed JSON"},

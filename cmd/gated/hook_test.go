@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -12,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/gatedhq/gated/internal/auth"
+	"github.com/gatedhq/gated/internal/testgated"
 )
 
 const claudeCatalog = "../../examples/claude-code/catalog"
@@ -127,14 +127,14 @@ func TestClaudeCodeHookFailuresBlock(t *testing.T) {
 	if code, out, _ := runCommandHook(t, read, withToken, "--url", base); code != 0 || out.HookSpecificOutput.PermissionDecision != "allow" {
 		t.Fatalf("the working path must allow first: exit %d %+v", code, out)
 	}
-	silent := silentAddr(t)
+	silent := testgated.SilentAddr(t)
 	for _, tc := range []struct {
 		name, stdin string
 		kv          map[string]string
 		args        []string
 		stderr      string
 	}{
-		{"gated down", read, withToken, []string{"--url", "http://" + closedAddr(t)}, "gated_unreachable"},
+		{"gated down", read, withToken, []string{"--url", "http://" + testgated.ClosedAddr(t)}, "gated_unreachable"},
 		{"no answer in time", read, withToken, []string{"--url", "http://" + silent, "--timeout", "200ms"}, "gated_timeout"},
 		{"no token", read, nil, []string{"--url", base}, "unauthorized"},
 		{"wrong token", read, map[string]string{"GATED_TOKEN": "nope"}, []string{"--url", base}, "unauthorized"},
@@ -200,35 +200,4 @@ func TestClaudeCodeHookDeniesWhenAuditFails(t *testing.T) {
 func postRaw(t *testing.T, url, body string, hdr map[string]string) (int, []byte) {
 	t.Helper()
 	return send(t, http.MethodPost, url, strings.NewReader(body), hdr)
-}
-
-func closedAddr(t *testing.T) string {
-	t.Helper()
-	return freeAddr(t) // freeAddr closes its listener: nobody listens there
-}
-
-// silentAddr accepts connections and never answers.
-func silentAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		var conns []net.Conn
-		defer func() {
-			for _, c := range conns {
-				c.Close()
-			}
-		}()
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			conns = append(conns, c)
-		}
-	}()
-	return ln.Addr().String()
 }

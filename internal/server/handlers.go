@@ -25,18 +25,7 @@ func handlePreToolCheck(d *Deps) http.HandlerFunc {
 			writeError(w, berr.status, berr.msg)
 			return
 		}
-		req := gate.Request{
-			Event:     doc,
-			Shadow:    r.URL.Query().Get("shadow_mode") == "true",
-			RequestID: middleware.GetReqID(r.Context()),
-			ClientIP:  clientIP(r, d.TrustedProxies),
-			// Open mode has no token to vouch for anyone, so the event's own
-			// principals are all there is (see docs/policy.md).
-			TrustEventPrincipals: d.Tokens == nil,
-		}
-		if t := tokenFrom(r.Context()); t != nil {
-			req.TokenName, req.Principals, req.TrustEventPrincipals = t.Name, t.Principals, t.TrustEventPrincipals
-		}
+		req := callerRequest(d, r, doc)
 		dec := d.Engine.Decide(r.Context(), req)
 		if ce := d.Logger.Check(zap.DebugLevel, "decision"); ce != nil {
 			// Names and codes only: never arguments or evidence text.
@@ -60,6 +49,26 @@ func handleValidate(d *Deps) http.HandlerFunc {
 		}
 		writeJSON(w, http.StatusOK, gate.Validate(doc))
 	}
+}
+
+// callerRequest is the decision request of event from the caller of r:
+// its token and principals, client address, request id and shadow flag.
+// Every surface (events, hooks, MCP) builds it here, so they decide alike.
+func callerRequest(d *Deps, r *http.Request, event map[string]any) gate.Request {
+	req := gate.Request{
+		Event:     event,
+		Shadow:    r.URL.Query().Get("shadow_mode") == "true",
+		RequestID: middleware.GetReqID(r.Context()),
+		ClientIP:  clientIP(r, d.TrustedProxies),
+		// Open mode has no token to vouch for anyone, so the event's own
+		// principals (agent_id, subject) are all there is (see docs/policy.md);
+		// with tokens, only one that vouches for its runtime lets them count.
+		TrustEventPrincipals: d.Tokens == nil,
+	}
+	if t := tokenFrom(r.Context()); t != nil {
+		req.TokenName, req.Principals, req.TrustEventPrincipals = t.Name, t.Principals, t.TrustEventPrincipals
+	}
+	return req
 }
 
 // handleDocument serves what doc returns, or 404 with missing when gated

@@ -3,8 +3,6 @@ package server
 import (
 	"net/http"
 
-	"github.com/go-chi/chi/v5/middleware"
-
 	"github.com/gatedhq/gated/internal/adapter/hook"
 	"github.com/gatedhq/gated/internal/gate"
 )
@@ -38,18 +36,7 @@ func handleHook(d *Deps, rt hook.Runtime) http.HandlerFunc {
 			return
 		}
 		opts := hook.Options{AuthorizationState: d.HookAuthorizationState, Category: string(d.Engine.Category(in.ToolName))}
-		req := gate.Request{
-			Event:     rt.Event(in, opts),
-			Shadow:    r.URL.Query().Get("shadow_mode") == "true",
-			RequestID: middleware.GetReqID(r.Context()),
-			ClientIP:  clientIP(r, d.TrustedProxies),
-			// The hook names its runtime as agent_id; only a token that
-			// vouches for its runtime lets that count as a principal.
-			TrustEventPrincipals: d.Tokens == nil,
-		}
-		if t := tokenFrom(r.Context()); t != nil {
-			req.TokenName, req.Principals, req.TrustEventPrincipals = t.Name, t.Principals, t.TrustEventPrincipals
-		}
+		req := callerRequest(d, r, rt.Event(in, opts))
 		writeJSON(w, http.StatusOK, rt.Answer(HookDecision(d.Engine.Decide(r.Context(), req))))
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 
-	"github.com/go-chi/chi/v5/middleware"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/gatedhq/gated/internal/adapter/mcp"
@@ -21,15 +20,7 @@ const mcpEnvelopeBytes = 4 << 10
 // /pre-tool-check call.
 func handleMCP(d *Deps) http.Handler {
 	return sdk.NewStreamableHTTPHandler(func(r *http.Request) *sdk.Server {
-		base := gate.Request{
-			Shadow:               r.URL.Query().Get("shadow_mode") == "true",
-			RequestID:            middleware.GetReqID(r.Context()),
-			ClientIP:             clientIP(r, d.TrustedProxies),
-			TrustEventPrincipals: d.Tokens == nil,
-		}
-		if t := tokenFrom(r.Context()); t != nil {
-			base.TokenName, base.Principals, base.TrustEventPrincipals = t.Name, t.Principals, t.TrustEventPrincipals
-		}
+		base := callerRequest(d, r, nil)
 		return mcp.NewServer(d.Version, func(ctx context.Context, event map[string]any) *gate.Decision {
 			req := base
 			req.Event = event
