@@ -26,11 +26,7 @@ func ClosedAddr(t testing.TB) string {
 // answers, until the test ends.
 func SilentAddr(t testing.TB) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
+	ln := listen(t)
 	go func() {
 		var held []net.Conn
 		defer func() {
@@ -53,11 +49,7 @@ func SilentAddr(t testing.TB) string {
 // answers the raw bytes, then closes: a faulty intermediary, not gated.
 func BrokenProxy(t testing.TB, raw string) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
+	ln := listen(t)
 	go func() {
 		for {
 			c, err := ln.Accept()
@@ -73,4 +65,15 @@ func BrokenProxy(t testing.TB, raw string) string {
 		}
 	}()
 	return ln.Addr().String()
+}
+
+// listen opens a loopback listener closed when the test ends.
+func listen(t testing.TB) net.Listener {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	return ln
 }
