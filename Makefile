@@ -14,8 +14,10 @@ test: vet unit $(TEST_EXTRAS)
 vet:
 	$(GO) vet ./...
 
-unit:
-	$(GO) test -race -count=1 ./...
+# The tests of what calls gated from outside (client, hooks, MCP) start the
+# binary gated-bin builds, rather than each building its own.
+unit: gated-bin
+	GATED_BIN=$(GATED_BIN) $(GO) test -race -count=1 ./...
 
 build:
 	$(GO) build -o bin/gated ./cmd/gated
