@@ -3,6 +3,7 @@
     client = gated.Client("http://127.0.0.1:8080", token="...")
     decision = client.check(event)            # never raises for gated's failures
     send_email = client.guard(send_email, tool_category="write", ...)
+    hooks = {"on_pre_tool_use": gated.copilot_pre_tool_use(client)}  # GitHub Copilot SDK
 
 See README.md next to this package and ../README.md for the shared contract.
 """
@@ -11,6 +12,9 @@ See README.md next to this package and ../README.md for the shared contract.
 # pyproject.toml holds the same version (a test keeps the two equal).
 __version__ = "0.1.0"
 
-from ._client import MAX_ANSWER_BYTES, ROUTES, Blocked, Client  # noqa: E402
+from ._client import (  # noqa: E402
+    MAX_ANSWER_BYTES, PERMISSION_DECISIONS, ROUTES, Blocked, Client, GatedError)
+from ._copilot import copilot_pre_tool_use  # noqa: E402
 
-__all__ = ["Client", "Blocked", "ROUTES", "MAX_ANSWER_BYTES", "__version__"]
+__all__ = ["Client", "Blocked", "GatedError", "copilot_pre_tool_use", "ROUTES",
+           "PERMISSION_DECISIONS", "MAX_ANSWER_BYTES", "__version__"]

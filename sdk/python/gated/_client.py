@@ -18,7 +18,7 @@ import socket
 import ssl
 import time
 from typing import Any, Callable, Dict, Optional
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 
 from . import __version__
 
@@ -53,6 +53,21 @@ class Blocked(Exception):
         if decision.get("error"):
             message += " " + str(decision["error"])
         super().__init__(message)
+
+
+class GatedError(Exception):
+    """An exchange with gated that gave no usable answer.
+
+    Raised by Client.hook(); check() turns the same failures into a refusal.
+    ``blocker`` names the failure (gated_unreachable, gated_timeout,
+    gated_http_<status>, gated_bad_answer) and ``sentence`` says what went
+    wrong; the message is "<blocker>: <sentence>".
+    """
+
+    def __init__(self, blocker: str, sentence: str):
+        super().__init__("%s: %s" % (blocker, sentence))
+        self.blocker = blocker
+        self.sentence = sentence
 
 
 class _BadAnswer(Exception):
@@ -122,8 +137,9 @@ class Client:
         self._token = token
         self._host = parts.hostname
         self._port = port
-        self._path = (parts.path.rstrip("/") + "/pre-tool-check"
-                      + ("?shadow_mode=true" if shadow else ""))
+        self._prefix = parts.path.rstrip("/")
+        self._query = "?shadow_mode=true" if shadow else ""
+        self._path = self._prefix + "/pre-tool-check" + self._query
         self._ssl = ssl.create_default_context() if parts.scheme == "https" else None
 
     def __repr__(self) -> str:  # without the token
@@ -144,23 +160,57 @@ class Client:
                             % type(event).__name__)
         body = json.dumps(event, separators=(",", ":"), allow_nan=False).encode("utf-8")
         try:
-            return self._post(body)
+            return self._ask(self._path, body, _decision)
+        except GatedError as e:
+            return _refusal(e.blocker, e.sentence)
+
+    # -- hook -------------------------------------------------------------
+
+    def hook(self, runtime: str, input: Dict[str, Any]) -> Dict[str, Any]:
+        """Forward a coding agent's PreToolUse hook input to gated.
+
+        The input goes, as the runtime sent it, to gated's
+        /v1/hooks/{runtime} (e.g. "copilot", "claude-code"), where gated's
+        catalog gives the tool its category, and gated's answer comes back
+        as a dict whose ``hookSpecificOutput`` has a ``permissionDecision``
+        of allow, ask or deny and a ``permissionDecisionReason``. It fails
+        closed: on any failure it raises GatedError naming the blocker, and
+        the caller must block the tool. An input that is not a dict of JSON
+        values is the caller's bug and raises TypeError/ValueError.
+        """
+        if not isinstance(runtime, str) or not runtime:
+            raise TypeError("hook() takes the runtime's name, e.g. \"copilot\".")
+        if not isinstance(input, dict):
+            raise TypeError("hook() takes the hook input as a dict, got %s."
+                            % type(input).__name__)
+        body = json.dumps(input, separators=(",", ":"), allow_nan=False).encode("utf-8")
+        path = self._prefix + "/v1/hooks/" + quote(runtime, safe="") + self._query
+        return self._ask(path, body, _hook_answer)
+
+    # -- the exchange -----------------------------------------------------
+
+    def _ask(self, path: str, body: bytes, parse: Callable[[bytes], Any]) -> Any:
+        """Post body to path and parse a 2xx answer; raise GatedError otherwise."""
+        try:
+            return parse(self._post(path, body))
+        except GatedError:
+            raise
         # socket.timeout is TimeoutError from 3.10 on, a sibling before.
         except (socket.timeout, TimeoutError):
-            return _refusal("gated_timeout", "gated gave no complete answer "
-                            "within %g s." % self.timeout)
+            raise GatedError("gated_timeout", "gated gave no complete answer "
+                             "within %g s." % self.timeout) from None
         except _BadAnswer as e:
-            return _refusal("gated_bad_answer", str(e))
+            raise GatedError("gated_bad_answer", str(e)) from None
         except http.client.IncompleteRead:
-            return _refusal("gated_bad_answer", "gated's answer was cut short.")
+            raise GatedError("gated_bad_answer", "gated's answer was cut short.") from None
         except OSError as e:  # refused, DNS, reset, TLS; after the timeouts above
-            return _refusal("gated_unreachable", "gated is unreachable at %s: %s."
-                            % (self.base_url, str(e) or type(e).__name__))
+            raise GatedError("gated_unreachable", "gated is unreachable at %s: %s."
+                             % (self.base_url, str(e) or type(e).__name__)) from None
         except http.client.HTTPException as e:  # a status line or header that is not HTTP
-            return _refusal("gated_bad_answer", "gated's answer is not valid "
-                            "HTTP: %s." % (type(e).__name__,))
+            raise GatedError("gated_bad_answer", "gated's answer is not valid "
+                             "HTTP: %s." % (type(e).__name__,)) from None
 
-    def _post(self, body: bytes) -> Decision:
+    def _post(self, path: str, body: bytes) -> bytes:
         deadline = time.monotonic() + self.timeout
         headers = {"Content-Type": "application/json", "Accept": "application/json",
                    "User-Agent": "gated-python/" + __version__, "Connection": "close"}
@@ -175,14 +225,14 @@ class Client:
             conn = http.client.HTTPConnection(self._host, self._port, timeout=self.timeout)
         resp = None
         try:
-            conn.request("POST", self._path, body, headers)
+            conn.request("POST", path, body, headers)
             sock = conn.sock  # getresponse() drops conn.sock when the answer closes
             _budget(sock, deadline)
             resp = conn.getresponse()
             if not 200 <= resp.status < 300:
-                return _refusal("gated_http_%d" % resp.status, "gated answered HTTP %d%s."
-                                % (resp.status, _error_detail(resp, sock, deadline)))
-            return _decision(_read(resp, sock, deadline, MAX_ANSWER_BYTES))
+                raise GatedError("gated_http_%d" % resp.status, "gated answered HTTP %d%s."
+                                 % (resp.status, _error_detail(resp, sock, deadline)))
+            return _read(resp, sock, deadline, MAX_ANSWER_BYTES)
         finally:
             if resp is not None:
                 resp.close()
@@ -278,6 +328,25 @@ def _decision(raw: bytes) -> Decision:
         raise _BadAnswer("gated's answer has no route of accept, ask, defer or refuse.")
     if not isinstance(answer.get("execute"), bool):
         raise _BadAnswer("gated's answer has no boolean execute.")
+    return answer
+
+
+PERMISSION_DECISIONS = ("allow", "ask", "deny")
+
+
+def _hook_answer(raw: bytes) -> Dict[str, Any]:
+    try:
+        answer = json.loads(raw.decode("utf-8"))
+    except (ValueError, RecursionError):
+        raise _BadAnswer("gated's hook answer is not JSON.") from None
+    out = answer.get("hookSpecificOutput") if isinstance(answer, dict) else None
+    if not isinstance(out, dict):
+        raise _BadAnswer("gated's hook answer has no hookSpecificOutput object.")
+    if out.get("permissionDecision") not in PERMISSION_DECISIONS:
+        raise _BadAnswer("gated's hook answer has no permissionDecision of allow, ask or deny.")
+    for field in ("permissionDecisionReason", "hookEventName"):
+        if not isinstance(out.setdefault(field, ""), str):
+            raise _BadAnswer("gated's hook answer has a %s that is not a string." % field)
     return answer
 
 

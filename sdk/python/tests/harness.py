@@ -6,6 +6,7 @@ Without it the tests that need gated fail, on purpose: a skipped conformance
 run would look like a passing one.
 """
 
+import contextlib
 import json
 import os
 import select
@@ -256,3 +257,24 @@ def http_answer(status: str, body: bytes, content_type: str = "application/json"
     return ("HTTP/1.1 %s\r\nContent-Type: %s\r\nContent-Length: %d\r\n%s"
             "Connection: close\r\n\r\n" % (status, content_type, len(body), extra)
             ).encode("latin-1") + body
+
+
+@contextlib.contextmanager
+def fault(vector: dict, gated_url: str):
+    """Inject a failures vector's fault for real; yield gated.Client's
+    arguments that meet it: (base_url, keyword arguments)."""
+    token, kind = None, vector["fault"]
+    kwargs = {"shadow": vector.get("shadow", False),
+              "timeout": vector.get("timeout_ms", 2000) / 1000}
+    if kind == "refused":
+        yield refused_url(), dict(kwargs, token=token)
+    elif kind == "token":
+        yield gated_url, dict(kwargs, token=TOKENS[vector["token"]])
+    elif kind in ("silent", "respond"):
+        listener = (Silent() if kind == "silent"
+                    else BrokenProxy(vector["respond"].encode("utf-8")))
+        with listener:
+            yield listener.url, dict(kwargs, token=token)
+    else:
+        raise AssertionError("vectors.json names a fault this SDK's tests do not "
+                             "know: %r" % kind)

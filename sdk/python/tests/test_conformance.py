@@ -77,22 +77,8 @@ class Failures(unittest.TestCase):
 
     @contextlib.contextmanager
     def client(self, vector, **kw):
-        token = None
-        fault = vector["fault"]
-        if fault == "refused":
-            url = harness.refused_url()
-        elif fault == "token":
-            url, token = GATED.url, harness.TOKENS[vector["token"]]
-        elif fault in ("silent", "respond"):
-            listener = (harness.Silent() if fault == "silent"
-                        else harness.BrokenProxy(vector["respond"].encode("utf-8")))
-            stack = contextlib.ExitStack()
-            self.addCleanup(stack.close)
-            url = stack.enter_context(listener).url
-        else:
-            self.fail("vectors.json names a fault this SDK's tests do not know: %r" % fault)
-        yield gated.Client(url, token=token, shadow=vector.get("shadow", False),
-                           timeout=vector.get("timeout_ms", 2000) / 1000, **kw)
+        with harness.fault(vector, GATED.url) as (url, kwargs):
+            yield gated.Client(url, **kwargs, **kw)
 
     def assert_refusal(self, decision, blocker):
         self.assertEqual(set(decision), {"route", "execute", "shadow", "hard_blockers", "error"})

@@ -150,6 +150,43 @@ export interface Client {
     tool: F,
     eventFields: GuardFields,
   ): (...args: Parameters<F>) => Promise<Awaited<ReturnType<F>>>;
+  /**
+   * Forwards a coding agent's PreToolUse hook input, as the runtime sent it,
+   * to gated's /v1/hooks/{runtime} (e.g. "copilot", "claude-code"), where
+   * gated's catalog gives the tool its category and gated decides. Fails
+   * closed: on any failure, or an answer whose permissionDecision is not
+   * allow, ask or deny, it rejects with a GatedError naming the blocker, and
+   * the caller must block the tool. copilotPreToolUse() is built on it.
+   */
+  hook(runtime: string, input: Record<string, unknown>): Promise<HookAnswer>;
+}
+
+/** A coding agent's permission decision, as gated's hook endpoints answer it. */
+export type PermissionDecision = "allow" | "ask" | "deny";
+
+/** gated's answer to a coding agent's PreToolUse hook (/v1/hooks/{runtime}). */
+export interface HookAnswer {
+  hookSpecificOutput: {
+    hookEventName: string;
+    permissionDecision: PermissionDecision;
+    permissionDecisionReason: string;
+    [field: string]: unknown;
+  };
+  [field: string]: unknown;
+}
+
+/**
+ * The failure of an exchange with gated that gave no usable answer, as
+ * hook() rejects with it. Its message is "<blocker>: <sentence>".
+ */
+export class GatedError extends Error {
+  readonly blocker: FailureBlocker;
+
+  constructor(blocker: FailureBlocker, sentence: string) {
+    super(`${blocker}: ${sentence}`);
+    this.name = "GatedError";
+    this.blocker = blocker;
+  }
 }
 
 /** Thrown by a guarded tool that gated did not let run. */
@@ -172,7 +209,9 @@ const MAX_ANSWER_BYTES = 4 << 20;
 
 export function createClient(options: ClientOptions): Client {
   const opts = validate(options);
-  const url = opts.baseUrl.replace(/\/+$/, "") + "/pre-tool-check" + (opts.shadow ? "?shadow_mode=true" : "");
+  const base = opts.baseUrl.replace(/\/+$/, "");
+  const query = opts.shadow ? "?shadow_mode=true" : "";
+  const url = base + "/pre-tool-check" + query;
   const headers: Record<string, string> = {
     "content-type": "application/json",
     accept: "application/json",
@@ -189,7 +228,43 @@ export function createClient(options: ClientOptions): Client {
     } catch (err) {
       throw new TypeError(`The event cannot be encoded as JSON: ${(err as Error).message}`);
     }
-    return post(url, headers, body, opts.timeoutMs);
+    let text: string;
+    try {
+      text = await exchange(url, headers, body, opts.timeoutMs);
+    } catch (err) {
+      if (err instanceof Failure) return refusal(err.blocker, err.sentence);
+      throw err;
+    }
+    try {
+      return toDecision(text);
+    } catch (err) {
+      return refusal("gated_bad_answer", `gated's answer is not a decision: ${(err as Error).message}.`);
+    }
+  }
+
+  async function hook(runtime: string, input: Record<string, unknown>): Promise<HookAnswer> {
+    if (typeof runtime !== "string" || runtime === "") throw new TypeError("hook() needs a runtime name, e.g. \"copilot\".");
+    if (typeof input !== "object" || input === null || Array.isArray(input)) {
+      throw new TypeError("hook() needs the hook input as an object.");
+    }
+    let body: string;
+    try {
+      body = JSON.stringify(input);
+    } catch (err) {
+      throw new TypeError(`The hook input cannot be encoded as JSON: ${(err as Error).message}`);
+    }
+    let text: string;
+    try {
+      text = await exchange(`${base}/v1/hooks/${encodeURIComponent(runtime)}${query}`, headers, body, opts.timeoutMs);
+    } catch (err) {
+      if (err instanceof Failure) throw new GatedError(err.blocker, err.sentence);
+      throw err;
+    }
+    try {
+      return toHookAnswer(text);
+    } catch (err) {
+      throw new GatedError("gated_bad_answer", `gated's hook answer is unusable: ${(err as Error).message}.`);
+    }
   }
 
   function guard<F extends (args: any, ...rest: any[]) => unknown>(
@@ -222,7 +297,7 @@ export function createClient(options: ClientOptions): Client {
     };
   }
 
-  return { check, guard };
+  return { check, guard, hook };
 }
 
 // proposed_arguments must be a JSON object; a tool called with anything else
@@ -285,25 +360,37 @@ function refusal(blocker: FailureBlocker, error: string): Decision {
 
 class BadAnswer extends Error {}
 
-// One exchange with gated under one deadline. Every failure becomes a
-// refusal; the order of the catch branches matters: an abort by our timer is
-// a timeout wherever it strikes.
-async function post(url: string, headers: Record<string, string>, body: string, timeoutMs: number): Promise<Decision> {
+// An exchange that gave no usable answer: check() turns it into a refusal,
+// hook() into a GatedError.
+class Failure extends Error {
+  constructor(
+    readonly blocker: FailureBlocker,
+    readonly sentence: string,
+  ) {
+    super(`${blocker}: ${sentence}`);
+  }
+}
+
+// One exchange with gated under one deadline: resolves with a 2xx answer's
+// body, and rejects with a Failure for everything else. The order of the
+// catch branches matters: an abort by our timer is a timeout wherever it
+// strikes.
+async function exchange(url: string, headers: Record<string, string>, body: string, timeoutMs: number): Promise<string> {
   const controller = new AbortController();
   let timedOut = false;
   const timer = setTimeout(() => {
     timedOut = true;
     controller.abort();
   }, timeoutMs);
-  const timeout = () => refusal("gated_timeout", `gated did not answer within ${timeoutMs} ms.`);
+  const timeout = () => new Failure("gated_timeout", `gated did not answer within ${timeoutMs} ms.`);
   try {
     let res: Response;
     try {
       // redirect "manual": a 3xx is not gated's decision, so it is a failure, not a hop.
       res = await fetch(url, { method: "POST", headers, body, redirect: "manual", signal: controller.signal });
     } catch (err) {
-      if (timedOut) return timeout();
-      return refusal("gated_unreachable", `gated is unreachable: ${describe(err)}.`);
+      if (timedOut) throw timeout();
+      throw new Failure("gated_unreachable", `gated is unreachable: ${describe(err)}.`);
     }
 
     if (res.status < 200 || res.status > 299) {
@@ -317,21 +404,15 @@ async function post(url: string, headers: Record<string, string>, body: string, 
       } catch {
         // The status alone decides.
       }
-      return refusal(`gated_http_${res.status}`, `gated answered HTTP ${res.status}${detail.replace(/\.$/, "")}.`);
+      throw new Failure(`gated_http_${res.status}`, `gated answered HTTP ${res.status}${detail.replace(/\.$/, "")}.`);
     }
 
-    let text: string;
     try {
-      text = await readBounded(res);
+      return await readBounded(res);
     } catch (err) {
-      if (timedOut) return timeout();
+      if (timedOut) throw timeout();
       const why = err instanceof BadAnswer ? err.message : `it was cut short (${describe(err)})`;
-      return refusal("gated_bad_answer", `gated's answer is not a decision: ${why}.`);
-    }
-    try {
-      return toDecision(text);
-    } catch (err) {
-      return refusal("gated_bad_answer", `gated's answer is not a decision: ${(err as Error).message}.`);
+      throw new Failure("gated_bad_answer", `gated's answer is not a decision: ${why}.`);
     }
   } finally {
     clearTimeout(timer);
@@ -393,6 +474,31 @@ function toDecision(text: string): Decision {
   };
 }
 
+const PERMISSION_DECISIONS: readonly string[] = ["allow", "ask", "deny"];
+
+function toHookAnswer(text: string): HookAnswer {
+  let answer: unknown;
+  try {
+    answer = JSON.parse(text);
+  } catch {
+    throw new Error("it is not JSON");
+  }
+  const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+  if (!isObject(answer)) throw new Error("it is not a JSON object");
+  const out = answer.hookSpecificOutput;
+  if (!isObject(out)) throw new Error("it has no hookSpecificOutput object");
+  const { permissionDecision: decision, permissionDecisionReason: reason = "", hookEventName: event = "" } = out;
+  if (typeof decision !== "string" || !PERMISSION_DECISIONS.includes(decision)) {
+    throw new Error(`it has no permissionDecision of allow, ask or deny (got ${JSON.stringify(decision) ?? "nothing"})`);
+  }
+  if (typeof reason !== "string") throw new Error("its permissionDecisionReason is not a string");
+  if (typeof event !== "string") throw new Error("its hookEventName is not a string");
+  return {
+    ...answer,
+    hookSpecificOutput: { ...out, hookEventName: event, permissionDecision: decision as PermissionDecision, permissionDecisionReason: reason },
+  };
+}
+
 // undici reports "fetch failed" and keeps the reason in err.cause, e.g.
 // "connect ECONNREFUSED 127.0.0.1:9" or "getaddrinfo ENOTFOUND gated.internal".
 function describe(err: unknown): string {
@@ -403,4 +509,96 @@ function describe(err: unknown): string {
     e = cause;
   }
   return reason.replace(/\.$/, "");
+}
+
+// ---------------------------------------------------------------------------
+// GitHub Copilot SDK
+
+/**
+ * What the handler reads of the GitHub Copilot SDK's PreToolUseHookInput
+ * (`@github/copilot-sdk`, which this package does not depend on). The
+ * TypeScript SDK names the working directory `workingDirectory`; the wire
+ * form the Copilot CLI and the Python SDK use names it `cwd`. Both are read.
+ */
+export interface CopilotPreToolUseInput {
+  sessionId?: string;
+  workingDirectory?: string;
+  cwd?: string;
+  toolName: string;
+  toolArgs?: unknown;
+  /** A Date or milliseconds since the epoch; not sent to gated. */
+  timestamp?: unknown;
+}
+
+/** The Copilot SDK's hook invocation: the session that runs the hook. */
+export interface CopilotInvocation {
+  sessionId?: string;
+}
+
+/** The handler's answer, a PreToolUseHookOutput of the Copilot SDK. */
+export interface CopilotPreToolUseOutput {
+  permissionDecision: PermissionDecision;
+  permissionDecisionReason: string;
+}
+
+/** A handler for the Copilot SDK's `hooks.onPreToolUse`. It never rejects. */
+export type CopilotPreToolUseHandler = (
+  input: CopilotPreToolUseInput,
+  invocation?: CopilotInvocation,
+) => Promise<CopilotPreToolUseOutput>;
+
+/**
+ * Returns a handler for the GitHub Copilot SDK's `onPreToolUse` hook:
+ *
+ *     const session = await copilot.createSession({ hooks: { onPreToolUse: copilotPreToolUse(gated) } });
+ *
+ * Each call goes to gated's /v1/hooks/copilot through client.hook() (the
+ * client's token, timeout and shadow mode), where gated's catalog gives the
+ * tool its category, and gated's allow, ask or deny is returned with its
+ * reason. The handler never throws and never rejects, because the Copilot SDK
+ * runs the tool when a handler fails: any failure (gated unreachable or slow,
+ * a non-2xx status, an unusable answer, a bug) answers deny with a reason
+ * naming it, e.g. "gated could not check this call, so it is blocked:
+ * gated_timeout: ...".
+ */
+export function copilotPreToolUse(client: Pick<Client, "hook">): CopilotPreToolUseHandler {
+  if (typeof client !== "object" || client === null || typeof client.hook !== "function") {
+    throw new TypeError("copilotPreToolUse() needs a client made by createClient().");
+  }
+  return async (input, invocation) => {
+    try {
+      if (typeof input !== "object" || input === null) throw new Error("the Copilot input could not be read");
+      const args = input.toolArgs;
+      const body = {
+        hook_event_name: "PreToolUse",
+        session_id: input.sessionId || invocation?.sessionId,
+        cwd: input.workingDirectory ?? input.cwd,
+        tool_name: input.toolName,
+        tool_input: args === undefined || args === null ? {} : typeof args === "object" && !Array.isArray(args) ? args : { input: args },
+      };
+      try {
+        JSON.stringify(body);
+      } catch (err) {
+        throw new GatedError("gated_bad_answer", `the tool arguments cannot be encoded as JSON: ${(err as Error).message}`);
+      }
+      const answer = await client.hook("copilot", body);
+      const { permissionDecision, permissionDecisionReason } = answer.hookSpecificOutput;
+      if (!PERMISSION_DECISIONS.includes(permissionDecision)) {
+        throw new GatedError("gated_bad_answer", "gated's hook answer has no permissionDecision of allow, ask or deny");
+      }
+      return { permissionDecision, permissionDecisionReason: String(permissionDecisionReason ?? "") };
+    } catch (err) {
+      return copilotDeny(err);
+    }
+  };
+}
+
+function copilotDeny(err: unknown): CopilotPreToolUseOutput {
+  let why: string;
+  try {
+    why = err instanceof Error ? err.message || err.name : String(err);
+  } catch {
+    why = "an unreadable error";
+  }
+  return { permissionDecision: "deny", permissionDecisionReason: `gated could not check this call, so it is blocked: ${why}` };
 }

@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 
 import { BlockedError, createClient } from "../dist/index.js";
-import { brokenProxy, loadVectors, refusedBaseUrl, silentServer, startGated } from "./harness.mjs";
+import { injectFault, loadVectors, startGated } from "./harness.mjs";
 
 const vectors = await loadVectors();
 
@@ -39,27 +39,7 @@ function assertBlocked(outcome, route, hardBlockers) {
   assert.match(outcome.error.message, new RegExp(`route ${route}`));
 }
 
-// Sets up the vector's fault and returns the client options that meet it.
-async function fault(v) {
-  const options = { token: vectors.tokens.valid, shadow: v.shadow === true };
-  if (v.timeout_ms !== undefined) options.timeoutMs = v.timeout_ms;
-  switch (v.fault) {
-    case "refused":
-      return { options: { ...options, baseUrl: await refusedBaseUrl() }, close: async () => {} };
-    case "silent": {
-      const server = await silentServer();
-      return { options: { ...options, baseUrl: server.baseUrl }, close: server.close };
-    }
-    case "token":
-      return { options: { ...options, baseUrl: gated.baseUrl, token: vectors.tokens[v.token] }, close: async () => {} };
-    case "respond": {
-      const server = await brokenProxy(v.respond);
-      return { options: { ...options, baseUrl: server.baseUrl }, close: server.close };
-    }
-    default:
-      throw new Error(`Vector ${JSON.stringify(v.name)} names a fault this harness does not know: ${v.fault}.`);
-  }
-}
+const fault = (v) => injectFault(v, vectors, gated.baseUrl);
 
 // Any valid event: a failure must block whatever gated would have said.
 const acceptedEvent = vectors.checks[0].event;

@@ -207,3 +207,29 @@ export async function brokenProxy(raw) {
   });
   return { ...server, requests };
 }
+
+/**
+ * Sets up a failures vector's fault for real and returns the createClient
+ * options that meet it (the valid token unless the vector names another,
+ * its shadow flag and timeout) and a close() for the fault's listener.
+ */
+export async function injectFault(v, vectors, gatedBaseUrl) {
+  const options = { token: vectors.tokens.valid, shadow: v.shadow === true };
+  if (v.timeout_ms !== undefined) options.timeoutMs = v.timeout_ms;
+  switch (v.fault) {
+    case "refused":
+      return { options: { ...options, baseUrl: await refusedBaseUrl() }, close: async () => {} };
+    case "silent": {
+      const server = await silentServer();
+      return { options: { ...options, baseUrl: server.baseUrl }, close: server.close };
+    }
+    case "token":
+      return { options: { ...options, baseUrl: gatedBaseUrl, token: vectors.tokens[v.token] }, close: async () => {} };
+    case "respond": {
+      const server = await brokenProxy(v.respond);
+      return { options: { ...options, baseUrl: server.baseUrl }, close: server.close };
+    }
+    default:
+      throw new Error(`Vector ${JSON.stringify(v.name)} names a fault this harness does not know: ${v.fault}.`);
+  }
+}

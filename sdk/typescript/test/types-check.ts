@@ -1,11 +1,18 @@
 // Compiled with `tsc -p tsconfig.test.json` (no emit) against dist/index.d.ts:
 // proves the public types are usable the way the README uses them, and that
 // they reject what they should. Never run.
+import type { SessionConfig, SessionHooks } from "@github/copilot-sdk";
+
 import {
   BlockedError,
+  copilotPreToolUse,
   createClient,
+  GatedError,
   ROUTES,
   type Client,
+  type CopilotPreToolUseOutput,
+  type HookAnswer,
+  type PermissionDecision,
   type ClientOptions,
   type ContractEvent,
   type Decision,
@@ -83,6 +90,50 @@ export async function usage(): Promise<void> {
   // @ts-expect-error: baseUrl is required
   createClient({ token: "t" });
   void wrong;
+}
+
+// The GitHub Copilot SDK (a dev dependency only, for this check): its package
+// index exports SessionHooks but not PreToolUseHandler, so the handler type is
+// taken from SessionHooks itself.
+type PreToolUseHandler = NonNullable<SessionHooks["onPreToolUse"]>;
+type PreToolUseHookInput = Parameters<PreToolUseHandler>[0];
+
+export async function copilotUsage(): Promise<void> {
+  const h: PreToolUseHandler = copilotPreToolUse(client);
+  const hooks: SessionHooks = { onPreToolUse: h };
+  const config: Pick<SessionConfig, "hooks"> = { hooks: { onPreToolUse: copilotPreToolUse(client) } };
+  void [hooks, config];
+
+  const input: PreToolUseHookInput = {
+    sessionId: "s",
+    timestamp: new Date(),
+    workingDirectory: "/tmp",
+    toolName: "Read",
+    toolArgs: { file_path: "README.md" },
+  };
+  const out: CopilotPreToolUseOutput = await copilotPreToolUse(client)(input, { sessionId: "s" });
+  const decision: PermissionDecision = out.permissionDecision;
+  const reason: string = out.permissionDecisionReason;
+  // The wire form (cwd, a millisecond timestamp) and no invocation are accepted too.
+  await copilotPreToolUse(client)({ sessionId: "s", timestamp: 1795521600000, cwd: "/tmp", toolName: "Bash", toolArgs: "ls" });
+  void [decision, reason];
+
+  const answer: HookAnswer = await client.hook("copilot", { tool_name: "Read" });
+  const d: PermissionDecision = answer.hookSpecificOutput.permissionDecision;
+  void d;
+  try {
+    await client.hook("claude-code", {});
+  } catch (err) {
+    if (err instanceof GatedError) {
+      const blocker: FailureBlocker = err.blocker;
+      void blocker;
+    }
+  }
+
+  // @ts-expect-error: the handler needs the client, not its options
+  copilotPreToolUse(options);
+  // @ts-expect-error: a Copilot input names its tool
+  await copilotPreToolUse(client)({ sessionId: "s" });
 }
 
 interface AbortSignalLike {
