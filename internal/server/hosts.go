@@ -17,8 +17,8 @@ type Hosts struct {
 	// Enforce turns the check on: gated's CLI sets it for a loopback
 	// listener, and for any listener given allowed hosts.
 	Enforce bool
-	// Allowed are further host names (no port), matched case-insensitively;
-	// loopback names and addresses are always allowed.
+	// Allowed are further host names or addresses (no port), matched
+	// case-insensitively; loopback names and addresses are always allowed.
 	Allowed []string
 }
 
@@ -33,18 +33,16 @@ func (h Hosts) allows(host string) bool {
 	if name == "" {
 		return false
 	}
-	if name == "localhost" || strings.HasSuffix(name, ".localhost") {
-		return true // RFC 6761: these names always resolve to loopback
-	}
-	if a, err := netip.ParseAddr(name); err == nil {
-		return a.Unmap().IsLoopback()
-	}
 	for _, allowed := range h.Allowed {
-		if strings.EqualFold(name, allowed) {
+		if strings.EqualFold(name, strings.Trim(allowed, "[]")) {
 			return true
 		}
 	}
-	return false
+	if name == "localhost" || strings.HasSuffix(name, ".localhost") {
+		return true // RFC 6761: these names always resolve to loopback
+	}
+	a, err := netip.ParseAddr(name)
+	return err == nil && a.Unmap().IsLoopback()
 }
 
 // check returns why r may not be served, or "" when it may.

@@ -18,7 +18,7 @@ import (
 // all are refused before they reach a handler — a 4xx carrying a route, or
 // on hook paths a 200 deny.
 func TestRebindingRefusedOnEveryRoute(t *testing.T) {
-	h := server.New(server.Deps{Engine: gate.New(), Hosts: server.Hosts{Enforce: true, Allowed: []string{"gated.internal"}}})
+	h := server.New(server.Deps{Engine: gate.New(), Hosts: server.Hosts{Enforce: true, Allowed: []string{"gated.internal", "10.0.0.7"}}})
 	var routes [][2]string
 	err := chi.Walk(h.(chi.Routes), func(method, route string, _ http.Handler, _ ...func(http.Handler) http.Handler) error {
 		routes = append(routes, [2]string{method, strings.Replace(route, "{id}", "x", 1)})
@@ -63,7 +63,7 @@ func TestRebindingRefusedOnEveryRoute(t *testing.T) {
 		}
 	}
 	// Loopback names and allowed hosts pass.
-	for _, host := range []string{"127.0.0.1:8080", "localhost:8080", "[::1]:8080", "gated.internal", "GATED.INTERNAL:443", "app.localhost"} {
+	for _, host := range []string{"127.0.0.1:8080", "localhost:8080", "[::1]:8080", "gated.internal", "GATED.INTERNAL:443", "app.localhost", "10.0.0.7:8080"} {
 		req := httptest.NewRequest(http.MethodGet, "/healthz", nil)
 		req.Host = host
 		req.Header.Set("Origin", "http://"+host)
