@@ -23,17 +23,25 @@ const exitHookBlock = 2
 // answer on stdout, exit 0. Any failure exits 2 with the reason on stderr,
 // which blocks the tool.
 func runHook(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
+	const usage = "usage: gated hook claude-code|codex [--url URL] [--token-env NAME] [--timeout D] [--shadow] [--catalog DIR] [--policy DIR]"
 	if len(args) == 0 {
-		return hookFailure("usage: gated hook claude-code|codex|copilot [--url URL] [--token-env NAME] [--catalog DIR] [--policy DIR]")
+		return hookFailure(usage)
 	}
+	if args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		fmt.Fprintln(stdout, usage)
+		return nil
+	}
+	// The Copilot SDK calls handlers in its own process: the SDKs' Copilot
+	// handlers use /v1/hooks/copilot, and there is no command hook for it.
 	rt, ok := hook.Lookup(args[0])
-	if !ok {
-		return hookFailure(fmt.Sprintf("unknown hook runtime %q (want claude-code, codex or copilot)", args[0]))
+	if !ok || rt == hook.Copilot {
+		return hookFailure(fmt.Sprintf("unknown hook runtime %q (want claude-code or codex; for the Copilot SDK use an SDK's Copilot handler)", args[0]))
 	}
 	fs := newFlagSet("hook "+rt.ID, stderr)
 	url := fs.String("url", "", "ask the gated at this base URL; without it, decide in-process with --catalog and --policy")
 	tokenEnv := fs.String("token-env", "GATED_TOKEN", "environment variable holding the bearer token for --url")
 	timeout := fs.Duration("timeout", client.DefaultTimeout, "how long to wait for gated's answer")
+	shadow := fs.Bool("shadow", false, "shadow mode: allow every call and say what gated would have done")
 	state := fs.String("authorization-state", hook.DefaultAuthorizationState, "what the runtime's session vouches for (in-process only; a remote gated uses its --hook-authorization-state)")
 	var sf sourceFlags
 	sf.register(fs)
@@ -62,9 +70,9 @@ func runHook(ctx context.Context, args []string, getenv func(string) string, std
 		if len(sf.catalogDirs)+len(sf.policyDirs) > 0 {
 			return hookFailure("--catalog and --policy are for deciding in-process; with --url, the gated there uses its own")
 		}
-		answer, err = askRemote(ctx, rt, *url, getenv(*tokenEnv), *timeout, body)
+		answer, err = askRemote(ctx, rt, *url, getenv(*tokenEnv), *timeout, *shadow, body)
 	} else {
-		answer, err = decideLocally(ctx, rt, &sf, *state, body)
+		answer, err = decideLocally(ctx, rt, &sf, *state, *shadow, body)
 	}
 	if err != nil {
 		return hookFailure(err.Error())
@@ -82,8 +90,8 @@ func runHook(ctx context.Context, args []string, getenv func(string) string, std
 // askRemote forwards the hook input to a running gated, which translates
 // and decides; the Go client fails closed on anything but a valid answer.
 // Only the answer's three fields are passed on.
-func askRemote(ctx context.Context, rt hook.Runtime, url, token string, timeout time.Duration, body []byte) (any, error) {
-	a, err := client.New(url, client.WithToken(token), client.WithTimeout(timeout)).Hook(ctx, rt.ID, body)
+func askRemote(ctx context.Context, rt hook.Runtime, url, token string, timeout time.Duration, shadow bool, body []byte) (any, error) {
+	a, err := client.New(url, client.WithToken(token), client.WithTimeout(timeout), client.WithShadow(shadow)).Hook(ctx, rt.ID, body)
 	if err != nil {
 		return nil, fmt.Errorf("gated at %s gave no answer: %w", url, err)
 	}
@@ -93,7 +101,7 @@ func askRemote(ctx context.Context, rt hook.Runtime, url, token string, timeout 
 // decideLocally translates and decides by the same path as the service,
 // with the given catalog and policy and without an audit record (as gated
 // check does).
-func decideLocally(ctx context.Context, rt hook.Runtime, sf *sourceFlags, state string, body []byte) (any, error) {
+func decideLocally(ctx context.Context, rt hook.Runtime, sf *sourceFlags, state string, shadow bool, body []byte) (any, error) {
 	doc, err := server.DecodeEvent(body, server.DefaultMaxDepth)
 	if err != nil {
 		return nil, fmt.Errorf("the hook input is not usable: %w", err)
@@ -106,7 +114,7 @@ func decideLocally(ctx context.Context, rt hook.Runtime, sf *sourceFlags, state 
 	if err != nil {
 		return nil, fmt.Errorf("loading the catalog or policy failed: %w", err)
 	}
-	engine := gate.New(src.opts...)
+	engine := gate.New(append(src.opts, gate.WithShadow(shadow))...)
 	event := rt.Event(in, hook.Options{AuthorizationState: state, Category: string(engine.Category(in.ToolName))})
 	d := engine.Decide(ctx, gate.Request{Event: event, TrustEventPrincipals: true})
 	return rt.Answer(server.HookDecision(d)), nil

@@ -201,3 +201,21 @@ func postRaw(t *testing.T, url, body string, hdr map[string]string) (int, []byte
 	t.Helper()
 	return send(t, http.MethodPost, url, strings.NewReader(body), hdr)
 }
+
+// --shadow lets every call run and says what gated would have done, in
+// process and against a real gated.
+func TestHookShadow(t *testing.T) {
+	base, _ := startServe(t, []string{"--catalog", claudeCatalog}, nil)
+	bash := hookInput("Bash", map[string]any{"command": "rm -rf build"})
+	for _, args := range [][]string{{"--shadow", "--catalog", claudeCatalog}, {"--shadow", "--url", base}} {
+		code, out, stderr := runCommandHook(t, bash, nil, args...)
+		o := out.HookSpecificOutput
+		if code != 0 || o.PermissionDecision != "allow" || !strings.Contains(o.PermissionDecisionReason, "would refuse") {
+			t.Fatalf("%v: exit %d %+v %s", args, code, o, stderr)
+		}
+	}
+	var stdout, stderr bytes.Buffer
+	if err := run(context.Background(), []string{"gated", "hook", "copilot"}, env(nil), strings.NewReader("{}"), &stdout, &stderr); exitCode(err) != exitHookBlock {
+		t.Fatalf("gated hook copilot: %v; the Copilot SDK has no command hook", err)
+	}
+}

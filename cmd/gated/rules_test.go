@@ -17,16 +17,24 @@ func TestClaudeCodeStarterRules(t *testing.T) {
 		pipe      = "piping a download into a shell runs code nobody has read"
 		shellSec  = "shell commands that touch secrets (.env files, ~/.ssh, private keys, cloud credentials) are not run by an agent"
 		fileSec   = "secret files (.env, SSH keys, *.pem, cloud credentials, .netrc) are off limits to the agent"
-		host      = "the URL's host is not on the documentation allowlist (docs.python.org, pkg.go.dev, developer.mozilla.org, github.com)"
+		host      = "the URL's host is not on the documentation allowlist (docs.python.org, pkg.go.dev, developer.mozilla.org, github.com and its subdomains)"
+		grepSec   = "a Grep glob that names a secrets file (.env, SSH keys, *.pem, cloud credentials, .netrc) is off limits to the agent"
 	)
 	bash := func(cmd string) map[string]any { return map[string]any{"command": cmd} }
-	allRules := []string{rmRF, forceMain, force, pipe, shellSec, fileSec, host}
+	allRules := []string{rmRF, forceMain, force, pipe, shellSec, fileSec, host, grepSec}
 	cases := []struct {
 		tool  string
 		input map[string]any
 		want  string // permissionDecision
 		fired []string
 	}{
+		// secrets_file on Grep's glob filter → refuse
+		{"Grep", map[string]any{"pattern": ".", "glob": "**/.ssh/id_*", "path": "/home/u"}, "deny", []string{grepSec}},
+		{"Grep", map[string]any{"pattern": ".", "glob": ".env", "path": "."}, "deny", []string{grepSec}},
+		{"Grep", map[string]any{"pattern": "BEGIN", "glob": "*.pem"}, "deny", []string{grepSec}},
+		{"Grep", map[string]any{"pattern": ".", "glob": "config/{.env,a.yaml}"}, "deny", []string{grepSec}},
+		{"Grep", map[string]any{"pattern": "TODO", "glob": "src/**/*.go"}, "allow", nil},
+		{"Grep", map[string]any{"pattern": "x", "glob": "*.environment.ts"}, "allow", nil},
 		// destructive_shell_command → refuse
 		{"Bash", bash("rm -rf build"), "deny", []string{rmRF}},
 		{"Bash", bash("rm -fr build"), "deny", []string{rmRF}},

@@ -125,6 +125,9 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (*s
 	if fs.NArg() > 0 {
 		return nil, usageError("serve takes no arguments, got %q", fs.Args())
 	}
+	if c.maxBodyBytes <= 0 || c.hookMaxBody <= 0 {
+		return nil, usageError("--max-body-bytes and --max-hook-body-bytes must be positive")
+	}
 	if err := hook.CheckAuthorizationState(c.hookAuthState); err != nil {
 		return nil, usageError("--hook-authorization-state: %v", err)
 	}

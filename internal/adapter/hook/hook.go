@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -231,7 +232,7 @@ func (rt Runtime) Answer(d *Decision) Output {
 		verdict, lead = "deny", "gated refuses this call"
 	}
 	reason := lead
-	if why := reasons(d.Findings); why != "" {
+	if why := reasons(d.Findings, d.Route); why != "" {
 		reason += ": " + why
 	}
 	if d.DecisionID != "" {
@@ -246,19 +247,25 @@ func (rt Runtime) Deny(why string) Output {
 		PermissionDecisionReason: "gated could not check this call, so it is blocked: " + why}}
 }
 
-// reasons joins the messages of the blocking findings, strictest first.
-func reasons(fs []Finding) string {
+// reasons joins the messages of the blocking findings, strictest first; a
+// decision that no finding blocks (a runtime's own recommendation, say)
+// quotes the findings that set its route.
+func reasons(fs []Finding, route string) string {
+	quoted := func(f Finding) bool { return f.Blocking }
+	if !slices.ContainsFunc(fs, quoted) {
+		quoted = func(f Finding) bool { return f.Route == route && route != "accept" }
+	}
 	var msgs []string
 	for _, r := range []string{"refuse", "defer", "ask", "accept"} {
 		for _, f := range fs {
-			if f.Blocking && f.Route == r && len(msgs) < maxReasons {
+			if quoted(f) && f.Route == r && len(msgs) < maxReasons {
 				msgs = append(msgs, strings.TrimSuffix(f.Message, "."))
 			}
 		}
 	}
 	n := 0
 	for _, f := range fs {
-		if f.Blocking {
+		if quoted(f) {
 			n++
 		}
 	}
