@@ -29,6 +29,8 @@ ROUTES = ("accept", "ask", "defer", "refuse")
 MAX_ANSWER_BYTES = 4 << 20
 
 _CONTROL = re.compile(r"[\x00-\x20\x7f]")
+# What a token must not hold: anything but visible ASCII.
+_NOT_TOKEN = re.compile(r"[^\x21-\x7e]")
 
 Decision = Dict[str, Any]
 
@@ -83,7 +85,9 @@ class Client:
     """A client of gated's POST /pre-tool-check.
 
     base_url: gated's http:// or https:// URL (a path prefix is kept).
-    token: bearer token, sent as ``Authorization: Bearer <token>``.
+    token: bearer token, sent as ``Authorization: Bearer <token>``. None or
+        "" sends no Authorization header (gated running without --tokens),
+        so ``token=os.environ.get("GATED_TOKEN")`` works either way.
     timeout: seconds gated has to answer. It bounds connecting, the wait for
         the answer and the whole body read (name resolution is the system's,
         and headers dripped byte by byte can stretch it, as in most clients).
@@ -116,11 +120,12 @@ class Client:
         if parts.query or parts.fragment:
             raise ValueError("base_url must not have a query or fragment, "
                              "got %r." % (base_url,))
-        if token is not None and (not isinstance(token, str) or not token
-                                  or _CONTROL.search(token)):
+        if token is not None and (not isinstance(token, str)
+                                  or _NOT_TOKEN.search(token)):
             # Not echoed: a token is a secret.
-            raise ValueError("token must be None or a non-empty string "
-                             "without spaces or control characters.")
+            raise ValueError("token must be None or a string of visible "
+                             "ASCII characters (no spaces or control "
+                             "characters); None or \"\" sends none.")
         if (isinstance(timeout, bool) or not isinstance(timeout, (int, float))
                 or not math.isfinite(timeout) or timeout <= 0):
             raise ValueError("timeout must be a positive number of seconds, "
@@ -134,7 +139,9 @@ class Client:
         self.timeout = float(timeout)
         self.shadow = shadow
         self.on_decision = on_decision
-        self._token = token
+        # "" means no token, as in the Go client: GATED_TOKEN= (or unset)
+        # talks to a gated running without --tokens.
+        self._token = token or None
         self._host = parts.hostname
         self._port = port
         self._prefix = parts.path.rstrip("/")

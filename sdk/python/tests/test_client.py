@@ -74,8 +74,11 @@ class Constructor(unittest.TestCase):
             (("http://127.0.0.1",), {"timeout": "2"}, "timeout must be a positive"),
             (("http://127.0.0.1",), {"timeout": True}, "timeout must be a positive"),
             (("http://127.0.0.1",), {"shadow": "yes"}, "shadow must be True or False"),
-            (("http://127.0.0.1",), {"token": ""}, "token must be"),
             (("http://127.0.0.1",), {"token": "a\r\nX-Evil: 1"}, "token must be"),
+            (("http://127.0.0.1",), {"token": "t\u00f6ken"}, "token must be"),
+            (("http://127.0.0.1",), {"token": "t\u20acken"}, "token must be"),
+            (("http://127.0.0.1",), {"token": 123}, "token must be"),
+            (("http://127.0.0.1",), {"token": b"token"}, "token must be"),
             (("http://127.0.0.1",), {"on_decision": 3}, "on_decision must be callable"),
         ]
         for args, kwargs, message in bad:
@@ -122,6 +125,14 @@ class Request(unittest.TestCase):
 
     def test_no_token_no_authorization(self):
         decision, req = self.exchange({}, PUBLIC_READ_EVENT)
+        self.assertEqual(req["target"], "/pre-tool-check")
+        self.assertNotIn("authorization", req["headers"])
+        # gated runs with --tokens, so it turns the call away.
+        self.assertEqual(decision["hard_blockers"], ["gated_http_401"])
+
+    def test_empty_token_no_authorization(self):
+        # As in the Go client: GATED_TOKEN= (or unset) means no token.
+        decision, req = self.exchange({"token": ""}, PUBLIC_READ_EVENT)
         self.assertEqual(req["target"], "/pre-tool-check")
         self.assertNotIn("authorization", req["headers"])
         # gated runs with --tokens, so it turns the call away.

@@ -121,8 +121,12 @@ export interface Decision {
 export interface ClientOptions {
   /** gated's base URL, e.g. "http://127.0.0.1:8080". */
   baseUrl: string;
-  /** Bearer token; leave it out when gated runs without tokens. */
-  token?: string;
+  /**
+   * Bearer token. Left out, undefined or "" sends no Authorization header
+   * (gated running without --tokens), so `token: process.env.GATED_TOKEN`
+   * works either way.
+   */
+  token?: string | undefined;
   /** Bound of the whole exchange, reading the answer included. Default 2000. */
   timeoutMs?: number;
   /** Ask gated to decide in shadow mode (?shadow_mode=true). Default false. */
@@ -340,8 +344,10 @@ function validate(options: ClientOptions): ValidOptions {
   if (parsed.search !== "" || parsed.hash !== "") {
     throw new TypeError("baseUrl must not have a query or a fragment.");
   }
-  if (token !== undefined && (typeof token !== "string" || !/^[\x21-\x7e]+$/.test(token))) {
-    throw new TypeError("token must be a non-empty string of visible ASCII characters; leave it out to send none.");
+  // "" means no token, as in the Go client: GATED_TOKEN= (or unset) talks to
+  // a gated running without --tokens.
+  if (token !== undefined && (typeof token !== "string" || !/^[\x21-\x7e]*$/.test(token))) {
+    throw new TypeError('token must be a string of visible ASCII characters; leave it out (or pass "") to send none.');
   }
   // setTimeout fires at once for delays beyond 2^31-1 ms.
   if (typeof timeoutMs !== "number" || !(timeoutMs > 0) || timeoutMs > 2147483647) {
@@ -351,7 +357,7 @@ function validate(options: ClientOptions): ValidOptions {
   if (onDecision !== undefined && typeof onDecision !== "function") {
     throw new TypeError("onDecision must be a function.");
   }
-  return { baseUrl, token, timeoutMs, shadow, onDecision };
+  return { baseUrl, token: token === "" ? undefined : token, timeoutMs, shadow, onDecision };
 }
 
 function refusal(blocker: FailureBlocker, error: string): Decision {

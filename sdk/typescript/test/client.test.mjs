@@ -114,6 +114,23 @@ describe("request", () => {
       assert.equal(headerOf(req.head, "authorization"), undefined);
     }));
 
+  for (const [label, options] of [
+    ["an empty token", { token: "" }],
+    ["an undefined token", { token: undefined }],
+  ]) {
+    it(`sends no token for ${label}, as the Go client does`, () =>
+      withProxy(async (proxy) => {
+        // gated runs with --tokens, so it turns the call away.
+        const d = await createClient({ baseUrl: proxy.baseUrl, ...options }).check(event);
+        assert.deepEqual(d.hard_blockers, ["gated_http_401"]);
+        assert.equal(proxy.requests.length, 1);
+        const [req] = proxy.requests;
+        assert.match(req.head, /^POST \/pre-tool-check HTTP\/1\.1\r\n/);
+        assert.equal(headerOf(req.head, "authorization"), undefined);
+        assert.doesNotMatch(req.head, /\r\nauthorization:/i);
+      }));
+  }
+
   it("keeps a base path", () =>
     withProxy(async (proxy) => {
       const d = await createClient({ baseUrl: proxy.baseUrl + "/gated/", token }).check(event);
@@ -388,8 +405,11 @@ describe("options", () => {
     ["a negative timeout", { baseUrl: "http://127.0.0.1", timeoutMs: -5 }, /timeoutMs/],
     ["a NaN timeout", { baseUrl: "http://127.0.0.1", timeoutMs: NaN }, /timeoutMs/],
     ["a string timeout", { baseUrl: "http://127.0.0.1", timeoutMs: "2000" }, /timeoutMs/],
-    ["an empty token", { baseUrl: "http://127.0.0.1", token: "" }, /token must be a non-empty string/],
-    ["a token with a newline", { baseUrl: "http://127.0.0.1", token: "a\nb" }, /token must be/],
+    ["a token with a newline", { baseUrl: "http://127.0.0.1", token: "a\nb" }, /token must be a string of visible ASCII/],
+    ["a token with a space", { baseUrl: "http://127.0.0.1", token: "a b" }, /token must be/],
+    ["a non-ASCII token", { baseUrl: "http://127.0.0.1", token: "t\u00f6ken" }, /token must be/],
+    ["a number token", { baseUrl: "http://127.0.0.1", token: 123 }, /token must be/],
+    ["a null token", { baseUrl: "http://127.0.0.1", token: null }, /token must be/],
     ["a shadow string", { baseUrl: "http://127.0.0.1", shadow: "yes" }, /shadow must be true or false/],
     ["an onDecision that is not a function", { baseUrl: "http://127.0.0.1", onDecision: "log" }, /onDecision must be a function/],
   ]) {

@@ -29,6 +29,11 @@ const options: ClientOptions = {
   onDecision: (d: Decision) => void d.route,
 };
 const client: Client = createClient(options);
+// The README's `token: process.env.GATED_TOKEN` (string | undefined); the
+// option is declared `string | undefined` so exactOptionalPropertyTypes
+// consumers can pass it too.
+declare const envToken: string | undefined;
+void createClient({ baseUrl: "http://127.0.0.1:8080", token: envToken });
 
 const event: ContractEvent = {
   tool_name: "send_email",
