@@ -18,7 +18,8 @@ import (
 func TestAANAReferenceClientRequests(t *testing.T) {
 	const token = "aana-reference-client-token-0123"
 	tokens := filepath.Join(t.TempDir(), "tokens.yaml")
-	if err := os.WriteFile(tokens, []byte("- name: aana\n  sha256: "+auth.Hash(token)+"\n  scopes: [pre_tool_check]\n"), 0o600); err != nil {
+	// Scope shadow: the reference clients' shadow_mode=true needs it.
+	if err := os.WriteFile(tokens, []byte("- name: aana\n  sha256: "+auth.Hash(token)+"\n  scopes: [pre_tool_check, shadow]\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	auditFile := filepath.Join(t.TempDir(), "audit.jsonl")

@@ -205,7 +205,8 @@ func postRaw(t *testing.T, url, body string, hdr map[string]string) (int, []byte
 // --shadow lets every call run and says what gated would have done, in
 // process and against a real gated.
 func TestHookShadow(t *testing.T) {
-	base, _ := startServe(t, []string{"--catalog", claudeCatalog}, nil)
+	// Open, so per-request shadow must be allowed explicitly.
+	base, _ := startServe(t, []string{"--catalog", claudeCatalog, "--allow-request-shadow"}, nil)
 	bash := hookInput("Bash", map[string]any{"command": "rm -rf build"})
 	for _, args := range [][]string{{"--shadow", "--catalog", claudeCatalog}, {"--shadow", "--url", base}} {
 		code, out, stderr := runCommandHook(t, bash, nil, args...)

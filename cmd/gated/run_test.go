@@ -148,7 +148,7 @@ func readExample(t *testing.T, name string) string {
 }
 
 func TestServeDecidesAndShutsDown(t *testing.T) {
-	base, logs := startServe(t, []string{"--log-level", "debug"}, nil)
+	base, logs := startServe(t, []string{"--log-level", "debug", "--allow-request-shadow"}, nil)
 	code, d := post(t, base+"/pre-tool-check", readExample(t, "send_email_ask.json"), nil)
 	if code != http.StatusOK || d["route"] != "ask" || d["execute"] != false {
 		t.Fatalf("got %d %v %v", code, d["route"], d["execute"])

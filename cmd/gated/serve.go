@@ -34,6 +34,8 @@ type serveConfig struct {
 	hookMaxBody     int64
 	hookAuthState   string
 	rateLimit       int
+	authFailures    int
+	requestShadow   bool
 	trustedProxies  listFlag
 	allowedHosts    listFlag
 	shutdownTimeout time.Duration
@@ -87,7 +89,8 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	opts := append(src.opts, gate.WithShadow(c.shadow), gate.WithAudit(rec, red, gatedVersion()), gate.WithMetrics(m))
 	handler := server.New(server.Deps{
 		Engine: gate.New(opts...), Logger: log, Tokens: tokens, TrustedProxies: proxies, Hosts: c.hosts(c.addr),
-		MaxBodyBytes: c.maxBodyBytes, HookMaxBodyBytes: c.hookMaxBody, HookAuthorizationState: c.hookAuthState, RateLimit: c.rateLimit, OpenAPI: api.OpenAPI, Version: gatedVersion(),
+		MaxBodyBytes: c.maxBodyBytes, HookMaxBodyBytes: c.hookMaxBody, HookAuthorizationState: c.hookAuthState,
+		RateLimit: c.rateLimit, AuthFailureLimit: authFailureLimit(c.authFailures), AllowRequestShadow: c.requestShadow, OpenAPI: api.OpenAPI, Version: gatedVersion(),
 		Catalog: src.catalogDocument(), Policy: src.policyDocument(), Decisions: store,
 		Metrics: m, MetricsElsewhere: c.metricsAddr != "",
 		Ready: func(context.Context) error {
@@ -97,7 +100,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 			return nil
 		},
 	})
-	log.Info("gated starting", zap.String("version", gatedVersion()), zap.Bool("shadow", c.shadow), zap.Bool("auth", tokens != nil))
+	log.Info("gated starting", zap.String("version", gatedVersion()), zap.Bool("shadow", c.shadow), zap.Bool("request_shadow", c.requestShadow), zap.Bool("auth", tokens != nil))
 	return listenAndServe(ctx, c, handler, m, log)
 }
 
@@ -113,6 +116,8 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (*s
 	fs.Int64Var(&c.hookMaxBody, "max-hook-body-bytes", server.DefaultHookMaxBodyBytes, "largest hook call accepted (hook inputs carry file contents)")
 	fs.StringVar(&c.hookAuthState, "hook-authorization-state", hook.DefaultAuthorizationState, "what a coding agent's hook call vouches for: none, user_claimed or authenticated")
 	fs.IntVar(&c.rateLimit, "rate-limit", 0, "requests per minute per token (per client when open); 0 disables")
+	fs.IntVar(&c.authFailures, "auth-failure-limit", server.DefaultAuthFailureLimit, "failed authentications per minute per client address; past it the address gets 429, valid token or not; 0 disables")
+	fs.BoolVar(&c.requestShadow, "allow-request-shadow", false, "without --tokens, let callers ask for shadow mode with ?shadow_mode=true (with tokens a token needs scope shadow)")
 	fs.Var(&c.allowedHosts, "allowed-hosts", "a host name requests may address besides loopback names (repeatable); on a loopback listener foreign Host and Origin headers are refused, and with this flag on any listener")
 	fs.Var(&c.trustedProxies, "trusted-proxy", "CIDR of a proxy whose X-Forwarded-For is trusted (repeatable)")
 	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", 15*time.Second, "how long to drain on SIGTERM")
@@ -128,10 +133,25 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (*s
 	if c.maxBodyBytes <= 0 || c.hookMaxBody <= 0 {
 		return nil, usageError("--max-body-bytes and --max-hook-body-bytes must be positive")
 	}
+	if c.authFailures < 0 {
+		return nil, usageError("--auth-failure-limit must be 0 (off) or positive, got %d", c.authFailures)
+	}
+	if c.requestShadow && c.tokens != "" {
+		return nil, usageError("--allow-request-shadow applies only without --tokens; with tokens, give the tokens that may ask for shadow mode the scope shadow")
+	}
 	if err := hook.CheckAuthorizationState(c.hookAuthState); err != nil {
 		return nil, usageError("--hook-authorization-state: %v", err)
 	}
 	return c, nil
+}
+
+// authFailureLimit maps the flag, where 0 is off, onto server.Deps, where
+// 0 is the default.
+func authFailureLimit(n int) int {
+	if n == 0 {
+		return -1
+	}
+	return n
 }
 
 // access loads the tokens and trusted proxies, and refuses to run open on

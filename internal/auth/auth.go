@@ -21,9 +21,16 @@ const (
 	ScopeCatalogRead   = "catalog_read"
 	ScopePolicyRead    = "policy_read"
 	ScopeDecisionsRead = "decisions_read"
+	// ScopeShadow lets a caller ask for shadow mode per request
+	// (?shadow_mode=true): its tools then run whatever the route, so it is
+	// granted, not assumed.
+	ScopeShadow = "shadow"
+	// ScopeMetrics reads /metrics on the API listener (a separate
+	// --metrics-addr listener needs no token).
+	ScopeMetrics = "metrics"
 )
 
-var knownScopes = []string{ScopePreToolCheck, ScopeCatalogRead, ScopePolicyRead, ScopeDecisionsRead}
+var knownScopes = []string{ScopePreToolCheck, ScopeCatalogRead, ScopePolicyRead, ScopeDecisionsRead, ScopeShadow, ScopeMetrics}
 
 // Token is one configured caller.
 type Token struct {

@@ -72,9 +72,15 @@ func TestParseAndVerify(t *testing.T) {
 - name: reader
   sha256: ` + hashB + `
   scopes: [catalog_read, policy_read]
+- name: observer
+  sha256: ` + Hash("secret-c") + `
+  scopes: [pre_tool_check, shadow, metrics]
 `))
 	if err != nil {
 		t.Fatal(err)
+	}
+	if tok, ok := ts.Verify("secret-c"); !ok || !tok.Has(ScopeShadow) || !tok.Has(ScopeMetrics) || tok.Has(ScopeCatalogRead) {
+		t.Errorf("Verify(secret-c) = %+v, %v", tok, ok)
 	}
 	tok, ok := ts.Verify("secret-a")
 	if !ok || tok.Name != "runtime" {
@@ -90,7 +96,7 @@ func TestParseAndVerify(t *testing.T) {
 	if !ok || tok.Name != "reader" || tok.Has(ScopePreToolCheck) || tok.TrustEventPrincipals {
 		t.Errorf("Verify(secret-b) = %+v, %v", tok, ok)
 	}
-	for _, bad := range []string{"", "secret-c", "secret-a ", "SECRET-A", hashA} {
+	for _, bad := range []string{"", "secret-d", "secret-a ", "SECRET-A", hashA} {
 		if tok, ok := ts.Verify(bad); ok || tok != nil {
 			t.Errorf("Verify(%q) = %v, %v", bad, tok, ok)
 		}

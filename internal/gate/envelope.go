@@ -15,6 +15,7 @@ type Decision struct {
 	Route           route.Route     `json:"route"`
 	Execute         bool            `json:"execute"`
 	Shadow          bool            `json:"shadow"`
+	ShadowIgnored   bool            `json:"shadow_ignored,omitempty"` // shadow asked for without the right to it: enforced
 	ContractVersion string          `json:"contract_version"`
 	Findings        []route.Finding `json:"findings"`
 	Revisions       Revisions       `json:"revisions"`

@@ -46,6 +46,9 @@ func writeError(w http.ResponseWriter, status int, msg string) {
 // size and nesting, sent as application/json. The content type matters: a
 // web page can post text/plain across sites without asking, but not JSON.
 func decodeEvent(w http.ResponseWriter, r *http.Request, maxBytes int64, maxDepth int) (map[string]any, *bodyError) {
+	if berr := declaredTooLarge(r, maxBytes); berr != nil {
+		return nil, berr
+	}
 	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
 		return nil, &bodyError{http.StatusUnsupportedMediaType, "the body must be sent with Content-Type: application/json"}
 	}
@@ -62,6 +65,19 @@ func decodeEvent(w http.ResponseWriter, r *http.Request, maxBytes int64, maxDept
 		return nil, &bodyError{http.StatusBadRequest, err.Error()}
 	}
 	return obj, nil
+}
+
+// declaredTooLarge refuses a body whose Content-Length already exceeds
+// maxBytes, before anything reads it. Reading is what makes net/http answer
+// "Expect: 100-continue" with "100 Continue"; the caller would then start
+// sending, or hold the connection until the read timeout, for a body gated
+// refuses anyway.
+func declaredTooLarge(r *http.Request, maxBytes int64) *bodyError {
+	if r.ContentLength > maxBytes {
+		return &bodyError{http.StatusRequestEntityTooLarge,
+			fmt.Sprintf("request body of %d bytes exceeds %d bytes", r.ContentLength, maxBytes)}
+	}
+	return nil
 }
 
 // DecodeEvent parses body as one JSON object nested at most maxDepth deep.

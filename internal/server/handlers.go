@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"strconv"
@@ -11,6 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/gatedhq/gated/internal/audit"
+	"github.com/gatedhq/gated/internal/auth"
 	"github.com/gatedhq/gated/internal/gate"
 )
 
@@ -25,13 +27,13 @@ func handlePreToolCheck(d *Deps) http.HandlerFunc {
 			writeError(w, berr.status, berr.msg)
 			return
 		}
-		req := callerRequest(d, r, doc)
-		dec := d.Engine.Decide(r.Context(), req)
+		c := callerOf(d, r)
+		dec := c.decide(r.Context(), d.Engine, doc)
 		if ce := d.Logger.Check(zap.DebugLevel, "decision"); ce != nil {
 			// Names and codes only: never arguments or evidence text.
-			ce.Write(zap.String("decision_id", dec.DecisionID), zap.String("request_id", req.RequestID),
-				zap.String("token", req.TokenName), zap.String("tool_category", dec.ToolCategory),
-				zap.Stringer("route", dec.Route), zap.Bool("execute", dec.Execute), zap.Bool("shadow", dec.Shadow),
+			ce.Write(zap.String("decision_id", dec.DecisionID), zap.String("request_id", c.req.RequestID),
+				zap.String("token", c.req.TokenName), zap.String("tool_category", dec.ToolCategory),
+				zap.Stringer("route", dec.Route), zap.Bool("execute", dec.Execute), zap.Bool("shadow", dec.Shadow), zap.Bool("shadow_ignored", dec.ShadowIgnored),
 				zap.Strings("hard_blockers", dec.HardBlockers), zap.Duration("took", time.Since(start)))
 		}
 		writeJSON(w, http.StatusOK, dec)
@@ -51,13 +53,18 @@ func handleValidate(d *Deps) http.HandlerFunc {
 	}
 }
 
-// callerRequest is the decision request of event from the caller of r:
-// its token and principals, client address, request id and shadow flag.
-// Every surface (events, hooks, MCP) builds it here, so they decide alike.
-func callerRequest(d *Deps, r *http.Request, event map[string]any) gate.Request {
+// caller is who asks for decisions in one HTTP request: the decision
+// request without its event, and whether a shadow request was refused.
+type caller struct {
+	req           gate.Request
+	shadowIgnored bool
+}
+
+// callerOf builds the caller of r: its token and principals, client
+// address, request id and shadow flag. Every surface (events, hooks, MCP)
+// builds it here, so they decide alike.
+func callerOf(d *Deps, r *http.Request) caller {
 	req := gate.Request{
-		Event:     event,
-		Shadow:    r.URL.Query().Get("shadow_mode") == "true",
 		RequestID: middleware.GetReqID(r.Context()),
 		ClientIP:  clientIP(r, d.TrustedProxies),
 		// Open mode has no token to vouch for anyone, so the event's own
@@ -65,10 +72,30 @@ func callerRequest(d *Deps, r *http.Request, event map[string]any) gate.Request 
 		// with tokens, only one that vouches for its runtime lets them count.
 		TrustEventPrincipals: d.Tokens == nil,
 	}
-	if t := tokenFrom(r.Context()); t != nil {
+	t := tokenFrom(r.Context())
+	if t != nil {
 		req.TokenName, req.Principals, req.TrustEventPrincipals = t.Name, t.Principals, t.TrustEventPrincipals
 	}
-	return req
+	// Shadow lets the tool run whatever the route, so asking for it is not
+	// enough: the token must hold scope shadow, or the operator must allow
+	// it for an open gated. Otherwise the request is enforced.
+	asked := r.URL.Query().Get("shadow_mode") == "true"
+	may := d.AllowRequestShadow && d.Tokens == nil
+	if t != nil {
+		may = t.Has(auth.ScopeShadow)
+	}
+	req.Shadow = asked && may
+	return caller{req: req, shadowIgnored: asked && !may}
+}
+
+// decide decides event for c. A refused shadow request is reported only
+// when the decision is enforced (serve --shadow shadows it anyway).
+func (c caller) decide(ctx context.Context, e *gate.Engine, event map[string]any) *gate.Decision {
+	req := c.req
+	req.Event = event
+	dec := e.Decide(ctx, req)
+	dec.ShadowIgnored = c.shadowIgnored && !dec.Shadow
+	return dec
 }
 
 // handleDocument serves what doc returns, or 404 with missing when gated

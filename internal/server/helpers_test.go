@@ -32,6 +32,8 @@ const (
 	runtimeSecret = "runtime-secret-0123456789"
 	otherSecret   = "other-runtime-secret-0123"
 	readerSecret  = "reader-secret-0123456789"
+	shadowSecret  = "shadow-secret-0123456789"
+	scraperSecret = "scraper-secret-012345678"
 )
 
 func testTokens(t testing.TB) *auth.Tokens {
@@ -46,6 +48,12 @@ func testTokens(t testing.TB) *auth.Tokens {
 - name: reader
   sha256: ` + auth.Hash(readerSecret) + `
   scopes: [catalog_read, policy_read]
+- name: observer
+  sha256: ` + auth.Hash(shadowSecret) + `
+  scopes: [pre_tool_check, shadow]
+- name: scraper
+  sha256: ` + auth.Hash(scraperSecret) + `
+  scopes: [metrics]
 `))
 	if err != nil {
 		t.Fatal(err)

@@ -36,8 +36,8 @@ func handleHook(d *Deps, rt hook.Runtime) http.HandlerFunc {
 			return
 		}
 		opts := hook.Options{AuthorizationState: d.HookAuthorizationState, Category: string(d.Engine.Category(in.ToolName))}
-		req := callerRequest(d, r, rt.Event(in, opts))
-		writeJSON(w, http.StatusOK, rt.Answer(HookDecision(d.Engine.Decide(r.Context(), req))))
+		dec := callerOf(d, r).decide(r.Context(), d.Engine, rt.Event(in, opts))
+		writeJSON(w, http.StatusOK, rt.Answer(HookDecision(dec)))
 	}
 }
 

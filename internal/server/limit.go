@@ -58,6 +58,23 @@ func (l *limiter) allow(key string, now time.Time) (bool, time.Duration) {
 	return true, 0
 }
 
+// blocked reports, without taking a request, whether key must wait before
+// its next one, and how long. A key never seen has nothing to wait for and
+// gets no bucket.
+func (l *limiter) blocked(key string, now time.Time) (bool, time.Duration) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	b, ok := l.buckets[key]
+	if !ok {
+		return false, 0
+	}
+	tokens := b.lim.TokensAt(now)
+	if tokens >= 1 {
+		return false, 0
+	}
+	return true, time.Duration((1 - tokens) / float64(b.lim.Limit()) * float64(time.Second))
+}
+
 // retryAfterSeconds rounds a wait up to whole seconds, at least one.
 func retryAfterSeconds(d time.Duration) int {
 	return max(1, int(math.Ceil(d.Seconds())))

@@ -19,12 +19,20 @@ const mcpEnvelopeBytes = 4 << 10
 // sees the same token, principals, client address and shadow flag as a
 // /pre-tool-check call.
 func handleMCP(d *Deps) http.Handler {
-	return sdk.NewStreamableHTTPHandler(func(r *http.Request) *sdk.Server {
-		base := callerRequest(d, r, nil)
+	limit := d.MaxBodyBytes + mcpEnvelopeBytes
+	h := sdk.NewStreamableHTTPHandler(func(r *http.Request) *sdk.Server {
+		c := callerOf(d, r)
 		return mcp.NewServer(d.Version, func(ctx context.Context, event map[string]any) *gate.Decision {
-			req := base
-			req.Event = event
-			return d.Engine.Decide(ctx, req)
+			return c.decide(ctx, d.Engine, event)
 		})
-	}, &sdk.StreamableHTTPOptions{Stateless: true, JSONResponse: true, MaxRequestBodyBytes: d.MaxBodyBytes + mcpEnvelopeBytes})
+	}, &sdk.StreamableHTTPOptions{Stateless: true, JSONResponse: true, MaxRequestBodyBytes: limit})
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// The SDK reads before it counts, and the first read sends
+		// "100 Continue": refuse a declared oversize body before that.
+		if berr := declaredTooLarge(r, limit); berr != nil {
+			writeError(w, berr.status, berr.msg)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }

@@ -34,13 +34,41 @@ type failWriter func(w http.ResponseWriter, status int, msg string)
 
 // authenticate requires a bearer token holding scope when tokens are
 // configured. The reference's X-AANA-Token header is accepted too.
-func authenticate(tokens *auth.Tokens, scope string, fail failWriter) func(http.Handler) http.Handler {
+//
+// Failed attempts are counted per client address in failures. Once an
+// address has spent its budget every attempt from it is answered 429,
+// including one whose token is valid: answering a right guess differently
+// would let brute force go on at line rate, learning from the answers.
+func authenticate(d *Deps, failures *limiter, scope string, fail failWriter) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
-		if tokens == nil {
+		if d.Tokens == nil {
 			return next
 		}
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			t, ok := tokens.Verify(bearer(r))
+			t, ok := d.Tokens.Verify(bearer(r))
+			if failures != nil {
+				key, now := failureKey(clientIP(r, d.TrustedProxies)), time.Now()
+				var allowed bool
+				var wait time.Duration
+				if ok {
+					// A valid token spends nothing, but waits like a guess.
+					var limited bool
+					limited, wait = failures.blocked(key, now)
+					allowed = !limited
+				} else {
+					// A failure takes from the budget atomically, so
+					// concurrent guesses cannot overdraw it.
+					allowed, wait = failures.allow(key, now)
+				}
+				if !allowed {
+					secs := retryAfterSeconds(wait)
+					w.Header().Set("Retry-After", strconv.Itoa(secs))
+					fail(w, http.StatusTooManyRequests, fmt.Sprintf(
+						"too many failed authentication attempts from this address (at most %d a minute); try again in %v",
+						failures.perMinute, time.Duration(secs)*time.Second))
+					return
+				}
+			}
 			if !ok {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="gated"`)
 				fail(w, http.StatusUnauthorized, "unauthorized: a valid bearer token is required")
@@ -54,6 +82,17 @@ func authenticate(tokens *auth.Tokens, scope string, fail failWriter) func(http.
 			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), tokenKey, t)))
 		})
 	}
+}
+
+// failureKey is the address whose failed authentications count together:
+// an IPv6 client by its /64, since one host commonly holds a whole /64 and
+// could otherwise take a fresh address, and a fresh budget, per guess.
+func failureKey(a netip.Addr) string {
+	if a.Is6() {
+		p, _ := a.Prefix(64)
+		return p.String()
+	}
+	return a.String()
 }
 
 func bearer(r *http.Request) string {

@@ -10,7 +10,7 @@ import (
 )
 
 // routes maps gated's whole HTTP surface.
-func routes(d *Deps, lim *limiter) http.Handler {
+func routes(d *Deps, lim, failures *limiter) http.Handler {
 	r := chi.NewRouter()
 	r.Use(requestID, recoverer(d.Logger, writeError))
 	if d.Metrics != nil {
@@ -25,14 +25,11 @@ func routes(d *Deps, lim *limiter) http.Handler {
 	guard := func(r chi.Router, scope string, fail failWriter) {
 		r.Use(hostGuard(d.Hosts, fail))
 		if scope != "" {
-			r.Use(authenticate(d.Tokens, scope, fail), rateLimit(lim, d, fail))
+			r.Use(authenticate(d, failures, scope, fail), rateLimit(lim, d, fail))
 		}
 	}
 	r.Group(func(r chi.Router) {
 		guard(r, "", writeError)
-		if d.Metrics != nil && !d.MetricsElsewhere {
-			r.Method(http.MethodGet, "/metrics", d.Metrics.Handler())
-		}
 		// /health and /ready are the AANA reference's names for the same probes.
 		r.Get("/healthz", handleHealthz())
 		r.Get("/health", handleHealthz())
@@ -40,6 +37,15 @@ func routes(d *Deps, lim *limiter) http.Handler {
 		r.Get("/ready", handleReadyz(d))
 		r.Get("/openapi.yaml", handleOpenAPI(d.OpenAPI))
 	})
+	if d.Metrics != nil && !d.MetricsElsewhere {
+		// With tokens, metrics need a token of their own: they name the
+		// tools, routes and blockers of every caller. --metrics-addr serves
+		// them unauthenticated on a listener of their own instead.
+		r.Group(func(r chi.Router) {
+			guard(r, auth.ScopeMetrics, writeError)
+			r.Method(http.MethodGet, "/metrics", d.Metrics.Handler())
+		})
+	}
 	r.Group(func(r chi.Router) {
 		guard(r, auth.ScopePreToolCheck, writeError)
 		check := handlePreToolCheck(d)

@@ -33,6 +33,15 @@ type Deps struct {
 	// RateLimit is requests per minute per token (per client IP when open);
 	// zero disables it.
 	RateLimit int
+	// AuthFailureLimit is failed authentications per minute per client
+	// address (an IPv6 client by its /64) before the address is answered
+	// 429, valid token or not. Zero means DefaultAuthFailureLimit, so a
+	// handler built without it is still protected; negative disables it.
+	AuthFailureLimit int
+	// AllowRequestShadow lets ?shadow_mode=true take effect when gated runs
+	// open (no Tokens). With tokens only a token holding scope shadow can
+	// ask for it; any other request is enforced, and says shadow_ignored.
+	AllowRequestShadow bool
 	// Hosts are the Host and Origin names requests may carry.
 	Hosts Hosts
 	// TrustedProxies are the peers whose X-Forwarded-For is believed when
@@ -61,6 +70,9 @@ type Deps struct {
 const (
 	DefaultMaxBodyBytes = 64 << 10
 	DefaultMaxDepth     = 64
+	// DefaultAuthFailureLimit allows a client that mistypes a token room to
+	// notice, and keeps guessing to about one token a second.
+	DefaultAuthFailureLimit = 60
 )
 
 // New returns the HTTP handler of gated.
@@ -80,5 +92,8 @@ func New(d Deps) http.Handler {
 	if d.Ready == nil {
 		d.Ready = func(context.Context) error { return nil }
 	}
-	return routes(&d, newLimiter(d.RateLimit))
+	if d.AuthFailureLimit == 0 {
+		d.AuthFailureLimit = DefaultAuthFailureLimit
+	}
+	return routes(&d, newLimiter(d.RateLimit), newLimiter(d.AuthFailureLimit))
 }

@@ -127,6 +127,7 @@ func TestServesOpenAPI(t *testing.T) {
 	}
 }
 
+// A token with scope shadow may ask for shadow mode per request.
 func TestShadowMode(t *testing.T) {
 	f := newServer(t, nil)
 	refused := eventWith(t, map[string]string{"recommended_route": `"refuse"`})
@@ -136,7 +137,7 @@ func TestShadowMode(t *testing.T) {
 	}{{"?shadow_mode=true", true}, {"?shadow_mode=false", false}, {"?shadow_mode=1", false}, {"", false}} {
 		t.Run(tt.query, func(t *testing.T) {
 			res := f.do(request{method: http.MethodPost, target: "/pre-tool-check" + tt.query, body: strings.NewReader(refused),
-				header: map[string]string{"Authorization": "Bearer " + runtimeSecret}})
+				header: map[string]string{"Authorization": "Bearer " + shadowSecret}})
 			if res.status != http.StatusOK {
 				t.Fatalf("%d %s", res.status, res.raw)
 			}
@@ -150,6 +151,9 @@ func TestShadowMode(t *testing.T) {
 			}
 			if tt.shadow && (ep["mode"] != "shadow" || ep["reason"] != "shadow_mode_observe_only") {
 				t.Errorf("execution_policy %v", ep)
+			}
+			if _, ok := res.body["shadow_ignored"]; ok {
+				t.Errorf("shadow_ignored present for a caller allowed shadow: %s", res.raw)
 			}
 		})
 	}

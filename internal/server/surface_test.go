@@ -92,7 +92,9 @@ func TestWholeSurfaceConforms(t *testing.T) {
 		}
 	}
 	f.do(request{method: http.MethodGet, target: "/v1/decisions", header: reader}) // 403
-	metricsRes := f.do(request{method: http.MethodGet, target: "/metrics"})
+	f.do(request{method: http.MethodGet, target: "/metrics"})                      // 401
+	f.do(request{method: http.MethodGet, target: "/metrics", header: reader})      // 403
+	metricsRes := f.do(request{method: http.MethodGet, target: "/metrics", header: map[string]string{"Authorization": "Bearer " + scraperSecret}})
 	if !strings.Contains(string(metricsRes.raw), "gated_decisions_total") {
 		t.Errorf("metrics lack gated_decisions_total")
 	}

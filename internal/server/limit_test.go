@@ -1,0 +1,53 @@
+package server
+
+import (
+	"net/netip"
+	"testing"
+	"time"
+)
+
+// blocked looks without taking, on the limiter's own clock.
+func TestLimiterBlocked(t *testing.T) {
+	l := newLimiter(2) // one request every 30 s, a burst of 2
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	if b, _ := l.blocked("k", now); b || len(l.buckets) != 0 {
+		t.Fatalf("an unknown key is blocked (%v) or got a bucket (%d)", b, len(l.buckets))
+	}
+	for i := range 2 {
+		if ok, _ := l.allow("k", now); !ok {
+			t.Fatalf("request %d refused", i)
+		}
+	}
+	b, wait := l.blocked("k", now)
+	if !b || wait != 30*time.Second {
+		t.Fatalf("after the burst: blocked %v, wait %v; want true, 30s", b, wait)
+	}
+	later := now.Add(wait)
+	for range 3 {
+		if b, _ := l.blocked("k", later); b {
+			t.Fatal("blocked once a request is due again, or blocked took it")
+		}
+	}
+	if ok, _ := l.allow("k", later); !ok {
+		t.Fatal("the due request was refused")
+	}
+	if b, _ := l.blocked("k", later); !b {
+		t.Error("not blocked after taking the due request")
+	}
+}
+
+func TestFailureKey(t *testing.T) {
+	key := func(s string) string { return failureKey(netip.MustParseAddr(s)) }
+	if got := key("192.0.2.1"); got != "192.0.2.1" {
+		t.Errorf("IPv4 key %q", got)
+	}
+	if key("192.0.2.1") == key("192.0.2.2") {
+		t.Error("two IPv4 addresses share a key")
+	}
+	if key("2001:db8:1:2::1") != key("2001:db8:1:2:ffff::9") {
+		t.Error("one /64 has two keys")
+	}
+	if key("2001:db8:1:2::1") == key("2001:db8:1:3::1") {
+		t.Error("two /64s share a key")
+	}
+}
