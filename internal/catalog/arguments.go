@@ -1,8 +1,10 @@
 package catalog
 
 import (
+	"cmp"
 	"fmt"
 	"math/big"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -31,25 +33,65 @@ func (e ArgumentError) String() string {
 // argument object must not produce an attacker-sized answer.
 const maxArgumentErrors = 20
 
+// MaxArgumentValues bounds the values (scalars, arrays and objects) of one
+// call's arguments that are checked against an input schema. The validator
+// spends one to ten microseconds on each (exact rationals for numbers,
+// regexes for patterns and formats), so a 64 KiB body of tiny values cost
+// 20 to 130 ms against an ordinary schema; with the bound, 15 ms at most.
+// Arguments with more fail validation: refused in enforce mode.
+const MaxArgumentValues = 1024
+
 // ValidateArguments checks proposed arguments against the view's input
 // schema. It returns nil when they conform or when the view has no schema.
+// The validator turns numbers into exact rationals, so the arguments must
+// have passed contract.Prepare, which refuses numbers too large for that.
 func (v *View) ValidateArguments(args map[string]any) []ArgumentError {
 	if v.input == nil {
 		return nil
+	}
+	if countValues(args, MaxArgumentValues) > MaxArgumentValues {
+		return []ArgumentError{{Keyword: "maxValues",
+			Message: fmt.Sprintf("holds more than %d values, more than gated checks against an input schema", MaxArgumentValues)}}
 	}
 	var doc any = args
 	if args == nil {
 		doc = map[string]any{}
 	}
 	errs := validate(v.input, doc, safeMessage)
-	out := make([]ArgumentError, 0, min(len(errs), maxArgumentErrors))
-	for _, e := range errs {
-		if len(out) == maxArgumentErrors {
-			break
-		}
-		out = append(out, ArgumentError{Path: e.pointer(), Keyword: e.Keyword, Message: e.Message})
+	if len(errs) == 0 {
+		return nil
+	}
+	// The validator walks objects in map order: sorted, the answer (and
+	// which errors the cap keeps) is the same for the same arguments.
+	slices.SortFunc(errs, func(a, b fieldError) int {
+		return cmp.Or(slices.Compare(a.Path, b.Path), strings.Compare(a.Keyword, b.Keyword), strings.Compare(a.Message, b.Message))
+	})
+	out := make([]ArgumentError, min(len(errs), maxArgumentErrors))
+	for i := range out {
+		out[i] = ArgumentError{Path: errs[i].pointer(), Keyword: errs[i].Keyword, Message: errs[i].Message}
 	}
 	return out
+}
+
+// countValues counts v and the values inside it, stopping once the count
+// passes limit.
+func countValues(v any, limit int) int {
+	n := 1
+	switch v := v.(type) {
+	case map[string]any:
+		for _, x := range v {
+			if n += countValues(x, limit-n); n > limit {
+				return n
+			}
+		}
+	case []any:
+		for _, x := range v {
+			if n += countValues(x, limit-n); n > limit {
+				return n
+			}
+		}
+	}
+	return n
 }
 
 // safeMessage describes a violation from the schema's side only. The

@@ -55,7 +55,7 @@ func BenchmarkLookupFloors(b *testing.B) {
 					b.Fatal("lookup missed")
 				}
 				_, cf := EffectiveCategory(v, ev.ToolCategory)
-				fs := Floors(v, ev, route.AuthConfirmed, ArgumentsEnforce)
+				fs, _ := Floors(v, ev, route.AuthConfirmed, ArgumentsEnforce)
 				if len(cf)+len(fs) != 0 {
 					b.Fatalf("unexpected findings %v %v", cf, fs)
 				}

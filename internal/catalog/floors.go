@@ -78,8 +78,9 @@ func EffectiveCategory(v *View, declared route.Category) (route.Category, []rout
 
 // Floors returns the catalog's findings for an event that matched v; auth is
 // the event's effective authorization state after the contract's evidence
-// rules. Each finding only tightens the route.
-func Floors(v *View, ev *route.Event, auth route.AuthState, mode ArgumentMode) []route.Finding {
+// rules. Each finding only tightens the route. When the arguments fail the
+// input schema it also returns where, so that nobody validates them again.
+func Floors(v *View, ev *route.Event, auth route.AuthState, mode ArgumentMode) ([]route.Finding, []ArgumentError) {
 	if ev == nil {
 		ev = &route.Event{}
 	}
@@ -109,8 +110,9 @@ func Floors(v *View, ev *route.Event, auth route.AuthState, mode ArgumentMode) [
 		out = append(out, finding(CodeApprovalRequired, route.Ask, true,
 			"tool %s has approval %s and needs authorization_state confirmed, not %s", v.ToolID, v.Approval, auth))
 	}
+	var errs []ArgumentError
 	if mode != ArgumentsOff {
-		if errs := v.ValidateArguments(ev.ProposedArguments); len(errs) > 0 {
+		if errs = v.ValidateArguments(ev.ProposedArguments); len(errs) > 0 {
 			r, blocking := route.Refuse, true
 			if mode == ArgumentsWarn {
 				r, blocking = route.Accept, false
@@ -119,7 +121,7 @@ func Floors(v *View, ev *route.Event, auth route.AuthState, mode ArgumentMode) [
 				"proposed_arguments do not match the input schema of tool %s: %s", v.ToolID, joinArgumentErrors(errs)))
 		}
 	}
-	return out
+	return out, errs
 }
 
 // UnresolvedApprovalPolicy is the floor of a tool whose approval is

@@ -95,7 +95,7 @@ func TestFloors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			fs := Floors(tt.v, tt.ev, tt.auth, ArgumentsEnforce)
+			fs, _ := Floors(tt.v, tt.ev, tt.auth, ArgumentsEnforce)
 			var got []want
 			for _, f := range fs {
 				if !f.Blocking || f.Source != route.SourceCatalog || f.Message == "" {
@@ -120,12 +120,16 @@ func TestArgumentFloor(t *testing.T) {
 		return &route.Event{ProposedArguments: args, EvidenceRefs: []route.EvidenceRef{verifiedApproval()}}
 	}
 
-	if fs := Floors(refund, ev(valid), route.AuthConfirmed, ArgumentsEnforce); len(fs) != 0 {
-		t.Fatalf("valid arguments: %v", fs)
+	if fs, errs := Floors(refund, ev(valid), route.AuthConfirmed, ArgumentsEnforce); len(fs) != 0 || errs != nil {
+		t.Fatalf("valid arguments: %v %v", fs, errs)
 	}
-	fs := Floors(refund, ev(invalid), route.AuthConfirmed, ArgumentsEnforce)
+	fs, errs := Floors(refund, ev(invalid), route.AuthConfirmed, ArgumentsEnforce)
 	if len(fs) != 1 || fs[0].Code != CodeArgumentsInvalid || fs[0].Route != route.Refuse || !fs[0].Blocking {
 		t.Fatalf("enforce: %+v", fs)
+	}
+	// The errors behind the finding come with it, so no caller validates twice.
+	if !slices.Equal(errs, refund.ValidateArguments(invalid)) {
+		t.Errorf("argument errors %+v, want those of one validation", errs)
 	}
 	for _, frag := range []string{"/amount: must be <= 500", "/reason: value must be one of", "/card: ", "not an allowed field"} {
 		if !strings.Contains(fs[0].Message, frag) {
@@ -137,15 +141,15 @@ func TestArgumentFloor(t *testing.T) {
 		t.Errorf("message leaks an argument value: %q", fs[0].Message)
 	}
 
-	fs = Floors(refund, ev(invalid), route.AuthConfirmed, ArgumentsWarn)
-	if len(fs) != 1 || fs[0].Route != route.Accept || fs[0].Blocking {
-		t.Fatalf("warn: %+v", fs)
+	fs, errs = Floors(refund, ev(invalid), route.AuthConfirmed, ArgumentsWarn)
+	if len(fs) != 1 || fs[0].Route != route.Accept || fs[0].Blocking || len(errs) == 0 {
+		t.Fatalf("warn: %+v %+v", fs, errs)
 	}
-	if fs := Floors(refund, ev(invalid), route.AuthConfirmed, ArgumentsOff); len(fs) != 0 {
-		t.Fatalf("off: %+v", fs)
+	if fs, errs := Floors(refund, ev(invalid), route.AuthConfirmed, ArgumentsOff); len(fs) != 0 || errs != nil {
+		t.Fatalf("off: %+v %+v", fs, errs)
 	}
 	// Missing arguments are validated as an empty object.
-	fs = Floors(refund, ev(nil), route.AuthConfirmed, ArgumentsEnforce)
+	fs, _ = Floors(refund, ev(nil), route.AuthConfirmed, ArgumentsEnforce)
 	if len(fs) != 1 || !strings.Contains(fs[0].Message, "/payment_id: is required") {
 		t.Fatalf("nil arguments: %+v", fs)
 	}
@@ -281,7 +285,8 @@ func TestExampleCatalogCoversEveryFloor(t *testing.T) {
 		}
 		ev := &route.Event{ToolName: tt.toolName, ToolCategory: tt.declared, ProposedArguments: tt.args, EvidenceRefs: tt.refs}
 		_, fs := EffectiveCategory(v, tt.declared)
-		fs = append(fs, Floors(v, ev, tt.auth, ArgumentsEnforce)...)
+		floors, _ := Floors(v, ev, tt.auth, ArgumentsEnforce)
+		fs = append(fs, floors...)
 		if f, ok := UnresolvedApprovalPolicy(v); ok {
 			fs = append(fs, f)
 		}
@@ -304,7 +309,7 @@ func TestExampleCatalogCoversEveryFloor(t *testing.T) {
 	} {
 		v, _ := c.Lookup(tt.toolName)
 		ev := &route.Event{ProposedArguments: tt.args, EvidenceRefs: approval}
-		if fs := Floors(v, ev, route.AuthConfirmed, ArgumentsEnforce); len(fs) != 0 {
+		if fs, _ := Floors(v, ev, route.AuthConfirmed, ArgumentsEnforce); len(fs) != 0 {
 			t.Errorf("%s confirmed with a verified approval: %v", tt.toolName, fs)
 		}
 	}

@@ -348,7 +348,7 @@ func TestRuleFindingsThroughFloors(t *testing.T) {
 	const secret = "/srv/sk-live-0123456789abcdef/.env"
 	ev := &route.Event{ProposedArguments: map[string]any{"file_path": secret}}
 	for _, mode := range []ArgumentMode{ArgumentsEnforce, ArgumentsWarn, ArgumentsOff} {
-		fs := Floors(v, ev, route.AuthConfirmed, mode)
+		fs, _ := Floors(v, ev, route.AuthConfirmed, mode)
 		if len(fs) != 2 {
 			t.Fatalf("%s: findings %+v, want both rules", mode, fs)
 		}
@@ -375,11 +375,11 @@ func TestRuleFindingsThroughFloors(t *testing.T) {
 	// Rule findings come before the other floors.
 	w := loadRuleView(t, `{code: secrets_file, pointer: /file_path, glob: '**/.env', route: refuse}`)
 	w.Approval = approvalAlways
-	fs := Floors(w, ev, route.AuthAuthenticated, ArgumentsEnforce)
+	fs, _ := Floors(w, ev, route.AuthAuthenticated, ArgumentsEnforce)
 	if len(fs) != 2 || fs[0].Code != "secrets_file" || fs[1].Code != CodeApprovalRequired {
 		t.Fatalf("order: %+v", fs)
 	}
-	if fs := Floors(w, &route.Event{ProposedArguments: map[string]any{"file_path": "a.go"}}, route.AuthConfirmed, ArgumentsEnforce); len(fs) != 0 {
+	if fs, _ := Floors(w, &route.Event{ProposedArguments: map[string]any{"file_path": "a.go"}}, route.AuthConfirmed, ArgumentsEnforce); len(fs) != 0 {
 		t.Fatalf("a path no rule matches: %+v", fs)
 	}
 }

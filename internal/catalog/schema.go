@@ -104,12 +104,15 @@ func (e fieldError) field() string {
 	return sb.String()
 }
 
+// pointerEscaper escapes one JSON pointer token (RFC 6901).
+var pointerEscaper = strings.NewReplacer("~", "~0", "/", "~1")
+
 // pointer renders the location as a JSON pointer ("/items/0/sku").
 func (e fieldError) pointer() string {
 	var sb strings.Builder
 	for _, tok := range e.Path {
 		sb.WriteByte('/')
-		sb.WriteString(strings.NewReplacer("~", "~0", "/", "~1").Replace(tok))
+		sb.WriteString(pointerEscaper.Replace(tok))
 	}
 	return sb.String()
 }

@@ -19,11 +19,6 @@ const (
 	CodeSchemaFailed        = "schema_validation_failed"
 )
 
-// MaxEvidenceRefs bounds the evidence refs of one event. Each ref costs a
-// few microseconds to validate and check; no real decision rests on more,
-// and without a bound one 64 KiB body of tiny refs costs ~100 ms of CPU.
-const MaxEvidenceRefs = 128
-
 // Declared is what the runtime sent, read leniently so that even an invalid
 // event can be described in the answer and the audit record.
 type Declared struct {
@@ -55,6 +50,22 @@ type Prepared struct {
 // validates it against the contract schema. doc is not modified.
 func Prepare(doc map[string]any) *Prepared {
 	p := &Prepared{Declared: declaredOf(doc)}
+	// The bounds come first, on the document as decoded: an event that
+	// breaks one is refused before anything is copied, normalised or
+	// validated (see bounds.go).
+	if errs := sizeErrors(doc); len(errs) > 0 {
+		p.ValidationErrors, p.Findings = errs, []route.Finding{schemaFailed()}
+		return p
+	}
+	if !numbersInRange(doc) {
+		p.ValidationErrors = numberErrors(doc)
+		p.Findings = []route.Finding{{
+			Source: route.SourceContract, Code: CodeNumberOutOfRange, Route: route.Refuse, Blocking: true,
+			Message: fmt.Sprintf("the number at %s has more than %d significant digits or an exponent beyond ±%d; gated does not decide on such numbers",
+				p.ValidationErrors[0].Path, MaxNumberDigits, MaxNumberExponent),
+		}}
+		return p
+	}
 	work := maps.Clone(doc)
 
 	_, versioned := doc["schema_version"]
@@ -73,12 +84,8 @@ func Prepare(doc map[string]any) *Prepared {
 	p.Lifted = liftAuthorization(work)
 	p.RuntimeRoute, _ = work["recommended_route"].(string)
 
-	if refs, _ := work["evidence_refs"].([]any); len(refs) > MaxEvidenceRefs {
-		p.ValidationErrors = []ValidationError{{Path: "$.evidence_refs", Keyword: "maxItems",
-			Message: fmt.Sprintf("gated accepts at most %d evidence refs, got %d", MaxEvidenceRefs, len(refs))}}
-	} else {
-		p.ValidationErrors = validate(work)
-	}
+	p.ValidationErrors = append(validate(work), identifierErrors(doc)...)
+	sortByPath(p.ValidationErrors)
 	switch {
 	case normFailed:
 		p.Findings = []route.Finding{{
@@ -86,18 +93,24 @@ func Prepare(doc map[string]any) *Prepared {
 			Message: "an enum field or proposed_arguments has a value the contract does not allow",
 		}}
 	case len(p.ValidationErrors) > 0:
-		p.Findings = []route.Finding{{
-			Source: route.SourceContract, Code: CodeSchemaFailed, Route: route.Refuse, Blocking: true,
-			Message: "the event does not validate against the Agent Action Contract v1 schema",
-		}}
+		p.Findings = []route.Finding{schemaFailed()}
 	default:
 		p.Event = toEvent(work)
 	}
 	return p
 }
 
+func schemaFailed() route.Finding {
+	return route.Finding{
+		Source: route.SourceContract, Code: CodeSchemaFailed, Route: route.Refuse, Blocking: true,
+		Message: "the event does not validate against the Agent Action Contract v1 schema",
+	}
+}
+
+// declaredOf reads what the runtime sent. Strings are cleaned: they reach
+// the answer and the audit record even when the event is refused for them.
 func declaredOf(doc map[string]any) Declared {
-	s := func(k string) string { v, _ := doc[k].(string); return v }
+	s := func(k string) string { v, _ := doc[k].(string); return clean(v) }
 	return Declared{
 		ToolName:           s("tool_name"),
 		ToolCategory:       s("tool_category"),

@@ -3,7 +3,6 @@ package contract
 import (
 	"bytes"
 	"fmt"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -41,7 +40,7 @@ func compileContractSchema() *jsonschema.Schema {
 }
 
 // validate checks doc against the contract schema and returns every leaf
-// violation, sorted by path so answers are stable.
+// violation, unsorted (Prepare sorts them with its own).
 func validate(doc map[string]any) []ValidationError {
 	err := contractSchema.Validate(doc)
 	if err == nil {
@@ -53,7 +52,6 @@ func validate(doc map[string]any) []ValidationError {
 	}
 	var out []ValidationError
 	collectLeaves(verr, doc, &out)
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Path < out[j].Path })
 	return out
 }
 

@@ -8,7 +8,6 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
-	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -179,10 +178,8 @@ func (e *Engine) decide(ctx context.Context, d *Decision, req Request, now time.
 
 	findings := append(eval.Findings, catalogFindings...)
 	if view != nil {
-		floors := catalog.Floors(view, ev, eval.Auth.EffectiveState, e.argMode)
-		if slices.ContainsFunc(floors, func(f route.Finding) bool { return f.Code == catalog.CodeArgumentsInvalid }) {
-			d.ArgumentErrors = view.ValidateArguments(ev.ProposedArguments) // failure path only
-		}
+		floors, argErrs := catalog.Floors(view, ev, eval.Auth.EffectiveState, e.argMode)
+		d.ArgumentErrors = argErrs
 		findings = append(findings, floors...)
 		if f, ok := catalog.UnresolvedApprovalPolicy(view); ok && e.policy == nil {
 			findings = append(findings, f)

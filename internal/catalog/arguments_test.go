@@ -1,0 +1,37 @@
+package catalog
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/gatedhq/gated/internal/route"
+)
+
+// Arguments with more values than MaxArgumentValues are not validated but
+// fail: the validator's cost per value (exact rationals, regexes) made a
+// 64 KiB body of tiny numbers cost 20 to 130 ms against an ordinary schema.
+func TestValidateArgumentsValueCap(t *testing.T) {
+	dir := writeTree(t, t.TempDir(), map[string]string{
+		"p/action.json": `{"name": "x", "riskTier": "R0", "inputSchema": {"properties": {"n": {"type": "array", "items": {"type": "number", "maximum": 500}}}}}`,
+	})
+	v, _ := mustLoad(t, dir).Lookup("x")
+	list := func(n int) map[string]any {
+		items := make([]any, n)
+		for i := range items {
+			items[i] = json.Number("1")
+		}
+		return map[string]any{"n": items}
+	}
+	// The arguments object and the list count too.
+	if errs := v.ValidateArguments(list(MaxArgumentValues - 2)); len(errs) != 0 {
+		t.Fatalf("%d values: %+v", MaxArgumentValues, errs)
+	}
+	errs := v.ValidateArguments(list(MaxArgumentValues - 1))
+	if len(errs) != 1 || errs[0].Keyword != "maxValues" || errs[0].Path != "" {
+		t.Fatalf("%d values: %+v", MaxArgumentValues+1, errs)
+	}
+	fs, _ := Floors(v, &route.Event{ProposedArguments: list(100000)}, route.AuthConfirmed, ArgumentsEnforce)
+	if len(fs) != 1 || fs[0].Code != CodeArgumentsInvalid || fs[0].Route != route.Refuse {
+		t.Fatalf("floors: %+v", fs)
+	}
+}
