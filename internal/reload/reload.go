@@ -3,16 +3,21 @@
 // hot path; readers only ever load an atomic pointer, so they see either the
 // old value or the new one, never a half-built one. A failed rebuild keeps the
 // last good value.
+//
+// A value is only published once the files it was read from have settled:
+// files written in place (truncated, then written in pieces) can be read
+// empty or half-written, and such a read may still build, just without what
+// the missing half defined. So every build is bracketed by a fingerprint of
+// the files (size, modification time, content), and Run also requires that
+// no file event arrives during the build and for a settle period after it.
+// A build that fails either check is thrown away, its error too, and retried
+// once the files are quiet again.
 package reload
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -25,6 +30,11 @@ import (
 // burst, and one rebuild per burst is enough.
 const DefaultDebounce = 250 * time.Millisecond
 
+// maxUnsettled is how many builds in a row may find the files changing
+// under them before the reloader reports it. Run keeps retrying after that,
+// whenever the files go quiet; New and Reload give up.
+const maxUnsettled = 5
+
 // Config describes what to build and what to watch.
 type Config[T any] struct {
 	// Build produces a complete new value or an error. It runs on the
@@ -35,8 +45,15 @@ type Config[T any] struct {
 	Dirs []string
 	// Debounce defaults to DefaultDebounce.
 	Debounce time.Duration
-	// OnResult, when set, is called after every rebuild attempt (nil on
-	// success) so the caller can log and count reloads.
+	// Settle is how long Run waits after a build, watching for file events,
+	// before publishing it; it defaults to Debounce. A writer that pauses
+	// longer than this in the middle of a file cannot be told from one that
+	// has finished: write files whole and rename them into place.
+	Settle time.Duration
+	// OnResult, when set, is called after every rebuild that is published
+	// or fails (nil on success), and when the files keep changing under
+	// rebuilds, so the caller can log and count reloads. A rebuild thrown
+	// away because its files changed meanwhile is not reported by itself.
 	OnResult func(err error)
 	// OnWatchError, when set, receives errors of the file watcher itself
 	// (an event queue overflow, say); the reloader rebuilds after one.
@@ -52,6 +69,13 @@ type Reloader[T any] struct {
 	mu      sync.Mutex
 	lastErr error
 	lastAt  time.Time
+
+	unsettled int // Run's builds in a row thrown away as unsettled
+}
+
+// unsettledError is the error of a build whose files kept changing.
+func unsettledError(n int) error {
+	return fmt.Errorf("the files changed while they were being read, %d times in a row; the last good value stays in use until they settle", n)
 }
 
 // New builds the first value; a failure there is returned, since there is no
@@ -63,24 +87,44 @@ func New[T any](cfg Config[T]) (*Reloader[T], error) {
 	if cfg.Debounce <= 0 {
 		cfg.Debounce = DefaultDebounce
 	}
-	v, err := cfg.Build()
+	if cfg.Settle <= 0 {
+		cfg.Settle = cfg.Debounce
+	}
+	r := &Reloader[T]{cfg: cfg, trigger: make(chan struct{}, 1)}
+	v, err := r.buildChecked()
 	if err != nil {
 		return nil, fmt.Errorf("initial build: %w", err)
 	}
 	if v == nil {
 		return nil, errors.New("initial build: returned no value")
 	}
-	r := &Reloader[T]{cfg: cfg, trigger: make(chan struct{}, 1)}
 	r.cur.Store(v)
 	return r, nil
+}
+
+// buildChecked builds until the files are the same after the build as
+// before it, pausing a debounce period between tries. Without a watcher it
+// cannot see a rewrite that leaves size, time and content as they were.
+func (r *Reloader[T]) buildChecked() (*T, error) {
+	for try := 1; ; try++ {
+		before := fingerprint(r.cfg.Dirs)
+		v, err := r.cfg.Build()
+		if fingerprint(r.cfg.Dirs) == before {
+			return v, err
+		}
+		if try == maxUnsettled {
+			return nil, unsettledError(try)
+		}
+		time.Sleep(r.cfg.Debounce)
+	}
 }
 
 // Current returns the last successfully built value. It is safe for any
 // number of concurrent readers.
 func (r *Reloader[T]) Current() *T { return r.cur.Load() }
 
-// LastError returns when the most recent rebuild attempt ran (zero before
-// the first rebuild) and its error (nil after a success).
+// LastError returns when the most recent reported rebuild ran (zero before
+// the first) and its error (nil after a success); see Config.OnResult.
 func (r *Reloader[T]) LastError() (time.Time, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -97,9 +141,16 @@ func (r *Reloader[T]) Trigger() {
 }
 
 // Reload rebuilds now, on the caller's goroutine, and swaps the value on
-// success. Run uses it; it is exported for callers without a watcher.
+// success. It is for callers without a watcher that know the files are
+// written: it retries a build the files changed under, but unlike Run it
+// does not wait for them to stay quiet afterwards.
 func (r *Reloader[T]) Reload() error {
-	v, err := r.cfg.Build()
+	v, err := r.buildChecked()
+	return r.finish(v, err)
+}
+
+// finish publishes a settled build, or records its error.
+func (r *Reloader[T]) finish(v *T, err error) error {
 	if err == nil && v == nil {
 		err = errors.New("build returned no value")
 	}
@@ -124,10 +175,9 @@ func (r *Reloader[T]) Run(ctx context.Context) error {
 		return fmt.Errorf("reload: start watcher: %w", err)
 	}
 	defer w.Close()
-	for _, d := range r.cfg.Dirs {
-		if err := watchTree(w, d); err != nil {
-			return err
-		}
+	ws, err := newWatchSet(w, r.cfg.Dirs, r.cfg.OnWatchError)
+	if err != nil {
+		return err
 	}
 
 	debounce := time.NewTimer(time.Hour)
@@ -139,68 +189,74 @@ func (r *Reloader[T]) Run(ctx context.Context) error {
 			return nil
 		case <-r.trigger:
 			debounce.Stop()
-			_ = r.Reload() // recorded in LastError and reported via OnResult
+			r.settledReload(ctx, ws, debounce)
 		case ev, ok := <-w.Events:
 			if !ok {
 				return nil
 			}
-			if ev.Has(fsnotify.Create) {
-				r.watchNewDir(w, ev.Name)
+			if ws.handle(ev) {
+				debounce.Reset(r.cfg.Debounce)
 			}
-			debounce.Reset(r.cfg.Debounce)
 		case err, ok := <-w.Errors:
 			if !ok {
 				return nil
 			}
-			if r.cfg.OnWatchError != nil {
-				r.cfg.OnWatchError(err)
-			}
+			ws.report(err)
 			// Events may have been lost: rebuild rather than miss a change.
 			debounce.Reset(r.cfg.Debounce)
 		case <-debounce.C:
-			_ = r.Reload()
+			r.settledReload(ctx, ws, debounce)
 		}
 	}
 }
 
-// watchNewDir starts watching a directory created after Run began (and
-// anything already inside it, since files may land before the watch does).
-func (r *Reloader[T]) watchNewDir(w *fsnotify.Watcher, path string) {
-	fi, err := os.Lstat(path)
-	if err != nil || !fi.IsDir() || skipDir(filepath.Base(path)) {
+// settledReload builds and publishes the result only if the files did not
+// change from before the build until a settle period after it: no file
+// event arrived and the fingerprint is unchanged. The event check catches
+// what the fingerprint cannot, a rewrite that ends with the same content
+// within one tick of the file clock. Otherwise the build (value or error)
+// is dropped and debounce re-armed to try again once the files are quiet.
+func (r *Reloader[T]) settledReload(ctx context.Context, ws *watchSet, debounce *time.Timer) {
+	ws.follow() // in case a swap's event was lost
+	before := fingerprint(r.cfg.Dirs)
+	v, err := r.cfg.Build()
+	settled := quietFor(ctx, ws, r.cfg.Settle) && fingerprint(r.cfg.Dirs) == before
+	if ctx.Err() != nil {
 		return
 	}
-	if err := watchTree(w, path); err != nil && r.cfg.OnWatchError != nil {
-		r.cfg.OnWatchError(err)
+	if settled {
+		r.unsettled = 0
+		_ = r.finish(v, err) // recorded in LastError and reported via OnResult
+		return
 	}
+	r.unsettled++
+	if r.unsettled == maxUnsettled {
+		r.unsettled = 0
+		_ = r.finish(nil, unsettledError(maxUnsettled))
+	}
+	debounce.Reset(r.cfg.Debounce)
 }
 
-// watchTree adds root and every directory below it to the watcher. A root
-// given as a symlink is resolved first: WalkDir does not descend into one.
-func watchTree(w *fsnotify.Watcher, root string) error {
-	resolved, err := filepath.EvalSymlinks(root)
-	if err != nil {
-		return fmt.Errorf("reload: watch %s: %w", root, err)
+// quietFor waits d and reports whether no relevant file event and no
+// watcher error arrived meanwhile; it stops at the first one.
+func quietFor(ctx context.Context, ws *watchSet, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-t.C:
+			return true
+		case ev, ok := <-ws.w.Events:
+			if !ok || ws.handle(ev) {
+				return false
+			}
+		case err, ok := <-ws.w.Errors:
+			if ok {
+				ws.report(err)
+			}
+			return false
+		}
 	}
-	err = filepath.WalkDir(resolved, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if !d.IsDir() {
-			return nil
-		}
-		if p != resolved && skipDir(d.Name()) {
-			return filepath.SkipDir
-		}
-		return w.Add(p)
-	})
-	if err != nil {
-		return fmt.Errorf("reload: watch %s: %w", root, err)
-	}
-	return nil
 }
-
-// skipDir leaves out Kubernetes' atomic-writer internals ("..data",
-// "..2026_11_20_…"): their swap shows up as an event in the parent, which is
-// watched, and watching the timestamped copies would only add noise.
-func skipDir(name string) bool { return strings.HasPrefix(name, "..") }
