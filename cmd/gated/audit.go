@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"time"
 
 	"go.uber.org/zap"
@@ -29,19 +30,21 @@ type auditFlags struct {
 func (a *auditFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&a.databaseURL, "database-url", "", "PostgreSQL URL of the audit store; without it records go to --audit-file")
 	fs.StringVar(&a.file, "audit-file", "gated-audit.jsonl", "JSON-lines audit file used when there is no database")
-	fs.StringVar(&a.spoolDir, "spool-dir", "gated-spool", "local spool for records PostgreSQL cannot take right now")
+	fs.StringVar(&a.spoolDir, "spool-dir", "gated-spool", "local spool for records PostgreSQL cannot take right now (each process uses a subdirectory named after its host)")
 	fs.StringVar(&a.durability, "audit-durability", "async", "async (answer, then record) or sync (answer once the record is durable)")
 	fs.StringVar(&a.fail, "audit-fail", "closed", "when a record can be neither stored nor spooled: closed refuses the call, open lets it stand")
 	fs.DurationVar(&a.retention, "audit-retention", 90*24*time.Hour, "drop daily partitions older than this")
 	fs.StringVar(&a.hmacKey, "audit-hmac-key", "", "key of the HMAC-SHA256 argument fingerprints (at least 32 bytes; required with --database-url)")
-	fs.BoolVar(&a.noMigrate, "no-migrate", false, "do not apply pending migrations at start")
+	fs.BoolVar(&a.noMigrate, "no-migrate", false, "do not apply pending migrations (by default they are applied at start, or once the database is reachable)")
 }
 
 const minHMACKey = 32
 
 // openAudit opens the recorder (and, with a database, the store that reads
-// records back), applying migrations first unless told not to.
-func openAudit(ctx context.Context, a *auditFlags, log *zap.Logger, m *metrics.Metrics, stderr io.Writer) (audit.Recorder, *audit.Redactor, audit.Store, error) {
+// records back). Neither waits for the database: the recorder applies the
+// migrations (unless told not to) once it can, and the store connects on
+// first use.
+func openAudit(ctx context.Context, a *auditFlags, log *zap.Logger, m *metrics.Metrics, _ io.Writer) (audit.Recorder, *audit.Redactor, audit.Store, error) {
 	switch a.durability {
 	case "async", "sync":
 	default:
@@ -66,13 +69,15 @@ func openAudit(ctx context.Context, a *auditFlags, log *zap.Logger, m *metrics.M
 		}
 		log.Warn("no --audit-hmac-key: using a random key for this run, so argument fingerprints will not match across restarts")
 	}
-	if a.databaseURL != "" && !a.noMigrate {
-		if err := audit.Migrate(ctx, a.databaseURL, "up", stderr); err != nil {
-			return nil, nil, nil, fmt.Errorf("apply migrations: %w", err)
-		}
-	}
+	// The host name is the pod's name in Kubernetes: each replica spools in
+	// a subdirectory of --spool-dir of its own, and one that restarts under
+	// the same name picks up what it left there.
+	owner, _ := os.Hostname()
+	// Migrations run inside the recorder, retried in the background while
+	// the database is away: gated starts and answers from the spool.
 	rec, err := audit.Open(ctx, audit.Config{
-		DatabaseURL: a.databaseURL, File: a.file, SpoolDir: a.spoolDir, Durability: a.durability,
+		DatabaseURL: a.databaseURL, Migrate: a.databaseURL != "" && !a.noMigrate,
+		File: a.file, SpoolDir: a.spoolDir, SpoolOwner: owner, Durability: a.durability,
 		Fail: a.fail, Retention: a.retention, Logger: log.Named("audit"), Metrics: m,
 	})
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"slices"
 	"sync"
 )
 
@@ -24,10 +25,13 @@ func openFileSink(path string, sync bool) (*fileSink, error) {
 	return &fileSink{f: f, sync: sync}, nil
 }
 
-func (s *fileSink) write(_ context.Context, recs []*Record) error {
+// write appends records, then corrections: a line with "correction": true
+// supersedes the earlier line of the same decision_id (the caller was
+// refused while that line may say otherwise).
+func (s *fileSink) write(_ context.Context, recs, fixes []*Record) error {
 	var buf []byte
-	for _, r := range recs {
-		b, err := json.Marshal(r)
+	for i, r := range slices.Concat(recs, fixes) {
+		b, err := json.Marshal(frame{Record: r, Correction: i >= len(recs)})
 		if err != nil {
 			return fmt.Errorf("encode audit record: %w", err)
 		}

@@ -66,13 +66,3 @@ func parseHost(u string) (string, error) {
 	}
 	return p.Host, nil
 }
-
-// url2host returns u with its host:port replaced.
-func url2host(u, hostport string) (string, error) {
-	p, err := url.Parse(u)
-	if err != nil {
-		return "", err
-	}
-	p.Host = hostport
-	return p.String(), nil
-}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -88,6 +89,11 @@ type pgSink struct {
 	days map[time.Time]bool // partitions known to exist
 }
 
+// backendStart is where a connection keeps its server session's start time
+// (pgconn's CustomData): with the process id it names the session even
+// after the pid is reused.
+const backendStart = "gated.backend_start"
+
 func openPGSink(ctx context.Context, cfg Config) (*pgSink, error) {
 	pc, err := pgxpool.ParseConfig(cfg.DatabaseURL)
 	if err != nil {
@@ -99,6 +105,11 @@ func openPGSink(ctx context.Context, cfg Config) (*pgSink, error) {
 		if err != nil {
 			return fmt.Errorf("create audit staging table: %w", err)
 		}
+		var started time.Time
+		if err := c.QueryRow(ctx, "SELECT backend_start FROM pg_stat_activity WHERE pid = pg_backend_pid()").Scan(&started); err != nil {
+			return fmt.Errorf("read audit session start: %w", err)
+		}
+		c.PgConn().CustomData()[backendStart] = started
 		return nil
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, pc)
@@ -113,32 +124,59 @@ func (s *pgSink) close() error {
 	return nil
 }
 
-// insert stores a batch in one transaction, all of it or none. The fast
+// ping checks that a connection can be made and set up (which needs the
+// schema: see AfterConnect).
+func (s *pgSink) ping(ctx context.Context) error {
+	if err := s.pool.Ping(ctx); err != nil {
+		return fmt.Errorf("audit database: %w", err)
+	}
+	return nil
+}
+
+// insert stores a batch of new records.
+func (s *pgSink) insert(ctx context.Context, recs []*Record) error { return s.store(ctx, recs, nil) }
+
+// store stores a batch in one transaction, all of it or none. The fast
 // path COPYs straight into audit_decisions; if any record is already stored
 // (a replay after an outage, or a commit whose acknowledgement was lost) the
 // primary key rejects the whole COPY and the batch goes again through the
 // staging table with INSERT ... ON CONFLICT DO NOTHING, which skips the
-// records already there. Either way each decision is stored once.
-func (s *pgSink) insert(ctx context.Context, recs []*Record) error {
-	if err := s.ensureDays(ctx, recs); err != nil {
+// records already there. Either way each decision is stored once. fixes
+// (corrections) then replace the stored record of their key, or are
+// inserted when it is not there (it cannot arrive later: a plain insert
+// never overwrites).
+//
+// A commit sent whose answer never came is an *ambiguousCommit: the batch
+// may be stored or not, and resolve finds out which.
+func (s *pgSink) store(ctx context.Context, recs, fixes []*Record) error {
+	if err := s.ensureDays(ctx, slices.Concat(recs, fixes)); err != nil {
 		return err
 	}
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return fmt.Errorf("store audit batch: %w", err)
+	}
+	defer conn.Release()
 	rows := func() pgx.CopyFromSource {
 		return pgx.CopyFromSlice(len(recs), func(i int) ([]any, error) { return recs[i].values(), nil })
 	}
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		_, err := tx.CopyFrom(ctx, pgx.Identifier{"audit_decisions"}, columns, rows())
-		return err
+	err = s.commit(ctx, conn, func(tx pgx.Tx) error {
+		if len(recs) > 0 {
+			if _, err := tx.CopyFrom(ctx, pgx.Identifier{"audit_decisions"}, columns, rows()); err != nil {
+				return err
+			}
+		}
+		return applyFixes(ctx, tx, fixes)
 	})
 	if pgErr := (*pgconn.PgError)(nil); errors.As(err, &pgErr) && pgErr.Code == uniqueViolation {
-		err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		err = s.commit(ctx, conn, func(tx pgx.Tx) error {
 			if _, err := tx.CopyFrom(ctx, pgx.Identifier{stageTable}, columns, rows()); err != nil {
 				return fmt.Errorf("copy audit batch to staging: %w", err)
 			}
 			if _, err := tx.Exec(ctx, insertFromStage); err != nil {
 				return fmt.Errorf("insert audit batch from staging: %w", err)
 			}
-			return nil
+			return applyFixes(ctx, tx, fixes)
 		})
 	}
 	if err != nil {
@@ -150,6 +188,163 @@ func (s *pgSink) insert(ctx context.Context, recs []*Record) error {
 		s.mu.Unlock()
 	}
 	return err
+}
+
+// fixColumns are what a correction changes: the answer and why.
+var fixColumns = []string{"final_route", "gate_decision", "execute", "hard_blockers", "reasons", "finding_codes"}
+
+var upsertFix = func() string {
+	params := make([]string, len(columns))
+	for i := range columns {
+		params[i] = fmt.Sprintf("$%d", i+1)
+	}
+	set := make([]string, len(fixColumns))
+	for i, c := range fixColumns {
+		set[i] = c + " = EXCLUDED." + c
+	}
+	return "INSERT INTO audit_decisions (" + columnList + ") VALUES (" + strings.Join(params, ", ") +
+		") ON CONFLICT (decided_at, decision_id) DO UPDATE SET " + strings.Join(set, ", ")
+}()
+
+// applyFixes writes corrections. An upsert waits for a concurrent
+// transaction that holds the same key, so a correction always lands after
+// the record it corrects, whichever commits first.
+func applyFixes(ctx context.Context, tx pgx.Tx, fixes []*Record) error {
+	if len(fixes) == 0 {
+		return nil
+	}
+	b := &pgx.Batch{}
+	for _, f := range fixes {
+		b.Queue(upsertFix, f.values()...)
+	}
+	if err := tx.SendBatch(ctx, b).Close(); err != nil {
+		return fmt.Errorf("correct audit records: %w", err)
+	}
+	return nil
+}
+
+// ambiguousCommit is a COMMIT that was sent and never answered: the
+// connection broke or the deadline passed between the two. The batch may
+// be stored or not.
+type ambiguousCommit struct {
+	pid     uint32    // the server session that ran the transaction
+	started time.Time // its backend_start; zero if unknown
+	err     error
+}
+
+func (e *ambiguousCommit) Error() string {
+	return "the commit was sent but its acknowledgement was lost: " + e.err.Error()
+}
+
+func (e *ambiguousCommit) Unwrap() error { return e.err }
+
+// commit runs fn in a transaction on conn and commits it, telling a lost
+// commit acknowledgement apart from a transaction known not to be stored.
+func (s *pgSink) commit(ctx context.Context, conn *pgxpool.Conn, fn func(pgx.Tx) error) error {
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	if err := fn(tx); err != nil {
+		_ = tx.Rollback(ctx) // no COMMIT was sent: the server rolls back even if this fails
+		return err
+	}
+	pc := conn.Conn().PgConn()
+	if pc.IsClosed() {
+		return errors.New("connection closed before the commit") // nothing was sent: rolled back
+	}
+	err = tx.Commit(ctx)
+	var pgErr *pgconn.PgError
+	if err == nil || errors.As(err, &pgErr) || errors.Is(err, pgx.ErrTxCommitRollback) {
+		return err // the server answered
+	}
+	// Anything else may have reached the server. pgconn.SafeToRetry cannot
+	// tell: a connection that breaks while the COMMIT's answer is awaited
+	// is reported as "conn closed", which it calls safe to retry.
+	started, _ := pc.CustomData()[backendStart].(time.Time)
+	return &ambiguousCommit{pid: pc.PID(), started: started, err: err}
+}
+
+// resolve learns whether an ambiguous commit stored its batch, and returns
+// the stored route of each record found. On a new connection it first ends
+// the old session if it still runs and waits until it is gone: only then is
+// its transaction committed or rolled back for good, so a record not found
+// cannot appear later. It gives up with an error when ctx ends first.
+func (s *pgSink) resolve(ctx context.Context, amb *ambiguousCommit, recs []*Record) (map[string]string, error) {
+	c, err := s.connectFresh(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close(context.Background())
+	var started any // NULL: match the pid alone
+	if !amb.started.IsZero() {
+		started = amb.started
+		// Ending another session of the same role needs no privilege; if
+		// this fails, waiting below still finds out.
+		_, _ = c.Exec(ctx, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE pid = $1 AND backend_start = $2",
+			int64(amb.pid), amb.started)
+	}
+	for wait := 5 * time.Millisecond; ; wait = min(2*wait, 200*time.Millisecond) {
+		var alive bool
+		err := c.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_stat_activity WHERE pid = $1 AND ($2::timestamptz IS NULL OR backend_start = $2))",
+			int64(amb.pid), started).Scan(&alive)
+		if err != nil {
+			return nil, fmt.Errorf("resolve audit commit: watch the old session: %w", err)
+		}
+		if !alive {
+			break
+		}
+		if err := sleepCtx(ctx, wait); err != nil {
+			return nil, fmt.Errorf("resolve audit commit: the old session did not end: %w", err)
+		}
+	}
+	at := make([]time.Time, len(recs))
+	ids := make([]string, len(recs))
+	for i, r := range recs {
+		at[i], ids[i] = r.DecidedAt, r.DecisionID
+	}
+	rows, err := c.Query(ctx, `SELECT d.decision_id, d.final_route FROM audit_decisions d
+		JOIN unnest($1::timestamptz[], $2::text[]) AS k(decided_at, decision_id) USING (decided_at, decision_id)`, at, ids)
+	if err != nil {
+		return nil, fmt.Errorf("resolve audit commit: look the records up: %w", err)
+	}
+	routes := map[string]string{}
+	var id, route string
+	_, err = pgx.ForEachRow(rows, []any{&id, &route}, func() error {
+		routes[id] = route
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("resolve audit commit: look the records up: %w", err)
+	}
+	return routes, nil
+}
+
+// connectFresh opens a connection outside the pool, whose idle connections
+// may have broken with the one that lost the acknowledgement; it retries
+// until ctx ends.
+func (s *pgSink) connectFresh(ctx context.Context) (*pgx.Conn, error) {
+	cfg := s.pool.Config().ConnConfig
+	for wait := 10 * time.Millisecond; ; wait = min(2*wait, 250*time.Millisecond) {
+		c, err := pgx.ConnectConfig(ctx, cfg)
+		if err == nil {
+			return c, nil
+		}
+		if serr := sleepCtx(ctx, wait); serr != nil {
+			return nil, fmt.Errorf("resolve audit commit: reconnect: %w", err)
+		}
+	}
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
 }
 
 func day(t time.Time) time.Time {
@@ -247,15 +442,3 @@ func (s *pgSink) maintain(ctx context.Context, now time.Time) error {
 
 // maintainInterval is how often partitions are created ahead and expired.
 const maintainInterval = time.Hour
-
-func (r *recorder) maintainLoop(pg *pgSink) {
-	run := func() {
-		ctx, cancel := context.WithTimeout(r.bg, time.Minute)
-		defer cancel()
-		if err := pg.maintain(ctx, time.Now()); err != nil {
-			r.cfg.Logger.Warn("audit partition maintenance failed", zap.Error(err))
-		}
-	}
-	run()
-	r.every(maintainInterval, run)
-}

@@ -27,6 +27,11 @@ const (
 	StatusDropped = "dropped" // fail=open only: lost, counted and logged
 )
 
+// BlockerUnavailable is the blocker the gate refuses with when Record
+// fails; a correction record carries it too, so the stored record says
+// what the caller was told.
+const BlockerUnavailable = "audit_unavailable"
+
 // ErrUnavailable means a record could be neither queued nor spooled. With
 // fail=closed the caller must refuse the decision (blocker audit_unavailable).
 var ErrUnavailable = errors.New("audit unavailable")
@@ -52,20 +57,23 @@ type Recorder interface {
 
 // Config configures Open. Zero values take the documented defaults.
 type Config struct {
-	DatabaseURL   string        // PostgreSQL sink; empty means the JSON-lines file sink
-	SpoolDir      string        // default "gated-spool"
-	File          string        // default "gated-audit.jsonl"
-	Durability    string        // "async" (default) or "sync"
-	Fail          string        // "closed" (default) or "open"
-	Retention     time.Duration // default 90 days
-	BatchSize     int           // default 1000 records per COPY
-	FlushInterval time.Duration // async: longest a record waits for a batch; default 100ms
-	QueueSize     int           // default 10000; when full, records go straight to the spool
-	SpoolMaxBytes int64         // default 1 GiB
-	WriteTimeout  time.Duration // a database write slower than this counts as an outage; default 5s
-	RetryInterval time.Duration // how often spooled records are retried; default 1s
-	Logger        *zap.Logger
-	Metrics       Metrics
+	DatabaseURL    string        // PostgreSQL sink; empty means the JSON-lines file sink
+	Migrate        bool          // apply pending migrations, in the background until they succeed
+	SpoolDir       string        // default "gated-spool"; each process spools in a subdirectory of its own
+	SpoolOwner     string        // this process's subdirectory (a pod or host name); default "gated"
+	File           string        // default "gated-audit.jsonl"
+	Durability     string        // "async" (default) or "sync"
+	Fail           string        // "closed" (default) or "open"
+	Retention      time.Duration // default 90 days
+	BatchSize      int           // default 1000 records per COPY
+	FlushInterval  time.Duration // async: longest a record waits for a batch; default 100ms
+	QueueSize      int           // default 10000; when full, records go straight to the spool
+	SpoolMaxBytes  int64         // default 1 GiB
+	WriteTimeout   time.Duration // a database write slower than this counts as an outage; default 5s
+	ResolveTimeout time.Duration // longest wait to learn whether an unacknowledged commit happened; default WriteTimeout
+	RetryInterval  time.Duration // how often spooled records are retried; default 1s
+	Logger         *zap.Logger
+	Metrics        Metrics
 }
 
 func (c Config) withDefaults() (Config, error) {
@@ -83,12 +91,16 @@ func (c Config) withDefaults() (Config, error) {
 	if c.SpoolDir == "" {
 		c.SpoolDir = "gated-spool"
 	}
+	if c.SpoolOwner == "" {
+		c.SpoolOwner = "gated"
+	}
 	if c.File == "" {
 		c.File = "gated-audit.jsonl"
 	}
 	def(&c.Retention, 90*24*time.Hour)
 	def(&c.FlushInterval, 100*time.Millisecond)
 	def(&c.WriteTimeout, 5*time.Second)
+	def(&c.ResolveTimeout, c.WriteTimeout)
 	def(&c.RetryInterval, time.Second)
 	if c.BatchSize <= 0 {
 		c.BatchSize = 1000
@@ -121,8 +133,12 @@ func oneOf(what string, v *string, allowed ...string) error {
 }
 
 // Open starts a recorder: PostgreSQL with a local spool when DatabaseURL is
-// set, else the JSON-lines file. It does not apply migrations (see Migrate)
-// and does not fail when the database is down: records then go to the spool.
+// set, else the JSON-lines file. It does not fail when the database is down
+// or its migrations cannot run yet: records then go to the spool, and the
+// migrations (with Migrate) and the connection are retried in the
+// background until the spool can be replayed. Open waits for the first
+// attempt at most WriteTimeout, so a reachable database is used from the
+// first record.
 func Open(ctx context.Context, cfg Config) (Recorder, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
@@ -133,47 +149,74 @@ func Open(ctx context.Context, cfg Config) (Recorder, error) {
 		if err != nil {
 			return nil, err
 		}
-		r := newRecorder(cfg, SinkFile, f.write, nil)
+		r := newRecorder(cfg, SinkFile, f.write, nil, nil)
 		r.closers = append(r.closers, f.close)
+		r.primaryOK.Store(true)
 		r.start()
+		r.wg.Add(1)
+		go r.backgroundLoop()
 		return r, nil
 	}
 	pg, err := openPGSink(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
-	sp, err := spool.Open(cfg.SpoolDir, cfg.SpoolMaxBytes)
+	sp, err := spool.Claim(cfg.SpoolDir, cfg.SpoolOwner, cfg.SpoolMaxBytes)
 	if err != nil {
 		pg.close()
 		return nil, fmt.Errorf("audit spool: %w", err)
 	}
-	r := newRecorder(cfg, SinkPostgres, pg.insert, sp)
+	if !sp.Healthy() {
+		cfg.Logger.Error("audit spool cannot be written; records need the database until it can",
+			zap.String("dir", sp.Dir()))
+	}
+	r := newRecorder(cfg, SinkPostgres, pg.store, pg, sp)
 	r.closers = append(r.closers, sp.Close, pg.close)
-	r.cfg.Metrics.SpoolBytes(sp.Size())
+	r.schemaReady.Store(!cfg.Migrate)
+	r.lastFrame.Store(1 << 10) // until an append says otherwise
+	if err := r.adopt(); err != nil {
+		cfg.Logger.Warn("audit spool: looking for spools left by stopped processes", zap.Error(err))
+	}
+	r.connect(ctx)
+	r.reportSpool()
 	r.start()
 	r.wg.Add(2)
-	go r.replayLoop()
-	go r.maintainLoop(pg)
+	go r.backgroundLoop()
+	go r.maintainLoop()
 	return r, nil
 }
 
-// writeFunc stores a batch durably or fails as a whole.
-type writeFunc func(ctx context.Context, recs []*Record) error
+// writeFunc stores a batch durably or fails as a whole. fixes are
+// corrections: records that replace a stored one of the same key.
+type writeFunc func(ctx context.Context, recs, fixes []*Record) error
 
 type outcome struct {
 	res Result
 	err error
 }
 
+// Item states: a caller that stops waiting (fail=closed) is answered
+// refuse, so what gets stored must not say otherwise.
+const (
+	itemPending          int32 = iota // queued
+	itemClaimed                       // the writer is storing it
+	itemAbandoned                     // the caller gave up before the writer took it: a refusal is stored instead
+	itemAbandonedClaimed              // ... after: a correction follows if the record was stored
+	itemFinished                      // the outcome is on its way to the caller
+)
+
 type item struct {
-	rec  *Record
-	done chan outcome // sync mode only
+	rec      *Record
+	reserved int64        // spool bytes kept for this record (async, answered before it is stored)
+	done     chan outcome // nil: the caller has its answer already (async)
+	state    atomic.Int32
 }
 
 type recorder struct {
 	cfg     Config
 	sink    string
 	primary writeFunc
+	pg      *pgSink      // nil for the file sink
 	spool   *spool.Spool // nil for the file sink
 	closers []func() error
 
@@ -181,25 +224,31 @@ type recorder struct {
 	mu     sync.RWMutex // guards closed against sends on the closed queue
 	closed bool
 
-	primaryOK atomic.Bool // last primary write succeeded; false routes batches to the spool
+	primaryOK   atomic.Bool // the last write (or probe) of the primary sink succeeded
+	schemaReady atomic.Bool // the migrations are applied, or are not ours to apply
+
+	orphans     []*spool.Spool // spools of stopped processes; background loop only
+	orphanBytes atomic.Int64
+	lastFrame   atomic.Int64 // the largest frame of the latest spool append: what Ready needs room for
+
+	fixMu sync.Mutex
+	fixes []*Record // corrections neither the sink nor the spool has taken yet
 
 	ctx    context.Context // writer's context: cancelled when Close runs out of time
 	cancel context.CancelFunc
-	bg     context.Context // replay and maintenance: cancelled as Close starts
+	bg     context.Context // background loops: cancelled as Close starts
 	stopBg context.CancelFunc
 	wg     sync.WaitGroup
 }
 
-func newRecorder(cfg Config, sink string, primary writeFunc, sp *spool.Spool) *recorder {
+func newRecorder(cfg Config, sink string, primary writeFunc, pg *pgSink, sp *spool.Spool) *recorder {
 	ctx, cancel := context.WithCancel(context.Background())
 	bg, stopBg := context.WithCancel(ctx)
-	r := &recorder{
-		cfg: cfg, sink: sink, primary: primary, spool: sp,
+	return &recorder{
+		cfg: cfg, sink: sink, primary: primary, pg: pg, spool: sp,
 		queue: make(chan *item, cfg.QueueSize),
 		ctx:   ctx, cancel: cancel, bg: bg, stopBg: stopBg,
 	}
-	r.primaryOK.Store(true)
-	return r
 }
 
 func (r *recorder) start() {
@@ -226,23 +275,46 @@ func validate(rec *Record) error {
 
 // Record hands over one record. An invalid record is a caller bug: it is
 // refused with ErrUnavailable whatever the fail mode.
+//
+// An async record is answered before it is stored, so with fail=closed it
+// is queued only while the database is known to take writes and the spool
+// has room kept for it should the database fail before the batch is
+// written. Otherwise the caller waits for the record to be durable, as in
+// sync mode, and is refused if it cannot be.
 func (r *recorder) Record(ctx context.Context, rec *Record) (Result, error) {
 	if err := validate(rec); err != nil {
 		return Result{}, fmt.Errorf("%w: %w", ErrUnavailable, err)
 	}
 	it := &item{rec: rec}
-	if r.cfg.Durability == "sync" {
-		it.done = make(chan outcome, 1)
-	}
 	r.mu.RLock()
 	if r.closed {
 		r.mu.RUnlock()
 		return r.unavailable(rec, errors.New("recorder closed"))
 	}
+	wait, direct := r.cfg.Durability == "sync", false
+	primaryOK := r.primaryOK.Load()
+	switch {
+	case r.spool != nil && !primaryOK && !r.spoolCanTake():
+		// Both known failing: try the spool now (the append doubles as a
+		// probe) rather than queue a record that would only be lost.
+		direct = true
+	case wait, r.cfg.Fail == "open":
+	case r.spool == nil:
+		direct = !primaryOK // the file failed last time: answer from a write, not a hope
+	case primaryOK && r.spool.Healthy():
+		if n := spool.FrameSize(encodedSizeBound(rec)); r.spool.Reserve(n) {
+			it.reserved = n
+		} else {
+			wait = true
+		}
+	default:
+		wait = true
+	}
+	if wait {
+		it.done = make(chan outcome, 1)
+	}
 	queued := false
-	// While the database is down and the spool refuses appends, a queued
-	// record would only be lost later: try the spool now and answer honestly.
-	if r.primaryOK.Load() || r.spool == nil || r.spool.Healthy() {
+	if !direct {
 		select {
 		case r.queue <- it:
 			queued = true
@@ -251,39 +323,57 @@ func (r *recorder) Record(ctx context.Context, rec *Record) (Result, error) {
 	}
 	r.mu.RUnlock()
 	if !queued {
-		return r.direct(rec)
+		return r.direct(it)
 	}
 	if it.done == nil {
 		return Result{Sink: r.sink, Status: StatusQueued}, nil
 	}
-	select {
-	case o := <-it.done:
-		if o.err != nil {
-			return r.unavailable(rec, o.err)
-		}
-		return o.res, nil
-	case <-ctx.Done():
-		// Still queued and will be stored, but not known durable.
-		if r.cfg.Fail == "open" {
-			return Result{Sink: r.sink, Status: StatusQueued}, nil
-		}
-		return Result{}, fmt.Errorf("%w: waiting for a durable write: %w", ErrUnavailable, ctx.Err())
-	}
+	return r.await(ctx, it)
 }
 
-// direct stores one record without the queue (queue full, or the writer is
-// failing): into the spool for PostgreSQL, straight into the file otherwise.
-func (r *recorder) direct(rec *Record) (Result, error) {
-	recs := []*Record{rec}
+// await waits for a queued record to be stored. With fail=closed a caller
+// whose context ends is refused, and the item is marked so the writer
+// stores the refusal the caller saw, or corrects the record it stored.
+func (r *recorder) await(ctx context.Context, it *item) (Result, error) {
+	select {
+	case o := <-it.done:
+		return r.answer(it.rec, o)
+	case <-ctx.Done():
+	}
+	if r.cfg.Fail == "open" {
+		// The decision stands, and the record on its way says the same.
+		return Result{Sink: r.sink, Status: StatusQueued}, nil
+	}
+	if !it.state.CompareAndSwap(itemPending, itemAbandoned) &&
+		!it.state.CompareAndSwap(itemClaimed, itemAbandonedClaimed) {
+		return r.answer(it.rec, <-it.done) // finished meanwhile
+	}
+	r.cfg.Metrics.Recorded(r.sink, "unavailable")
+	return Result{}, fmt.Errorf("%w: waiting for a durable write: %w", ErrUnavailable, ctx.Err())
+}
+
+func (r *recorder) answer(rec *Record, o outcome) (Result, error) {
+	if o.err != nil {
+		return r.unavailable(rec, o.err)
+	}
+	return o.res, nil
+}
+
+// direct stores one record without the queue (queue full, or nothing is
+// known to work): into the spool for PostgreSQL, straight into the file
+// otherwise.
+func (r *recorder) direct(it *item) (Result, error) {
+	recs := []*Record{it.rec}
 	if r.spool != nil {
-		if err := r.spoolAppend(recs); err != nil {
-			return r.unavailable(rec, err)
+		if err := r.spoolAppend(recs, nil, it.reserved); err != nil {
+			r.spool.Release(it.reserved)
+			return r.unavailable(it.rec, err)
 		}
 		r.cfg.Metrics.Recorded(r.sink, StatusSpooled)
 		return Result{Sink: r.sink, Status: StatusSpooled}, nil
 	}
-	if err := r.writePrimary(r.ctx, recs); err != nil {
-		return r.unavailable(rec, err)
+	if err := r.writePrimary(r.ctx, recs, nil); err != nil {
+		return r.unavailable(it.rec, err)
 	}
 	r.cfg.Metrics.Recorded(r.sink, StatusWritten)
 	return Result{Sink: r.sink, Status: StatusWritten}, nil
@@ -301,29 +391,44 @@ func (r *recorder) unavailable(rec *Record, cause error) (Result, error) {
 	return Result{}, fmt.Errorf("%w: %w", ErrUnavailable, cause)
 }
 
-func (r *recorder) writePrimary(parent context.Context, recs []*Record) error {
+func (r *recorder) writePrimary(parent context.Context, recs, fixes []*Record) error {
+	if len(recs)+len(fixes) == 0 {
+		return nil
+	}
 	ctx, cancel := context.WithTimeout(parent, r.cfg.WriteTimeout)
 	defer cancel()
-	err := r.primary(ctx, recs)
+	err := r.primary(ctx, recs, fixes)
 	r.primaryOK.Store(err == nil)
 	if err != nil {
 		r.cfg.Metrics.WriteError(r.sink)
-		r.cfg.Logger.Warn("audit write failed", zap.String("sink", r.sink), zap.Int("records", len(recs)), zap.Error(err))
+		r.cfg.Logger.Warn("audit write failed", zap.String("sink", r.sink), zap.Int("records", len(recs)+len(fixes)), zap.Error(err))
 	}
 	return err
 }
 
-func (r *recorder) spoolAppend(recs []*Record) error {
-	bufs := make([][]byte, len(recs))
-	for i, rec := range recs {
-		b, err := json.Marshal(rec)
+// frame is a spooled record; a correction replaces the stored record of
+// its key when replayed, where a plain record never overwrites one.
+type frame struct {
+	*Record
+	Correction bool `json:"correction,omitempty"`
+}
+
+// spoolAppend appends records and corrections as one fsynced write; res
+// bytes reserved for them are used up.
+func (r *recorder) spoolAppend(recs, fixes []*Record, res int64) error {
+	bufs := make([][]byte, 0, len(recs)+len(fixes))
+	var largest int
+	for i, rec := range slices.Concat(recs, fixes) {
+		b, err := json.Marshal(frame{Record: rec, Correction: i >= len(recs)})
 		if err != nil {
 			return fmt.Errorf("encode record for spool: %w", err)
 		}
-		bufs[i] = b
+		bufs = append(bufs, b)
+		largest = max(largest, len(b))
 	}
-	err := r.spool.Append(bufs...)
-	r.cfg.Metrics.SpoolBytes(r.spool.Size())
+	r.lastFrame.Store(spool.FrameSize(largest))
+	err := r.spool.AppendReserved(res, bufs...)
+	r.reportSpool()
 	if err != nil {
 		r.cfg.Metrics.WriteError("spool")
 		return fmt.Errorf("spool: %w", err)
@@ -331,9 +436,15 @@ func (r *recorder) spoolAppend(recs []*Record) error {
 	return nil
 }
 
+func (r *recorder) reportSpool() {
+	if r.spool != nil {
+		r.cfg.Metrics.SpoolBytes(r.spool.Size() + r.orphanBytes.Load())
+	}
+}
+
 // writeLoop batches queued records. Async batches wait up to FlushInterval
-// to fill; sync batches take whatever is queued right now (group commit)
-// so no caller waits on a timer.
+// to fill; sync batches, and any batch with a caller waiting, take whatever
+// is queued right now (group commit) so no caller waits on a timer.
 func (r *recorder) writeLoop() {
 	defer r.wg.Done()
 	batch := make([]*item, 0, r.cfg.BatchSize)
@@ -365,7 +476,7 @@ func (r *recorder) fill(batch *[]*item, timer *time.Timer) bool {
 	if !r.drainInto(batch) {
 		return false
 	}
-	if r.cfg.Durability == "sync" || len(*batch) >= r.cfg.BatchSize {
+	if r.cfg.Durability == "sync" || len(*batch) >= r.cfg.BatchSize || waiting(*batch) {
 		return true
 	}
 	timer.Reset(r.cfg.FlushInterval)
@@ -377,11 +488,18 @@ func (r *recorder) fill(batch *[]*item, timer *time.Timer) bool {
 				return false
 			}
 			*batch = append(*batch, it)
+			if it.done != nil {
+				return true
+			}
 		case <-timer.C:
 			return true
 		}
 	}
 	return true
+}
+
+func waiting(batch []*item) bool {
+	return slices.ContainsFunc(batch, func(it *item) bool { return it.done != nil })
 }
 
 // drainInto takes what is queued now without waiting; false once closed.
@@ -400,127 +518,250 @@ func (r *recorder) drainInto(batch *[]*item) bool {
 	return true
 }
 
-// flush stores a batch: the primary sink first unless it is known to be
-// failing and the spool can take the batch, then the spool.
+// flush stores a batch and answers the callers waiting for it.
 func (r *recorder) flush(batch []*item) {
+	// Records answered "queued" have spool room kept for them; stored with
+	// others that have none, a full spool would refuse them all together.
+	if slices.ContainsFunc(batch, func(it *item) bool { return it.reserved == 0 }) &&
+		slices.ContainsFunc(batch, func(it *item) bool { return it.reserved > 0 }) {
+		kept, rest := make([]*item, 0, len(batch)), make([]*item, 0, len(batch))
+		for _, it := range batch {
+			if it.reserved > 0 {
+				kept = append(kept, it)
+			} else {
+				rest = append(rest, it)
+			}
+		}
+		r.flush(kept)
+		r.flush(rest)
+		return
+	}
 	recs := make([]*Record, len(batch))
+	var reserved int64
 	for i, it := range batch {
+		if it.done != nil && !it.state.CompareAndSwap(itemPending, itemClaimed) {
+			// The caller gave up before the write and was answered refuse:
+			// store that, not the route it never got.
+			it.rec = refusal(it.rec)
+		}
 		recs[i] = it.rec
+		reserved += it.reserved
 	}
-	var err error
-	if r.spool == nil || r.primaryOK.Load() || !r.spool.Healthy() {
-		if err = r.writePrimary(r.ctx, recs); err == nil {
-			r.ack(batch, outcome{res: Result{Sink: r.sink, Status: StatusWritten}})
-			return
-		}
+	st := r.store(recs, reserved)
+	if r.spool != nil && st.status != StatusSpooled {
+		r.spool.Release(reserved)
 	}
-	if r.spool != nil {
-		if err = r.spoolAppend(recs); err == nil {
-			r.ack(batch, outcome{res: Result{Sink: r.sink, Status: StatusSpooled}})
-			return
-		}
-	}
-	r.ack(batch, outcome{err: err})
+	r.ack(batch, st)
 }
 
-func (r *recorder) ack(batch []*item, o outcome) {
+// stored is what became of a batch.
+type stored struct {
+	status   string            // StatusWritten or StatusSpooled; "" when neither took it
+	err      error             // why neither took it
+	maybe    bool              // failed, but an unacknowledged commit may have stored it
+	mismatch map[string]string // decision id -> a different route found stored
+}
+
+// store writes a batch to the primary sink or the spool: the database
+// first while it is known to work, else the spool first.
+//
+// A commit whose acknowledgement was lost leaves the batch stored or not.
+// If the spool takes the batch, that does not matter: it is answered as
+// spooled, and the replay skips whatever the commit stored, so the store
+// ends up holding the answered records exactly once. Only when the spool
+// cannot take it does the caller wait for resolve to find out.
+func (r *recorder) store(recs []*Record, reserved int64) stored {
+	if r.spool == nil {
+		if err := r.writePrimary(r.ctx, recs, nil); err != nil {
+			return stored{err: err}
+		}
+		return stored{status: StatusWritten}
+	}
+	dbFirst := r.primaryOK.Load()
+	var dbErr error
+	if dbFirst {
+		if dbErr = r.writePrimary(r.ctx, recs, nil); dbErr == nil {
+			return stored{status: StatusWritten}
+		}
+	}
+	spoolErr := r.spoolAppend(recs, nil, reserved)
+	if spoolErr == nil {
+		return stored{status: StatusSpooled}
+	}
+	if !dbFirst {
+		if !r.schemaReady.Load() {
+			return stored{err: spoolErr}
+		}
+		dbErr = r.writePrimary(r.ctx, recs, nil)
+		if dbErr == nil {
+			return stored{status: StatusWritten}
+		}
+	}
+	st := r.resolve(recs, dbErr)
+	if st.err != nil {
+		st.err = errors.Join(st.err, spoolErr)
+	}
+	return st
+}
+
+// resolve settles a failed database write. When the commit was sent but
+// its answer never came, the batch may or may not be stored; resolve looks
+// the records up (on a new connection, once the old session is gone, within
+// ResolveTimeout) so the caller is answered what is stored. A batch found
+// not stored is written once more, since the database has just answered.
+func (r *recorder) resolve(recs []*Record, err error) stored {
+	for attempt := 0; ; attempt++ {
+		var amb *ambiguousCommit
+		if r.pg == nil || !errors.As(err, &amb) {
+			return stored{err: err}
+		}
+		ctx, cancel := context.WithTimeout(r.ctx, r.cfg.ResolveTimeout)
+		routes, rerr := r.pg.resolve(ctx, amb, recs)
+		cancel()
+		if rerr != nil {
+			r.cfg.Logger.Warn("audit batch's commit outcome unknown", zap.Int("records", len(recs)), zap.Error(rerr))
+			return stored{err: fmt.Errorf("%w; whether it was stored is unknown: %w", err, rerr), maybe: true}
+		}
+		if len(routes) == len(recs) {
+			r.primaryOK.Store(true)
+			st := stored{status: StatusWritten}
+			for _, rec := range recs {
+				if route := routes[rec.DecisionID]; route != rec.FinalRoute {
+					if st.mismatch == nil {
+						st.mismatch = map[string]string{}
+					}
+					st.mismatch[rec.DecisionID] = route
+				}
+			}
+			r.cfg.Logger.Info("audit batch's lost commit acknowledgement resolved: stored", zap.Int("records", len(recs)))
+			return st
+		}
+		if attempt > 0 {
+			return stored{err: err}
+		}
+		r.cfg.Logger.Info("audit batch's lost commit acknowledgement resolved: not stored, writing again", zap.Int("records", len(recs)))
+		if err = r.writePrimary(r.ctx, recs, nil); err == nil {
+			return stored{status: StatusWritten}
+		}
+	}
+}
+
+// ack answers a batch's callers. A caller refused while its record may be
+// stored as decided gets a correction, so the store ends up saying refuse.
+func (r *recorder) ack(batch []*item, st stored) {
+	var fixes []*Record
 	for _, it := range batch {
+		o := outcome{res: Result{Sink: r.sink, Status: st.status}, err: st.err}
+		if route, ok := st.mismatch[it.rec.DecisionID]; ok {
+			o = outcome{err: fmt.Errorf("record %s is stored with route %q", it.rec.DecisionID, route)}
+			r.cfg.Logger.Error("audit record stored with another route than decided",
+				zap.String("decision_id", it.rec.DecisionID), zap.String("stored_route", route))
+		}
 		if o.err == nil {
 			r.cfg.Metrics.Recorded(r.sink, o.res.Status)
 		}
-		if it.done != nil {
+		mayBeStored := o.err == nil || st.maybe
+		if it.done == nil {
+			if o.err != nil {
+				// Async: the decision was already answered; count and log the loss.
+				r.cfg.Metrics.Recorded(r.sink, StatusDropped)
+				r.cfg.Logger.Error("audit record lost: neither sink nor spool took it",
+					zap.String("decision_id", it.rec.DecisionID), zap.Bool("maybe_committed", st.maybe), zap.Error(o.err))
+			}
+			continue
+		}
+		if it.state.CompareAndSwap(itemClaimed, itemFinished) {
+			if o.err != nil && mayBeStored && r.cfg.Fail == "closed" {
+				fixes = append(fixes, it.rec)
+			}
 			it.done <- o // Record applies the fail mode to errors
 			continue
 		}
-		if o.err != nil {
-			// Async: the decision was already answered; count and log the loss.
-			r.cfg.Metrics.Recorded(r.sink, StatusDropped)
-			r.cfg.Logger.Error("audit record lost: neither sink nor spool took it",
-				zap.String("decision_id", it.rec.DecisionID), zap.Error(o.err))
+		// Abandoned: before the write it.rec is already the refusal; after
+		// it, the caller was refused while the record may say otherwise.
+		if it.state.Load() == itemAbandonedClaimed && mayBeStored {
+			fixes = append(fixes, it.rec)
 		}
+	}
+	if len(fixes) > 0 {
+		r.correct(fixes)
 	}
 }
 
-// replayLoop moves spooled records into PostgreSQL, oldest segment first,
-// and deletes a segment only after all its records are committed. Inserts
-// are idempotent, so a segment replayed twice (crash between commit and
-// delete) stores nothing twice.
-func (r *recorder) replayLoop() {
-	r.every(r.cfg.RetryInterval, func() {
-		if r.spool.Size() > 0 {
-			r.replay()
+// refusal is rec as a refused caller saw it: route refuse, no execution,
+// blocker audit_unavailable.
+func refusal(rec *Record) *Record {
+	c := *rec
+	c.FinalRoute, c.GateDecision, c.Execute = "refuse", "fail", false
+	add := func(list []string, s string) []string {
+		if slices.Contains(list, s) {
+			return list
 		}
-	})
+		return append(slices.Clip(list), s)
+	}
+	c.HardBlockers = add(rec.HardBlockers, BlockerUnavailable)
+	c.FindingCodes = add(rec.FindingCodes, BlockerUnavailable)
+	c.Reasons = add(rec.Reasons, "the record could not be confirmed stored, so the call was refused")
+	return &c
 }
 
-// every runs fn each interval until Close starts; it is a background loop
-// of the wait group.
-func (r *recorder) every(interval time.Duration, fn func()) {
-	defer r.wg.Done()
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-r.bg.Done():
+// correct makes the store say refuse for records whose callers were
+// refused: through the spool (durable at once) or the sink, else held in
+// memory and retried until one takes them.
+func (r *recorder) correct(recs []*Record) {
+	fixes := make([]*Record, len(recs))
+	for i, rec := range recs {
+		fixes[i] = refusal(rec)
+		r.cfg.Logger.Warn("audit record corrected to the refusal its caller got",
+			zap.String("decision_id", rec.DecisionID))
+	}
+	r.storeFixes(fixes)
+}
+
+func (r *recorder) storeFixes(fixes []*Record) {
+	if r.spool != nil {
+		if err := r.spoolAppend(nil, fixes, 0); err == nil {
 			return
-		case <-t.C:
-			fn()
 		}
+	}
+	if r.spool == nil || r.primaryOK.Load() {
+		if err := r.writePrimary(r.ctx, nil, fixes); err == nil {
+			return
+		}
+	}
+	r.fixMu.Lock()
+	r.fixes = append(r.fixes, fixes...)
+	r.fixMu.Unlock()
+	for _, f := range fixes {
+		r.cfg.Logger.Error("audit correction pending: the stored record may say the call was allowed although its caller was refused",
+			zap.String("decision_id", f.DecisionID))
 	}
 }
 
-func (r *recorder) replay() {
-	segs, err := r.spool.Sealed()
-	if err != nil {
-		r.cfg.Logger.Error("audit spool: listing segments", zap.Error(err))
+// retryFixes hands held corrections over again.
+func (r *recorder) retryFixes() {
+	r.fixMu.Lock()
+	fixes := r.fixes
+	r.fixes = nil
+	r.fixMu.Unlock()
+	if len(fixes) == 0 {
 		return
 	}
-	for _, seg := range segs {
-		bufs, skipped, err := spool.ReadSegment(seg)
-		if err != nil {
-			r.cfg.Logger.Error("audit spool: reading segment", zap.String("segment", seg), zap.Error(err))
+	if r.spool != nil && r.spool.Healthy() && r.spoolAppend(nil, fixes, 0) == nil {
+		return
+	}
+	if r.spool == nil || r.primaryOK.Load() {
+		ctx := r.bg
+		if ctx.Err() != nil {
+			ctx = r.ctx // Close retries once more after the background loops stopped
+		}
+		if r.writePrimary(ctx, nil, fixes) == nil {
 			return
 		}
-		if skipped > 0 {
-			r.cfg.Logger.Warn("audit spool: torn tail skipped", zap.String("segment", seg), zap.Int64("bytes", skipped))
-		}
-		recs := make([]*Record, 0, len(bufs))
-		for _, b := range bufs {
-			rec := new(Record)
-			if err := json.Unmarshal(b, rec); err != nil {
-				// The checksum passed, so this is not a torn write; keep the
-				// rest of the segment moving rather than block it forever.
-				r.cfg.Logger.Error("audit spool: undecodable record skipped", zap.String("segment", seg), zap.Error(err))
-				continue
-			}
-			recs = append(recs, rec)
-		}
-		for chunk := range chunks(recs, r.cfg.BatchSize) {
-			if err := r.writePrimary(r.bg, chunk); err != nil {
-				return // still down; retry on the next tick
-			}
-		}
-		if err := r.spool.Remove(seg); err != nil {
-			r.cfg.Logger.Error("audit spool: removing replayed segment", zap.String("segment", seg), zap.Error(err))
-			return
-		}
-		r.cfg.Metrics.SpoolBytes(r.spool.Size())
-		for range recs {
-			r.cfg.Metrics.Recorded(r.sink, "replayed")
-		}
 	}
-}
-
-func chunks(recs []*Record, n int) func(func([]*Record) bool) {
-	return func(yield func([]*Record) bool) {
-		for len(recs) > 0 {
-			k := min(n, len(recs))
-			if !yield(recs[:k]) {
-				return
-			}
-			recs = recs[k:]
-		}
-	}
+	r.fixMu.Lock()
+	r.fixes = append(fixes, r.fixes...)
+	r.fixMu.Unlock()
 }
 
 func (r *recorder) Ready() bool {
@@ -529,7 +770,13 @@ func (r *recorder) Ready() bool {
 	if r.closed {
 		return false
 	}
-	return r.primaryOK.Load() || (r.spool != nil && r.spool.Healthy())
+	return r.primaryOK.Load() || (r.spool != nil && r.spoolCanTake())
+}
+
+// spoolCanTake reports whether the spool's disk works and it has room for
+// a record like the last ones.
+func (r *recorder) spoolCanTake() bool {
+	return r.spool.Healthy() && r.spool.Room(r.lastFrame.Load())
 }
 
 func (r *recorder) Close(ctx context.Context) error {
@@ -551,8 +798,17 @@ func (r *recorder) Close(ctx context.Context) error {
 		r.cancel() // abort database writes; the writer then spools what is left
 		<-done
 	}
+	r.retryFixes()
 	r.cancel()
 	var errs []error
+	r.fixMu.Lock()
+	for _, f := range r.fixes {
+		errs = append(errs, fmt.Errorf("correction of decision %s not stored", f.DecisionID))
+	}
+	r.fixMu.Unlock()
+	for _, o := range r.orphans {
+		errs = append(errs, o.Close())
+	}
 	for _, c := range r.closers {
 		errs = append(errs, c())
 	}

@@ -5,8 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
-	"net"
 	"os"
 	"path/filepath"
 	"sync"
@@ -14,20 +12,26 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatedhq/gated/internal/audit/audittest"
 	"github.com/gatedhq/gated/internal/audit/spool"
 	"github.com/gatedhq/gated/internal/pgtest"
 )
 
 // countingMetrics records what the recorder reports.
 type countingMetrics struct {
-	mu     sync.Mutex
-	counts map[string]int
+	mu       sync.Mutex
+	counts   map[string]int
+	minSpool int64 // the lowest spool gauge reported
 }
 
 func newCounting() *countingMetrics { return &countingMetrics{counts: map[string]int{}} }
 
-func (m *countingMetrics) QueueDepth(int)   {}
-func (m *countingMetrics) SpoolBytes(int64) {}
+func (m *countingMetrics) QueueDepth(int) {}
+func (m *countingMetrics) SpoolBytes(n int64) {
+	m.mu.Lock()
+	m.minSpool = min(m.minSpool, n)
+	m.mu.Unlock()
+}
 func (m *countingMetrics) Recorded(sink, outcome string) {
 	m.mu.Lock()
 	m.counts[sink+"/"+outcome]++
@@ -44,78 +48,8 @@ func (m *countingMetrics) get(k string) int {
 	return m.counts[k]
 }
 
-// proxy is a TCP proxy in front of PostgreSQL that the test can cut: cut
-// closes every open connection and refuses new ones until restore.
-type proxy struct {
-	ln     net.Listener
-	target string
-	down   atomic.Bool
-	mu     sync.Mutex
-	conns  map[net.Conn]bool
-}
-
-func newProxy(t *testing.T, target string) *proxy {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &proxy{ln: ln, target: target, conns: map[net.Conn]bool{}}
-	t.Cleanup(func() { ln.Close(); p.cut() })
-	go p.serve()
-	return p
-}
-
-func (p *proxy) serve() {
-	for {
-		c, err := p.ln.Accept()
-		if err != nil {
-			return
-		}
-		if p.down.Load() {
-			c.Close()
-			continue
-		}
-		s, err := net.Dial("tcp", p.target)
-		if err != nil {
-			c.Close()
-			continue
-		}
-		p.track(c, s)
-		go func() { io.Copy(s, c); s.Close(); c.Close() }()
-		go func() { io.Copy(c, s); s.Close(); c.Close() }()
-	}
-}
-
-func (p *proxy) track(cs ...net.Conn) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for _, c := range cs {
-		p.conns[c] = true
-	}
-}
-
-func (p *proxy) cut() {
-	p.down.Store(true)
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for c := range p.conns {
-		c.Close()
-	}
-	clear(p.conns)
-}
-
-func (p *proxy) restore() { p.down.Store(false) }
-
-// proxiedURL points dbURL at the proxy.
-func proxiedURL(t *testing.T, dbURL string, p *proxy) string {
-	t.Helper()
-	cfg, err := url2host(dbURL, p.ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cfg
-}
+// newProxy is a TCP proxy in front of the test PostgreSQL.
+func newProxy(t *testing.T, target string) *audittest.Proxy { return audittest.NewProxy(t, target) }
 
 func upstream(t *testing.T) string {
 	t.Helper()
@@ -152,13 +86,14 @@ func closeRec(t *testing.T, r Recorder) {
 	}
 }
 
-// waitSpoolEmpty waits until every spooled record has been replayed.
+// waitSpoolEmpty waits until every spooled record has been replayed, the
+// spools adopted from stopped processes included.
 func waitSpoolEmpty(t *testing.T, r *recorder) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
-	for r.spool.Size() > 0 {
+	for r.spool.Size()+r.orphanBytes.Load() > 0 {
 		if time.Now().After(deadline) {
-			t.Fatalf("spool still holds %d bytes", r.spool.Size())
+			t.Fatalf("spool still holds %d bytes", r.spool.Size()+r.orphanBytes.Load())
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -234,13 +169,16 @@ func TestSyncIsCommittedOnReturn(t *testing.T) {
 	assertStoredOnce(t, u, ids)
 }
 
+// recordSeq numbers the records tests send concurrently, so two senders
+// never share an id.
+var recordSeq atomic.Int64
+
 // sendDuring records from several goroutines until stop closes, and returns
 // the ids of every record the recorder accepted.
 func sendDuring(t *testing.T, r Recorder, stop <-chan struct{}) []string {
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var ids []string
-	var n atomic.Int64
 	for range 4 {
 		wg.Go(func() {
 			for {
@@ -249,7 +187,7 @@ func sendDuring(t *testing.T, r Recorder, stop <-chan struct{}) []string {
 					return
 				default:
 				}
-				rec := testRecord(int(n.Add(1)), time.Now())
+				rec := testRecord(int(recordSeq.Add(1)), time.Now())
 				if _, err := r.Record(context.Background(), rec); err != nil {
 					t.Errorf("record during outage: %v", err)
 					return
@@ -271,15 +209,15 @@ func TestProxyCutMidLoad(t *testing.T) {
 			_, u := migratedDB(t)
 			p := newProxy(t, upstream(t))
 			m := newCounting()
-			cfg := testConfig(proxiedURL(t, u, p), t)
+			cfg := testConfig(p.URL(t, u), t)
 			cfg.Durability, cfg.Metrics = mode, m
 			r := open(t, cfg)
 			stop := make(chan struct{})
 			go func() {
 				time.Sleep(300 * time.Millisecond)
-				p.cut()
+				p.Cut()
 				time.Sleep(600 * time.Millisecond)
-				p.restore()
+				p.Restore()
 				time.Sleep(400 * time.Millisecond)
 				close(stop)
 			}()
@@ -369,14 +307,9 @@ func TestCloseDrainsIntoSpoolWhenDatabaseIsDown(t *testing.T) {
 		}
 	}
 	closeRec(t, r)
-	segs, _ := filepath.Glob(filepath.Join(cfg.SpoolDir, "seg-*.log"))
-	n := 0
-	for _, s := range segs {
-		recs, _, err := spool.ReadSegment(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		n += len(recs)
+	n, _, err := spoolRecords(t, cfg.SpoolDir)
+	if err != nil {
+		t.Fatal(err)
 	}
 	if n != 300 {
 		t.Fatalf("%d records in the spool after close, want 300", n)
@@ -423,47 +356,63 @@ func TestFailModesWhenNothingCanStore(t *testing.T) {
 	}
 }
 
+// A sync caller whose deadline passes while the database does not answer
+// is refused (fail=closed), and the record stored in the end says so: the
+// writer stores a refusal in its place, or corrects the record it had
+// already sent. With fail=open the decision stands, and so does its record.
 func TestSyncContextEnds(t *testing.T) {
-	// A database that accepts the connection but never answers: the caller's
-	// deadline ends the wait, and fail=closed refuses.
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			defer c.Close()
-		}
-	}()
-	cfg := testConfig("postgres://postgres@"+ln.Addr().String()+"/x?sslmode=disable", t)
+	_, u := migratedDB(t)
+	p := newProxy(t, upstream(t))
+	cfg := testConfig(p.URL(t, u), t)
 	cfg.Durability = "sync"
 	r := open(t, cfg)
+	p.Stall() // connections stay open; nothing answers
+	closed, open := testRecord(1, time.Now()), testRecord(2, time.Now())
+	if closed.FinalRoute != "accept" {
+		t.Fatalf("test record 1 has route %s, want accept", closed.FinalRoute)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
-	if _, err := r.Record(ctx, testRecord(1, time.Now())); !errors.Is(err, ErrUnavailable) || !errors.Is(err, context.DeadlineExceeded) {
+	if _, err := r.Record(ctx, closed); !errors.Is(err, ErrUnavailable) || !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("got %v, want ErrUnavailable after the deadline", err)
 	}
 	r.cfg.Fail = "open"
 	ctx2, cancel2 := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel2()
-	if res, err := r.Record(ctx2, testRecord(2, time.Now())); err != nil || res.Status != StatusQueued {
+	if res, err := r.Record(ctx2, open); err != nil || res.Status != StatusQueued {
 		t.Fatalf("fail=open: %+v %v, want queued", res, err)
 	}
-	closeRec(t, r) // the write times out and both records land in the spool
-	recs, _, _ := spoolRecords(t, cfg.SpoolDir)
-	if recs != 2 {
-		t.Fatalf("%d records spooled, want 2", recs)
+	r.cfg.Fail = "closed"
+	p.Restore()
+	waitFor(t, "the refused record stored as a refusal", func() bool {
+		return queryInt(t, u, "SELECT count(*) FROM audit_decisions WHERE decision_id = $1 AND final_route = 'refuse' AND NOT execute AND $2 = ANY(hard_blockers)",
+			closed.DecisionID, BlockerUnavailable) == 1 &&
+			queryInt(t, u, "SELECT count(*) FROM audit_decisions WHERE decision_id = $1 AND final_route = $2", open.DecisionID, open.FinalRoute) == 1
+	})
+	waitSpoolEmpty(t, r)
+	closeRec(t, r)
+	assertStoredOnce(t, u, []string{closed.DecisionID, open.DecisionID})
+}
+
+// waitFor polls cond until it holds, for at most 30 seconds.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
 
+// spoolRecords counts the records in every segment under a spool
+// directory: its own (left by an older gated) and its processes'.
 func spoolRecords(t *testing.T, dir string) (int, int64, error) {
 	t.Helper()
 	segs, _ := filepath.Glob(filepath.Join(dir, "seg-*.log"))
+	sub, _ := filepath.Glob(filepath.Join(dir, "*", "seg-*.log"))
+	segs = append(segs, sub...)
 	n, skipped := 0, int64(0)
 	for _, s := range segs {
 		recs, sk, err := spool.ReadSegment(s)
