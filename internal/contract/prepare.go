@@ -6,6 +6,7 @@
 package contract
 
 import (
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -111,16 +112,29 @@ func schemaFailed() route.Finding {
 // the answer and the audit record even when the event is refused for them.
 func declaredOf(doc map[string]any) Declared {
 	s := func(k string) string { v, _ := doc[k].(string); return clean(v) }
+	e := func(k string) string { v, _ := doc[k].(string); return enumValue(k, v) }
 	return Declared{
 		ToolName:           s("tool_name"),
-		ToolCategory:       s("tool_category"),
-		AuthorizationState: s("authorization_state"),
-		RiskDomain:         s("risk_domain"),
-		RecommendedRoute:   s("recommended_route"),
+		ToolCategory:       e("tool_category"),
+		AuthorizationState: e("authorization_state"),
+		RiskDomain:         e("risk_domain"),
+		RecommendedRoute:   e("recommended_route"),
 		RequestID:          s("request_id"),
 		AgentID:            s("agent_id"),
 		Arguments:          doc["proposed_arguments"],
 	}
+}
+
+// enumValue is an enum field as sent when it is one of its values, and
+// otherwise a marker with the value's length and fingerprint: free text in
+// an enum field (30 KB of it, say) is echoed, logged and stored as the
+// marker, never as the text.
+func enumValue(field, v string) string {
+	if v == "" || enumFields[field][v] {
+		return v
+	}
+	sum := sha256.Sum256([]byte(v))
+	return fmt.Sprintf("invalid:len=%d:sha256=%x", len(v), sum[:6])
 }
 
 var enumFields = map[string]map[string]bool{

@@ -376,3 +376,22 @@ func TestValidationErrorsEchoNoValues(t *testing.T) {
 		}
 	}
 }
+
+// Free text in an enum field is never echoed, logged or stored: the
+// declared value becomes a marker with its length and fingerprint.
+func TestInvalidEnumValuesBecomeMarkers(t *testing.T) {
+	long := strings.Repeat("secret-free-text ", 1800)
+	for _, versioned := range []bool{false, true} {
+		doc := map[string]any{"tool_name": "x", "tool_category": long, "authorization_state": "root",
+			"risk_domain": "finance", "recommended_route": "maybe", "evidence_refs": []any{}, "proposed_arguments": map[string]any{}}
+		if versioned {
+			doc["schema_version"] = "aana.agent_tool_precheck.v1"
+		}
+		p := contract.Prepare(doc)
+		d := p.Declared
+		if p.Event != nil || strings.Contains(d.ToolCategory, "secret") || !strings.HasPrefix(d.ToolCategory, "invalid:len=30600:sha256=") ||
+			!strings.HasPrefix(d.AuthorizationState, "invalid:len=4:") || !strings.HasPrefix(d.RecommendedRoute, "invalid:") || d.RiskDomain != "finance" {
+			t.Fatalf("versioned %v: declared %+v", versioned, d)
+		}
+	}
+}

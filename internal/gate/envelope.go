@@ -11,17 +11,20 @@ import (
 // Decision is the answer to one pre-tool-check: gated's own fields first,
 // then the reference's envelope, so an existing AANA client works unchanged.
 type Decision struct {
-	DecisionID      string          `json:"decision_id"`
-	Route           route.Route     `json:"route"`
-	Execute         bool            `json:"execute"`
-	Shadow          bool            `json:"shadow"`
-	ShadowIgnored   bool            `json:"shadow_ignored,omitempty"` // shadow asked for without the right to it: enforced
-	ContractVersion string          `json:"contract_version"`
-	Findings        []route.Finding `json:"findings"`
-	Revisions       Revisions       `json:"revisions"`
-	Action          *catalog.View   `json:"action,omitempty"`
-	Policy          *policy.Block   `json:"policy,omitempty"`
-	Audit           *audit.Result   `json:"audit,omitempty"`
+	DecisionID      string      `json:"decision_id"`
+	Route           route.Route `json:"route"`
+	Execute         bool        `json:"execute"`
+	Shadow          bool        `json:"shadow"`
+	ShadowIgnored   bool        `json:"shadow_ignored,omitempty"` // shadow asked for without the right to it: enforced
+	ContractVersion string      `json:"contract_version"`
+	// RequestID echoes the event's request_id (at most 128 bytes), which the
+	// audit record stores too.
+	RequestID string          `json:"request_id,omitempty"`
+	Findings  []route.Finding `json:"findings"`
+	Revisions Revisions       `json:"revisions"`
+	Action    *catalog.View   `json:"action,omitempty"`
+	Policy    *policy.Block   `json:"policy,omitempty"`
+	Audit     *audit.Result   `json:"audit,omitempty"`
 
 	ToolName                string                     `json:"tool_name"`
 	ToolCategory            string                     `json:"tool_category"`

@@ -155,6 +155,7 @@ func (e *Engine) Decide(ctx context.Context, req Request) *Decision {
 func (e *Engine) decide(ctx context.Context, d *Decision, req Request, now time.Time) *contract.Prepared {
 	p := contract.Prepare(req.Event)
 	d.ValidationErrors = p.ValidationErrors
+	d.RequestID = eventRequestID(p.Declared.RequestID)
 	d.ToolName, d.ToolCategory = p.Declared.ToolName, p.Declared.ToolCategory
 	d.AuthorizationState, d.RiskDomain = p.Declared.AuthorizationState, p.Declared.RiskDomain
 	if r, err := route.ParseRoute(p.RuntimeRoute); err == nil {
@@ -170,6 +171,11 @@ func (e *Engine) decide(ctx context.Context, d *Decision, req Request, now time.
 	view, category, catalogFindings := e.joinCatalog(d, ev)
 
 	eval := contract.Evaluate(ev, category, now)
+	if declared, err := route.ParseAuthState(p.Declared.AuthorizationState); err == nil && p.Lifted {
+		// The report names what the runtime declared, not the state the
+		// evidence lifted it to (that is the effective state).
+		eval.Auth.DeclaredState = declared
+	}
 	d.ToolCategory = string(eval.Category)
 	d.AuthorizationState = eval.Auth.EffectiveState.String()
 	d.EvidenceRefCount = len(ev.EvidenceRefs)
@@ -227,7 +233,10 @@ func (e *Engine) record(ctx context.Context, d *Decision, p *contract.Prepared, 
 		TokenName: req.TokenName, Version: e.version, Latency: time.Since(start),
 	}
 	if p != nil {
-		in.RequestID = firstNonEmpty(req.RequestID, p.Declared.RequestID)
+		// The runtime's own request_id (as the reference's clients send it)
+		// is the one to correlate with its logs; the HTTP request id stays
+		// in gated's log lines.
+		in.RequestID = firstNonEmpty(d.RequestID, req.RequestID)
 		in.AgentID, in.Arguments = p.Declared.AgentID, p.Declared.Arguments
 		in.DeclaredCategory, in.DeclaredAuth = p.Declared.ToolCategory, p.Declared.AuthorizationState
 		in.RuntimeRoute = p.RuntimeRoute
@@ -263,6 +272,19 @@ func findingCodes(fs []route.Finding) []string {
 		out[i] = f.Code
 	}
 	return out
+}
+
+// maxRequestIDBytes bounds the event's request_id that is echoed and
+// stored; a longer one is dropped rather than cut into a false id.
+const maxRequestIDBytes = 128
+
+// eventRequestID is the event's request_id when it is short enough to echo
+// and store (the contract already refused control characters in it).
+func eventRequestID(id string) string {
+	if len(id) > maxRequestIDBytes {
+		return ""
+	}
+	return id
 }
 
 func firstNonEmpty(a, b string) string {
