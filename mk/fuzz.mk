@@ -1,0 +1,18 @@
+# Fuzzing: every fuzz target for FUZZTIME each. `make fuzz-short` (30 s a
+# target) runs in CI after make test; `make fuzz` runs longer by hand.
+# Crashers found land in the package's testdata/fuzz and then run as
+# regression seeds in every `go test`.
+
+FUZZ_TARGETS := ./internal/server:FuzzDecide ./internal/catalog:FuzzFrontmatter ./internal/policy:FuzzParse
+.PHONY: fuzz fuzz-short
+
+fuzz-short:
+	$(MAKE) fuzz FUZZTIME=30s
+
+FUZZTIME ?= 5m
+fuzz:
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		pkg=$${t%%:*}; name=$${t##*:}; \
+		echo "fuzz $$name in $$pkg for $(FUZZTIME)"; \
+		$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) $$pkg; \
+	done
