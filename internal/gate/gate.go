@@ -208,7 +208,7 @@ func (e *Engine) evaluatePolicy(ctx context.Context, d *Decision, req Request, e
 	ps := e.policy()
 	d.Revisions.Policy = ps.Revision()
 	in := policy.Input{
-		Event: ev, Category: category, Now: now, ClientIP: req.ClientIP, Limiter: e.limiter,
+		Event: ev, Category: category, Now: now, ClientIP: req.ClientIP, TokenName: req.TokenName, Limiter: e.limiter,
 		Principals: policy.Principals(req.Principals, req.TrustEventPrincipals, ev),
 	}
 	if view != nil {

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/open-policy-agent/opa/v1/rego"
+	"github.com/open-policy-agent/opa/v1/ast"
 	"github.com/open-policy-agent/opa/v1/topdown"
 
 	"github.com/gatedhq/gated/internal/redact"
@@ -27,8 +27,12 @@ type Input struct {
 	Action            any            // the resolved action view (JSON-able), exposed to custom Rego
 	Principals        []string       // from Principals(...)
 	ClientIP          netip.Addr     // invalid when unknown; ip-range conditions then fail
-	Now               time.Time
-	Limiter           *Limiter // rate-limit state kept across reloads; required when limits are configured
+	// TokenName names the bearer token of the request, "" when gated runs
+	// open. With ClientIP it keys rate limits: the caller cannot choose
+	// either, unlike the event's agent_id.
+	TokenName string
+	Now       time.Time
+	Limiter   *Limiter // rate-limit state kept across reloads; required when limits are configured
 }
 
 // Result is the policy's contribution to a decision.
@@ -91,6 +95,7 @@ const (
 	CodeRequirementFailed      = "policy_requirement_failed" // + ":<kind>"
 	CodeLimitExceeded          = "policy_limit_exceeded"
 	CodeEvaluationError        = "policy_evaluation_error"
+	CodeBudgetExceeded         = "policy_budget_exceeded"
 	CodeApprovalUnresolvable   = "approval_policy_unresolvable"
 	CodeApprovalPolicyNotGrant = "policy_approval_not_granted"
 )
@@ -130,6 +135,8 @@ type customFinding struct {
 type evalOutput struct {
 	Candidates []candidate      `json:"candidates"`
 	Findings   []map[string]any `json:"findings"`
+	Malformed  int              `json:"malformed"` // findings of the wrong shape
+	Total      int              `json:"total"`     // findings of every shape
 }
 
 // Evaluate decides the policy part of one request. It never panics and never
@@ -153,7 +160,7 @@ func (s *Set) Evaluate(ctx context.Context, in Input) (res Result) {
 	if err != nil {
 		return s.failed(in, err)
 	}
-	findings, err := customFindings(out.Findings)
+	findings, err := customFindings(out)
 	if err != nil {
 		return s.failed(in, err)
 	}
@@ -175,24 +182,27 @@ func (s *Set) Evaluate(ctx context.Context, in Input) (res Result) {
 		res.Block.deny(ReasonRequirementFailed)
 		return res
 	}
-	if key := s.exceededLimit(in, principal); key != "" {
-		res.Findings = append(res.Findings, finding(CodeLimitExceeded, route.Defer,
-			fmt.Sprintf("rate-tool-calls limit of %s exceeded for this principal and action on this replica", key)))
+	if why := s.exceededLimit(in, principal); why != "" {
+		res.Findings = append(res.Findings, finding(CodeLimitExceeded, route.Defer, why))
 		res.Block.deny(ReasonLimitExceeded)
 	}
 	return res
 }
 
 func (s *Set) eval(ctx context.Context, in Input) (*evalOutput, error) {
-	ctx, cancel := context.WithTimeout(ctx, s.budget)
-	defer cancel()
 	doc, err := inputDocument(in)
 	if err != nil {
 		return nil, err
 	}
-	rs, err := s.query.Eval(ctx, rego.EvalInput(doc))
+	// Converted here, outside the budget: its cost is the event's size,
+	// which the body limit bounds, not the policy's.
+	input, err := ast.InterfaceToValue(doc)
 	if err != nil {
-		return nil, s.regoFailure(ctx, err)
+		return nil, fmt.Errorf("input: %w", err)
+	}
+	rs, err := s.run(ctx, input)
+	if err != nil {
+		return nil, regoFailure(err)
 	}
 	if len(rs) != 1 || len(rs[0].Expressions) != 1 {
 		return nil, fmt.Errorf("rego: %d results, want 1", len(rs))
@@ -413,19 +423,68 @@ func (s *Set) approvalPolicy(ref string) (*Document, bool) {
 	return found, found != nil
 }
 
-// exceededLimit spends one call of every applying rate limit and returns the
-// key of the first one exceeded ("" when none is).
+// exceededLimit spends one call of every applying rate limit and returns
+// why the first one refused ("" when none did).
+//
+// Each limit spends from the caller's bucket — the token, or the client
+// address when gated runs open — which the caller cannot choose, so
+// rotating agent_id or the subject in the event gains nothing. It also
+// spends from the matched principal's bucket, shared by every caller that
+// holds the principal (a group in several tokens), unless the event itself
+// claimed that principal (such buckets would be the caller's to multiply)
+// or there is none ("*": one bucket for everyone unnamed would let one
+// caller exhaust it for all).
 func (s *Set) exceededLimit(in Input, principal string) string {
+	caller := callerKey(in)
+	perPrincipal := principal != "*" && !claimedByEvent(principal, in.Event)
 	exceeded := ""
 	for _, l := range s.limits {
 		if !applies(l.appliesTo, in.ActionID) {
 			continue
 		}
-		if !in.Limiter.allow(l.key+"|"+principal+"|"+in.ActionID, l.value, l.per, in.Now) && exceeded == "" {
-			exceeded = fmt.Sprintf("%v per %s", l.value, l.per)
+		keys := []string{l.key + "|caller|" + caller + "|" + in.ActionID}
+		if perPrincipal {
+			keys = append(keys, l.key+"|principal|"+principal+"|"+in.ActionID)
+		}
+		ok, full := in.Limiter.allow(l.value, l.per, in.Now, keys...)
+		switch {
+		case ok || exceeded != "":
+		case full:
+			exceeded = fmt.Sprintf("rate-tool-calls limit of %v per %s: this replica tracks %d rate buckets already, so a new caller waits until idle ones expire", l.value, l.per, maxBuckets)
+		default:
+			exceeded = fmt.Sprintf("rate-tool-calls limit of %v per %s exceeded for this caller or principal and action on this replica", l.value, l.per)
 		}
 	}
 	return exceeded
+}
+
+// callerKey names who made the request as far as the caller cannot choose
+// it: the token, else the client address. An IPv6 client counts by its /64,
+// the block one host is usually given, so it cannot rotate addresses.
+func callerKey(in Input) string {
+	if in.TokenName != "" {
+		return "token:" + in.TokenName
+	}
+	ip := in.ClientIP.Unmap().WithZone("")
+	if !ip.IsValid() {
+		return "client:unknown"
+	}
+	if ip.Is6() {
+		if p, err := ip.Prefix(64); err == nil {
+			return "client:" + p.String()
+		}
+	}
+	return "client:" + ip.String()
+}
+
+// claimedByEvent reports whether p is one of the principals an event can
+// claim for itself (see Principals).
+func claimedByEvent(p string, ev *route.Event) bool {
+	if ev.AgentID != "" && p == "bot://"+ev.AgentID {
+		return true
+	}
+	sub := ev.AuthorizationSubject
+	return sub != nil && sub.SubjectRef != "" && (p == "user://"+sub.SubjectRef || p == "user://current")
 }
 
 // applies: an empty applies_to means every action (uncatalogued included).
@@ -438,10 +497,12 @@ func applies(ps []pattern, actionID string) bool {
 
 // regoFailure describes an evaluation error by its code and location only:
 // OPA's messages can quote input values (arguments, evidence), which must
-// not reach findings, logs or the audit store.
-func (s *Set) regoFailure(ctx context.Context, err error) error {
-	if ctx.Err() != nil {
-		return fmt.Errorf("evaluation exceeded its %s budget or was cancelled", s.budget)
+// not reach findings, logs or the audit store. Budget errors are gated's
+// own and pass unchanged.
+func regoFailure(err error) error {
+	var be *budgetError
+	if errors.As(err, &be) || errors.Is(err, errRequestEnded) {
+		return err
 	}
 	var te *topdown.Error
 	if errors.As(err, &te) {
@@ -453,11 +514,17 @@ func (s *Set) regoFailure(ctx context.Context, err error) error {
 	return errors.New("rego evaluation error")
 }
 
-// customFindings validates what custom modules produced; a malformed finding
-// is an evaluation error, so a broken module cannot silently pass.
-func customFindings(raw []map[string]any) ([]route.Finding, error) {
-	out := make([]route.Finding, 0, len(raw))
-	for i, m := range raw {
+// customFindings validates what custom modules produced; a malformed
+// finding is an evaluation error, so a broken module cannot silently pass.
+func customFindings(out *evalOutput) ([]route.Finding, error) {
+	switch {
+	case out.Total > maxCustomFindings:
+		return nil, fmt.Errorf("custom modules returned %d findings; at most %d are allowed", out.Total, maxCustomFindings)
+	case out.Malformed > 0:
+		return nil, fmt.Errorf("%d custom finding(s) are malformed: each needs exactly code (at most %d characters), route, blocking and message (at most %d characters)", out.Malformed, maxCodeChars, maxMessageChars)
+	}
+	res := make([]route.Finding, 0, len(out.Findings))
+	for i, m := range out.Findings {
 		b, _ := json.Marshal(m)
 		var cf customFinding
 		dec := json.NewDecoder(bytes.NewReader(b))
@@ -472,18 +539,24 @@ func customFindings(raw []map[string]any) ([]route.Finding, error) {
 		if redact.HasSecret(msg) || redact.HasPII(msg) {
 			msg = "(message withheld: it looked like a secret or personal data)"
 		}
-		out = append(out, route.Finding{Source: route.SourcePolicy, Code: cf.Code, Route: r, Blocking: *cf.Blocking, Message: msg})
+		res = append(res, route.Finding{Source: route.SourcePolicy, Code: cf.Code, Route: r, Blocking: *cf.Blocking, Message: msg})
 	}
-	return out, nil
+	return res, nil
 }
 
 func finding(code string, r route.Route, msg string) route.Finding {
 	return route.Finding{Source: route.SourcePolicy, Code: code, Route: r, Blocking: true, Message: msg}
 }
 
-// failed is the fail-closed result: refuse, naming the failure.
+// failed is the fail-closed result: refuse, naming the failure;
+// policy_budget_exceeded when the budget stopped the evaluation.
 func (s *Set) failed(in Input, err error) Result {
-	res := Result{Findings: []route.Finding{finding(CodeEvaluationError, route.Refuse, "policy evaluation failed: "+err.Error())}}
+	f := finding(CodeEvaluationError, route.Refuse, "policy evaluation failed: "+err.Error())
+	var be *budgetError
+	if errors.As(err, &be) {
+		f = finding(CodeBudgetExceeded, route.Refuse, be.Error())
+	}
+	res := Result{Findings: []route.Finding{f}}
 	if s.Enforced() {
 		res.Block = s.block(in, requestPrincipal(in.Principals))
 		res.Block.Reason = ReasonEvaluationError

@@ -4,7 +4,9 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -19,12 +21,6 @@ import (
 	"github.com/gatedhq/gated/internal/problem"
 )
 
-// DefaultEvalBudget bounds one evaluation; a slower custom module refuses
-// the call (policy_evaluation_error) instead of stalling the decision path.
-// A decision normally takes well under a millisecond; the margin absorbs GC
-// pauses and CPU contention.
-const DefaultEvalBudget = 250 * time.Millisecond
-
 // Option adjusts a Load.
 type Option func(*Set)
 
@@ -37,17 +33,30 @@ func WithEvalBudget(d time.Duration) Option {
 	}
 }
 
+// WithEvalSteps sets the step budget of one evaluation (n > 0).
+func WithEvalSteps(n int64) Option {
+	return func(s *Set) {
+		if n > 0 {
+			s.steps = n
+		}
+	}
+}
+
+// WithEvalMemory sets the memory budget of one evaluation (n > 0 bytes).
+func WithEvalMemory(n uint64) Option {
+	return func(s *Set) {
+		if n > 0 {
+			s.memory = n
+		}
+	}
+}
+
 // customPackage is the package custom modules must live in (or below).
 const customPackage = "data.gated.custom"
 
 // decisionPackage gathers grant candidates and custom findings so one
 // prepared query answers both.
 const decisionPackage = "gated.decision"
-
-// forbiddenBuiltins are removed from custom modules' capabilities: they reach
-// the network or the host, or read the wall clock (time must come from
-// input.now_ns so decisions and tests are reproducible).
-var forbiddenBuiltins = []string{"http.send", "net.lookup_ip_addr", "opa.runtime", "time.now_ns"}
 
 // LoadError lists every problem that stopped a load, and the warnings found
 // on the way (so lint can show both).
@@ -78,7 +87,10 @@ type Set struct {
 	limits       []limit
 	grantsModule string
 	query        rego.PreparedEvalQuery
-	budget       time.Duration
+	budget       time.Duration     // time budget of one evaluation
+	steps        int64             // step budget of one evaluation
+	memory       uint64            // memory budget of one evaluation, bytes
+	afterEval    func(steps int64) // tests: runs in the evaluating goroutine once OPA returns
 	warnings     []Problem
 }
 
@@ -157,21 +169,44 @@ type source struct {
 	data []byte
 }
 
+// Caps on what one load reads, so a policy directory cannot make gated read
+// or compile without bound (the catalog has the same kind of caps).
+const (
+	maxPolicyFileBytes = 1 << 20  // one POLICY.md or module
+	maxPolicyFiles     = 10_000   // POLICY.md and modules together
+	maxRegoFiles       = 1_000    // custom modules
+	maxPolicyBytes     = 32 << 20 // every file together
+)
+
 // Load reads every POLICY.md, *.POLICY.md and *.rego (not *_test.rego) under
 // dirs (recursively), validates and compiles them, and prepares the query.
 // All problems are returned together in a *LoadError.
 func Load(dirs []string, res Resolver, opts ...Option) (*Set, error) {
 	var errs []Problem
 	var policies, modules []source
+	total := 0
 	for _, dir := range dirs {
-		err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		root, err := walkRoot(dir)
+		if err != nil {
+			errs = append(errs, Problem{File: dir, Code: "read_failed", Message: err.Error()})
+			continue
+		}
+		err = filepath.WalkDir(root, func(walked string, d fs.DirEntry, err error) error {
 			if err != nil {
 				return err
+			}
+			// Files are named by the path the operator gave, not where a
+			// symlinked dir points.
+			path := walked
+			if root != dir {
+				if rel, relErr := filepath.Rel(root, walked); relErr == nil {
+					path = filepath.Join(dir, rel)
+				}
 			}
 			// A Kubernetes ConfigMap volume keeps its files in ..<timestamp>
 			// and links them through ..data; reading those too would load
 			// every policy twice.
-			if strings.HasPrefix(d.Name(), "..") && path != dir {
+			if strings.HasPrefix(d.Name(), "..") && walked != root {
 				if d.IsDir() {
 					return filepath.SkipDir
 				}
@@ -186,9 +221,26 @@ func Load(dirs []string, res Resolver, opts ...Option) (*Set, error) {
 			if !isPolicy && !isRego {
 				return nil
 			}
-			data, err := os.ReadFile(path)
+			switch {
+			case len(policies)+len(modules) >= maxPolicyFiles:
+				errs = append(errs, Problem{File: path, Code: "too_many_files", Message: fmt.Sprintf("more than %d policy files and modules", maxPolicyFiles)})
+				return filepath.SkipAll
+			case isRego && len(modules) >= maxRegoFiles:
+				errs = append(errs, Problem{File: path, Code: "too_many_files", Message: fmt.Sprintf("more than %d custom Rego modules", maxRegoFiles)})
+				return filepath.SkipAll
+			}
+			data, err := readPolicyFile(walked)
 			if err != nil {
-				return err
+				code := "read_failed"
+				if errors.Is(err, errFileTooLarge) {
+					code = "file_too_large"
+				}
+				errs = append(errs, Problem{File: path, Code: code, Message: err.Error()})
+				return nil
+			}
+			if total += len(data); total > maxPolicyBytes {
+				errs = append(errs, Problem{File: path, Code: "too_many_bytes", Message: fmt.Sprintf("the policy files and modules together are larger than %d bytes", maxPolicyBytes)})
+				return filepath.SkipAll
 			}
 			if isPolicy {
 				policies = append(policies, source{path, data})
@@ -201,7 +253,7 @@ func Load(dirs []string, res Resolver, opts ...Option) (*Set, error) {
 			errs = append(errs, Problem{File: dir, Code: "read_failed", Message: err.Error()})
 		}
 	}
-	s := &Set{byID: map[string]*Document{}, budget: DefaultEvalBudget}
+	s := &Set{byID: map[string]*Document{}, budget: DefaultEvalBudget, steps: DefaultEvalSteps, memory: DefaultEvalMemory}
 	for _, o := range opts {
 		o(s)
 	}
@@ -231,6 +283,18 @@ func Load(dirs []string, res Resolver, opts ...Option) (*Set, error) {
 	}
 	s.revision = revision(policies, modules, s.grantsModule)
 	return s, nil
+}
+
+// walkRoot is where to walk dir from. A dir that is itself a symlink (a
+// ConfigMap's "..data", git-sync's link) is walked where it points: WalkDir
+// would report the link as a file and read nothing below it, and no policy
+// at all would be enforced.
+func walkRoot(dir string) (string, error) {
+	fi, err := os.Lstat(dir)
+	if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+		return dir, nil // a missing dir is reported by the walk
+	}
+	return filepath.EvalSymlinks(dir)
 }
 
 // compileRules resolves requirements and limits. Unlike grants (where an
@@ -273,21 +337,12 @@ func (s *Set) compileRules(res Resolver) []Problem {
 	return errs
 }
 
-// restrictedCapabilities is this OPA's capabilities minus forbiddenBuiltins.
-func restrictedCapabilities() *ast.Capabilities {
-	caps := ast.CapabilitiesForThisVersion()
-	caps.Builtins = slices.DeleteFunc(caps.Builtins, func(b *ast.Builtin) bool {
-		return slices.Contains(forbiddenBuiltins, b.Name)
-	})
-	return caps
-}
-
 // prepare parses the custom modules, compiles them with the generated ones
 // under restricted capabilities, and prepares the one query used per
 // decision.
 func (s *Set) prepare(sources []source) []Problem {
 	var errs []Problem
-	caps := restrictedCapabilities()
+	caps := sandboxCapabilities()
 	opts := ast.ParserOptions{RegoVersion: ast.RegoV1, Capabilities: caps}
 	modules := map[string]*ast.Module{}
 	var customPkgs []string
@@ -301,6 +356,10 @@ func (s *Set) prepare(sources []source) []Problem {
 		if pkg != customPackage && !strings.HasPrefix(pkg, customPackage+".") {
 			errs = append(errs, Problem{File: src.path, Field: "package", Code: "rego_package",
 				Message: fmt.Sprintf("custom module package %s must be gated.custom or below", strings.TrimPrefix(pkg, "data."))})
+			continue
+		}
+		if bad := checkBuiltins(src.path, m); len(bad) > 0 {
+			errs = append(errs, bad...)
 			continue
 		}
 		modules[src.path] = m
@@ -333,7 +392,7 @@ func (s *Set) prepare(sources []source) []Problem {
 		return regoProblems("", "rego_compile", compiler.Errors)
 	}
 	q, err := rego.New(
-		rego.Query("data."+decisionPackage),
+		rego.Query("data."+decisionPackage+".out"),
 		rego.Compiler(compiler),
 		rego.StrictBuiltinErrors(true), // a failing builtin is an error (refuse), not a silently undefined rule
 	).PrepareForEval(context.Background())
@@ -344,14 +403,49 @@ func (s *Set) prepare(sources []source) []Problem {
 	return nil
 }
 
-// decisionModule collects candidates and the findings of each custom package.
+// Bounds on what custom modules may return; past them the evaluation
+// fails (refuse). They keep the conversion of OPA's answer to Go values,
+// which the budget does not cover, small.
+const (
+	maxCustomFindings = 100
+	maxCodeChars      = 128
+	maxMessageChars   = 1024
+)
+
+// decisionModule gathers the grant candidates and the findings of each
+// custom package into `out`, the one document the query returns. Findings
+// of the wrong shape are only counted, never returned: converting a value
+// that shares structure would cost its expanded size.
 func decisionModule(customPkgs []string) string {
 	var b strings.Builder
 	b.WriteString("package " + decisionPackage + "\n\n")
 	b.WriteString("candidates contains c if some c in data." + grantsPackage + ".candidates\n")
-	for _, p := range customPkgs {
-		fmt.Fprintf(&b, "\nfindings contains f if some f in %s.findings\n", p)
+	if len(customPkgs) == 0 {
+		b.WriteString("\nout := {\"candidates\": candidates, \"findings\": [], \"malformed\": 0, \"total\": 0}\n")
+		return b.String()
 	}
+	for _, p := range customPkgs {
+		fmt.Fprintf(&b, "\nraw contains f if some f in %s.findings\n", p)
+	}
+	fmt.Fprintf(&b, `
+well_formed(f) if {
+	is_object(f)
+	count(f) == 4
+	is_string(f.code)
+	count(f.code) <= %d
+	is_string(f.route)
+	is_boolean(f.blocking)
+	is_string(f.message)
+	count(f.message) <= %d
+}
+
+out := {
+	"candidates": candidates,
+	"findings": [f | count(raw) <= %d; some f in raw; well_formed(f)],
+	"malformed": count([1 | some f in raw; not well_formed(f)]),
+	"total": count(raw),
+}
+`, maxCodeChars, maxMessageChars, maxCustomFindings)
 	return b.String()
 }
 
@@ -373,6 +467,37 @@ func regoProblems(file, code string, err error) []Problem {
 		out = append(out, p)
 	}
 	return out
+}
+
+var errFileTooLarge = fmt.Errorf("larger than %d bytes", maxPolicyFileBytes)
+
+// readPolicyFile reads a regular file (following a symlink) of at most
+// maxPolicyFileBytes. It checks the type before opening: opening a FIFO
+// blocks, and a device such as /dev/zero never ends.
+func readPolicyFile(path string) ([]byte, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, errors.New("not a regular file")
+	}
+	if fi.Size() > maxPolicyFileBytes {
+		return nil, errFileTooLarge
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxPolicyFileBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > maxPolicyFileBytes {
+		return nil, errFileTooLarge // it grew after the Stat
+	}
+	return data, nil
 }
 
 func revision(policies, modules []source, generated string) string {

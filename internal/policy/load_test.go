@@ -204,7 +204,7 @@ func TestMalformedCustomFindingRefuses(t *testing.T) {
 func TestCustomMessageWithSecretIsWithheld(t *testing.T) {
 	s := mustLoad(t, nil, map[string]string{"m.rego": `package gated.custom
 
-findings contains {"code": "c", "route": "ask", "blocking": false, "message": sprintf("saw %s", [input.event.proposed_arguments.key])} if true
+findings contains {"code": "c", "route": "ask", "blocking": false, "message": concat(" ", ["saw", input.event.proposed_arguments.key])} if true
 `})
 	in := input("", "x")
 	in.Event.ProposedArguments = map[string]any{"key": "sk-abcdefghijklmnopqrstuv"}
@@ -233,7 +233,7 @@ func TestEvaluationErrorsRefuse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res = assertOutcome(t, budgeted, input("", "x"), route.Refuse, CodeEvaluationError)
+	res = assertOutcome(t, budgeted, input("", "x"), route.Refuse, CodeBudgetExceeded)
 	if !strings.Contains(res.Findings[0].Message, "budget") {
 		t.Fatalf("message %q does not name the budget", res.Findings[0].Message)
 	}

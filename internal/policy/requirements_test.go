@@ -111,7 +111,7 @@ limits:
 	lim := NewLimiter()
 	call := func(s *Set, action, who string, at time.Time) Input {
 		in := input(action, who)
-		in.Limiter, in.Now = lim, at
+		in.Limiter, in.Now, in.TokenName = lim, at, who+"-token"
 		return in
 	}
 	assertOutcome(t, s, call(s, "storage:commit", "bob", t0), route.Accept)
@@ -124,6 +124,9 @@ limits:
 	in := call(s, "storage:commit", "carol", t0)
 	in.Principals = []string{"carol", "bob"} // the first principal keys a wildcard grant's limit
 	assertOutcome(t, s, in, route.Accept)
+	in = call(s, "storage:commit", "bob", t0)
+	in.TokenName = "another-token-of-bob" // a new caller, but bob's budget is spent
+	assertOutcome(t, s, in, route.Defer, CodeLimitExceeded)
 	assertOutcome(t, s, call(s, "storage:read", "bob", t0), route.Accept) // not in applies_to
 
 	// A reload that keeps the limit keeps its state.
@@ -140,16 +143,16 @@ limits:
 
 func TestLimiterSweepsIdleBuckets(t *testing.T) {
 	l := NewLimiter()
-	l.allow("a", 1, time.Second, t0)
-	l.allow("b", 1, time.Hour, t0)
-	l.allow("c", 1, time.Second, t0.Add(2*time.Minute)) // triggers a sweep
+	l.allow(1, time.Second, t0, "a")
+	l.allow(1, time.Hour, t0, "b")
+	l.allow(1, time.Second, t0.Add(2*time.Minute), "c") // triggers a sweep
 	if _, ok := l.buckets["a"]; ok {
 		t.Fatal("idle bucket a survived the sweep")
 	}
 	if _, ok := l.buckets["b"]; !ok {
 		t.Fatal("bucket b, still within its period, was swept")
 	}
-	if l.allow("b", 1, time.Hour, t0.Add(2*time.Minute)) {
+	if ok, _ := l.allow(1, time.Hour, t0.Add(2*time.Minute), "b"); ok {
 		t.Fatal("bucket b lost its state")
 	}
 }
@@ -163,9 +166,10 @@ limits:
   - {kind: rate-tool-calls, value: 1, per: hour}
 `)})
 	in := input("storage:push", "group://ops", "operator://bob")
+	in.TokenName = "ops-token"
 	assertOutcome(t, s, in, route.Accept)
 	alone := input("storage:push", "operator://bob")
-	alone.Limiter = in.Limiter
+	alone.Limiter, alone.TokenName = in.Limiter, "bob-token" // another caller: only bob's principal budget is shared
 	res := assertOutcome(t, s, alone, route.Defer, CodeLimitExceeded)
 	if res.Block.Principal != "operator://bob" {
 		t.Fatalf("block principal %q", res.Block.Principal)
