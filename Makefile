@@ -1,14 +1,15 @@
 # gated — build and test entry points. `make test` is what CI runs.
 GO ?= go
 
-.PHONY: test vet unit build run bench load
+.PHONY: test vet unit build run bench load help
 
 # Extra checks (helm, policy tests…) register themselves in mk/*.mk by
 # appending to TEST_EXTRAS; included before `test` so its prerequisites see them.
 TEST_EXTRAS :=
 include $(wildcard mk/*.mk)
 
-## test: everything CI checks — vet, every test with the race detector, extras.
+## test: the README's test command — vet, every test with the race detector, the SDK
+## suites, MCP conformance, chart lint. CI also runs lint, test-e2e and fuzz-short.
 test: vet unit $(TEST_EXTRAS)
 
 vet:
@@ -19,8 +20,14 @@ vet:
 unit: gated-bin
 	GATED_BIN=$(GATED_BIN) $(GO) test -race -count=1 ./...
 
+## build: bin/gated, stamped with the version and commit git describes.
 build:
-	$(GO) build -o bin/gated ./cmd/gated
+	$(GO) build -ldflags "-X main.version=$$(git describe --tags --always --dirty 2>/dev/null || echo dev)" -o bin/gated ./cmd/gated
+
+## help: the targets and what each does.
+help:
+	@grep -h '^## ' $(MAKEFILE_LIST) | sed 's/^## /  /'
+
 
 run:
 	$(GO) run ./cmd/gated serve

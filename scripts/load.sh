@@ -23,11 +23,17 @@ mkdir -p "$BIN"
 [ -x "$BIN/hey" ] || GOBIN="$PWD/$BIN" go install "github.com/rakyll/hey@$HEY_VERSION"
 go build -o "$BIN/gated" ./cmd/gated
 
+if curl -fsS "http://$ADDR/healthz" >/dev/null 2>&1; then
+	echo "load.sh: something already answers on $ADDR; stop it or set ADDR" >&2
+	exit 1
+fi
 work=$(mktemp -d)
 "$BIN/gated" serve --addr "$ADDR" --log-level warn \
 	--audit-file "$work/audit.jsonl" --spool-dir "$work/spool" "$@" 2>"$work/gated.log" &
 pid=$!
-trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null; rm -rf "$work"' EXIT
+# Under set -e a failing command in the trap would end it early (exit 1, the
+# temporary directory left behind): each step may fail.
+trap 'kill $pid 2>/dev/null || true; wait $pid 2>/dev/null || true; rm -rf "$work"' EXIT
 for _ in $(seq 100); do
 	curl -fsS "http://$ADDR/healthz" >/dev/null 2>&1 && break
 	sleep 0.1
