@@ -1,6 +1,7 @@
 package grafana
 
 import (
+	"bytes"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -160,5 +161,21 @@ func TestDashboardIsImportable(t *testing.T) {
 				t.Errorf("panel %q: target without expr or not on ${datasource}", p.Title)
 			}
 		}
+	}
+}
+
+// The chart ships a copy of the dashboard (Helm warns about, and some tools
+// refuse, a symlink in a chart): the copy must be the dashboard itself.
+func TestChartCarriesTheDashboard(t *testing.T) {
+	want, err := os.ReadFile("gated-dashboard.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile("../helm/gated/dashboards/gated-dashboard.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatal("deploy/helm/gated/dashboards/gated-dashboard.json differs from deploy/grafana/gated-dashboard.json: copy it again")
 	}
 }
