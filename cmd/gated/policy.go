@@ -42,12 +42,12 @@ func runPolicy(ctx context.Context, args []string, getenv func(string) string, s
 	}
 	switch verb {
 	case "lint":
-		if !policy.LintWith(dirs, res, stdout) {
+		if !policy.Lint(dirs, res, stdout) {
 			return exitError{code: 1}
 		}
 		return nil
 	case "compile":
-		return policy.CompileWith(dirs, res, stdout)
+		return policy.Compile(dirs, res, stdout)
 	case "test":
 		sf.policyDirs = dirs
 		src, err := loadSources(&sf, nil)

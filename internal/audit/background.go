@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"slices"
 	"time"
 
 	"go.uber.org/zap"
@@ -261,7 +262,7 @@ func (r *recorder) replay(sp *spool.Spool) bool {
 			}
 			frames = append(frames, f)
 		}
-		for chunk := range chunks(frames, r.cfg.BatchSize) {
+		for chunk := range slices.Chunk(frames, r.cfg.BatchSize) {
 			var recs, fixes []*Record
 			for _, f := range chunk {
 				if f.Correction {
@@ -289,16 +290,4 @@ func (r *recorder) replay(sp *spool.Spool) bool {
 		}
 	}
 	return true
-}
-
-func chunks[T any](s []T, n int) func(func([]T) bool) {
-	return func(yield func([]T) bool) {
-		for len(s) > 0 {
-			k := min(n, len(s))
-			if !yield(s[:k]) {
-				return
-			}
-			s = s[k:]
-		}
-	}
 }

@@ -33,7 +33,7 @@ func BenchmarkSinkThroughput(b *testing.B) {
 	recs := benchRecords(b, b.N)
 	b.ResetTimer()
 	start := time.Now()
-	for chunk := range chunks(recs, 1000) {
+	for chunk := range slices.Chunk(recs, 1000) {
 		if err := s.insert(context.Background(), chunk); err != nil {
 			b.Fatal(err)
 		}

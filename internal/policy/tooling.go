@@ -6,13 +6,10 @@ import (
 	"io"
 )
 
-// Lint loads dirs without a catalog and prints every error and warning
-// (registry refs cannot resolve without one; see LintWith). ok is false when
-// there is an error.
-func Lint(dirs []string, w io.Writer) (ok bool) { return LintWith(dirs, nil, w) }
-
-// LintWith is Lint resolving registry refs with res (the loaded catalog).
-func LintWith(dirs []string, res Resolver, w io.Writer) (ok bool) {
+// Lint loads dirs and prints every error and warning; res resolves registry
+// refs through the loaded catalog (nil: without a catalog such refs cannot
+// resolve). ok is false when there is an error.
+func Lint(dirs []string, res Resolver, w io.Writer) (ok bool) {
 	s, err := Load(dirs, res)
 	var errs, warns []Problem
 	var le *LoadError
@@ -34,12 +31,9 @@ func LintWith(dirs []string, res Resolver, w io.Writer) (ok bool) {
 	return len(errs) == 0
 }
 
-// Compile prints the Rego generated from the grants in dirs (without a
-// catalog; see CompileWith).
-func Compile(dirs []string, w io.Writer) error { return CompileWith(dirs, nil, w) }
-
-// CompileWith is Compile resolving registry refs with res.
-func CompileWith(dirs []string, res Resolver, w io.Writer) error {
+// Compile prints the Rego generated from the grants in dirs, resolving
+// registry refs with res (nil: without a catalog).
+func Compile(dirs []string, res Resolver, w io.Writer) error {
 	s, err := Load(dirs, res)
 	if err != nil {
 		return err

@@ -12,7 +12,7 @@ import (
 func TestLint(t *testing.T) {
 	good := writeDir(t, map[string]string{"POLICY.md": policyMD("schema: policy/v1\nid: \"@a/b\"\ndefault: allow\ngrants:\n  - {principal: x, actions: [{action: a:b}], conditions: [{kind: geo-fence}]}\n")})
 	var out bytes.Buffer
-	if !Lint([]string{good}, &out) {
+	if !Lint([]string{good}, nil, &out) {
 		t.Fatalf("lint failed on warnings only:\n%s", out.String())
 	}
 	for _, want := range []string{"warning:", "default_allow", "condition_unknown", "0 error(s), 2 warning(s)"} {
@@ -26,7 +26,7 @@ func TestLint(t *testing.T) {
 		"x.rego":    "package gated.custom\n\nx := http.send({})\n",
 	})
 	out.Reset()
-	if Lint([]string{bad}, &out) {
+	if Lint([]string{bad}, nil, &out) {
 		t.Fatalf("lint passed with errors:\n%s", out.String())
 	}
 	for _, want := range []string{"error: ", "id_required", "warning: ", "default_allow"} {
@@ -39,7 +39,7 @@ func TestLint(t *testing.T) {
 func TestCompilePrintsParseableRego(t *testing.T) {
 	dir := writeDir(t, oneGrant("  - {principal: \"operator://bob\", actions: [{action: storage:commit}, {action: \"@x/y\"}], conditions: [{kind: ip-range, cidr: 10.0.0.0/8}]}\n"))
 	var out bytes.Buffer
-	if err := CompileWith([]string{dir}, fakeResolver{"@x/y": "storage:push"}, &out); err != nil {
+	if err := Compile([]string{dir}, fakeResolver{"@x/y": "storage:push"}, &out); err != nil {
 		t.Fatal(err)
 	}
 	m, err := ast.ParseModuleWithOpts("grants.rego", out.String(), ast.ParserOptions{RegoVersion: ast.RegoV1})
@@ -50,7 +50,7 @@ func TestCompilePrintsParseableRego(t *testing.T) {
 		t.Fatalf("unexpected output:\n%s", out.String())
 	}
 	var le *LoadError
-	if err := Compile([]string{writeDir(t, map[string]string{"POLICY.md": "x"})}, &out); !errors.As(err, &le) {
+	if err := Compile([]string{writeDir(t, map[string]string{"POLICY.md": "x"})}, nil, &out); !errors.As(err, &le) {
 		t.Fatalf("Compile of a broken policy: %v", err)
 	}
 }
