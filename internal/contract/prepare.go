@@ -1,7 +1,7 @@
 // Package contract applies the rules of the Agent Action Contract v1 as the
 // AANA reference gate applies them: normalisation, schema validation,
 // evidence-supported authorization, the category routes and the evidence
-// checks (see ../shared/specs/aana-v1-reference.md). Every rule is a pure
+// checks (see spec/aana-v1-reference.md). Every rule is a pure
 // function of the event and the time; the results are route.Findings.
 package contract
 
