@@ -48,7 +48,7 @@ func runCheck(ctx context.Context, args []string, getenv func(string) string, st
 	if err != nil {
 		return usageError("%s: %v", name, err)
 	}
-	d := gate.New(append(src.opts, gate.WithShadow(*shadow))...).Decide(ctx, gate.Request{Event: doc, TrustEventPrincipals: true})
+	d := gate.New(append(src.Opts, gate.WithShadow(*shadow))...).Decide(ctx, gate.Request{Event: doc, TrustEventPrincipals: true})
 	enc := json.NewEncoder(stdout)
 	enc.SetIndent("", "  ")
 	if err := enc.Encode(d); err != nil {

@@ -114,7 +114,7 @@ func decideLocally(ctx context.Context, rt hook.Runtime, sf *sourceFlags, state 
 	if err != nil {
 		return nil, fmt.Errorf("loading the catalog or policy failed: %w", err)
 	}
-	engine := gate.New(append(src.opts, gate.WithShadow(shadow))...)
+	engine := gate.New(append(src.Opts, gate.WithShadow(shadow))...)
 	event := rt.Event(in, hook.Options{AuthorizationState: state, Category: string(engine.Category(in.ToolName))})
 	d := engine.Decide(ctx, gate.Request{Event: event, TrustEventPrincipals: true})
 	return rt.Answer(server.HookDecision(d)), nil

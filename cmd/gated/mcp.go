@@ -39,7 +39,7 @@ func runMCP(ctx context.Context, args []string, getenv func(string) string, stdi
 	if err != nil {
 		return err
 	}
-	src.watch(ctx, log)
+	src.Watch(ctx, log)
 	m := metrics.New(gatedVersion())
 	rec, red, store, err := openAudit(ctx, &af, log, m, stderr)
 	if err != nil {
@@ -53,7 +53,7 @@ func runMCP(ctx context.Context, args []string, getenv func(string) string, stdi
 			store.Close()
 		}
 	}()
-	engine := gate.New(append(src.opts, gate.WithShadow(*shadow), gate.WithAudit(rec, red, gatedVersion()), gate.WithMetrics(m))...)
+	engine := gate.New(append(src.Opts, gate.WithShadow(*shadow), gate.WithAudit(rec, red, gatedVersion()), gate.WithMetrics(m))...)
 	// The process was started by the person's own MCP client: like open
 	// mode, the event's own principals are all there is.
 	server := mcp.NewServer(gatedVersion(), func(ctx context.Context, event map[string]any) *gate.Decision {

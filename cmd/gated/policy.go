@@ -31,6 +31,15 @@ func runPolicy(ctx context.Context, args []string, getenv func(string) string, s
 	if len(dirs) == 0 {
 		return usageError(policyUsage)
 	}
+	if verb == "test" && len(sf.catalogDirs) == 0 {
+		// Without --catalog, the test files may name theirs (`catalog:`,
+		// relative to the file); --catalog takes precedence.
+		named, err := policytest.Catalogs(dirs)
+		if err != nil {
+			return err
+		}
+		sf.catalogDirs = named
+	}
 	var res policy.Resolver
 	var cat *catalog.Catalog
 	if len(sf.catalogDirs) > 0 {
@@ -55,7 +64,7 @@ func runPolicy(ctx context.Context, args []string, getenv func(string) string, s
 			return err
 		}
 		decide := func(ev map[string]any, principals []string, now time.Time) (string, []string) {
-			e := gate.New(append(src.opts, gate.WithClock(func() time.Time { return now }))...)
+			e := gate.New(append(src.Opts, gate.WithClock(func() time.Time { return now }))...)
 			d := e.Decide(ctx, gate.Request{Event: ev, Principals: principals})
 			return d.Route.String(), d.HardBlockers
 		}

@@ -22,6 +22,7 @@ import (
 	"github.com/gatedhq/gated/internal/gate"
 	"github.com/gatedhq/gated/internal/metrics"
 	"github.com/gatedhq/gated/internal/server"
+	"github.com/gatedhq/gated/internal/sources"
 )
 
 type serveConfig struct {
@@ -65,11 +66,11 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	if err != nil {
 		return err
 	}
-	src.watch(ctx, log)
+	src.Watch(ctx, log)
 	defer reloadOnSIGHUP(src, log)()
 
 	m := metrics.New(gatedVersion())
-	src.observe(m)
+	src.Observe(m)
 	rec, red, store, err := openAudit(ctx, &c.audit, log, m, stderr)
 	if err != nil {
 		return err
@@ -86,12 +87,12 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		}
 	}()
 
-	opts := append(src.opts, gate.WithShadow(c.shadow), gate.WithAudit(rec, red, gatedVersion()), gate.WithMetrics(m))
+	opts := append(src.Opts, gate.WithShadow(c.shadow), gate.WithAudit(rec, red, gatedVersion()), gate.WithMetrics(m))
 	handler := server.New(server.Deps{
 		Engine: gate.New(opts...), Logger: log, Tokens: tokens, TrustedProxies: proxies, Hosts: c.hosts(c.addr),
 		MaxBodyBytes: c.maxBodyBytes, HookMaxBodyBytes: c.hookMaxBody, HookAuthorizationState: c.hookAuthState,
 		RateLimit: c.rateLimit, AuthFailureLimit: authFailureLimit(c.authFailures), AllowRequestShadow: c.requestShadow, OpenAPI: api.OpenAPI, Version: gatedVersion(),
-		Catalog: src.catalogDocument(), Policy: src.policyDocument(), Decisions: store,
+		Catalog: src.CatalogDocument(), Policy: src.PolicyDocument(), Decisions: store,
 		Metrics: m, MetricsElsewhere: c.metricsAddr != "",
 		Ready: func(context.Context) error {
 			if !rec.Ready() {
@@ -185,7 +186,7 @@ func (c *serveConfig) hosts(addr string) server.Hosts {
 
 // reloadOnSIGHUP rebuilds the catalog and policy on SIGHUP until the
 // returned stop is called.
-func reloadOnSIGHUP(src *sources, log *zap.Logger) (stop func()) {
+func reloadOnSIGHUP(src *sources.Sources, log *zap.Logger) (stop func()) {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	done := make(chan struct{})
@@ -194,7 +195,7 @@ func reloadOnSIGHUP(src *sources, log *zap.Logger) (stop func()) {
 			select {
 			case <-hup:
 				log.Info("SIGHUP: reloading catalog and policy")
-				src.reloadAll()
+				src.ReloadAll()
 			case <-done:
 				return
 			}

@@ -1,0 +1,199 @@
+// Package sources loads the decision sources — the catalog and the policy —
+// and keeps them current: file watches, SIGHUP reloads, the policy rebuilt
+// when the catalog changes, metrics and logs for every reload.
+package sources
+
+import (
+	"context"
+	"fmt"
+
+	"go.uber.org/zap"
+
+	"github.com/gatedhq/gated/internal/catalog"
+	"github.com/gatedhq/gated/internal/gate"
+	"github.com/gatedhq/gated/internal/metrics"
+	"github.com/gatedhq/gated/internal/policy"
+	"github.com/gatedhq/gated/internal/reload"
+)
+
+// Config names the sources to load.
+type Config struct {
+	CatalogDirs  []string
+	PolicyDirs   []string
+	UnknownTools gate.UnknownTools
+	Arguments    catalog.ArgumentMode
+}
+
+// Sources are the loaded decision sources and what keeps them current.
+type Sources struct {
+	// Opts join the engine to the sources.
+	Opts    []gate.Option
+	catalog *reload.Reloader[catalog.Catalog] // nil without --catalog
+	policy  *reload.Reloader[policy.Set]      // nil without --policy
+	metrics *metrics.Metrics
+}
+
+// Load loads every configured source once; an invalid one is an error
+// listing all its problems. log may be nil (one-shot commands).
+func Load(cfg Config, log *zap.Logger) (*Sources, error) {
+	var err error
+	out := &Sources{}
+	if len(cfg.CatalogDirs) > 0 {
+		dirs := cfg.CatalogDirs
+		out.catalog, err = reload.New(reload.Config[catalog.Catalog]{
+			Build:        func() (*catalog.Catalog, error) { return catalog.Load(dirs) },
+			Dirs:         dirs,
+			OnResult:     out.reloaded(log, "catalog"),
+			OnWatchError: watchError(log, "catalog"),
+		})
+		if err != nil {
+			return nil, fmt.Errorf("catalog: %w", err)
+		}
+		out.Opts = append(out.Opts, gate.WithCatalog(out.catalog.Current, cfg.UnknownTools, cfg.Arguments))
+	}
+	if len(cfg.PolicyDirs) > 0 {
+		dirs := cfg.PolicyDirs
+		out.policy, err = reload.New(reload.Config[policy.Set]{
+			// Grants name actions by registry ref too, resolved through the
+			// catalog current at build time; a catalog reload rebuilds the policy.
+			Build:        func() (*policy.Set, error) { return policy.Load(dirs, out.resolver()) },
+			Dirs:         dirs,
+			OnResult:     out.reloaded(log, "policy"),
+			OnWatchError: watchError(log, "policy"),
+		})
+		if err != nil {
+			return nil, fmt.Errorf("policy: %w", err)
+		}
+		out.logPolicyWarnings(log)
+		out.Opts = append(out.Opts, gate.WithPolicy(out.policy.Current, policy.NewLimiter()))
+	}
+	return out, nil
+}
+
+// resolver resolves registry refs in grants through the current catalog.
+func (s *Sources) resolver() policy.Resolver {
+	if s.catalog == nil {
+		return nil
+	}
+	return s.catalog.Current()
+}
+
+// Watch keeps every source current until ctx ends.
+func (s *Sources) Watch(ctx context.Context, log *zap.Logger) {
+	if s.catalog != nil {
+		go func() {
+			if err := s.catalog.Run(ctx); err != nil && ctx.Err() == nil {
+				log.Error("catalog watcher stopped; the catalog will no longer reload", zap.Error(err))
+			}
+		}()
+	}
+	if s.policy != nil {
+		go func() {
+			if err := s.policy.Run(ctx); err != nil && ctx.Err() == nil {
+				log.Error("policy watcher stopped; the policy will no longer reload", zap.Error(err))
+			}
+		}()
+	}
+}
+
+// ReloadAll asks every source to rebuild (SIGHUP).
+func (s *Sources) ReloadAll() {
+	if s.catalog != nil {
+		s.catalog.Trigger()
+	}
+	if s.policy != nil {
+		s.policy.Trigger()
+	}
+}
+
+// CatalogDocument is GET /v1/catalog, or nil without a catalog.
+func (s *Sources) CatalogDocument() func() any {
+	if s.catalog == nil {
+		return nil
+	}
+	return func() any {
+		at, err := s.catalog.LastError()
+		return s.catalog.Current().Document(err, at)
+	}
+}
+
+// PolicyDocument is GET /v1/policy, or nil without a policy.
+func (s *Sources) PolicyDocument() func() any {
+	if s.policy == nil {
+		return nil
+	}
+	return func() any {
+		at, err := s.policy.LastError()
+		return s.policy.Current().Summary(err, at)
+	}
+}
+
+// Observe starts counting reloads and publishing revisions on m.
+func (s *Sources) Observe(m *metrics.Metrics) {
+	s.metrics = m
+	s.publishRevisions()
+}
+
+func (s *Sources) publishRevisions() {
+	if s.metrics == nil {
+		return
+	}
+	var cat, pol string
+	if s.catalog != nil {
+		cat = s.catalog.Current().Revision()
+	}
+	if s.policy != nil {
+		pol = s.policy.Current().Revision()
+	}
+	s.metrics.SetRevisions(cat, pol)
+}
+
+// watchError logs a failure of the file watcher itself; the reloader
+// rebuilds after one, so nothing is missed for long.
+func watchError(log *zap.Logger, what string) func(error) {
+	return func(err error) {
+		if log != nil {
+			log.Warn(what+" watcher error; rebuilding", zap.Error(err))
+		}
+	}
+}
+
+// reloaded logs and counts each rebuild of what.
+func (s *Sources) reloaded(log *zap.Logger, what string) func(error) {
+	return func(err error) {
+		if what == "catalog" && err == nil && s.policy != nil {
+			s.policy.Trigger() // re-resolve grants against the new catalog
+		}
+		if s.metrics != nil {
+			switch what {
+			case "catalog":
+				s.metrics.CatalogReload(err == nil)
+			case "policy":
+				s.metrics.PolicyReload(err == nil)
+			}
+			s.publishRevisions()
+		}
+		if log == nil {
+			return
+		}
+		if err != nil {
+			log.Error(what+" reload failed; keeping the last good "+what, zap.Error(err))
+			return
+		}
+		log.Info(what + " reloaded")
+		if what == "policy" {
+			s.logPolicyWarnings(log)
+		}
+	}
+}
+
+// logPolicyWarnings logs what gated policy lint would warn about in the
+// current policy (an unknown condition kind, a default of allow, …).
+func (s *Sources) logPolicyWarnings(log *zap.Logger) {
+	if log == nil {
+		return
+	}
+	for _, w := range s.policy.Current().Warnings() {
+		log.Warn("policy warning", zap.String("problem", w.String()))
+	}
+}
