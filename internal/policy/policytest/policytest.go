@@ -24,8 +24,11 @@ import (
 type Decider func(ev map[string]any, principals []string, now time.Time) (route string, hardBlockers []string)
 
 // File is the shape of a `*_test.yaml` file. Definitions is ignored: it is
-// where YAML anchors shared by cases (evidence refs, say) live.
+// where YAML anchors shared by cases (evidence refs, say) live. Catalog
+// names the catalog directory the cases are decided against, relative to
+// the test file (see Catalogs).
 type File struct {
+	Catalog     string `json:"catalog"`
 	Definitions any    `json:"definitions"`
 	Cases       []Case `json:"cases"`
 }
@@ -52,20 +55,9 @@ var routes = []string{"accept", "ask", "defer", "refuse"}
 // cannot be read or are malformed (and no test files at all); the counts
 // cover the cases run before it.
 func Run(dirs []string, decide Decider, w io.Writer) (passed, failed int, err error) {
-	var files []string
-	for _, dir := range dirs {
-		err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-			if err == nil && !d.IsDir() && strings.HasSuffix(d.Name(), "_test.yaml") {
-				files = append(files, path)
-			}
-			return err
-		})
-		if err != nil {
-			return 0, 0, fmt.Errorf("policy test: %w", err)
-		}
-	}
-	if len(files) == 0 {
-		return 0, 0, fmt.Errorf("policy test: no *_test.yaml files under %s", strings.Join(dirs, ", "))
+	files, err := find(dirs)
+	if err != nil {
+		return 0, 0, err
 	}
 	for _, path := range files {
 		f, err := readFile(path)
@@ -84,6 +76,61 @@ func Run(dirs []string, decide Decider, w io.Writer) (passed, failed int, err er
 	}
 	fmt.Fprintf(w, "%d passed, %d failed\n", passed, failed)
 	return passed, failed, nil
+}
+
+// Catalogs returns the catalog directories the test files under dirs name
+// with their top-level `catalog:` key, each resolved relative to its test
+// file, without duplicates, in file order. The caller loads them when it is
+// not given a catalog of its own: all the files run against one gate, so
+// files naming different catalogs are an error.
+func Catalogs(dirs []string) ([]string, error) {
+	files, err := find(dirs)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	var from string
+	for _, path := range files {
+		f, err := readFile(path)
+		if err != nil {
+			return nil, err
+		}
+		if f.Catalog == "" {
+			continue
+		}
+		dir := f.Catalog
+		if !filepath.IsAbs(dir) {
+			dir = filepath.Join(filepath.Dir(path), dir)
+		}
+		dir = filepath.Clean(dir)
+		switch {
+		case out == nil:
+			out, from = []string{dir}, path
+		case out[0] != dir:
+			return nil, fmt.Errorf("policy test: %s names catalog %s but %s names %s; run them separately or pass --catalog", from, out[0], path, dir)
+		}
+	}
+	return out, nil
+}
+
+// find lists the *_test.yaml files under dirs.
+func find(dirs []string) ([]string, error) {
+	var files []string
+	for _, dir := range dirs {
+		err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() && strings.HasSuffix(d.Name(), "_test.yaml") {
+				files = append(files, path)
+			}
+			return err
+		})
+		if err != nil {
+			return nil, fmt.Errorf("policy test: %w", err)
+		}
+	}
+	if len(files) == 0 {
+		return nil, fmt.Errorf("policy test: no *_test.yaml files under %s", strings.Join(dirs, ", "))
+	}
+	return files, nil
 }
 
 // readFile decodes and checks one test file. YAML goes through JSON so the

@@ -2,6 +2,7 @@ package policytest
 
 import (
 	"bytes"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -88,5 +89,32 @@ func TestRunRejectsMalformedFiles(t *testing.T) {
 	}
 	if _, _, err := Run([]string{t.TempDir()}, echo(t), &bytes.Buffer{}); err == nil {
 		t.Fatal("no test files must be an error")
+	}
+}
+
+func TestCatalogsResolvesRelativeToTheTestFile(t *testing.T) {
+	dir := writeFiles(t, map[string]string{
+		"a/one_test.yaml":   "catalog: ../cat\ncases: []\n",
+		"a/b/two_test.yaml": "catalog: ../../cat/\ncases: []\n",
+		"a/three_test.yaml": "cases: []\n",
+	})
+	got, err := Catalogs([]string{dir + "/a"})
+	if err != nil || len(got) != 1 || got[0] != filepath.Join(dir, "cat") {
+		t.Fatalf("Catalogs = %v, %v; want [%s]", got, err, filepath.Join(dir, "cat"))
+	}
+	again, err := Catalogs([]string{dir + "/a/b", dir + "/a/three_test.yaml"})
+	if err != nil || len(again) != 1 || again[0] != got[0] {
+		t.Fatalf("Catalogs = %v, %v", again, err)
+	}
+	dir2 := writeFiles(t, map[string]string{
+		"one_test.yaml": "catalog: x\ncases: []\n",
+		"two_test.yaml": "catalog: y\ncases: []\n",
+	})
+	if _, err := Catalogs([]string{dir2}); err == nil || !strings.Contains(err.Error(), "names catalog") {
+		t.Fatalf("conflicting catalogs: err = %v", err)
+	}
+	dir3 := writeFiles(t, map[string]string{"one_test.yaml": "cases: []\n"})
+	if got, err := Catalogs([]string{dir3}); err != nil || got != nil {
+		t.Fatalf("no catalog key: %v, %v", got, err)
 	}
 }
