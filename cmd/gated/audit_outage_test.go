@@ -317,6 +317,11 @@ func TestServeAsyncRefusesWhenDatabaseDownAndSpoolFull(t *testing.T) {
 		}
 		keep(decide(t, base))
 	}
+	// Records accepted so far hold spool room that only the spool's own
+	// writes use; another writer filling the disk under them is a disk
+	// fault after the answer, the async window docs/audit.md names. Fill
+	// the disk once they are on it: then nothing may be accepted unkept.
+	waitSpooled(t, base, len(accepted)-1, logs)
 	undo := fill(t, root)
 	// A record may still fit in a page the disk had already given the
 	// spool; then it is kept, and accepted. Soon nothing fits.
@@ -338,6 +343,31 @@ func TestServeAsyncRefusesWhenDatabaseDownAndSpoolFull(t *testing.T) {
 	undo()
 	pgtest.Exec(t, "ALTER DATABASE "+name+" ALLOW_CONNECTIONS true")
 	waitStored(t, dbURL, accepted, logs)
+}
+
+// waitSpooled waits until gated has spooled n records
+// (gated_audit_records_total{outcome="spooled"} on its /metrics).
+func waitSpooled(t *testing.T, base string, n int, logs interface{ String() string }) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		_, raw := send(t, http.MethodGet, base+"/metrics", nil, nil)
+		got := 0
+		for _, line := range strings.Split(string(raw), "\n") {
+			if strings.HasPrefix(line, "gated_audit_records_total{") && strings.Contains(line, `outcome="spooled"`) {
+				f := strings.Fields(line)
+				v, _ := strconv.ParseFloat(f[len(f)-1], 64)
+				got += int(v)
+			}
+		}
+		if got >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d records spooled\n%s", got, n, logs)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 // spoolUsed is the bytes in segment files under root.
