@@ -1,7 +1,6 @@
 package catalog
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/gatedhq/gated/internal/reload"
+	"github.com/gatedhq/gated/internal/reload/reloadtest"
 )
 
 // actionsYAMLChunks renders version v of an ACTIONS.yaml in three pieces
@@ -82,7 +82,7 @@ func TestInPlaceRewritesNeverPublishAHalfCatalog(t *testing.T) {
 	var r *reload.Reloader[Catalog]
 	buildStarted := make(chan struct{}, 1)
 	var published, publishedWithoutProbe atomic.Int64
-	r, err := reload.New(reload.Config[Catalog]{
+	r = reloadtest.Start(t, reload.Config[Catalog]{
 		Build: func() (*Catalog, error) {
 			select {
 			case buildStarted <- struct{}{}:
@@ -107,18 +107,6 @@ func TestInPlaceRewritesNeverPublishAHalfCatalog(t *testing.T) {
 			}
 		},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- r.Run(ctx) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Run: %v", err)
-		}
-	}()
 
 	// guard bounds every wait so that the test stops by itself.
 	guard := time.Now().Add(2 * time.Minute)
@@ -237,23 +225,11 @@ func TestConfigMapSwapsReload(t *testing.T) {
 				dir = filepath.Join(mount, "..data")
 			}
 
-			r, err := reload.New(reload.Config[Catalog]{
+			r := reloadtest.Start(t, reload.Config[Catalog]{
 				Build:    func() (*Catalog, error) { return Load([]string{dir}) },
 				Dirs:     []string{dir},
 				Debounce: 20 * time.Millisecond,
 			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			ctx, cancel := context.WithCancel(context.Background())
-			done := make(chan error, 1)
-			go func() { done <- r.Run(ctx) }()
-			defer func() {
-				cancel()
-				if err := <-done; err != nil {
-					t.Errorf("Run: %v", err)
-				}
-			}()
 			before, _ := r.LastError()
 			r.Trigger()
 			waitUntilCatalog(t, "the triggered reload", func() bool { at, _ := r.LastError(); return at.After(before) })

@@ -1,7 +1,6 @@
 package catalog
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gatedhq/gated/internal/reload"
+	"github.com/gatedhq/gated/internal/reload/reloadtest"
 	"github.com/gatedhq/gated/internal/route"
 )
 
@@ -23,23 +23,11 @@ func TestHotReloadUnderConcurrentDecisions(t *testing.T) {
 		"actions/ACTION.md": action("x:act", "risk_level: 1"),
 		"tools/TOOL.md":     tool("x.tool", "implements: x:act"),
 	})
-	r, err := reload.New(reload.Config[Catalog]{
+	r := reloadtest.Start(t, reload.Config[Catalog]{
 		Build:    func() (*Catalog, error) { return Load([]string{dir}) },
 		Dirs:     []string{dir},
 		Debounce: 20 * time.Millisecond,
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- r.Run(ctx) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Run: %v", err)
-		}
-	}()
 
 	// seen records which risk level each revision carried; a
 	// revision seen with two risk levels would be a torn catalog.

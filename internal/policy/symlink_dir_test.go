@@ -1,7 +1,6 @@
 package policy
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gatedhq/gated/internal/reload"
+	"github.com/gatedhq/gated/internal/reload/reloadtest"
 )
 
 // TestSymlinkedPolicyDirectoryIsRead: a --policy directory that is itself a
@@ -68,23 +68,11 @@ func TestPolicyFollowsConfigMapSwaps(t *testing.T) {
 	}
 	publish(1)
 	dir := filepath.Join(mount, "..data")
-	r, err := reload.New(reload.Config[Set]{
+	r := reloadtest.Start(t, reload.Config[Set]{
 		Build:    func() (*Set, error) { return Load([]string{dir}, nil, WithEvalBudget(time.Minute)) },
 		Dirs:     []string{dir},
 		Debounce: 20 * time.Millisecond,
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- r.Run(ctx) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Run: %v", err)
-		}
-	}()
 	id := func() string {
 		p := r.Current().Summary(nil, time.Time{}).Policies
 		if len(p) != 1 {
