@@ -5,7 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
+
+	"github.com/gatedhq/gated/internal/testwait"
 )
 
 const weatherTool = `---
@@ -42,7 +43,7 @@ func TestCatalogHotReload(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "weather.TOOL.md"), []byte(weatherTool), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the new tool", func() bool {
+	testwait.Until(t, "the new tool", func() bool {
 		_, d := post(t, base+"/pre-tool-check", ev, nil)
 		return d["route"] == "accept"
 	})
@@ -55,7 +56,7 @@ func TestCatalogHotReload(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "broken.TOOL.md"), []byte("---\nid: Not Valid\n---\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the reload error", func() bool {
+	testwait.Until(t, "the reload error", func() bool {
 		_, doc = get(t, base+"/v1/catalog", nil)
 		return doc["last_reload_error"] != nil
 	})
@@ -64,16 +65,5 @@ func TestCatalogHotReload(t *testing.T) {
 	}
 	if code, d := post(t, base+"/pre-tool-check", ev, nil); code != http.StatusOK || d["route"] != "accept" {
 		t.Fatalf("decisions after a broken edit: %d %v", code, d["route"])
-	}
-}
-
-func waitFor(t *testing.T, what string, ok func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for !ok() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(100 * time.Millisecond)
 	}
 }

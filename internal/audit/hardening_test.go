@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatedhq/gated/internal/testwait"
+
 	"github.com/gatedhq/gated/internal/audit/audittest"
 	"github.com/gatedhq/gated/internal/audit/spool"
 	"github.com/gatedhq/gated/internal/pgtest"
@@ -114,7 +116,7 @@ func TestAsyncFailClosedRefusesWhenNothingCanKeepTheRecord(t *testing.T) {
 		// The database back, a call is accepted only once its record is
 		// committed: there is no spool room to answer "queued" on.
 		p.Restore()
-		waitFor(t, "the database to be seen again", r.Ready)
+		testwait.Until(t, "the database to be seen again", r.Ready)
 		rec := testRecord(1, time.Now())
 		if res, err := r.Record(context.Background(), rec); err != nil || res.Status != StatusWritten {
 			t.Fatalf("database back, spool full: %+v %v, want written", res, err)
@@ -145,7 +147,7 @@ func TestAsyncFailClosedRefusesWhenNothingCanKeepTheRecord(t *testing.T) {
 		if !errors.Is(err, ErrUnavailable) {
 			t.Fatalf("refused with %v, want ErrUnavailable", err)
 		}
-		waitFor(t, "not ready", func() bool { return !r.Ready() })
+		testwait.Until(t, "not ready", func() bool { return !r.Ready() })
 
 		// The disk back, records are spooled again; the database back,
 		// they are replayed.
@@ -155,7 +157,7 @@ func TestAsyncFailClosedRefusesWhenNothingCanKeepTheRecord(t *testing.T) {
 		if err := os.Mkdir(dir, 0o700); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, "the spool to be probed writable", r.Ready)
+		testwait.Until(t, "the spool to be probed writable", r.Ready)
 		accepted, refused, err := recordAll(r, 50)
 		if refused != 0 {
 			t.Fatalf("%d calls refused with a writable spool: %v", refused, err)
@@ -250,7 +252,7 @@ func TestTwoRecordersShareASpoolDir(t *testing.T) {
 	}
 
 	p.Restore()
-	waitFor(t, "b to replay a's spool and remove it", func() bool {
+	testwait.Until(t, "b to replay a's spool and remove it", func() bool {
 		_, err := os.Stat(dirA)
 		return errors.Is(err, os.ErrNotExist) && b.spool.Size()+b.orphanBytes.Load() == 0
 	})
@@ -324,7 +326,7 @@ func TestLostCommitAcknowledgement(t *testing.T) {
 				t.Fatalf("got %+v %v, want status %q", res, err, c.wantStatus)
 			}
 			p.Restore()
-			waitFor(t, "the record stored as answered ("+answer+")", func() bool {
+			testwait.Until(t, "the record stored as answered ("+answer+")", func() bool {
 				return queryInt(t, u, "SELECT count(*) FROM audit_decisions WHERE decision_id = $1 AND final_route = $2",
 					rec.DecisionID, answer) == 1
 			})

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatedhq/gated/internal/testwait"
+
 	"github.com/gatedhq/gated/internal/audit/audittest"
 	"github.com/gatedhq/gated/internal/audit/spool"
 	"github.com/gatedhq/gated/internal/pgtest"
@@ -384,7 +386,7 @@ func TestSyncContextEnds(t *testing.T) {
 	}
 	r.cfg.Fail = "closed"
 	p.Restore()
-	waitFor(t, "the refused record stored as a refusal", func() bool {
+	testwait.Until(t, "the refused record stored as a refusal", func() bool {
 		return queryInt(t, u, "SELECT count(*) FROM audit_decisions WHERE decision_id = $1 AND final_route = 'refuse' AND NOT execute AND $2 = ANY(hard_blockers)",
 			closed.DecisionID, BlockerUnavailable) == 1 &&
 			queryInt(t, u, "SELECT count(*) FROM audit_decisions WHERE decision_id = $1 AND final_route = $2", open.DecisionID, open.FinalRoute) == 1
@@ -392,18 +394,6 @@ func TestSyncContextEnds(t *testing.T) {
 	waitSpoolEmpty(t, r)
 	closeRec(t, r)
 	assertStoredOnce(t, u, []string{closed.DecisionID, open.DecisionID})
-}
-
-// waitFor polls cond until it holds, for at most 30 seconds.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }
 
 // spoolRecords counts the records in every segment under a spool

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatedhq/gated/internal/testwait"
+
 	"github.com/gatedhq/gated/internal/reload"
 	"github.com/gatedhq/gated/internal/reload/reloadtest"
 )
@@ -232,11 +234,11 @@ func TestConfigMapSwapsReload(t *testing.T) {
 			})
 			before, _ := r.LastError()
 			r.Trigger()
-			waitUntilCatalog(t, "the triggered reload", func() bool { at, _ := r.LastError(); return at.After(before) })
+			testwait.Until(t, "the triggered reload", func() bool { at, _ := r.LastError(); return at.After(before) })
 
 			for v := 2; v <= 4; v++ {
 				publish(v)
-				waitUntilCatalog(t, fmt.Sprintf("ConfigMap version %d", v), func() bool {
+				testwait.Until(t, fmt.Sprintf("ConfigMap version %d", v), func() bool {
 					c := r.Current()
 					_, now := c.Lookup(fmt.Sprintf("tool_v%d", v))
 					_, old := c.Lookup(fmt.Sprintf("tool_v%d", v-1))
@@ -251,17 +253,5 @@ func check(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
-	}
-}
-
-// waitUntilCatalog polls cond; the deadline only guards against hanging.
-func waitUntilCatalog(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatedhq/gated/internal/testwait"
+
 	"github.com/gatedhq/gated/internal/route"
 )
 
@@ -144,7 +146,7 @@ func TestBudgetAbandonsEvaluationThatDoesNotStop(t *testing.T) {
 	}
 	close(release)
 	<-returned
-	waitForPolicy(t, "the abandoned evaluation to be counted out", func() bool { return overrunning.Load() == 0 })
+	testwait.Until(t, "the abandoned evaluation to be counted out", func() bool { return overrunning.Load() == 0 })
 	assertOutcome(t, healthy, input("a:b", "x"), route.Accept)
 }
 

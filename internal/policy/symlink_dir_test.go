@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatedhq/gated/internal/testwait"
+
 	"github.com/gatedhq/gated/internal/reload"
 	"github.com/gatedhq/gated/internal/reload/reloadtest"
 )
@@ -85,11 +87,11 @@ func TestPolicyFollowsConfigMapSwaps(t *testing.T) {
 	}
 	before, _ := r.LastError()
 	r.Trigger()
-	waitForPolicy(t, "the triggered reload", func() bool { at, _ := r.LastError(); return at.After(before) })
+	testwait.Until(t, "the triggered reload", func() bool { at, _ := r.LastError(); return at.After(before) })
 	for v := 2; v <= 4; v++ {
 		publish(v)
 		want := fmt.Sprintf("@a/v%d", v)
-		waitForPolicy(t, want, func() bool { return id() == want })
+		testwait.Until(t, want, func() bool { return id() == want })
 	}
 }
 
@@ -101,17 +103,5 @@ func writePolicy(t *testing.T, path, id string) {
 	md := policyMD(fmt.Sprintf("schema: policy/v1\nid: %q\ngrants:\n  - {principal: x, actions: [{action: \"storage:read\"}]}\n", id))
 	if err := os.WriteFile(path, []byte(md), 0o644); err != nil {
 		t.Fatal(err)
-	}
-}
-
-// waitForPolicy polls cond; the deadline only guards against hanging.
-func waitForPolicy(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
 	}
 }

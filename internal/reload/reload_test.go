@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/gatedhq/gated/internal/testwait"
 )
 
 // snapshot is built from a file holding "N" and repeats N in every slot, so
@@ -62,18 +64,6 @@ func write(t *testing.T, path, content string) {
 	}
 }
 
-// waitFor polls cond; the deadline is only a guard against hanging.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 func start[T any](t *testing.T, r *Reloader[T]) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -93,7 +83,7 @@ func ready[T any](t *testing.T, r *Reloader[T]) {
 	t.Helper()
 	before, _ := r.LastError()
 	r.Trigger()
-	waitFor(t, "first triggered reload", func() bool { at, _ := r.LastError(); return at.After(before) })
+	testwait.Until(t, "first triggered reload", func() bool { at, _ := r.LastError(); return at.After(before) })
 }
 
 func value(r *Reloader[snapshot]) int { return r.Current().slots[0] }
@@ -155,13 +145,13 @@ func TestReloadUnderConcurrentReaders(t *testing.T) {
 
 	for i := 2; i <= 6; i++ {
 		write(t, filepath.Join(dir, "v"), strconv.Itoa(i))
-		waitFor(t, fmt.Sprintf("value %d", i), func() bool { return value(r) == i })
+		testwait.Until(t, fmt.Sprintf("value %d", i), func() bool { return value(r) == i })
 	}
 
 	// A broken change keeps the last good value and is reported.
 	before := attempts.Load()
 	write(t, filepath.Join(dir, "v"), "broken")
-	waitFor(t, "the failed rebuild", func() bool { _, err := r.LastError(); return err != nil })
+	testwait.Until(t, "the failed rebuild", func() bool { _, err := r.LastError(); return err != nil })
 	if got := value(r); got != 6 {
 		t.Fatalf("after a broken change Current = %d, want the last good 6", got)
 	}
@@ -170,7 +160,7 @@ func TestReloadUnderConcurrentReaders(t *testing.T) {
 		t.Fatalf("LastError = %v at %v, want the parse error with its time", err, at)
 	}
 	// LastError is set just before OnResult runs: wait for the callback.
-	waitFor(t, "OnResult with the build error", func() bool {
+	testwait.Until(t, "OnResult with the build error", func() bool {
 		reported := false
 		results.Range(func(k, _ any) bool { reported = strings.Contains(k.(string), "invalid syntax"); return !reported })
 		return reported && attempts.Load() > before
@@ -178,7 +168,7 @@ func TestReloadUnderConcurrentReaders(t *testing.T) {
 
 	// Fixing it recovers and clears the error.
 	write(t, filepath.Join(dir, "v"), "7")
-	waitFor(t, "value 7", func() bool { return value(r) == 7 })
+	testwait.Until(t, "value 7", func() bool { return value(r) == 7 })
 	if _, err := r.LastError(); err != nil {
 		t.Fatalf("LastError after recovery = %v", err)
 	}
@@ -202,7 +192,7 @@ func TestTriggerRebuildsWithoutFileEvents(t *testing.T) {
 	}
 	start(t, r)
 	r.Trigger()
-	waitFor(t, "the triggered rebuild", func() bool { return r.Current().slots[0] >= 2 })
+	testwait.Until(t, "the triggered rebuild", func() bool { return r.Current().slots[0] >= 2 })
 }
 
 func TestReloadRejectsANilValue(t *testing.T) {
@@ -245,10 +235,10 @@ func TestNewSubdirectoriesAreWatched(t *testing.T) {
 	start(t, r)
 	ready(t, r)
 	write(t, filepath.Join(dir, "a", "b", "w"), "10")
-	waitFor(t, "the new file", func() bool { return value(r) == 11 })
+	testwait.Until(t, "the new file", func() bool { return value(r) == 11 })
 	// The nested directory is now watched: a later change there alone reloads.
 	write(t, filepath.Join(dir, "a", "b", "w"), "20")
-	waitFor(t, "the changed nested file", func() bool { return value(r) == 21 })
+	testwait.Until(t, "the changed nested file", func() bool { return value(r) == 21 })
 }
 
 // TestConfigMapSymlinkSwap replays how the kubelet updates a mounted
@@ -275,7 +265,7 @@ func TestConfigMapSymlinkSwap(t *testing.T) {
 	must(t, os.Symlink("..2026_01_02_v2", filepath.Join(dir, "..data_tmp")))
 	must(t, os.Rename(filepath.Join(dir, "..data_tmp"), filepath.Join(dir, "..data")))
 	must(t, os.RemoveAll(filepath.Join(dir, "..2026_01_01_v1")))
-	waitFor(t, "the swapped value", func() bool { return value(r) == 2 })
+	testwait.Until(t, "the swapped value", func() bool { return value(r) == 2 })
 }
 
 func TestRunFailsOnAMissingDirectory(t *testing.T) {
@@ -311,5 +301,5 @@ func TestSymlinkedDirectoryIsWatched(t *testing.T) {
 	start(t, r)
 	ready(t, r)
 	write(t, filepath.Join(real, "v"), "5")
-	waitFor(t, "the change behind the symlink", func() bool { return value(r) == 5 })
+	testwait.Until(t, "the change behind the symlink", func() bool { return value(r) == 5 })
 }

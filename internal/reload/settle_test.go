@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/gatedhq/gated/internal/testwait"
 )
 
 // published records every value a reloader published, from OnResult (which
@@ -82,7 +84,7 @@ func TestRewriteDuringBuildIsNotPublished(t *testing.T) {
 
 	armed.Store(true)
 	r.Trigger()
-	waitFor(t, "the rebuild after the rewrite", func() bool {
+	testwait.Until(t, "the rebuild after the rewrite", func() bool {
 		values, _ := got.snapshot()
 		return !armed.Load() && len(values) >= 2
 	})
@@ -158,7 +160,7 @@ func TestFilesThatKeepChangingAreReported(t *testing.T) {
 
 	churn.Store(true)
 	write(t, path, "5")
-	waitFor(t, "the report of files that keep changing", func() bool {
+	testwait.Until(t, "the report of files that keep changing", func() bool {
 		_, errs := got.snapshot()
 		return len(errs) > 0
 	})
@@ -171,7 +173,7 @@ func TestFilesThatKeepChangingAreReported(t *testing.T) {
 	}
 
 	churn.Store(false)
-	waitFor(t, "the settled value", func() bool { return value(r) == 5 })
+	testwait.Until(t, "the settled value", func() bool { return value(r) == 5 })
 	if _, err := r.LastError(); err != nil {
 		t.Fatalf("LastError after the files settled = %v", err)
 	}
@@ -239,10 +241,10 @@ func TestSymlinkedDirectorySwapsAreFollowed(t *testing.T) {
 		write(t, filepath.Join(base, name, "v"), strconv.Itoa(rev))
 		swap(name)
 		must(t, os.RemoveAll(filepath.Join(base, "rev"+strconv.Itoa(rev-1))))
-		waitFor(t, "the swapped value", func() bool { return value(r) == rev })
+		testwait.Until(t, "the swapped value", func() bool { return value(r) == rev })
 		// A change inside the new target, with no swap: only a watch that
 		// followed the link sees it.
 		write(t, filepath.Join(base, name, "v"), strconv.Itoa(rev*10))
-		waitFor(t, "the change inside the new target", func() bool { return value(r) == rev*10 })
+		testwait.Until(t, "the change inside the new target", func() bool { return value(r) == rev*10 })
 	}
 }
