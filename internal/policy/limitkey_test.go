@@ -77,8 +77,8 @@ func TestRateLimitKeyedByToken(t *testing.T) {
 // caller is deferred (never let through unlimited) until idle buckets
 // expire, while callers it already tracks go on as before.
 func TestLimiterBucketCap(t *testing.T) {
-	s, lim := limitedSet(t), NewLimiter()
-	lim.maxBuckets = 3 // three callers: an open call's agent_id keys no bucket of its own
+	// Three callers: an open call's agent_id keys no bucket of its own.
+	s, lim := limitedSet(t), newLimiterCap(3)
 	for _, c := range []string{"192.0.2.1", "192.0.2.2", "192.0.2.3"} {
 		assertOutcome(t, s, openCall(lim, "a", c), route.Accept)
 	}
@@ -87,8 +87,8 @@ func TestLimiterBucketCap(t *testing.T) {
 		t.Fatalf("message %q", msg)
 	}
 	assertOutcome(t, s, openCall(lim, "b", "192.0.2.1"), route.Accept)
-	if len(lim.buckets) != 3 {
-		t.Fatalf("%d buckets, want 3", len(lim.buckets))
+	if lim.keys.Len() != 3 {
+		t.Fatalf("%d buckets, want 3", lim.keys.Len())
 	}
 	// A period later the idle buckets are gone and the new caller is served.
 	later := openCall(lim, "a", "192.0.2.4")

@@ -146,10 +146,10 @@ func TestLimiterSweepsIdleBuckets(t *testing.T) {
 	l.allow(1, time.Second, t0, "a")
 	l.allow(1, time.Hour, t0, "b")
 	l.allow(1, time.Second, t0.Add(2*time.Minute), "c") // triggers a sweep
-	if _, ok := l.buckets["a"]; ok {
+	if l.keys.Has("a") {
 		t.Fatal("idle bucket a survived the sweep")
 	}
-	if _, ok := l.buckets["b"]; !ok {
+	if !l.keys.Has("b") {
 		t.Fatal("bucket b, still within its period, was swept")
 	}
 	if ok, _ := l.allow(1, time.Hour, t0.Add(2*time.Minute), "b"); ok {

@@ -10,8 +10,8 @@ import (
 func TestLimiterBlocked(t *testing.T) {
 	l := newLimiter(2) // one request every 30 s, a burst of 2
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	if b, _ := l.blocked("k", now); b || len(l.buckets) != 0 {
-		t.Fatalf("an unknown key is blocked (%v) or got a bucket (%d)", b, len(l.buckets))
+	if b, _ := l.blocked("k", now); b || l.keys.Len() != 0 {
+		t.Fatalf("an unknown key is blocked (%v) or got a bucket (%d)", b, l.keys.Len())
 	}
 	for i := range 2 {
 		if ok, _ := l.allow("k", now); !ok {

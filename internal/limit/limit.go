@@ -1,0 +1,149 @@
+// Package limit is gated's one token-bucket limiter: a golang.org/x/time/rate
+// Limiter per key, with idle buckets forgotten and, optionally, a cap on how
+// many keys it tracks. Every method takes the time explicitly, so callers and
+// tests drive it on their own clock.
+package limit
+
+import (
+	"sync"
+	"time"
+
+	"golang.org/x/time/rate"
+)
+
+// Rate is the shape of a new bucket: Limit tokens a second up to Burst,
+// forgotten once unused for Idle. Idle must be at least the time a bucket
+// takes to refill from empty (Burst/Limit), so a forgotten bucket comes back
+// as it would have been: full.
+type Rate struct {
+	Limit rate.Limit
+	Burst int
+	Idle  time.Duration
+}
+
+// Config sets a Keyed limiter's housekeeping.
+type Config struct {
+	// SweepEvery bounds how often idle buckets are looked for.
+	SweepEvery time.Duration
+	// MaxKeys caps the buckets held; zero means no cap. Past it, a call
+	// that needs a new bucket is refused (fail closed) until idle ones
+	// expire.
+	MaxKeys int
+}
+
+// Keyed holds one token bucket per key. It is safe for concurrent use.
+type Keyed struct {
+	cfg        Config
+	mu         sync.Mutex
+	buckets    map[string]*bucket
+	lastSweep  time.Time
+	lastForced time.Time
+}
+
+type bucket struct {
+	lim  *rate.Limiter
+	idle time.Duration
+	seen time.Time
+}
+
+// New returns an empty Keyed limiter.
+func New(cfg Config) *Keyed {
+	return &Keyed{cfg: cfg, buckets: map[string]*bucket{}}
+}
+
+// Allow spends one token at now from the bucket of every key (created with
+// r when new), or from none when one of them is empty. When refused, wait
+// is how long until every one of them holds a token again, and full says
+// the refusal came from the key cap: a new bucket was needed and MaxKeys
+// are held already (wait is then zero).
+func (k *Keyed) Allow(now time.Time, r Rate, keys ...string) (ok bool, wait time.Duration, full bool) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.sweep(now)
+	bs := make([]*bucket, len(keys))
+	for i, key := range keys {
+		b, found := k.buckets[key]
+		if !found {
+			if k.cfg.MaxKeys > 0 && len(k.buckets) >= k.cfg.MaxKeys && now.Sub(k.lastForced) >= time.Second {
+				k.lastForced = now // at most one full scan a second, however many calls find it full
+				k.lastSweep = time.Time{}
+				k.sweep(now)
+			}
+			if k.cfg.MaxKeys > 0 && len(k.buckets) >= k.cfg.MaxKeys {
+				return false, 0, true
+			}
+			b = &bucket{lim: rate.NewLimiter(r.Limit, r.Burst), idle: r.Idle}
+			k.buckets[key] = b
+		}
+		b.seen = now
+		bs[i] = b
+	}
+	refused := false
+	for _, b := range bs {
+		if b.lim.TokensAt(now) < 1 {
+			refused, wait = true, max(wait, b.wait(now))
+		}
+	}
+	if refused {
+		return false, wait, false
+	}
+	for _, b := range bs {
+		b.lim.AllowN(now, 1)
+	}
+	return true, 0, false
+}
+
+// Blocked reports, without spending, whether key must wait before its next
+// token, and how long. A key never seen has nothing to wait for and gets no
+// bucket; looking does not count as use for idle expiry.
+func (k *Keyed) Blocked(now time.Time, key string) (bool, time.Duration) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	b, ok := k.buckets[key]
+	if !ok {
+		return false, 0
+	}
+	if b.lim.TokensAt(now) >= 1 {
+		return false, 0
+	}
+	return true, b.wait(now)
+}
+
+// wait is how long until b, short of a token, holds one.
+func (b *bucket) wait(now time.Time) time.Duration {
+	tokens := b.lim.TokensAt(now)
+	lim := float64(b.lim.Limit())
+	if lim <= 0 {
+		return 0 // never refills; refused without a meaningful wait
+	}
+	return time.Duration((1 - tokens) / lim * float64(time.Second))
+}
+
+// Len is how many buckets are held.
+func (k *Keyed) Len() int {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return len(k.buckets)
+}
+
+// Has reports whether key has a bucket.
+func (k *Keyed) Has(key string) bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	_, ok := k.buckets[key]
+	return ok
+}
+
+// sweep drops buckets idle for their whole idle period, at most once per
+// SweepEvery, so memory stays bounded by active callers.
+func (k *Keyed) sweep(now time.Time) {
+	if now.Sub(k.lastSweep) < k.cfg.SweepEvery {
+		return
+	}
+	k.lastSweep = now
+	for key, b := range k.buckets {
+		if now.Sub(b.seen) >= b.idle {
+			delete(k.buckets, key)
+		}
+	}
+}
