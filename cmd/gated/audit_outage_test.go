@@ -3,8 +3,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -24,17 +22,6 @@ import (
 	"github.com/gatedhq/gated/internal/audit/audittest"
 	"github.com/gatedhq/gated/internal/pgtest"
 )
-
-// laterDatabase names a database that does not exist yet; create makes it.
-// It is dropped when the test ends.
-func laterDatabase(t *testing.T) (dbURL string, create func()) {
-	t.Helper()
-	b := make([]byte, 6)
-	_, _ = rand.Read(b)
-	name := "gated_test_" + hex.EncodeToString(b)
-	t.Cleanup(func() { pgtest.Exec(t, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)") })
-	return pgtest.WithDatabase(t, pgtest.AdminURL(), name), func() { pgtest.Exec(t, "CREATE DATABASE "+name) }
-}
 
 // decision is what a test keeps of one /pre-tool-check answer.
 type decision struct {
@@ -102,7 +89,7 @@ func tryCountStored(dbURL string, ids []string) (stored, dup int, err error) {
 func TestServeStartsWhileDatabaseIsDown(t *testing.T) {
 	for _, mode := range []string{"sync", "async"} {
 		t.Run(mode, func(t *testing.T) {
-			dbURL, create := laterDatabase(t)
+			dbURL, create := pgtest.Later(t)
 			base, logs := startServe(t, []string{"--database-url", dbURL, "--audit-hmac-key", testHMACKey,
 				"--audit-durability", mode, "--log-level", "warn"}, nil)
 			if code, raw := send(t, http.MethodGet, base+"/readyz", nil, nil); code != http.StatusOK {

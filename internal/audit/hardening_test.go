@@ -2,8 +2,6 @@ package audit
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"os"
@@ -21,24 +19,13 @@ import (
 	"github.com/gatedhq/gated/internal/pgtest"
 )
 
-// laterDB names a database that does not exist yet; create makes it.
-// It is dropped when the test ends.
-func laterDB(t *testing.T) (dbURL string, create func()) {
-	t.Helper()
-	b := make([]byte, 6)
-	_, _ = rand.Read(b)
-	name := "gated_test_" + hex.EncodeToString(b)
-	t.Cleanup(func() { pgtest.Exec(t, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)") })
-	return pgtest.WithDatabase(t, pgtest.AdminURL(), name), func() { pgtest.Exec(t, "CREATE DATABASE "+name) }
-}
-
 // Item 7: a recorder opened while its database does not exist yet (so the
 // migrations cannot run) answers from the spool, and once the database is
 // there applies the migrations and replays every record exactly once.
 func TestOpensWhileDatabaseIsMissing(t *testing.T) {
 	for _, mode := range []string{"async", "sync"} {
 		t.Run(mode, func(t *testing.T) {
-			u, create := laterDB(t)
+			u, create := pgtest.Later(t)
 			cfg := testConfig(u, t)
 			cfg.Migrate, cfg.Durability = true, mode
 			r := open(t, cfg)

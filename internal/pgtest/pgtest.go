@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"net/url"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -56,10 +57,28 @@ func Exec(t testing.TB, sql string, args ...any) {
 // connections) when the test ends, and returns its name and URL.
 func Fresh(t testing.TB) (name, dbURL string) {
 	t.Helper()
+	dbURL, create := Later(t)
+	create()
+	return dbName(dbURL), dbURL
+}
+
+// Later names a database that does not exist yet — gated started against
+// it finds PostgreSQL "down" for it alone — and returns the function that
+// creates it. It is dropped when the test ends.
+func Later(t testing.TB) (dbURL string, create func()) {
+	t.Helper()
 	b := make([]byte, 6)
 	_, _ = rand.Read(b)
-	name = "gated_test_" + hex.EncodeToString(b)
-	Exec(t, "CREATE DATABASE "+name)
+	name := "gated_test_" + hex.EncodeToString(b)
 	t.Cleanup(func() { Exec(t, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)") })
-	return name, WithDatabase(t, AdminURL(), name)
+	return WithDatabase(t, AdminURL(), name), func() { Exec(t, "CREATE DATABASE "+name) }
+}
+
+// dbName is the database a URL made by WithDatabase names.
+func dbName(dbURL string) string {
+	u, err := url.Parse(dbURL)
+	if err != nil {
+		return ""
+	}
+	return strings.TrimPrefix(u.Path, "/")
 }
