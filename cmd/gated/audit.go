@@ -45,15 +45,13 @@ const minHMACKey = 32
 // migrations (unless told not to) once it can, and the store connects on
 // first use.
 func openAudit(ctx context.Context, a *auditFlags, log *zap.Logger, m *metrics.Metrics, _ io.Writer) (audit.Recorder, *audit.Redactor, audit.Store, error) {
-	switch a.durability {
-	case "async", "sync":
-	default:
-		return nil, nil, nil, usageError("--audit-durability must be async or sync, not %q", a.durability)
+	durability, err := audit.ParseDurability(a.durability)
+	if err != nil {
+		return nil, nil, nil, usageError("--audit-durability: %v", err)
 	}
-	switch a.fail {
-	case "closed", "open":
-	default:
-		return nil, nil, nil, usageError("--audit-fail must be closed or open, not %q", a.fail)
+	fail, err := audit.ParseFailMode(a.fail)
+	if err != nil {
+		return nil, nil, nil, usageError("--audit-fail: %v", err)
 	}
 	key := []byte(a.hmacKey)
 	switch {
@@ -63,7 +61,6 @@ func openAudit(ctx context.Context, a *auditFlags, log *zap.Logger, m *metrics.M
 	case a.databaseURL != "":
 		return nil, nil, nil, usageError("--audit-hmac-key (GATED_AUDIT_HMAC_KEY) is required with --database-url")
 	default:
-		var err error
 		if key, err = audit.GenerateKey(); err != nil {
 			return nil, nil, nil, err
 		}
@@ -77,8 +74,8 @@ func openAudit(ctx context.Context, a *auditFlags, log *zap.Logger, m *metrics.M
 	// the database is away: gated starts and answers from the spool.
 	rec, err := audit.Open(ctx, audit.Config{
 		DatabaseURL: a.databaseURL, Migrate: a.databaseURL != "" && !a.noMigrate,
-		File: a.file, SpoolDir: a.spoolDir, SpoolOwner: owner, Durability: a.durability,
-		Fail: a.fail, Retention: a.retention, Logger: log.Named("audit"), Metrics: m,
+		File: a.file, SpoolDir: a.spoolDir, SpoolOwner: owner, Durability: durability,
+		Fail: fail, Retention: a.retention, Logger: log.Named("audit"), Metrics: m,
 	})
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("open audit: %w", err)

@@ -63,7 +63,7 @@ func BenchmarkRecorderSustained(b *testing.B) {
 	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "records/s")
 }
 
-func openBench(b *testing.B, mode string) Recorder {
+func openBench(b *testing.B, mode Durability) Recorder {
 	_, u := migratedDB(b)
 	r, err := Open(context.Background(), Config{DatabaseURL: u, Durability: mode, SpoolDir: filepath.Join(b.TempDir(), "spool")})
 	if err != nil {
@@ -84,7 +84,7 @@ func closeBench(b *testing.B, r Recorder) {
 // the sink's capacity) and the mean and p99 time inside Record reported.
 // ns/op is the pacing interval, not the latency.
 func BenchmarkRecordAsyncLatency(b *testing.B) {
-	r := openBench(b, "async")
+	r := openBench(b, Async)
 	recs := benchRecords(b, b.N)
 	lat := make([]time.Duration, b.N)
 	const every = 100 * time.Microsecond
@@ -122,7 +122,7 @@ func BenchmarkRecordSyncLatency(b *testing.B) {
 	for _, par := range []int{1, 32} {
 		// RunParallel starts par goroutines per GOMAXPROCS
 		b.Run(fmt.Sprintf("callers=%d", par*runtime.GOMAXPROCS(0)), func(b *testing.B) {
-			r := openBench(b, "sync")
+			r := openBench(b, Sync)
 			recs := benchRecords(b, b.N)
 			lat := make([]time.Duration, b.N)
 			var next atomic.Int64

@@ -75,7 +75,7 @@ func TestRedactionCanaries(t *testing.T) {
 	p := newProxy(t, upstream(t))
 	p.Cut()
 	cfg := testConfig(p.URL(t, u), t)
-	cfg.Durability, cfg.Logger = "sync", zap.New(core)
+	cfg.Durability, cfg.Logger = Sync, zap.New(core)
 	r := open(t, cfg)
 	if res, err := r.Record(context.Background(), rd.Build(canaryInput("canary-spooled"))); err != nil || res.Status != StatusSpooled {
 		t.Fatalf("spooled: %+v %v", res, err)
@@ -123,7 +123,7 @@ func TestRedactionCanaries(t *testing.T) {
 
 	// The file sink stores the same redacted record.
 	path := filepath.Join(t.TempDir(), "audit.jsonl")
-	fr := open(t, Config{File: path, Durability: "sync"})
+	fr := open(t, Config{File: path, Durability: Sync})
 	if _, err := fr.Record(context.Background(), rd.Build(canaryInput("canary-file"))); err != nil {
 		t.Fatal(err)
 	}

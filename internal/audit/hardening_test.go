@@ -23,8 +23,8 @@ import (
 // migrations cannot run) answers from the spool, and once the database is
 // there applies the migrations and replays every record exactly once.
 func TestOpensWhileDatabaseIsMissing(t *testing.T) {
-	for _, mode := range []string{"async", "sync"} {
-		t.Run(mode, func(t *testing.T) {
+	for _, mode := range []Durability{Async, Sync} {
+		t.Run(mode.String(), func(t *testing.T) {
 			u, create := pgtest.Later(t)
 			cfg := testConfig(u, t)
 			cfg.Migrate, cfg.Durability = true, mode
@@ -210,7 +210,7 @@ func TestTwoRecordersShareASpoolDir(t *testing.T) {
 	mk := func() (*recorder, *countingMetrics) {
 		m := newCounting()
 		cfg := testConfig(p.URL(t, u), t)
-		cfg.SpoolDir, cfg.SpoolOwner, cfg.Durability, cfg.Metrics = root, "host-1", "sync", m
+		cfg.SpoolDir, cfg.SpoolOwner, cfg.Durability, cfg.Metrics = root, "host-1", Sync, m
 		return open(t, cfg), m
 	}
 	a, ma := mk()
@@ -282,7 +282,7 @@ func TestLostCommitAcknowledgement(t *testing.T) {
 			_, u := migratedDB(t)
 			p := newProxy(t, upstream(t))
 			cfg := testConfig(p.URL(t, u), t)
-			cfg.Durability, cfg.ResolveTimeout = "sync", time.Second
+			cfg.Durability, cfg.ResolveTimeout = Sync, time.Second
 			if !c.spoolRoom {
 				cfg.SpoolMaxBytes = 1
 			}

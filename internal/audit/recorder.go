@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -62,8 +61,8 @@ type Config struct {
 	SpoolDir       string        // default "gated-spool"; each process spools in a subdirectory of its own
 	SpoolOwner     string        // this process's subdirectory (a pod or host name); default "gated"
 	File           string        // default "gated-audit.jsonl"
-	Durability     string        // "async" (default) or "sync"
-	Fail           string        // "closed" (default) or "open"
+	Durability     Durability    // Async (default) or Sync
+	Fail           FailMode      // FailClosed (default) or FailOpen
 	Retention      time.Duration // default 90 days
 	BatchSize      int           // default 1000 records per COPY
 	FlushInterval  time.Duration // async: longest a record waits for a batch; default 100ms
@@ -81,12 +80,6 @@ func (c Config) withDefaults() (Config, error) {
 		if *v <= 0 {
 			*v = d
 		}
-	}
-	if err := oneOf("durability", &c.Durability, "async", "sync"); err != nil {
-		return c, err
-	}
-	if err := oneOf("fail mode", &c.Fail, "closed", "open"); err != nil {
-		return c, err
 	}
 	if c.SpoolDir == "" {
 		c.SpoolDir = "gated-spool"
@@ -120,18 +113,6 @@ func (c Config) withDefaults() (Config, error) {
 	return c, nil
 }
 
-// oneOf defaults an empty *v to the first allowed value and rejects the
-// rest of the unknown ones.
-func oneOf(what string, v *string, allowed ...string) error {
-	if *v == "" {
-		*v = allowed[0]
-	}
-	if !slices.Contains(allowed, *v) {
-		return fmt.Errorf("audit %s %q: want %s", what, *v, strings.Join(allowed, " or "))
-	}
-	return nil
-}
-
 // Open starts a recorder: PostgreSQL with a local spool when DatabaseURL is
 // set, else the JSON-lines file. It does not fail when the database is down
 // or its migrations cannot run yet: records then go to the spool, and the
@@ -145,7 +126,7 @@ func Open(ctx context.Context, cfg Config) (Recorder, error) {
 		return nil, err
 	}
 	if cfg.DatabaseURL == "" {
-		f, err := openFileSink(cfg.File, cfg.Durability == "sync")
+		f, err := openFileSink(cfg.File, cfg.Durability == Sync)
 		if err != nil {
 			return nil, err
 		}
@@ -291,14 +272,14 @@ func (r *recorder) Record(ctx context.Context, rec *Record) (Result, error) {
 		r.mu.RUnlock()
 		return r.unavailable(rec, errors.New("recorder closed"))
 	}
-	wait, direct := r.cfg.Durability == "sync", false
+	wait, direct := r.cfg.Durability == Sync, false
 	primaryOK := r.primaryOK.Load()
 	switch {
 	case r.spool != nil && !primaryOK && !r.spoolCanTake():
 		// Both known failing: try the spool now (the append doubles as a
 		// probe) rather than queue a record that would only be lost.
 		direct = true
-	case wait, r.cfg.Fail == "open":
+	case wait, r.cfg.Fail == FailOpen:
 	case r.spool == nil:
 		direct = !primaryOK // the file failed last time: answer from a write, not a hope
 	case primaryOK && r.spool.Healthy():
@@ -340,7 +321,7 @@ func (r *recorder) await(ctx context.Context, it *item) (Result, error) {
 		return r.answer(it.rec, o)
 	case <-ctx.Done():
 	}
-	if r.cfg.Fail == "open" {
+	if r.cfg.Fail == FailOpen {
 		// The decision stands, and the record on its way says the same.
 		return Result{Sink: r.sink, Status: StatusQueued}, nil
 	}
@@ -381,7 +362,7 @@ func (r *recorder) direct(it *item) (Result, error) {
 
 // unavailable applies the fail mode to a record that cannot be stored.
 func (r *recorder) unavailable(rec *Record, cause error) (Result, error) {
-	if r.cfg.Fail == "open" {
+	if r.cfg.Fail == FailOpen {
 		r.cfg.Metrics.Recorded(r.sink, StatusDropped)
 		r.cfg.Logger.Error("audit record dropped (fail=open)",
 			zap.String("decision_id", rec.DecisionID), zap.Error(cause))
@@ -476,7 +457,7 @@ func (r *recorder) fill(batch *[]*item, timer *time.Timer) bool {
 	if !r.drainInto(batch) {
 		return false
 	}
-	if r.cfg.Durability == "sync" || len(*batch) >= r.cfg.BatchSize || waiting(*batch) {
+	if r.cfg.Durability == Sync || len(*batch) >= r.cfg.BatchSize || waiting(*batch) {
 		return true
 	}
 	timer.Reset(r.cfg.FlushInterval)
@@ -671,7 +652,7 @@ func (r *recorder) ack(batch []*item, st stored) {
 			continue
 		}
 		if it.state.CompareAndSwap(itemClaimed, itemFinished) {
-			if o.err != nil && mayBeStored && r.cfg.Fail == "closed" {
+			if o.err != nil && mayBeStored && r.cfg.Fail == FailClosed {
 				fixes = append(fixes, it.rec)
 			}
 			it.done <- o // Record applies the fail mode to errors

@@ -144,7 +144,7 @@ func TestAsyncWritesEveryRecord(t *testing.T) {
 func TestSyncIsCommittedOnReturn(t *testing.T) {
 	_, u := migratedDB(t)
 	cfg := testConfig(u, t)
-	cfg.Durability = "sync"
+	cfg.Durability = Sync
 	r := open(t, cfg)
 	defer closeRec(t, r)
 	now := time.Now()
@@ -206,8 +206,8 @@ func sendDuring(t *testing.T, r Recorder, stop <-chan struct{}) []string {
 }
 
 func TestProxyCutMidLoad(t *testing.T) {
-	for _, mode := range []string{"async", "sync"} {
-		t.Run(mode, func(t *testing.T) {
+	for _, mode := range []Durability{Async, Sync} {
+		t.Run(mode.String(), func(t *testing.T) {
 			_, u := migratedDB(t)
 			p := newProxy(t, upstream(t))
 			m := newCounting()
@@ -238,7 +238,7 @@ func TestDatabaseRefusesConnectionsMidLoad(t *testing.T) {
 	name, u := migratedDB(t)
 	m := newCounting()
 	cfg := testConfig(u, t)
-	cfg.Durability, cfg.Metrics = "sync", m
+	cfg.Durability, cfg.Metrics = Sync, m
 	r := open(t, cfg)
 	stop := make(chan struct{})
 	go func() {
@@ -320,8 +320,8 @@ func TestCloseDrainsIntoSpoolWhenDatabaseIsDown(t *testing.T) {
 
 func TestFailModesWhenNothingCanStore(t *testing.T) {
 	down := "postgres://postgres@127.0.0.1:1/x?sslmode=disable&connect_timeout=1"
-	for _, mode := range []string{"async", "sync"} {
-		t.Run(mode, func(t *testing.T) {
+	for _, mode := range []Durability{Async, Sync} {
+		t.Run(mode.String(), func(t *testing.T) {
 			one, _ := json.Marshal(testRecord(0, time.Now()))
 			m := newCounting()
 			cfg := testConfig(down, t)
@@ -346,7 +346,7 @@ func TestFailModesWhenNothingCanStore(t *testing.T) {
 				t.Fatal("ready with the database down and the spool full")
 			}
 
-			r.cfg.Fail = "open"
+			r.cfg.Fail = FailOpen
 			res, err := r.Record(context.Background(), testRecord(99, time.Now()))
 			if err != nil || res != (Result{SinkPostgres, StatusDropped}) {
 				t.Fatalf("fail=open: %+v %v, want dropped", res, err)
@@ -366,7 +366,7 @@ func TestSyncContextEnds(t *testing.T) {
 	_, u := migratedDB(t)
 	p := newProxy(t, upstream(t))
 	cfg := testConfig(p.URL(t, u), t)
-	cfg.Durability = "sync"
+	cfg.Durability = Sync
 	r := open(t, cfg)
 	p.Stall() // connections stay open; nothing answers
 	closed, open := testRecord(1, time.Now()), testRecord(2, time.Now())
@@ -378,13 +378,13 @@ func TestSyncContextEnds(t *testing.T) {
 	if _, err := r.Record(ctx, closed); !errors.Is(err, ErrUnavailable) || !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("got %v, want ErrUnavailable after the deadline", err)
 	}
-	r.cfg.Fail = "open"
+	r.cfg.Fail = FailOpen
 	ctx2, cancel2 := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel2()
 	if res, err := r.Record(ctx2, open); err != nil || res.Status != StatusQueued {
 		t.Fatalf("fail=open: %+v %v, want queued", res, err)
 	}
-	r.cfg.Fail = "closed"
+	r.cfg.Fail = FailClosed
 	p.Restore()
 	testwait.Until(t, "the refused record stored as a refusal", func() bool {
 		return queryInt(t, u, "SELECT count(*) FROM audit_decisions WHERE decision_id = $1 AND final_route = 'refuse' AND NOT execute AND $2 = ANY(hard_blockers)",
@@ -416,11 +416,11 @@ func spoolRecords(t *testing.T, dir string) (int, int64, error) {
 }
 
 func TestFileSink(t *testing.T) {
-	for _, mode := range []string{"async", "sync"} {
-		t.Run(mode, func(t *testing.T) {
+	for _, mode := range []Durability{Async, Sync} {
+		t.Run(mode.String(), func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "audit.jsonl")
 			r := open(t, Config{File: path, Durability: mode})
-			want := map[Result]bool{{SinkFile, StatusQueued}: mode == "async", {SinkFile, StatusWritten}: mode == "sync"}
+			want := map[Result]bool{{SinkFile, StatusQueued}: mode == Async, {SinkFile, StatusWritten}: mode == Sync}
 			for i := range 100 {
 				res, err := r.Record(context.Background(), testRecord(i, time.Now()))
 				if err != nil || !want[res] {
@@ -454,10 +454,8 @@ func TestFileSink(t *testing.T) {
 
 func TestOpenRejectsBadConfig(t *testing.T) {
 	for name, cfg := range map[string]Config{
-		"durability": {Durability: "eventually"},
-		"fail":       {Fail: "sometimes"},
-		"file":       {File: filepath.Join(t.TempDir(), "missing", "dir", "a.jsonl")},
-		"url":        {DatabaseURL: "postgres://%zz"},
+		"file": {File: filepath.Join(t.TempDir(), "missing", "dir", "a.jsonl")},
+		"url":  {DatabaseURL: "postgres://%zz"},
 	} {
 		if _, err := Open(context.Background(), cfg); err == nil {
 			t.Errorf("%s: accepted", name)
@@ -465,8 +463,28 @@ func TestOpenRejectsBadConfig(t *testing.T) {
 	}
 }
 
+// Durability and fail mode are read once, from their words, and nothing else.
+func TestParseSettings(t *testing.T) {
+	for in, want := range map[string]Durability{"": Async, "async": Async, "sync": Sync} {
+		if got, err := ParseDurability(in); err != nil || got != want {
+			t.Errorf("ParseDurability(%q) = %v, %v", in, got, err)
+		}
+	}
+	for in, want := range map[string]FailMode{"": FailClosed, "closed": FailClosed, "open": FailOpen} {
+		if got, err := ParseFailMode(in); err != nil || got != want {
+			t.Errorf("ParseFailMode(%q) = %v, %v", in, got, err)
+		}
+	}
+	if _, err := ParseDurability("eventually"); err == nil {
+		t.Error("durability eventually accepted")
+	}
+	if _, err := ParseFailMode("sometimes"); err == nil {
+		t.Error("fail mode sometimes accepted")
+	}
+}
+
 func TestInvalidRecordsRefused(t *testing.T) {
-	r := open(t, Config{File: filepath.Join(t.TempDir(), "a.jsonl"), Fail: "open"})
+	r := open(t, Config{File: filepath.Join(t.TempDir(), "a.jsonl"), Fail: FailOpen})
 	defer closeRec(t, r)
 	good := testRecord(1, time.Now())
 	noID, noTime, noRoute := *good, *good, *good

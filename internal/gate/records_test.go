@@ -19,7 +19,7 @@ func decideRecorded(t *testing.T, doc map[string]any, httpRequestID string) (*ga
 	ctx := context.Background()
 	dir := t.TempDir()
 	file := filepath.Join(dir, "audit.jsonl")
-	rec, err := audit.Open(ctx, audit.Config{File: file, SpoolDir: filepath.Join(dir, "spool"), Durability: "sync"})
+	rec, err := audit.Open(ctx, audit.Config{File: file, SpoolDir: filepath.Join(dir, "spool"), Durability: audit.Sync})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,7 +27,7 @@ func TestWholeSurfaceConforms(t *testing.T) {
 	if err := audit.Migrate(ctx, dbURL, "up", io.Discard); err != nil {
 		t.Fatal(err)
 	}
-	rec, err := audit.Open(ctx, audit.Config{DatabaseURL: dbURL, Durability: "sync", SpoolDir: t.TempDir()})
+	rec, err := audit.Open(ctx, audit.Config{DatabaseURL: dbURL, Durability: audit.Sync, SpoolDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
