@@ -4,7 +4,6 @@ package metrics
 // match what internal/audit's recorder reports.
 const (
 	AuditWritten     = "written"     // committed to a sink
-	AuditQueued      = "queued"      // accepted into the in-memory queue (async mode)
 	AuditSpooled     = "spooled"     // store unavailable, kept on local disk
 	AuditReplayed    = "replayed"    // moved from the spool into the store
 	AuditDropped     = "dropped"     // lost: fail-open, or neither sink nor spool took it
@@ -12,7 +11,7 @@ const (
 )
 
 var auditOutcomes = map[string]bool{
-	AuditWritten: true, AuditQueued: true, AuditSpooled: true,
+	AuditWritten: true, AuditSpooled: true,
 	AuditReplayed: true, AuditDropped: true, AuditUnavailable: true,
 }
 

@@ -81,7 +81,7 @@ func New(version string) *Metrics {
 		}),
 		auditRecords: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "gated_audit_records_total",
-			Help: "Audit records by sink and outcome (written, queued, spooled, replayed, dropped, unavailable).",
+			Help: "Audit records by sink and outcome (written, spooled, replayed, dropped, unavailable).",
 		}, []string{"sink", "outcome"}),
 		auditSpoolBytes: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "gated_audit_spool_bytes",

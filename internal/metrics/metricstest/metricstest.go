@@ -30,7 +30,7 @@ func Exercise(m *metrics.Metrics) {
 	r.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/missing", nil))
 
 	m.QueueDepth(3)
-	for _, o := range []string{metrics.AuditWritten, metrics.AuditQueued, metrics.AuditSpooled, metrics.AuditReplayed, metrics.AuditDropped, metrics.AuditUnavailable} {
+	for _, o := range []string{metrics.AuditWritten, metrics.AuditSpooled, metrics.AuditReplayed, metrics.AuditDropped, metrics.AuditUnavailable} {
 		m.Recorded("postgres", o)
 	}
 	m.SpoolBytes(1024)
