@@ -134,21 +134,7 @@ func TestSIGKILLMidLoadLosesNoAnsweredDecision(t *testing.T) {
 	second := startProcess(t, args...)
 	defer func() { _ = second.cmd.Process.Signal(os.Interrupt) }()
 
-	ctx := context.Background()
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		stored, dup := countStored(t, ctx, dbURL, ids)
-		if dup > 0 {
-			t.Fatalf("%d decision ids stored more than once", dup)
-		}
-		if stored == len(ids) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d of %d answered decisions stored after restart\n%s", stored, len(ids), second.logs)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	waitStored(t, dbURL, ids, second.logs)
 }
 
 // countStored counts how many of ids are stored, and how many stored more

@@ -6,6 +6,7 @@ Without it the tests that need gated fail, on purpose: a skipped conformance
 run would look like a passing one.
 """
 
+import re
 import contextlib
 import json
 import os
@@ -278,3 +279,8 @@ def fault(vector: dict, gated_url: str):
     else:
         raise AssertionError("vectors.json names a fault this SDK's tests do not "
                              "know: %r" % kind)
+
+
+def slug(name):
+    """A vector's name as part of a test method name."""
+    return re.sub(r"\W+", "_", name.lower()).strip("_")

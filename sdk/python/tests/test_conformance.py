@@ -2,7 +2,6 @@
 through both check() and guard() against a real gated or a real fault."""
 
 import contextlib
-import re
 import unittest
 
 import gated
@@ -19,10 +18,6 @@ def setUpModule():
 def tearDownModule():
     if GATED is not None:
         GATED.stop()
-
-
-def _slug(name):
-    return re.sub(r"\W+", "_", name.lower()).strip("_")
 
 
 def _tool(ran):
@@ -116,7 +111,7 @@ for _cls, _vectors in ((Checks, harness.VECTORS["checks"]),
             def _test(self, _v=_v, _way=_way):
                 getattr(self, "run_" + _way)(_v)
             _test.__doc__ = "%s: %s" % (_way, _v["name"])
-            setattr(_cls, "test_%s_%s" % (_way, _slug(_v["name"])), _test)
+            setattr(_cls, "test_%s_%s" % (_way, harness.slug(_v["name"])), _test)
 del _cls, _vectors, _v, _way, _test
 
 

@@ -6,7 +6,6 @@ runs the tool when a hook handler raises."""
 
 import http.client
 import json
-import re
 import unittest
 from unittest import mock
 
@@ -29,10 +28,6 @@ def setUpModule():
 def tearDownModule():
     if GATED is not None:
         GATED.stop()
-
-
-def _slug(name):
-    return re.sub(r"\W+", "_", name.lower()).strip("_")
 
 
 def valid_client(url=None, **kw):
@@ -238,10 +233,10 @@ class NeverRaises(Base):
 
 # One test per vector, so a failure names its vector.
 for _v in CALLS:
-    setattr(Calls, "test_" + _slug(_v["name"]),
+    setattr(Calls, "test_" + harness.slug(_v["name"]),
             lambda self, _v=_v: self.run_call(_v))
 for _v in harness.VECTORS["failures"]:
-    setattr(Failures, "test_" + _slug(_v["name"]),
+    setattr(Failures, "test_" + harness.slug(_v["name"]),
             lambda self, _v=_v: self.run_failure(_v))
 del _v
 
