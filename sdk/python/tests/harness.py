@@ -6,10 +6,10 @@ Without it the tests that need gated fail, on purpose: a skipped conformance
 run would look like a passing one.
 """
 
-import re
 import contextlib
 import json
 import os
+import re
 import select
 import socket
 import subprocess
