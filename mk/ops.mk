@@ -1,7 +1,8 @@
-# Operations checks: the Helm chart's lint and values schema in `make test`;
-# rendering with three value sets and strict offline validation against
-# Kubernetes' own OpenAPI documents in `make test-e2e`; and `make helm-e2e`
-# against a real kube-apiserver.
+# Operations checks, in `make test-e2e` (building helm from source and
+# fetching Kubernetes' OpenAPI documents would double a cold `make test`): the
+# Helm chart's lint and values schema, and rendering with three value sets
+# validated strictly offline against Kubernetes' own OpenAPI documents; and
+# `make helm-e2e` against a real kube-apiserver.
 # Tools are pinned here and installed with `go install` into .bin/.
 
 OPS_BIN := $(CURDIR)/.bin
@@ -24,16 +25,15 @@ SERVICEMONITOR_CRD = $(call moddir,github.com/prometheus-operator/prometheus-ope
 # module, so go.mod and go.sum stay untouched) and prints its directory.
 moddir = $(shell cd $$(mktemp -d) && $(GO) mod download -json $(1) | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$$/\1/p')
 
-TEST_EXTRAS += helm-check
 .PHONY: helm-check helm-lint helm-render helm-validate helm-schema-rejects helm-e2e test-e2e
 
-## helm-check: lint the chart and check its values schema (part of make test).
+## helm-check: lint the chart and check its values schema (part of make test-e2e).
 helm-check: helm-lint helm-schema-rejects
 
-## test-e2e: the slow suites CI also runs: every rendering of the chart
-## validated strictly against Kubernetes' own OpenAPI documents (which come
-## with the ~900 MB k8s.io/kubernetes module).
-test-e2e: helm-validate
+## test-e2e: the slow suites CI also runs: the chart's lint and values schema,
+## and every rendering of it validated strictly against Kubernetes' own
+## OpenAPI documents (which come with the ~900 MB k8s.io/kubernetes module).
+test-e2e: helm-check helm-validate
 
 $(HELM):
 	GOBIN=$(OPS_BIN)/tmp-helm $(GO) install helm.sh/helm/v3/cmd/helm@$(HELM_VERSION)
