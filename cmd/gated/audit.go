@@ -12,6 +12,8 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/gatedhq/gated/internal/audit"
+	"github.com/gatedhq/gated/internal/audit/file"
+	"github.com/gatedhq/gated/internal/audit/postgres"
 	"github.com/gatedhq/gated/internal/metrics"
 )
 
@@ -70,23 +72,36 @@ func openAudit(ctx context.Context, a *auditFlags, log *zap.Logger, m *metrics.M
 	// a subdirectory of --spool-dir of its own, and one that restarts under
 	// the same name picks up what it left there.
 	owner, _ := os.Hostname()
-	// Migrations run inside the recorder, retried in the background while
-	// the database is away: gated starts and answers from the spool.
-	rec, err := audit.Open(ctx, audit.Config{
-		DatabaseURL: a.databaseURL, Migrate: a.databaseURL != "" && !a.noMigrate,
-		File: a.file, SpoolDir: a.spoolDir, SpoolOwner: owner, Durability: durability,
-		Fail: fail, Retention: a.retention, Logger: log.Named("audit"), Metrics: m,
+	sink, err := openSink(ctx, a, durability, log)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("open audit: %w", err)
+	}
+	rec, err := audit.NewRecorder(ctx, sink, audit.Config{
+		SpoolDir: a.spoolDir, SpoolOwner: owner, Durability: durability,
+		Fail: fail, Logger: log.Named("audit"), Metrics: m,
 	})
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("open audit: %w", err)
 	}
 	var store audit.Store
 	if a.databaseURL != "" {
-		if store, err = audit.OpenStore(ctx, a.databaseURL); err != nil {
+		if store, err = postgres.OpenStore(ctx, a.databaseURL); err != nil {
 			return nil, nil, nil, errors.Join(fmt.Errorf("open decision store: %w", err), rec.Close(ctx))
 		}
 	}
 	return rec, audit.NewRedactor(key), store, nil
+}
+
+// openSink opens PostgreSQL when there is a database, else the JSON-lines
+// file. Migrations run inside the recorder, retried in the background
+// while the database is away: gated starts and answers from the spool.
+func openSink(ctx context.Context, a *auditFlags, durability audit.Durability, log *zap.Logger) (audit.Sink, error) {
+	if a.databaseURL == "" {
+		return file.Open(a.file, durability == audit.Sync)
+	}
+	return postgres.Open(ctx, postgres.Config{
+		URL: a.databaseURL, Migrate: !a.noMigrate, Retention: a.retention, Logger: log.Named("audit"),
+	})
 }
 
 // runMigrate is `gated migrate up|down|status --database-url URL`.
@@ -108,5 +123,5 @@ func runMigrate(ctx context.Context, args []string, getenv func(string) string, 
 	if *url == "" {
 		return usageError("--database-url (GATED_DATABASE_URL) is required")
 	}
-	return audit.Migrate(ctx, *url, direction, stdout)
+	return postgres.Migrate(ctx, *url, direction, stdout)
 }

@@ -1,7 +1,6 @@
 package audit
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"slices"
@@ -12,9 +11,13 @@ import (
 	"github.com/gatedhq/gated/internal/audit/spool"
 )
 
-// migrateTimeout bounds one migration attempt: goose waits up to five
-// minutes for another replica's advisory lock.
+// migrateTimeout bounds one migration attempt: the PostgreSQL sink's
+// Migrate waits up to five minutes for another replica's advisory lock.
 const migrateTimeout = 6 * time.Minute
+
+// maintainInterval is how often the sink's Maintain runs while it succeeds
+// (the PostgreSQL sink creates partitions ahead and expires old ones).
+const maintainInterval = time.Hour
 
 // Longest pauses between two attempts at migrations, and at partition
 // maintenance, that keep failing: migrations stand between a database that
@@ -24,10 +27,10 @@ const (
 	retryCeiling   = 30 * time.Second
 )
 
-// connect makes the first attempt at the database — migrations (with
-// Migrate), then a connection — bounded by WriteTimeout so Open never hangs
-// on a database that does not answer. What fails is retried in the
-// background; meanwhile records go to the spool.
+// connect makes the first attempt at the remote sink — its Migrate, then a
+// Ping — bounded by WriteTimeout so NewRecorder never hangs on a database
+// that does not answer. What fails is retried in the background;
+// meanwhile records go to the spool.
 func (r *recorder) connect(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, r.cfg.WriteTimeout)
 	defer cancel()
@@ -39,7 +42,7 @@ func (r *recorder) connect(ctx context.Context) {
 			return
 		}
 	}
-	if err := r.pg.ping(ctx); err != nil {
+	if err := r.remote.Ping(ctx); err != nil {
 		r.cfg.Logger.Warn("audit database unavailable: records go to the spool until it is back", zap.Error(err))
 		return
 	}
@@ -47,24 +50,11 @@ func (r *recorder) connect(ctx context.Context) {
 }
 
 func (r *recorder) migrate(ctx context.Context) error {
-	if err := Migrate(ctx, r.cfg.DatabaseURL, "up", logLines{r.cfg.Logger}); err != nil {
+	if err := r.remote.Migrate(ctx); err != nil {
 		return err
 	}
 	r.schemaReady.Store(true)
 	return nil
-}
-
-// logLines writes what Migrate reports as log lines, so a migration run in
-// the background does not interleave raw text with the JSON logs.
-type logLines struct{ log *zap.Logger }
-
-func (w logLines) Write(p []byte) (int, error) {
-	for line := range bytes.Lines(p) {
-		if line = bytes.TrimSpace(line); len(line) > 0 {
-			w.log.Info("audit migration", zap.ByteString("step", line))
-		}
-	}
-	return len(p), nil
 }
 
 // migrateLoop retries the migrations, backing off, until they are applied.
@@ -111,7 +101,7 @@ func (r *recorder) maintainLoop() {
 			next = r.cfg.RetryInterval
 		} else {
 			ctx, cancel := context.WithTimeout(r.bg, time.Minute)
-			err := r.pg.maintain(ctx, time.Now())
+			err := r.remote.Maintain(ctx, time.Now())
 			cancel()
 			if err != nil {
 				if r.bg.Err() == nil {
@@ -141,15 +131,15 @@ func (r *recorder) backgroundLoop() {
 		case <-t.C:
 		}
 		if r.spool != nil {
-			r.tickPostgres(&lastAdoptErr)
+			r.tickRemote(&lastAdoptErr)
 		}
 		r.retryFixes()
 		r.reportSpool()
 	}
 }
 
-// tickPostgres is the background work of the PostgreSQL sink.
-func (r *recorder) tickPostgres(lastAdoptErr *string) {
+// tickRemote is the background work of a remote sink.
+func (r *recorder) tickRemote(lastAdoptErr *string) {
 	// Probed even while healthy: async records are answered on the
 	// promise that the spool takes them should the database fail, and a
 	// disk that filled up or went read-only unused would otherwise go
@@ -167,7 +157,7 @@ func (r *recorder) tickPostgres(lastAdoptErr *string) {
 	}
 	if r.schemaReady.Load() && !r.primaryOK.Load() {
 		ctx, cancel := context.WithTimeout(r.bg, r.cfg.WriteTimeout)
-		if r.pg.ping(ctx) == nil {
+		if r.remote.Ping(ctx) == nil {
 			r.primaryOK.Store(true)
 			r.cfg.Logger.Info("audit database reachable again")
 		}
@@ -231,7 +221,7 @@ func (r *recorder) replayAll() {
 	r.sumOrphans()
 }
 
-// replay moves a spool's records into PostgreSQL, oldest segment first,
+// replay moves a spool's records into the sink, oldest segment first,
 // and deletes a segment only after all its records are committed. Inserts
 // are idempotent and corrections overwrite, so a segment replayed twice
 // (crash between commit and delete) stores nothing twice. It reports
@@ -251,9 +241,9 @@ func (r *recorder) replay(sp *spool.Spool) bool {
 		if skipped > 0 {
 			r.cfg.Logger.Warn("audit spool: torn tail skipped", zap.String("segment", seg), zap.Int64("bytes", skipped))
 		}
-		frames := make([]frame, 0, len(bufs))
+		frames := make([]Frame, 0, len(bufs))
 		for _, b := range bufs {
-			f := frame{Record: new(Record)}
+			f := Frame{Record: new(Record)}
 			if err := json.Unmarshal(b, &f); err != nil {
 				// The checksum passed, so this is not a torn write; keep the
 				// rest of the segment moving rather than block it forever.
@@ -286,7 +276,7 @@ func (r *recorder) replay(sp *spool.Spool) bool {
 		}
 		r.reportSpool()
 		for range frames {
-			r.cfg.Metrics.Recorded(r.sink, "replayed")
+			r.cfg.Metrics.Recorded(r.name, "replayed")
 		}
 	}
 	return true

@@ -1,4 +1,4 @@
-package audit
+package audit_test
 
 import (
 	"context"
@@ -9,47 +9,17 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/gatedhq/gated/internal/audit"
+	"github.com/gatedhq/gated/internal/audit/audittest"
 )
-
-func benchRecords(b *testing.B, n int) []*Record {
-	recs := make([]*Record, n)
-	now := time.Now()
-	for i := range recs {
-		recs[i] = testRecord(i, now)
-		recs[i].DecisionID = fmt.Sprintf("bench-%d-%d", now.UnixNano(), i)
-	}
-	return recs
-}
-
-// BenchmarkSinkThroughput measures records/s sustained into PostgreSQL by
-// the batch writer (COPY into staging, INSERT ON CONFLICT), 1000 per batch.
-func BenchmarkSinkThroughput(b *testing.B) {
-	_, u := migratedDB(b)
-	s, err := openPGSink(context.Background(), Config{DatabaseURL: u, Retention: time.Hour})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer s.close()
-	recs := benchRecords(b, b.N)
-	b.ResetTimer()
-	start := time.Now()
-	for chunk := range slices.Chunk(recs, 1000) {
-		if err := s.insert(context.Background(), chunk); err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "records/s")
-}
 
 // BenchmarkRecorderSustained drives the whole async recorder (queue, writer,
 // batching) and reports records/s from the first Record to a drained Close.
 func BenchmarkRecorderSustained(b *testing.B) {
 	_, u := migratedDB(b)
-	r, err := Open(context.Background(), Config{DatabaseURL: u, SpoolDir: filepath.Join(b.TempDir(), "spool"), QueueSize: 100000})
-	if err != nil {
-		b.Fatal(err)
-	}
-	recs := benchRecords(b, b.N)
+	r := open(b, config{DatabaseURL: u, Config: audit.Config{SpoolDir: filepath.Join(b.TempDir(), "spool"), QueueSize: 100000}})
+	recs := audittest.Records(b.N)
 	b.ResetTimer()
 	start := time.Now()
 	for _, rec := range recs {
@@ -63,16 +33,12 @@ func BenchmarkRecorderSustained(b *testing.B) {
 	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "records/s")
 }
 
-func openBench(b *testing.B, mode Durability) Recorder {
+func openBench(b *testing.B, mode audit.Durability) audit.Recorder {
 	_, u := migratedDB(b)
-	r, err := Open(context.Background(), Config{DatabaseURL: u, Durability: mode, SpoolDir: filepath.Join(b.TempDir(), "spool")})
-	if err != nil {
-		b.Fatal(err)
-	}
-	return r
+	return open(b, config{DatabaseURL: u, Config: audit.Config{Durability: mode, SpoolDir: filepath.Join(b.TempDir(), "spool")}})
 }
 
-func closeBench(b *testing.B, r Recorder) {
+func closeBench(b *testing.B, r audit.Recorder) {
 	b.StopTimer() // draining the queue is not part of a decision's latency
 	if err := r.Close(context.Background()); err != nil {
 		b.Fatal(err)
@@ -84,8 +50,8 @@ func closeBench(b *testing.B, r Recorder) {
 // the sink's capacity) and the mean and p99 time inside Record reported.
 // ns/op is the pacing interval, not the latency.
 func BenchmarkRecordAsyncLatency(b *testing.B) {
-	r := openBench(b, Async)
-	recs := benchRecords(b, b.N)
+	r := openBench(b, audit.Async)
+	recs := audittest.Records(b.N)
 	lat := make([]time.Duration, b.N)
 	const every = 100 * time.Microsecond
 	b.ResetTimer()
@@ -122,8 +88,8 @@ func BenchmarkRecordSyncLatency(b *testing.B) {
 	for _, par := range []int{1, 32} {
 		// RunParallel starts par goroutines per GOMAXPROCS
 		b.Run(fmt.Sprintf("callers=%d", par*runtime.GOMAXPROCS(0)), func(b *testing.B) {
-			r := openBench(b, Sync)
-			recs := benchRecords(b, b.N)
+			r := openBench(b, audit.Sync)
+			recs := audittest.Records(b.N)
 			lat := make([]time.Duration, b.N)
 			var next atomic.Int64
 			b.SetParallelism(par)

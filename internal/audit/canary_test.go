@@ -1,4 +1,4 @@
-package audit
+package audit_test
 
 import (
 	"bytes"
@@ -15,6 +15,8 @@ import (
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/gatedhq/gated/internal/audit"
+	"github.com/gatedhq/gated/internal/pgtest"
 	"github.com/gatedhq/gated/internal/route"
 )
 
@@ -28,8 +30,8 @@ var (
 		"password=canaryHunter2!", "4111 1111 1111 1111", "123-45-6789"}
 )
 
-func canaryInput(id string) Input {
-	return Input{
+func canaryInput(id string) audit.Input {
+	return audit.Input{
 		DecisionID: id, Time: time.Now(),
 		RequestID: secretCanaries[0], AgentID: secretCanaries[2], ToolName: "send_email",
 		RiskDomain: "customer_support", FinalRoute: "refuse", GateDecision: "fail",
@@ -69,15 +71,15 @@ func TestRedactionCanaries(t *testing.T) {
 	}
 	name, u := migratedDB(t)
 	core, logs := observer.New(zapcore.DebugLevel)
-	rd := NewRedactor([]byte("canary-test-key"))
+	rd := audit.NewRedactor([]byte("canary-test-key"))
 
 	// Through the spool (the database is down) and then replayed into it.
 	p := newProxy(t, upstream(t))
 	p.Cut()
 	cfg := testConfig(p.URL(t, u), t)
-	cfg.Durability, cfg.Logger = Sync, zap.New(core)
+	cfg.Durability, cfg.Logger = audit.Sync, zap.New(core)
 	r := open(t, cfg)
-	if res, err := r.Record(context.Background(), rd.Build(canaryInput("canary-spooled"))); err != nil || res.Status != StatusSpooled {
+	if res, err := r.Record(context.Background(), rd.Build(canaryInput("canary-spooled"))); err != nil || res.Status != audit.StatusSpooled {
 		t.Fatalf("spooled: %+v %v", res, err)
 	}
 	segs, _ := filepath.Glob(filepath.Join(cfg.SpoolDir, "*", "seg-*.log"))
@@ -90,12 +92,12 @@ func TestRedactionCanaries(t *testing.T) {
 	}
 	p.Restore()
 	// And straight into PostgreSQL.
-	if res, err := r.Record(context.Background(), rd.Build(canaryInput("canary-direct"))); err != nil || res.Status == StatusDropped {
+	if res, err := r.Record(context.Background(), rd.Build(canaryInput("canary-direct"))); err != nil || res.Status == audit.StatusDropped {
 		t.Fatalf("direct: %+v %v", res, err)
 	}
 	waitSpoolEmpty(t, r)
 	closeRec(t, r)
-	if n := queryInt(t, u, "SELECT count(*) FROM audit_decisions WHERE decision_id LIKE 'canary-%'"); n != 2 {
+	if n := pgtest.QueryInt(t, u, "SELECT count(*) FROM audit_decisions WHERE decision_id LIKE 'canary-%'"); n != 2 {
 		t.Fatalf("%d canary records stored, want 2", n)
 	}
 
@@ -106,7 +108,7 @@ func TestRedactionCanaries(t *testing.T) {
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("pg_dump %s: %v", name, err)
 	}
-	if !bytes.Contains(dump.Bytes(), []byte("canary-direct")) || !bytes.Contains(dump.Bytes(), []byte(MaskedKey)) {
+	if !bytes.Contains(dump.Bytes(), []byte("canary-direct")) || !bytes.Contains(dump.Bytes(), []byte(audit.MaskedKey)) {
 		t.Fatal("dump does not hold the records: the grep below would prove nothing")
 	}
 	assertNoCanary(t, "pg_dump", dump.Bytes())
@@ -123,7 +125,7 @@ func TestRedactionCanaries(t *testing.T) {
 
 	// The file sink stores the same redacted record.
 	path := filepath.Join(t.TempDir(), "audit.jsonl")
-	fr := open(t, Config{File: path, Durability: Sync})
+	fr := openFile(t, path, audit.Config{Durability: audit.Sync})
 	if _, err := fr.Record(context.Background(), rd.Build(canaryInput("canary-file"))); err != nil {
 		t.Fatal(err)
 	}

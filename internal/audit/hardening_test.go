@@ -1,4 +1,4 @@
-package audit
+package audit_test
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/gatedhq/gated/internal/testwait"
 
+	"github.com/gatedhq/gated/internal/audit"
 	"github.com/gatedhq/gated/internal/audit/audittest"
 	"github.com/gatedhq/gated/internal/audit/spool"
 	"github.com/gatedhq/gated/internal/pgtest"
@@ -23,7 +24,7 @@ import (
 // migrations cannot run) answers from the spool, and once the database is
 // there applies the migrations and replays every record exactly once.
 func TestOpensWhileDatabaseIsMissing(t *testing.T) {
-	for _, mode := range []Durability{Async, Sync} {
+	for _, mode := range []audit.Durability{audit.Async, audit.Sync} {
 		t.Run(mode.String(), func(t *testing.T) {
 			u, create := pgtest.Later(t)
 			cfg := testConfig(u, t)
@@ -34,11 +35,11 @@ func TestOpensWhileDatabaseIsMissing(t *testing.T) {
 			}
 			var ids []string
 			for i := range 100 {
-				rec := testRecord(i, time.Now())
+				rec := audittest.Record(i, time.Now())
 				res, err := r.Record(context.Background(), rec)
 				// async too: nothing is known to store it, so the caller
 				// waits for the spool rather than be told "queued"
-				if err != nil || res.Status != StatusSpooled {
+				if err != nil || res.Status != audit.StatusSpooled {
 					t.Fatalf("record %d while the database is missing: %+v %v, want spooled", i, res, err)
 				}
 				ids = append(ids, rec.DecisionID)
@@ -53,14 +54,14 @@ func TestOpensWhileDatabaseIsMissing(t *testing.T) {
 
 // recordAll sends n records from 8 goroutines and returns the ids the
 // recorder accepted (no error).
-func recordAll(r Recorder, n int) (accepted []string, refused int, firstErr error) {
+func recordAll(r audit.Recorder, n int) (accepted []string, refused int, firstErr error) {
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	var sent atomic.Int64
 	for range 8 {
 		wg.Go(func() {
 			for sent.Add(1) <= int64(n) {
-				rec := testRecord(int(recordSeq.Add(1)), time.Now())
+				rec := audittest.Record(int(recordSeq.Add(1)), time.Now())
 				_, err := r.Record(context.Background(), rec)
 				mu.Lock()
 				if err != nil {
@@ -94,7 +95,7 @@ func TestAsyncFailClosedRefusesWhenNothingCanKeepTheRecord(t *testing.T) {
 		if len(accepted) != 0 {
 			t.Fatalf("%d of 300 calls accepted with the database down and the spool full", len(accepted))
 		}
-		if !errors.Is(err, ErrUnavailable) {
+		if !errors.Is(err, audit.ErrUnavailable) {
 			t.Fatalf("refused with %v, want ErrUnavailable", err)
 		}
 		if r.Ready() {
@@ -104,8 +105,8 @@ func TestAsyncFailClosedRefusesWhenNothingCanKeepTheRecord(t *testing.T) {
 		// committed: there is no spool room to answer "queued" on.
 		p.Restore()
 		testwait.Until(t, "the database to be seen again", r.Ready)
-		rec := testRecord(1, time.Now())
-		if res, err := r.Record(context.Background(), rec); err != nil || res.Status != StatusWritten {
+		rec := audittest.Record(1, time.Now())
+		if res, err := r.Record(context.Background(), rec); err != nil || res.Status != audit.StatusWritten {
 			t.Fatalf("database back, spool full: %+v %v, want written", res, err)
 		}
 		closeRec(t, r)
@@ -120,7 +121,7 @@ func TestAsyncFailClosedRefusesWhenNothingCanKeepTheRecord(t *testing.T) {
 		r := open(t, cfg)
 		// As root no permission stops a write, so the spool's directory
 		// becomes a regular file: every create in it fails (ENOTDIR).
-		dir := r.spool.Dir()
+		dir := audit.SpoolDir(r)
 		if err := os.RemoveAll(dir); err != nil {
 			t.Fatal(err)
 		}
@@ -131,7 +132,7 @@ func TestAsyncFailClosedRefusesWhenNothingCanKeepTheRecord(t *testing.T) {
 		if len(accepted) != 0 {
 			t.Fatalf("%d of 300 calls accepted with the database down and the spool unwritable", len(accepted))
 		}
-		if !errors.Is(err, ErrUnavailable) {
+		if !errors.Is(err, audit.ErrUnavailable) {
 			t.Fatalf("refused with %v, want ErrUnavailable", err)
 		}
 		testwait.Until(t, "not ready", func() bool { return !r.Ready() })
@@ -161,7 +162,7 @@ func TestAsyncFailClosedRefusesWhenNothingCanKeepTheRecord(t *testing.T) {
 	t.Run("outage with a small spool", func(t *testing.T) {
 		_, u := migratedDB(t)
 		p := newProxy(t, upstream(t))
-		one, _ := spoolFrame(testRecord(1_000_000, time.Now()))
+		one, _ := spoolFrame(audittest.Record(1_000_000, time.Now()))
 		cfg := testConfig(p.URL(t, u), t)
 		cfg.SpoolMaxBytes = 40 * one
 		m := newCounting()
@@ -190,13 +191,13 @@ func TestAsyncFailClosedRefusesWhenNothingCanKeepTheRecord(t *testing.T) {
 	})
 }
 
-func spoolFrame(rec *Record) (int64, error) {
+func spoolFrame(rec *audit.Record) (int64, error) {
 	b, err := jsonFrame(rec)
 	return spool.FrameSize(len(b)), err
 }
 
 // jsonFrame is a record as the spool holds it.
-func jsonFrame(rec *Record) ([]byte, error) { return json.Marshal(frame{Record: rec}) }
+func jsonFrame(rec *audit.Record) ([]byte, error) { return json.Marshal(audit.Frame{Record: rec}) }
 
 // Item 9: two recorders (two processes, or one process twice: flock locks
 // are per open file) given one spool directory each take a subdirectory of
@@ -207,16 +208,16 @@ func TestTwoRecordersShareASpoolDir(t *testing.T) {
 	_, u := migratedDB(t)
 	p := newProxy(t, upstream(t))
 	root := filepath.Join(t.TempDir(), "spool")
-	mk := func() (*recorder, *countingMetrics) {
+	mk := func() (audit.Recorder, *countingMetrics) {
 		m := newCounting()
 		cfg := testConfig(p.URL(t, u), t)
-		cfg.SpoolDir, cfg.SpoolOwner, cfg.Durability, cfg.Metrics = root, "host-1", Sync, m
+		cfg.SpoolDir, cfg.SpoolOwner, cfg.Durability, cfg.Metrics = root, "host-1", audit.Sync, m
 		return open(t, cfg), m
 	}
 	a, ma := mk()
 	b, mb := mk()
-	if a.spool.Dir() == b.spool.Dir() {
-		t.Fatalf("both recorders spool in %s", a.spool.Dir())
+	if audit.SpoolDir(a) == audit.SpoolDir(b) {
+		t.Fatalf("both recorders spool in %s", audit.SpoolDir(a))
 	}
 	p.Cut()
 	stop := make(chan struct{})
@@ -232,7 +233,7 @@ func TestTwoRecordersShareASpoolDir(t *testing.T) {
 	if ma.get("postgres/spooled") == 0 || mb.get("postgres/spooled") == 0 {
 		t.Fatalf("the outage reached neither spool: %v %v", ma.counts, mb.counts)
 	}
-	dirA := a.spool.Dir()
+	dirA := audit.SpoolDir(a)
 	closeRec(t, a) // a stops, its records still spooled
 	if n, _, _ := spoolRecords(t, dirA); n != len(idsA) {
 		t.Fatalf("%d records left in %s, want %d", n, dirA, len(idsA))
@@ -241,7 +242,7 @@ func TestTwoRecordersShareASpoolDir(t *testing.T) {
 	p.Restore()
 	testwait.Until(t, "b to replay a's spool and remove it", func() bool {
 		_, err := os.Stat(dirA)
-		return errors.Is(err, os.ErrNotExist) && b.spool.Size()+b.orphanBytes.Load() == 0
+		return errors.Is(err, os.ErrNotExist) && audit.Spooled(b) == 0
 	})
 	closeRec(t, b)
 	assertStoredOnce(t, u, append(idsA, idsB...))
@@ -266,32 +267,32 @@ func TestLostCommitAcknowledgement(t *testing.T) {
 		wantStatus string // "" means refused
 	}{
 		// Stored, and found stored on a new connection: answered as stored.
-		{"commit stored, spool full", audittest.LoseAck, false, StatusWritten},
+		{"commit stored, spool full", audittest.LoseAck, false, audit.StatusWritten},
 		// Not stored (the COMMIT never arrived): found missing, written again.
-		{"commit lost, spool full", audittest.Drop, false, StatusWritten},
+		{"commit lost, spool full", audittest.Drop, false, audit.StatusWritten},
 		// Unknown (the database cannot be reached to ask) and nothing else
 		// can keep it: refused, and the stored record corrected to refuse.
 		{"outcome unknown, spool full", audittest.LoseAckThenRefuse, false, ""},
 		// The spool takes it: answered as spooled whatever the commit did,
 		// and the replay stores nothing twice.
-		{"commit stored, spool takes it", audittest.LoseAck, true, StatusSpooled},
-		{"outcome unknown, spool takes it", audittest.LoseAckThenRefuse, true, StatusSpooled},
+		{"commit stored, spool takes it", audittest.LoseAck, true, audit.StatusSpooled},
+		{"outcome unknown, spool takes it", audittest.LoseAckThenRefuse, true, audit.StatusSpooled},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			_, u := migratedDB(t)
 			p := newProxy(t, upstream(t))
 			cfg := testConfig(p.URL(t, u), t)
-			cfg.Durability, cfg.ResolveTimeout = Sync, time.Second
+			cfg.Durability, cfg.ResolveTimeout = audit.Sync, time.Second
 			if !c.spoolRoom {
 				cfg.SpoolMaxBytes = 1
 			}
 			r := open(t, cfg)
-			warm := testRecord(0, time.Now())
-			if res, err := r.Record(context.Background(), warm); err != nil || res.Status != StatusWritten {
+			warm := audittest.Record(0, time.Now())
+			if res, err := r.Record(context.Background(), warm); err != nil || res.Status != audit.StatusWritten {
 				t.Fatalf("before the fault: %+v %v", res, err)
 			}
-			rec := testRecord(1, time.Now())
+			rec := audittest.Record(1, time.Now())
 			if rec.FinalRoute != "accept" {
 				t.Fatalf("test record has route %s, want accept", rec.FinalRoute)
 			}
@@ -304,7 +305,7 @@ func TestLostCommitAcknowledgement(t *testing.T) {
 			}
 			answer := rec.FinalRoute
 			if err != nil {
-				if !errors.Is(err, ErrUnavailable) {
+				if !errors.Is(err, audit.ErrUnavailable) {
 					t.Fatalf("refused with %v, want ErrUnavailable", err)
 				}
 				answer = "refuse" // what the gate answers when Record fails
@@ -314,13 +315,13 @@ func TestLostCommitAcknowledgement(t *testing.T) {
 			}
 			p.Restore()
 			testwait.Until(t, "the record stored as answered ("+answer+")", func() bool {
-				return queryInt(t, u, "SELECT count(*) FROM audit_decisions WHERE decision_id = $1 AND final_route = $2",
+				return pgtest.QueryInt(t, u, "SELECT count(*) FROM audit_decisions WHERE decision_id = $1 AND final_route = $2",
 					rec.DecisionID, answer) == 1
 			})
 			waitSpoolEmpty(t, r)
 			closeRec(t, r)
 			assertStoredOnce(t, u, []string{warm.DecisionID, rec.DecisionID})
-			if n := queryInt(t, u, "SELECT count(*) FROM audit_decisions WHERE decision_id = $1 AND final_route = $2",
+			if n := pgtest.QueryInt(t, u, "SELECT count(*) FROM audit_decisions WHERE decision_id = $1 AND final_route = $2",
 				rec.DecisionID, answer); n != 1 {
 				t.Fatalf("answered %s, but the stored record says otherwise", answer)
 			}
@@ -331,25 +332,25 @@ func TestLostCommitAcknowledgement(t *testing.T) {
 // Every field of Record is in encodedSizeBound, and the bound holds
 // against the encoder for awkward strings.
 func TestEncodedSizeBound(t *testing.T) {
-	if n := reflect.TypeFor[Record]().NumField(); n != 28 {
+	if n := reflect.TypeFor[audit.Record]().NumField(); n != 28 {
 		t.Fatalf("Record has %d fields, encodedSizeBound knows 28: add the new ones to it", n)
 	}
-	if n := reflect.TypeFor[EvidenceMeta]().NumField(); n != 6 {
+	if n := reflect.TypeFor[audit.EvidenceMeta]().NumField(); n != 6 {
 		t.Fatalf("EvidenceMeta has %d fields, encodedSizeBound knows 6: add the new ones to it", n)
 	}
 	awkward := []string{"", "plain", `quote"back\\slash`, "<tag>&amp;", "\x00\x01\x1f", "日本語", "\u2028\u2029", string([]byte{0xff, 0xfe, 'x'})}
 	for i, s := range awkward {
-		rec := testRecord(i, time.Date(2026, 12, 31, 23, 59, 59, 999999000, time.UTC))
+		rec := audittest.Record(i, time.Date(2026, 12, 31, 23, 59, 59, 999999000, time.UTC))
 		rec.RequestID, rec.AgentID, rec.ArgumentsHMAC = s, s+s, s
 		rec.HardBlockers = append(rec.HardBlockers, s, s)
 		rec.Reasons = nil
 		rec.LatencyMS = -1.2345678901234567e-300
-		rec.Evidence = []EvidenceMeta{{SourceID: s, Kind: s}, {SourceFingerprint: s}}
+		rec.Evidence = []audit.EvidenceMeta{{SourceID: s, Kind: s}, {SourceFingerprint: s}}
 		b, err := jsonFrame(rec)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if bound := encodedSizeBound(rec); bound < len(b) {
+		if bound := audit.EncodedSizeBound(rec); bound < len(b) {
 			t.Errorf("%q: bound %d < encoded %d", s, bound, len(b))
 		}
 	}

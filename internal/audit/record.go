@@ -1,7 +1,9 @@
 // Package audit records every decision gated makes, audit-safe: Build turns
-// what the decision path knows into a redacted Record, a Recorder writes
-// records to PostgreSQL (batched COPY, spooled to disk while the database is
-// away) or to a JSON-lines file, and a Store reads them back.
+// what the decision path knows into a redacted Record, and a Recorder queues
+// records, batches them into a Sink and spools them to disk while a
+// RemoteSink is away. The sinks live below it: internal/audit/postgres
+// (batched COPY, and the Store that reads records back) and
+// internal/audit/file (JSON lines); this package imports neither.
 package audit
 
 import (

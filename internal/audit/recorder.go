@@ -54,28 +54,24 @@ type Recorder interface {
 	Ready() bool
 }
 
-// Config configures Open. Zero values take the documented defaults.
+// Config configures NewRecorder. Zero values take the documented defaults.
 type Config struct {
-	DatabaseURL    string        // PostgreSQL sink; empty means the JSON-lines file sink
-	Migrate        bool          // apply pending migrations, in the background until they succeed
 	SpoolDir       string        // default "gated-spool"; each process spools in a subdirectory of its own
 	SpoolOwner     string        // this process's subdirectory (a pod or host name); default "gated"
-	File           string        // default "gated-audit.jsonl"
 	Durability     Durability    // Async (default) or Sync
 	Fail           FailMode      // FailClosed (default) or FailOpen
-	Retention      time.Duration // default 90 days
-	BatchSize      int           // default 1000 records per COPY
+	BatchSize      int           // default 1000 records per write
 	FlushInterval  time.Duration // async: longest a record waits for a batch; default 100ms
 	QueueSize      int           // default 10000; when full, records go straight to the spool
 	SpoolMaxBytes  int64         // default 1 GiB
-	WriteTimeout   time.Duration // a database write slower than this counts as an outage; default 5s
+	WriteTimeout   time.Duration // a sink write slower than this counts as an outage; default 5s
 	ResolveTimeout time.Duration // longest wait to learn whether an unacknowledged commit happened; default WriteTimeout
 	RetryInterval  time.Duration // how often spooled records are retried; default 1s
 	Logger         *zap.Logger
 	Metrics        Metrics
 }
 
-func (c Config) withDefaults() (Config, error) {
+func (c Config) withDefaults() Config {
 	def := func(v *time.Duration, d time.Duration) {
 		if *v <= 0 {
 			*v = d
@@ -87,10 +83,6 @@ func (c Config) withDefaults() (Config, error) {
 	if c.SpoolOwner == "" {
 		c.SpoolOwner = "gated"
 	}
-	if c.File == "" {
-		c.File = "gated-audit.jsonl"
-	}
-	def(&c.Retention, 90*24*time.Hour)
 	def(&c.FlushInterval, 100*time.Millisecond)
 	def(&c.WriteTimeout, 5*time.Second)
 	def(&c.ResolveTimeout, c.WriteTimeout)
@@ -110,50 +102,37 @@ func (c Config) withDefaults() (Config, error) {
 	if c.Metrics == nil {
 		c.Metrics = nopMetrics{}
 	}
-	return c, nil
+	return c
 }
 
-// Open starts a recorder: PostgreSQL with a local spool when DatabaseURL is
-// set, else the JSON-lines file. It does not fail when the database is down
-// or its migrations cannot run yet: records then go to the spool, and the
-// migrations (with Migrate) and the connection are retried in the
-// background until the spool can be replayed. Open waits for the first
-// attempt at most WriteTimeout, so a reachable database is used from the
-// first record.
-func Open(ctx context.Context, cfg Config) (Recorder, error) {
-	cfg, err := cfg.withDefaults()
-	if err != nil {
-		return nil, err
-	}
-	if cfg.DatabaseURL == "" {
-		f, err := openFileSink(cfg.File, cfg.Durability == Sync)
-		if err != nil {
-			return nil, err
-		}
-		r := newRecorder(cfg, SinkFile, f.write, nil, nil)
-		r.closers = append(r.closers, f.close)
+// NewRecorder starts a recorder writing to sink, which it owns from then
+// on: it closes sink on Close, and when it fails itself.
+//
+// A RemoteSink gets a local spool. NewRecorder does not fail when the sink
+// is away or its migrations cannot run yet: records then go to the spool,
+// and the migrations and the connection are retried in the background
+// until the spool can be replayed. It waits for the first attempt at most
+// WriteTimeout, so a reachable database is used from the first record.
+func NewRecorder(ctx context.Context, sink Sink, cfg Config) (Recorder, error) {
+	cfg = cfg.withDefaults()
+	remote, ok := sink.(RemoteSink)
+	if !ok {
+		r := newRecorder(cfg, sink, nil, nil)
 		r.primaryOK.Store(true)
 		r.start()
 		r.wg.Add(1)
 		go r.backgroundLoop()
 		return r, nil
 	}
-	pg, err := openPGSink(ctx, cfg)
-	if err != nil {
-		return nil, err
-	}
 	sp, err := spool.Claim(cfg.SpoolDir, cfg.SpoolOwner, cfg.SpoolMaxBytes)
 	if err != nil {
-		pg.close()
-		return nil, fmt.Errorf("audit spool: %w", err)
+		return nil, errors.Join(fmt.Errorf("audit spool: %w", err), sink.Close())
 	}
 	if !sp.Healthy() {
 		cfg.Logger.Error("audit spool cannot be written; records need the database until it can",
 			zap.String("dir", sp.Dir()))
 	}
-	r := newRecorder(cfg, SinkPostgres, pg.store, pg, sp)
-	r.closers = append(r.closers, sp.Close, pg.close)
-	r.schemaReady.Store(!cfg.Migrate)
+	r := newRecorder(cfg, sink, remote, sp)
 	r.lastFrame.Store(1 << 10) // until an append says otherwise
 	if err := r.adopt(); err != nil {
 		cfg.Logger.Warn("audit spool: looking for spools left by stopped processes", zap.Error(err))
@@ -166,10 +145,6 @@ func Open(ctx context.Context, cfg Config) (Recorder, error) {
 	go r.maintainLoop()
 	return r, nil
 }
-
-// writeFunc stores a batch durably or fails as a whole. fixes are
-// corrections: records that replace a stored one of the same key.
-type writeFunc func(ctx context.Context, recs, fixes []*Record) error
 
 type outcome struct {
 	res Result
@@ -194,19 +169,18 @@ type item struct {
 }
 
 type recorder struct {
-	cfg     Config
-	sink    string
-	primary writeFunc
-	pg      *pgSink      // nil for the file sink
-	spool   *spool.Spool // nil for the file sink
-	closers []func() error
+	cfg    Config
+	name   string       // the sink's, for results and metrics
+	sink   Sink         // the primary sink
+	remote RemoteSink   // sink, when it can be away; nil otherwise
+	spool  *spool.Spool // nil unless remote is set
 
 	queue  chan *item
 	mu     sync.RWMutex // guards closed against sends on the closed queue
 	closed bool
 
 	primaryOK   atomic.Bool // the last write (or probe) of the primary sink succeeded
-	schemaReady atomic.Bool // the migrations are applied, or are not ours to apply
+	schemaReady atomic.Bool // the remote sink's Migrate succeeded
 
 	orphans     []*spool.Spool // spools of stopped processes; background loop only
 	orphanBytes atomic.Int64
@@ -222,11 +196,11 @@ type recorder struct {
 	wg     sync.WaitGroup
 }
 
-func newRecorder(cfg Config, sink string, primary writeFunc, pg *pgSink, sp *spool.Spool) *recorder {
+func newRecorder(cfg Config, sink Sink, remote RemoteSink, sp *spool.Spool) *recorder {
 	ctx, cancel := context.WithCancel(context.Background())
 	bg, stopBg := context.WithCancel(ctx)
 	return &recorder{
-		cfg: cfg, sink: sink, primary: primary, pg: pg, spool: sp,
+		cfg: cfg, name: sink.Name(), sink: sink, remote: remote, spool: sp,
 		queue: make(chan *item, cfg.QueueSize),
 		ctx:   ctx, cancel: cancel, bg: bg, stopBg: stopBg,
 	}
@@ -281,7 +255,7 @@ func (r *recorder) Record(ctx context.Context, rec *Record) (Result, error) {
 		direct = true
 	case wait, r.cfg.Fail == FailOpen:
 	case r.spool == nil:
-		direct = !primaryOK // the file failed last time: answer from a write, not a hope
+		direct = !primaryOK // the sink failed last time: answer from a write, not a hope
 	case primaryOK && r.spool.Healthy():
 		if n := spool.FrameSize(encodedSizeBound(rec)); r.spool.Reserve(n) {
 			it.reserved = n
@@ -307,7 +281,7 @@ func (r *recorder) Record(ctx context.Context, rec *Record) (Result, error) {
 		return r.direct(it)
 	}
 	if it.done == nil {
-		return Result{Sink: r.sink, Status: StatusQueued}, nil
+		return Result{Sink: r.name, Status: StatusQueued}, nil
 	}
 	return r.await(ctx, it)
 }
@@ -323,13 +297,13 @@ func (r *recorder) await(ctx context.Context, it *item) (Result, error) {
 	}
 	if r.cfg.Fail == FailOpen {
 		// The decision stands, and the record on its way says the same.
-		return Result{Sink: r.sink, Status: StatusQueued}, nil
+		return Result{Sink: r.name, Status: StatusQueued}, nil
 	}
 	if !it.state.CompareAndSwap(itemPending, itemAbandoned) &&
 		!it.state.CompareAndSwap(itemClaimed, itemAbandonedClaimed) {
 		return r.answer(it.rec, <-it.done) // finished meanwhile
 	}
-	r.cfg.Metrics.Recorded(r.sink, "unavailable")
+	r.cfg.Metrics.Recorded(r.name, "unavailable")
 	return Result{}, fmt.Errorf("%w: waiting for a durable write: %w", ErrUnavailable, ctx.Err())
 }
 
@@ -341,8 +315,8 @@ func (r *recorder) answer(rec *Record, o outcome) (Result, error) {
 }
 
 // direct stores one record without the queue (queue full, or nothing is
-// known to work): into the spool for PostgreSQL, straight into the file
-// otherwise.
+// known to work): into the spool for a remote sink, straight into the
+// sink otherwise.
 func (r *recorder) direct(it *item) (Result, error) {
 	recs := []*Record{it.rec}
 	if r.spool != nil {
@@ -350,25 +324,25 @@ func (r *recorder) direct(it *item) (Result, error) {
 			r.spool.Release(it.reserved)
 			return r.unavailable(it.rec, err)
 		}
-		r.cfg.Metrics.Recorded(r.sink, StatusSpooled)
-		return Result{Sink: r.sink, Status: StatusSpooled}, nil
+		r.cfg.Metrics.Recorded(r.name, StatusSpooled)
+		return Result{Sink: r.name, Status: StatusSpooled}, nil
 	}
 	if err := r.writePrimary(r.ctx, recs, nil); err != nil {
 		return r.unavailable(it.rec, err)
 	}
-	r.cfg.Metrics.Recorded(r.sink, StatusWritten)
-	return Result{Sink: r.sink, Status: StatusWritten}, nil
+	r.cfg.Metrics.Recorded(r.name, StatusWritten)
+	return Result{Sink: r.name, Status: StatusWritten}, nil
 }
 
 // unavailable applies the fail mode to a record that cannot be stored.
 func (r *recorder) unavailable(rec *Record, cause error) (Result, error) {
 	if r.cfg.Fail == FailOpen {
-		r.cfg.Metrics.Recorded(r.sink, StatusDropped)
+		r.cfg.Metrics.Recorded(r.name, StatusDropped)
 		r.cfg.Logger.Error("audit record dropped (fail=open)",
 			zap.String("decision_id", rec.DecisionID), zap.Error(cause))
-		return Result{Sink: r.sink, Status: StatusDropped}, nil
+		return Result{Sink: r.name, Status: StatusDropped}, nil
 	}
-	r.cfg.Metrics.Recorded(r.sink, "unavailable")
+	r.cfg.Metrics.Recorded(r.name, "unavailable")
 	return Result{}, fmt.Errorf("%w: %w", ErrUnavailable, cause)
 }
 
@@ -378,20 +352,13 @@ func (r *recorder) writePrimary(parent context.Context, recs, fixes []*Record) e
 	}
 	ctx, cancel := context.WithTimeout(parent, r.cfg.WriteTimeout)
 	defer cancel()
-	err := r.primary(ctx, recs, fixes)
+	err := r.sink.Write(ctx, recs, fixes)
 	r.primaryOK.Store(err == nil)
 	if err != nil {
-		r.cfg.Metrics.WriteError(r.sink)
-		r.cfg.Logger.Warn("audit write failed", zap.String("sink", r.sink), zap.Int("records", len(recs)+len(fixes)), zap.Error(err))
+		r.cfg.Metrics.WriteError(r.name)
+		r.cfg.Logger.Warn("audit write failed", zap.String("sink", r.name), zap.Int("records", len(recs)+len(fixes)), zap.Error(err))
 	}
 	return err
-}
-
-// frame is a spooled record; a correction replaces the stored record of
-// its key when replayed, where a plain record never overwrites one.
-type frame struct {
-	*Record
-	Correction bool `json:"correction,omitempty"`
 }
 
 // spoolAppend appends records and corrections as one fsynced write; res
@@ -400,7 +367,7 @@ func (r *recorder) spoolAppend(recs, fixes []*Record, res int64) error {
 	bufs := make([][]byte, 0, len(recs)+len(fixes))
 	var largest int
 	for i, rec := range slices.Concat(recs, fixes) {
-		b, err := json.Marshal(frame{Record: rec, Correction: i >= len(recs)})
+		b, err := json.Marshal(Frame{Record: rec, Correction: i >= len(recs)})
 		if err != nil {
 			return fmt.Errorf("encode record for spool: %w", err)
 		}
@@ -592,12 +559,12 @@ func (r *recorder) store(recs []*Record, reserved int64) stored {
 // not stored is written once more, since the database has just answered.
 func (r *recorder) resolve(recs []*Record, err error) stored {
 	for attempt := 0; ; attempt++ {
-		var amb *ambiguousCommit
-		if r.pg == nil || !errors.As(err, &amb) {
+		var uncertain UncertainWrite
+		if !errors.As(err, &uncertain) {
 			return stored{err: err}
 		}
 		ctx, cancel := context.WithTimeout(r.ctx, r.cfg.ResolveTimeout)
-		routes, rerr := r.pg.resolve(ctx, amb, recs)
+		routes, rerr := uncertain.Stored(ctx, recs)
 		cancel()
 		if rerr != nil {
 			r.cfg.Logger.Warn("audit batch's commit outcome unknown", zap.Int("records", len(recs)), zap.Error(rerr))
@@ -632,20 +599,20 @@ func (r *recorder) resolve(recs []*Record, err error) stored {
 func (r *recorder) ack(batch []*item, st stored) {
 	var fixes []*Record
 	for _, it := range batch {
-		o := outcome{res: Result{Sink: r.sink, Status: st.status}, err: st.err}
+		o := outcome{res: Result{Sink: r.name, Status: st.status}, err: st.err}
 		if route, ok := st.mismatch[it.rec.DecisionID]; ok {
 			o = outcome{err: fmt.Errorf("record %s is stored with route %q", it.rec.DecisionID, route)}
 			r.cfg.Logger.Error("audit record stored with another route than decided",
 				zap.String("decision_id", it.rec.DecisionID), zap.String("stored_route", route))
 		}
 		if o.err == nil {
-			r.cfg.Metrics.Recorded(r.sink, o.res.Status)
+			r.cfg.Metrics.Recorded(r.name, o.res.Status)
 		}
 		mayBeStored := o.err == nil || st.maybe
 		if it.done == nil {
 			if o.err != nil {
 				// Async: the decision was already answered; count and log the loss.
-				r.cfg.Metrics.Recorded(r.sink, StatusDropped)
+				r.cfg.Metrics.Recorded(r.name, StatusDropped)
 				r.cfg.Logger.Error("audit record lost: neither sink nor spool took it",
 					zap.String("decision_id", it.rec.DecisionID), zap.Bool("maybe_committed", st.maybe), zap.Error(o.err))
 			}
@@ -790,9 +757,10 @@ func (r *recorder) Close(ctx context.Context) error {
 	for _, o := range r.orphans {
 		errs = append(errs, o.Close())
 	}
-	for _, c := range r.closers {
-		errs = append(errs, c())
+	if r.spool != nil {
+		errs = append(errs, r.spool.Close())
 	}
+	errs = append(errs, r.sink.Close())
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("close audit recorder: %w", err)
 	}

@@ -1,7 +1,6 @@
-package audit
+package audit_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -14,7 +13,9 @@ import (
 
 	"github.com/gatedhq/gated/internal/testwait"
 
+	"github.com/gatedhq/gated/internal/audit"
 	"github.com/gatedhq/gated/internal/audit/audittest"
+	"github.com/gatedhq/gated/internal/audit/postgres"
 	"github.com/gatedhq/gated/internal/audit/spool"
 	"github.com/gatedhq/gated/internal/pgtest"
 )
@@ -50,63 +51,12 @@ func (m *countingMetrics) get(k string) int {
 	return m.counts[k]
 }
 
-// newProxy is a TCP proxy in front of the test PostgreSQL.
-func newProxy(t *testing.T, target string) *audittest.Proxy { return audittest.NewProxy(t, target) }
-
-func upstream(t *testing.T) string {
-	t.Helper()
-	u, err := parseHost(pgtest.AdminURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return u
-}
-
-func testConfig(dbURL string, t *testing.T) Config {
-	return Config{
-		DatabaseURL: dbURL, SpoolDir: filepath.Join(t.TempDir(), "spool"),
-		FlushInterval: 10 * time.Millisecond, RetryInterval: 50 * time.Millisecond,
-		WriteTimeout: 2 * time.Second, BatchSize: 200,
-	}
-}
-
-func open(t *testing.T, cfg Config) *recorder {
-	t.Helper()
-	r, err := Open(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r.(*recorder)
-}
-
-func closeRec(t *testing.T, r Recorder) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := r.Close(ctx); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// waitSpoolEmpty waits until every spooled record has been replayed, the
-// spools adopted from stopped processes included.
-func waitSpoolEmpty(t *testing.T, r *recorder) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for r.spool.Size()+r.orphanBytes.Load() > 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("spool still holds %d bytes", r.spool.Size()+r.orphanBytes.Load())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 // assertStoredOnce proves every id is stored exactly once and nothing else is.
 func assertStoredOnce(t *testing.T, dbURL string, ids []string) {
 	t.Helper()
-	n := queryInt(t, dbURL, "SELECT count(*) FROM audit_decisions")
-	distinct := queryInt(t, dbURL, "SELECT count(DISTINCT decision_id) FROM audit_decisions")
-	found := queryInt(t, dbURL, "SELECT count(*) FROM audit_decisions WHERE decision_id = ANY($1)", ids)
+	n := pgtest.QueryInt(t, dbURL, "SELECT count(*) FROM audit_decisions")
+	distinct := pgtest.QueryInt(t, dbURL, "SELECT count(DISTINCT decision_id) FROM audit_decisions")
+	found := pgtest.QueryInt(t, dbURL, "SELECT count(*) FROM audit_decisions WHERE decision_id = ANY($1)", ids)
 	if n != len(ids) || distinct != len(ids) || found != len(ids) {
 		t.Fatalf("stored %d rows (%d distinct, %d of ours), want each of %d exactly once", n, distinct, found, len(ids))
 	}
@@ -121,9 +71,9 @@ func TestAsyncWritesEveryRecord(t *testing.T) {
 	var ids []string
 	now := time.Now()
 	for i := range 1000 {
-		rec := testRecord(i, now)
+		rec := audittest.Record(i, now)
 		res, err := r.Record(context.Background(), rec)
-		if err != nil || res != (Result{SinkPostgres, StatusQueued}) {
+		if err != nil || res != (audit.Result{audit.SinkPostgres, audit.StatusQueued}) {
 			t.Fatalf("record %d: %+v %v", i, res, err)
 		}
 		ids = append(ids, rec.DecisionID)
@@ -136,7 +86,7 @@ func TestAsyncWritesEveryRecord(t *testing.T) {
 	if r.Ready() {
 		t.Fatal("ready after close")
 	}
-	if _, err := r.Record(context.Background(), testRecord(1, now)); !errors.Is(err, ErrUnavailable) {
+	if _, err := r.Record(context.Background(), audittest.Record(1, now)); !errors.Is(err, audit.ErrUnavailable) {
 		t.Fatalf("record after close: %v", err)
 	}
 }
@@ -144,7 +94,7 @@ func TestAsyncWritesEveryRecord(t *testing.T) {
 func TestSyncIsCommittedOnReturn(t *testing.T) {
 	_, u := migratedDB(t)
 	cfg := testConfig(u, t)
-	cfg.Durability = Sync
+	cfg.Durability = audit.Sync
 	r := open(t, cfg)
 	defer closeRec(t, r)
 	now := time.Now()
@@ -154,9 +104,9 @@ func TestSyncIsCommittedOnReturn(t *testing.T) {
 	for g := range 20 {
 		wg.Go(func() {
 			for i := range 25 {
-				rec := testRecord(g*1000+i, now)
+				rec := audittest.Record(g*1000+i, now)
 				res, err := r.Record(context.Background(), rec)
-				if err != nil || res != (Result{SinkPostgres, StatusWritten}) {
+				if err != nil || res != (audit.Result{audit.SinkPostgres, audit.StatusWritten}) {
 					t.Errorf("record: %+v %v", res, err)
 					return
 				}
@@ -177,7 +127,7 @@ var recordSeq atomic.Int64
 
 // sendDuring records from several goroutines until stop closes, and returns
 // the ids of every record the recorder accepted.
-func sendDuring(t *testing.T, r Recorder, stop <-chan struct{}) []string {
+func sendDuring(t *testing.T, r audit.Recorder, stop <-chan struct{}) []string {
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var ids []string
@@ -189,7 +139,7 @@ func sendDuring(t *testing.T, r Recorder, stop <-chan struct{}) []string {
 					return
 				default:
 				}
-				rec := testRecord(int(recordSeq.Add(1)), time.Now())
+				rec := audittest.Record(int(recordSeq.Add(1)), time.Now())
 				if _, err := r.Record(context.Background(), rec); err != nil {
 					t.Errorf("record during outage: %v", err)
 					return
@@ -206,7 +156,7 @@ func sendDuring(t *testing.T, r Recorder, stop <-chan struct{}) []string {
 }
 
 func TestProxyCutMidLoad(t *testing.T) {
-	for _, mode := range []Durability{Async, Sync} {
+	for _, mode := range []audit.Durability{audit.Async, audit.Sync} {
 		t.Run(mode.String(), func(t *testing.T) {
 			_, u := migratedDB(t)
 			p := newProxy(t, upstream(t))
@@ -238,7 +188,7 @@ func TestDatabaseRefusesConnectionsMidLoad(t *testing.T) {
 	name, u := migratedDB(t)
 	m := newCounting()
 	cfg := testConfig(u, t)
-	cfg.Durability, cfg.Metrics = Sync, m
+	cfg.Durability, cfg.Metrics = audit.Sync, m
 	r := open(t, cfg)
 	stop := make(chan struct{})
 	go func() {
@@ -272,7 +222,7 @@ func TestSpoolReplayedByNextProcess(t *testing.T) {
 	}
 	var ids []string
 	for i := range 50 {
-		rec := testRecord(i, now)
+		rec := audittest.Record(i, now)
 		b, _ := json.Marshal(rec)
 		if err := sp.Append(b); err != nil {
 			t.Fatal(err)
@@ -281,8 +231,12 @@ func TestSpoolReplayedByNextProcess(t *testing.T) {
 	}
 	sp.Close()
 	// committed before the crash, but its segment was never removed
-	s := openSink(t, u, 0)
-	if err := s.insert(context.Background(), []*Record{testRecord(3, now), testRecord(4, now)}); err != nil {
+	s, err := postgres.Open(context.Background(), postgres.Config{URL: u})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.Write(context.Background(), []*audit.Record{audittest.Record(3, now), audittest.Record(4, now)}, nil); err != nil {
 		t.Fatal(err)
 	}
 	segs, _ := filepath.Glob(filepath.Join(dir, "seg-*.log"))
@@ -304,7 +258,7 @@ func TestCloseDrainsIntoSpoolWhenDatabaseIsDown(t *testing.T) {
 	cfg.WriteTimeout = 500 * time.Millisecond
 	r := open(t, cfg)
 	for i := range 300 {
-		if _, err := r.Record(context.Background(), testRecord(i, time.Now())); err != nil {
+		if _, err := r.Record(context.Background(), audittest.Record(i, time.Now())); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -320,9 +274,9 @@ func TestCloseDrainsIntoSpoolWhenDatabaseIsDown(t *testing.T) {
 
 func TestFailModesWhenNothingCanStore(t *testing.T) {
 	down := "postgres://postgres@127.0.0.1:1/x?sslmode=disable&connect_timeout=1"
-	for _, mode := range []Durability{Async, Sync} {
+	for _, mode := range []audit.Durability{audit.Async, audit.Sync} {
 		t.Run(mode.String(), func(t *testing.T) {
-			one, _ := json.Marshal(testRecord(0, time.Now()))
+			one, _ := json.Marshal(audittest.Record(0, time.Now()))
 			m := newCounting()
 			cfg := testConfig(down, t)
 			cfg.Durability, cfg.Metrics = mode, m
@@ -332,23 +286,23 @@ func TestFailModesWhenNothingCanStore(t *testing.T) {
 			defer closeRec(t, r)
 			var refused error
 			for i := range 50 {
-				_, err := r.Record(context.Background(), testRecord(i, time.Now()))
+				_, err := r.Record(context.Background(), audittest.Record(i, time.Now()))
 				if err != nil {
 					refused = err
 					break
 				}
 				time.Sleep(5 * time.Millisecond)
 			}
-			if !errors.Is(refused, ErrUnavailable) || !errors.Is(refused, spool.ErrFull) {
+			if !errors.Is(refused, audit.ErrUnavailable) || !errors.Is(refused, spool.ErrFull) {
 				t.Fatalf("fail=closed with a full spool: got %v, want ErrUnavailable naming the full spool", refused)
 			}
 			if r.Ready() {
 				t.Fatal("ready with the database down and the spool full")
 			}
 
-			r.cfg.Fail = FailOpen
-			res, err := r.Record(context.Background(), testRecord(99, time.Now()))
-			if err != nil || res != (Result{SinkPostgres, StatusDropped}) {
+			audit.SetFail(r, audit.FailOpen)
+			res, err := r.Record(context.Background(), audittest.Record(99, time.Now()))
+			if err != nil || res != (audit.Result{audit.SinkPostgres, audit.StatusDropped}) {
 				t.Fatalf("fail=open: %+v %v, want dropped", res, err)
 			}
 			if m.get("postgres/dropped") == 0 {
@@ -366,30 +320,30 @@ func TestSyncContextEnds(t *testing.T) {
 	_, u := migratedDB(t)
 	p := newProxy(t, upstream(t))
 	cfg := testConfig(p.URL(t, u), t)
-	cfg.Durability = Sync
+	cfg.Durability = audit.Sync
 	r := open(t, cfg)
 	p.Stall() // connections stay open; nothing answers
-	closed, open := testRecord(1, time.Now()), testRecord(2, time.Now())
+	closed, open := audittest.Record(1, time.Now()), audittest.Record(2, time.Now())
 	if closed.FinalRoute != "accept" {
 		t.Fatalf("test record 1 has route %s, want accept", closed.FinalRoute)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
-	if _, err := r.Record(ctx, closed); !errors.Is(err, ErrUnavailable) || !errors.Is(err, context.DeadlineExceeded) {
+	if _, err := r.Record(ctx, closed); !errors.Is(err, audit.ErrUnavailable) || !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("got %v, want ErrUnavailable after the deadline", err)
 	}
-	r.cfg.Fail = FailOpen
+	audit.SetFail(r, audit.FailOpen)
 	ctx2, cancel2 := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel2()
-	if res, err := r.Record(ctx2, open); err != nil || res.Status != StatusQueued {
+	if res, err := r.Record(ctx2, open); err != nil || res.Status != audit.StatusQueued {
 		t.Fatalf("fail=open: %+v %v, want queued", res, err)
 	}
-	r.cfg.Fail = FailClosed
+	audit.SetFail(r, audit.FailClosed)
 	p.Restore()
 	testwait.Until(t, "the refused record stored as a refusal", func() bool {
-		return queryInt(t, u, "SELECT count(*) FROM audit_decisions WHERE decision_id = $1 AND final_route = 'refuse' AND NOT execute AND $2 = ANY(hard_blockers)",
-			closed.DecisionID, BlockerUnavailable) == 1 &&
-			queryInt(t, u, "SELECT count(*) FROM audit_decisions WHERE decision_id = $1 AND final_route = $2", open.DecisionID, open.FinalRoute) == 1
+		return pgtest.QueryInt(t, u, "SELECT count(*) FROM audit_decisions WHERE decision_id = $1 AND final_route = 'refuse' AND NOT execute AND $2 = ANY(hard_blockers)",
+			closed.DecisionID, audit.BlockerUnavailable) == 1 &&
+			pgtest.QueryInt(t, u, "SELECT count(*) FROM audit_decisions WHERE decision_id = $1 AND final_route = $2", open.DecisionID, open.FinalRoute) == 1
 	})
 	waitSpoolEmpty(t, r)
 	closeRec(t, r)
@@ -415,82 +369,34 @@ func spoolRecords(t *testing.T, dir string) (int, int64, error) {
 	return n, skipped, nil
 }
 
-func TestFileSink(t *testing.T) {
-	for _, mode := range []Durability{Async, Sync} {
-		t.Run(mode.String(), func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), "audit.jsonl")
-			r := open(t, Config{File: path, Durability: mode})
-			want := map[Result]bool{{SinkFile, StatusQueued}: mode == Async, {SinkFile, StatusWritten}: mode == Sync}
-			for i := range 100 {
-				res, err := r.Record(context.Background(), testRecord(i, time.Now()))
-				if err != nil || !want[res] {
-					t.Fatalf("record: %+v %v", res, err)
-				}
-			}
-			if !r.Ready() {
-				t.Fatal("file sink not ready")
-			}
-			closeRec(t, r)
-			f, err := os.Open(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Close()
-			sc := bufio.NewScanner(f)
-			n := 0
-			for sc.Scan() {
-				var rec Record
-				if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
-					t.Fatalf("line %d: %v", n, err)
-				}
-				n++
-			}
-			if n != 100 {
-				t.Fatalf("%d lines, want 100", n)
-			}
-		})
-	}
-}
-
-func TestOpenRejectsBadConfig(t *testing.T) {
-	for name, cfg := range map[string]Config{
-		"file": {File: filepath.Join(t.TempDir(), "missing", "dir", "a.jsonl")},
-		"url":  {DatabaseURL: "postgres://%zz"},
-	} {
-		if _, err := Open(context.Background(), cfg); err == nil {
-			t.Errorf("%s: accepted", name)
-		}
-	}
-}
-
 // Durability and fail mode are read once, from their words, and nothing else.
 func TestParseSettings(t *testing.T) {
-	for in, want := range map[string]Durability{"": Async, "async": Async, "sync": Sync} {
-		if got, err := ParseDurability(in); err != nil || got != want {
+	for in, want := range map[string]audit.Durability{"": audit.Async, "async": audit.Async, "sync": audit.Sync} {
+		if got, err := audit.ParseDurability(in); err != nil || got != want {
 			t.Errorf("ParseDurability(%q) = %v, %v", in, got, err)
 		}
 	}
-	for in, want := range map[string]FailMode{"": FailClosed, "closed": FailClosed, "open": FailOpen} {
-		if got, err := ParseFailMode(in); err != nil || got != want {
+	for in, want := range map[string]audit.FailMode{"": audit.FailClosed, "closed": audit.FailClosed, "open": audit.FailOpen} {
+		if got, err := audit.ParseFailMode(in); err != nil || got != want {
 			t.Errorf("ParseFailMode(%q) = %v, %v", in, got, err)
 		}
 	}
-	if _, err := ParseDurability("eventually"); err == nil {
+	if _, err := audit.ParseDurability("eventually"); err == nil {
 		t.Error("durability eventually accepted")
 	}
-	if _, err := ParseFailMode("sometimes"); err == nil {
+	if _, err := audit.ParseFailMode("sometimes"); err == nil {
 		t.Error("fail mode sometimes accepted")
 	}
 }
 
 func TestInvalidRecordsRefused(t *testing.T) {
-	r := open(t, Config{File: filepath.Join(t.TempDir(), "a.jsonl"), Fail: FailOpen})
+	r := openFile(t, filepath.Join(t.TempDir(), "a.jsonl"), audit.Config{Fail: audit.FailOpen})
 	defer closeRec(t, r)
-	good := testRecord(1, time.Now())
+	good := audittest.Record(1, time.Now())
 	noID, noTime, noRoute := *good, *good, *good
 	noID.DecisionID, noTime.DecidedAt, noRoute.FinalRoute = "", time.Time{}, ""
-	for name, rec := range map[string]*Record{"nil": nil, "no id": &noID, "no time": &noTime, "no route": &noRoute} {
-		if _, err := r.Record(context.Background(), rec); !errors.Is(err, ErrUnavailable) {
+	for name, rec := range map[string]*audit.Record{"nil": nil, "no id": &noID, "no time": &noTime, "no route": &noRoute} {
+		if _, err := r.Record(context.Background(), rec); !errors.Is(err, audit.ErrUnavailable) {
 			t.Errorf("%s: got %v, want ErrUnavailable even with fail=open", name, err)
 		}
 	}

@@ -67,7 +67,7 @@ var recordSkeleton, evidenceSkeleton = func() (int, int) {
 		widest    = len(`"2006-01-02T15:04:05.999999999+07:00"`)
 		widestNum = 32 // float64 in 'e' or 'f' form, with sign and exponent
 	)
-	r, err := json.Marshal(frame{Record: &Record{}})
+	r, err := json.Marshal(Frame{Record: &Record{}})
 	if err != nil {
 		panic(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/gatedhq/gated/internal/audit"
+	"github.com/gatedhq/gated/internal/audit/file"
 	"github.com/gatedhq/gated/internal/gate"
 )
 
@@ -17,9 +18,12 @@ import (
 func decideRecorded(t *testing.T, doc map[string]any, httpRequestID string) (*gate.Decision, map[string]any) {
 	t.Helper()
 	ctx := context.Background()
-	dir := t.TempDir()
-	file := filepath.Join(dir, "audit.jsonl")
-	rec, err := audit.Open(ctx, audit.Config{File: file, SpoolDir: filepath.Join(dir, "spool"), Durability: audit.Sync})
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	sink, err := file.Open(path, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := audit.NewRecorder(ctx, sink, audit.Config{Durability: audit.Sync})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,7 +32,7 @@ func decideRecorded(t *testing.T, doc map[string]any, httpRequestID string) (*ga
 	if err := rec.Close(ctx); err != nil {
 		t.Fatal(err)
 	}
-	raw, err := os.ReadFile(file)
+	raw, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}

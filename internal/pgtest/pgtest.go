@@ -82,3 +82,19 @@ func dbName(dbURL string) string {
 	}
 	return strings.TrimPrefix(u.Path, "/")
 }
+
+// QueryInt runs a single-value query on the database at dbURL.
+func QueryInt(t testing.TB, dbURL, sql string, args ...any) int {
+	t.Helper()
+	ctx := context.Background()
+	c, err := pgx.Connect(ctx, dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(ctx)
+	var n int
+	if err := c.QueryRow(ctx, sql, args...).Scan(&n); err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+	return n
+}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gatedhq/gated/api"
 	"github.com/gatedhq/gated/internal/audit"
+	"github.com/gatedhq/gated/internal/audit/postgres"
 	"github.com/gatedhq/gated/internal/catalog"
 	"github.com/gatedhq/gated/internal/gate"
 	"github.com/gatedhq/gated/internal/metrics"
@@ -24,15 +25,19 @@ import (
 func TestWholeSurfaceConforms(t *testing.T) {
 	ctx := context.Background()
 	_, dbURL := pgtest.Fresh(t)
-	if err := audit.Migrate(ctx, dbURL, "up", io.Discard); err != nil {
+	if err := postgres.Migrate(ctx, dbURL, "up", io.Discard); err != nil {
 		t.Fatal(err)
 	}
-	rec, err := audit.Open(ctx, audit.Config{DatabaseURL: dbURL, Durability: audit.Sync, SpoolDir: t.TempDir()})
+	sink, err := postgres.Open(ctx, postgres.Config{URL: dbURL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := audit.NewRecorder(ctx, sink, audit.Config{Durability: audit.Sync, SpoolDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = rec.Close(ctx) })
-	store, err := audit.OpenStore(ctx, dbURL)
+	store, err := postgres.OpenStore(ctx, dbURL)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
-// Package audittest holds the real faults the audit tests inject between
-// gated and PostgreSQL: a TCP proxy that can refuse connections, stall
-// them, or forward a COMMIT and lose the server's answer to it.
+// Package audittest holds what the audit tests share: the real faults they
+// inject between gated and PostgreSQL (a TCP proxy that can refuse
+// connections, stall them, or forward a COMMIT and lose the server's answer
+// to it) and the records they store.
 package audittest
 
 import (

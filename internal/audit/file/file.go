@@ -1,4 +1,6 @@
-package audit
+// Package file is the audit sink of a gated without a database: records
+// appended to a JSON-lines file, one audit.Frame per line.
+package file
 
 import (
 	"context"
@@ -7,31 +9,38 @@ import (
 	"os"
 	"slices"
 	"sync"
+
+	"github.com/gatedhq/gated/internal/audit"
 )
 
-// fileSink appends records as JSON lines. In sync mode each batch is
-// fsynced before it is acknowledged; in async mode the OS flushes it.
-type fileSink struct {
+// Sink appends records as JSON lines. With sync each batch is fsynced
+// before it is acknowledged; without it the OS flushes it.
+type Sink struct {
 	mu   sync.Mutex
 	f    *os.File
 	sync bool
 }
 
-func openFileSink(path string, sync bool) (*fileSink, error) {
+// Open opens path for appending, creating it (mode 0600) if need be. sync
+// is audit.Sync durability.
+func Open(path string, sync bool) (*Sink, error) {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("open audit file: %w", err)
 	}
-	return &fileSink{f: f, sync: sync}, nil
+	return &Sink{f: f, sync: sync}, nil
 }
 
-// write appends records, then corrections: a line with "correction": true
+// Name is audit.SinkFile.
+func (s *Sink) Name() string { return audit.SinkFile }
+
+// Write appends records, then corrections: a line with "correction": true
 // supersedes the earlier line of the same decision_id (the caller was
 // refused while that line may say otherwise).
-func (s *fileSink) write(_ context.Context, recs, fixes []*Record) error {
+func (s *Sink) Write(_ context.Context, recs, fixes []*audit.Record) error {
 	var buf []byte
 	for i, r := range slices.Concat(recs, fixes) {
-		b, err := json.Marshal(frame{Record: r, Correction: i >= len(recs)})
+		b, err := json.Marshal(audit.Frame{Record: r, Correction: i >= len(recs)})
 		if err != nil {
 			return fmt.Errorf("encode audit record: %w", err)
 		}
@@ -50,7 +59,8 @@ func (s *fileSink) write(_ context.Context, recs, fixes []*Record) error {
 	return nil
 }
 
-func (s *fileSink) close() error {
+// Close fsyncs and closes the file.
+func (s *Sink) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.f.Sync(); err != nil {

@@ -1,6 +1,7 @@
-package audit
+package postgres
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"errors"
@@ -10,6 +11,7 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver goose runs on
 	"github.com/pressly/goose/v3"
 	"github.com/pressly/goose/v3/lock"
+	"go.uber.org/zap"
 
 	"github.com/gatedhq/gated/migrations"
 )
@@ -76,4 +78,27 @@ func Migrate(ctx context.Context, databaseURL, direction string, w io.Writer) er
 		}
 	}
 	return nil
+}
+
+// Migrate applies the pending migrations when the sink was opened with
+// Config.Migrate, and does nothing otherwise. The Recorder calls it before
+// anything else, retrying in the background while it fails.
+func (s *Sink) Migrate(ctx context.Context) error {
+	if !s.migrate {
+		return nil
+	}
+	return Migrate(ctx, s.url, "up", logLines{s.log})
+}
+
+// logLines writes what Migrate reports as log lines, so a migration run in
+// the background does not interleave raw text with the JSON logs.
+type logLines struct{ log *zap.Logger }
+
+func (w logLines) Write(p []byte) (int, error) {
+	for line := range bytes.Lines(p) {
+		if line = bytes.TrimSpace(line); len(line) > 0 {
+			w.log.Info("audit migration", zap.ByteString("step", line))
+		}
+	}
+	return len(p), nil
 }

@@ -1,0 +1,145 @@
+package postgres
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/gatedhq/gated/internal/audit"
+	"github.com/gatedhq/gated/internal/route"
+)
+
+// pgStore is the audit.Store of the PostgreSQL sink's table.
+type pgStore struct {
+	pool *pgxpool.Pool
+}
+
+// OpenStore connects to the audit database for reading; it connects on
+// first use.
+func OpenStore(ctx context.Context, databaseURL string) (audit.Store, error) {
+	pool, err := pgxpool.New(ctx, databaseURL)
+	if err != nil {
+		return nil, fmt.Errorf("audit store: %w", err)
+	}
+	return &pgStore{pool: pool}, nil
+}
+
+func (s *pgStore) Close() { s.pool.Close() }
+
+var selectRecords = "SELECT " + columnList + " FROM audit_decisions"
+
+func (s *pgStore) Get(ctx context.Context, id string) (*audit.Record, error) {
+	rec := new(audit.Record)
+	err := s.pool.QueryRow(ctx, selectRecords+" WHERE decision_id = $1 LIMIT 1", id).Scan(scanTargets(rec)...)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, audit.ErrNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("get decision: %w", err)
+	}
+	return rec, nil
+}
+
+// cursor is the keyset position after the last record of a page.
+type cursor struct {
+	T  time.Time `json:"t"`
+	ID string    `json:"id"`
+}
+
+func encodeCursor(r *audit.Record) string {
+	b, _ := json.Marshal(cursor{T: r.DecidedAt, ID: r.DecisionID}) // cannot fail: a time and a string
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+func decodeCursor(s string) (cursor, error) {
+	var c cursor
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	if err == nil {
+		err = json.Unmarshal(b, &c)
+	}
+	if err != nil || c.ID == "" || c.T.IsZero() {
+		return c, fmt.Errorf("%w: cursor %q is not one this service issued", audit.ErrBadFilter, s)
+	}
+	return c, nil
+}
+
+// List returns decisions newest first (decided_at, then decision_id, both
+// descending), paging by keyset so a page costs the same however deep it is.
+func (s *pgStore) List(ctx context.Context, f audit.Filter) (audit.Page, error) {
+	var where []string
+	var args []any
+	add := func(cond string, v any) {
+		args = append(args, v)
+		where = append(where, fmt.Sprintf(cond, len(args)))
+	}
+	if f.Route != "" {
+		if _, err := route.ParseRoute(f.Route); err != nil {
+			return audit.Page{}, fmt.Errorf("%w: %w", audit.ErrBadFilter, err)
+		}
+		add("final_route = $%d", f.Route)
+	}
+	if f.ToolName != "" {
+		add("tool_name = $%d", f.ToolName)
+	}
+	if !f.Since.IsZero() {
+		add("decided_at >= $%d", f.Since)
+	}
+	if !f.Until.IsZero() {
+		if !f.Since.IsZero() && !f.Until.After(f.Since) {
+			return audit.Page{}, fmt.Errorf("%w: until %s is not after since %s", audit.ErrBadFilter,
+				f.Until.Format(time.RFC3339), f.Since.Format(time.RFC3339))
+		}
+		add("decided_at < $%d", f.Until)
+	}
+	if f.Cursor != "" {
+		c, err := decodeCursor(f.Cursor)
+		if err != nil {
+			return audit.Page{}, err
+		}
+		args = append(args, c.T, c.ID)
+		where = append(where, fmt.Sprintf("(decided_at, decision_id) < ($%d, $%d)", len(args)-1, len(args)))
+	}
+	limit := f.Limit
+	switch {
+	case limit < 0:
+		return audit.Page{}, fmt.Errorf("%w: limit %d is negative", audit.ErrBadFilter, limit)
+	case limit == 0:
+		limit = audit.DefaultLimit
+	case limit > audit.MaxLimit:
+		limit = audit.MaxLimit
+	}
+	q := selectRecords
+	if len(where) > 0 {
+		q += " WHERE " + strings.Join(where, " AND ")
+	}
+	args = append(args, limit+1) // one extra row says whether a next page exists
+	q += fmt.Sprintf(" ORDER BY decided_at DESC, decision_id DESC LIMIT $%d", len(args))
+
+	rows, err := s.pool.Query(ctx, q, args...)
+	if err != nil {
+		return audit.Page{}, fmt.Errorf("list decisions: %w", err)
+	}
+	recs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (*audit.Record, error) {
+		rec := new(audit.Record)
+		return rec, row.Scan(scanTargets(rec)...)
+	})
+	if err != nil {
+		return audit.Page{}, fmt.Errorf("list decisions: %w", err)
+	}
+	p := audit.Page{Records: recs}
+	if len(recs) > limit {
+		p.Records = recs[:limit]
+		p.NextCursor = encodeCursor(p.Records[limit-1])
+	}
+	if p.Records == nil {
+		p.Records = []*audit.Record{}
+	}
+	return p, nil
+}
