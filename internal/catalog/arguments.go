@@ -10,6 +10,8 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
+
+	"github.com/gatedhq/gated/internal/opfile"
 )
 
 // ArgumentError is one way proposed_arguments fail the tool's input schema.
@@ -57,18 +59,18 @@ func (v *View) ValidateArguments(args map[string]any) []ArgumentError {
 	if args == nil {
 		doc = map[string]any{}
 	}
-	errs := validate(v.input, doc, safeMessage)
-	if len(errs) == 0 {
+	vs := opfile.Validate(v.input, doc, safeMessage)
+	if len(vs) == 0 {
 		return nil
 	}
 	// The validator walks objects in map order: sorted, the answer (and
 	// which errors the cap keeps) is the same for the same arguments.
-	slices.SortFunc(errs, func(a, b fieldError) int {
+	slices.SortFunc(vs, func(a, b opfile.Violation) int {
 		return cmp.Or(slices.Compare(a.Path, b.Path), strings.Compare(a.Keyword, b.Keyword), strings.Compare(a.Message, b.Message))
 	})
-	out := make([]ArgumentError, min(len(errs), maxArgumentErrors))
+	out := make([]ArgumentError, min(len(vs), maxArgumentErrors))
 	for i := range out {
-		out[i] = ArgumentError{Path: errs[i].pointer(), Keyword: errs[i].Keyword, Message: errs[i].Message}
+		out[i] = ArgumentError{Path: vs[i].Pointer(), Keyword: vs[i].Keyword, Message: vs[i].Message}
 	}
 	return out
 }
@@ -128,7 +130,7 @@ func safeMessage(k jsonschema.ErrorKind) string {
 		*kind.PropertyNames, *kind.MinItems, *kind.MaxItems, *kind.MinProperties, *kind.MaxProperties,
 		*kind.UniqueItems, *kind.Contains, *kind.MinContains, *kind.MaxContains, *kind.AdditionalItems,
 		*kind.Dependency, *kind.DependentRequired, *kind.FalseSchema, *kind.Not:
-		return k.LocalizedString(printer)
+		return opfile.Message(k)
 	}
 	return "fails '" + strings.Join(k.KeywordPath(), "/") + "'"
 }

@@ -12,7 +12,7 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
-	"github.com/gatedhq/gated/internal/problem"
+	"github.com/gatedhq/gated/internal/opfile"
 	"github.com/gatedhq/gated/internal/route"
 )
 
@@ -145,11 +145,11 @@ type Document struct {
 }
 
 // ReloadError is a failed reload, kept beside the catalog still in use.
-type ReloadError = problem.ReloadError
+type ReloadError = opfile.ReloadError
 
 // Document describes the catalog; lastErr and at are the reloader's
 // LastError (nil when the last reload succeeded).
 func (c *Catalog) Document(lastErr error, at time.Time) Document {
 	return Document{Revision: c.revision, Tools: c.Views(), Actions: c.Actions(),
-		LastReloadError: problem.NewReloadError(lastErr, at, "catalog")}
+		LastReloadError: opfile.NewReloadError(lastErr, at, "catalog")}
 }

@@ -5,22 +5,16 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
-	"fmt"
-	"io"
-	"io/fs"
-	"os"
 	"path"
-	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/gatedhq/gated/internal/opfile"
 )
 
-// Size limits: a catalog is operator-written text; anything beyond these is
-// a mistake (or an attack on the loader), not a catalog.
-const (
-	maxFileSize = 1 << 20
-	maxFiles    = 100_000
-)
+// limits bound a catalog load: a catalog is operator-written text, and
+// anything beyond these is a mistake (or an attack on the loader).
+var limits = opfile.Limits{FileBytes: 1 << 20, Files: 100_000, TotalBytes: 256 << 20, Depth: 32}
 
 // file is one catalog file found by the scan.
 type file struct {
@@ -78,107 +72,33 @@ func formatOf(name string) string {
 	return ""
 }
 
-// scan walks every directory and reads the catalog files in a stable order
-// (directory order, then path). A directory given as a symlink is followed;
-// inside it, symlinked files are read (that is how a Kubernetes ConfigMap
-// presents its keys) but symlinked directories are not, and "..*" entries,
-// the ConfigMap's own timestamped copies, are skipped.
+// scan reads the catalog files of every directory in a stable order
+// (directory order, then path), following opfile.Walker's symlink policy:
+// the files a ConfigMap volume links to are read once.
 func (l *loader) scan(dirs []string) []file {
+	w := opfile.Walker{Limits: limits, Match: func(name string) bool { return formatOf(name) != "" }}
 	var files []file
 	for i, dir := range dirs {
-		root, err := catalogRoot(dir)
+		found, ps, err := w.Walk(dir)
 		if err != nil {
 			l.ps.add(dir, "", "catalog_dir_invalid", "%v", err)
 			continue
 		}
-		found := 0
-		err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-			rel, relErr := filepath.Rel(root, p)
-			if relErr != nil {
-				return relErr
-			}
-			shown := filepath.Join(dir, rel) // problems name the path the operator gave
-			if err != nil {
-				l.ps.add(shown, "", "read_failed", "%v", err)
-				return nil
-			}
-			if strings.HasPrefix(d.Name(), "..") && p != root {
-				if d.IsDir() {
-					return filepath.SkipDir
-				}
-				return nil
-			}
-			format := formatOf(d.Name())
-			if d.IsDir() || format == "" {
-				return nil
-			}
-			if len(files) >= maxFiles {
-				l.ps.add(shown, "", "too_many_files", "more than %d catalog files", maxFiles)
-				return filepath.SkipAll
-			}
+		l.ps = append(l.ps, ps...)
+		catalogFiles := 0
+		for _, f := range found {
+			format := formatOf(path.Base(f.Rel))
 			if format != formatSkillMD {
-				found++
+				catalogFiles++
 			}
-			data, err := readLimited(p)
-			if err != nil {
-				l.ps.add(shown, "", "read_failed", "%v", err)
-				return nil
-			}
-			files = append(files, file{dirIdx: i, root: root, rel: filepath.ToSlash(rel), path: shown, format: format, data: data})
-			return nil
-		})
-		if err != nil {
-			l.ps.add(dir, "", "read_failed", "%v", err)
+			files = append(files, file{dirIdx: i, root: f.Root, rel: f.Rel, path: f.Path, format: format, data: f.Data})
 		}
-		if found == 0 && err == nil {
+		// A directory whose walk had problems is not empty, only unread.
+		if catalogFiles == 0 && len(ps) == 0 {
 			l.ps.add(dir, "", "catalog_empty", "no ACTION.md, TOOL.md, ACTIONS.yaml or action.json files below this directory")
 		}
 	}
 	return files
-}
-
-func catalogRoot(dir string) (string, error) {
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return "", err
-	}
-	root, err := filepath.EvalSymlinks(abs)
-	if err != nil {
-		return "", err
-	}
-	fi, err := os.Stat(root)
-	if err != nil {
-		return "", err
-	}
-	if !fi.IsDir() {
-		return "", fmt.Errorf("%s is not a directory", dir)
-	}
-	return root, nil
-}
-
-// readLimited reads a regular file (following a symlink) of at most
-// maxFileSize bytes.
-func readLimited(p string) ([]byte, error) {
-	f, err := os.Open(p)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("not a regular file")
-	}
-	data, err := io.ReadAll(io.LimitReader(f, maxFileSize+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(data) > maxFileSize {
-		return nil, fmt.Errorf("larger than %d bytes", maxFileSize)
-	}
-	return data, nil
 }
 
 // revision hashes every file that went into the catalog, with its place, so

@@ -242,7 +242,7 @@ func TestLint(t *testing.T) {
 		t.Fatal("Lint passed an invalid catalog")
 	}
 	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
-	if len(lines) != 2 || !strings.Contains(lines[0], "a/ACTION.md: risk_level: out_of_range: ") ||
+	if len(lines) != 2 || !strings.Contains(lines[0], "a/ACTION.md: /risk_level: out_of_range: ") ||
 		!strings.Contains(lines[1], "b/TOOL.md: -: yaml_invalid: ") {
 		t.Fatalf("lint output:\n%s", &out)
 	}
@@ -255,10 +255,10 @@ func TestLint(t *testing.T) {
 
 func TestLoadErrorListsEveryProblemOnItsLine(t *testing.T) {
 	e := &LoadError{Problems: []Problem{
-		{File: "a", Field: "id", Code: "invalid_format", Message: "bad\nid"},
+		{File: "a", Field: "/id", Code: "invalid_format", Message: "bad\nid"},
 		{File: "b", Code: "frontmatter_missing", Message: "none"},
 	}}
-	want := "catalog: 2 problem(s)\na: id: invalid_format: bad id\nb: -: frontmatter_missing: none"
+	want := "catalog: 2 problem(s)\na: /id: invalid_format: bad id\nb: -: frontmatter_missing: none"
 	if e.Error() != want {
 		t.Fatalf("Error() = %q, want %q", e.Error(), want)
 	}

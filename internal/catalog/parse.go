@@ -1,7 +1,6 @@
 package catalog
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"path"
@@ -9,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/gatedhq/gated/internal/opfile"
 )
 
 // loader holds the state of one Load.
@@ -121,53 +122,43 @@ func (l *loader) parse(f file) {
 	}
 }
 
+// maxFrontmatterBytes bounds the YAML of one ACTION.md, TOOL.md or
+// SKILL.md handed to the parser; the file itself is bounded by limits.
+const maxFrontmatterBytes = 256 << 10
+
 // decode validates a parsed document against its format schema and decodes
 // it into out; it reports false (after adding problems) when it is invalid.
-func (l *loader) decode(f file, sch *jsonschema.Schema, doc any, raw []byte, out any) bool {
-	errs := validate(sch, doc, catalogMessage)
-	for _, e := range errs {
-		l.ps.add(f.path, e.field(), e.code(), "%s", e.Message)
+func (l *loader) decode(f file, sch *jsonschema.Schema, doc opfile.Doc, out any) bool {
+	vs := opfile.Validate(sch, doc.Value, opfile.Message)
+	for _, v := range vs {
+		l.ps.add(f.path, v.Pointer(), v.Code(), "%s", v.Message)
 	}
-	if len(errs) > 0 {
+	if len(vs) > 0 {
 		return false
 	}
-	if err := json.Unmarshal(raw, out); err != nil {
+	if err := json.Unmarshal(doc.JSON, out); err != nil {
 		l.ps.add(f.path, "", "invalid_type", "%v", err)
 		return false
 	}
 	return true
 }
 
-func (l *loader) frontmatter(f file) (any, []byte, bool) {
-	doc, raw, err := parseFrontmatter(f.data)
+// parsed reports what is wrong when a file did not parse (err != nil).
+func (l *loader) parsed(f file, err error) bool {
 	if err != nil {
-		l.ps.add(f.path, "", frontmatterCode(err), "%v", err)
-		return nil, nil, false
+		l.ps.add(f.path, "", opfile.Code(err), "%v", err)
+		return false
 	}
-	return doc, raw, true
-}
-
-func frontmatterCode(err error) string {
-	switch {
-	case errors.Is(err, errNoFrontmatter):
-		return "frontmatter_missing"
-	case errors.Is(err, errUnterminated):
-		return "frontmatter_unterminated"
-	case errors.Is(err, errFrontmatterSize):
-		return "frontmatter_too_large"
-	case errors.Is(err, errNotMapping):
-		return "frontmatter_not_mapping"
-	}
-	return "yaml_invalid"
+	return true
 }
 
 func (l *loader) parseActionMD(f file) {
-	doc, raw, ok := l.frontmatter(f)
-	if !ok {
+	doc, err := opfile.ParseFrontmatter(f.data, maxFrontmatterBytes)
+	if !l.parsed(f, err) {
 		return
 	}
 	d := actionDoc{Version: "1.0.0", Approval: approvalAuto}
-	if !l.decode(f, actionMDSchema, doc, raw, &d) {
+	if !l.decode(f, actionMDSchema, doc, &d) {
 		return
 	}
 	a := &Action{
@@ -179,7 +170,7 @@ func (l *loader) parseActionMD(f file) {
 	if a.TargetKind == "" {
 		a.TargetKind, _, _ = strings.Cut(a.ID, ":")
 	}
-	if l.addAction(a, "id") {
+	if l.addAction(a, "/id") {
 		l.actionFile[path.Join(f.root, f.rel)] = a
 	}
 }
@@ -202,15 +193,15 @@ func (l *loader) addAction(a *Action, field string) bool {
 }
 
 func (l *loader) parseToolMD(f file) {
-	doc, raw, ok := l.frontmatter(f)
-	if !ok {
+	doc, err := opfile.ParseFrontmatter(f.data, maxFrontmatterBytes)
+	if !l.parsed(f, err) {
 		return
 	}
 	t := &toolDef{f: f}
-	if !l.decode(f, toolMDSchema, doc, raw, &t.doc) {
+	if !l.decode(f, toolMDSchema, doc, &t.doc) {
 		return
 	}
-	t.input = l.inputSchema(f, "inputs", doc.(map[string]any)["inputs"])
+	t.input = l.inputSchema(f, "/inputs", doc.Value["inputs"])
 	t.rules = l.compileRules(f, t.doc.Metadata.Gated.Rules)
 	l.tools = append(l.tools, t)
 }
@@ -221,7 +212,7 @@ func (l *loader) inputSchema(f file, field string, doc any) *jsonschema.Schema {
 	if doc == nil {
 		return nil
 	}
-	sch, err := compileInputSchema(doc)
+	sch, err := opfile.CompileSchema("urn:gated:input-schema", doc)
 	if err != nil {
 		code := "input_schema_invalid"
 		var le *jsonschema.LoadURLError
@@ -249,20 +240,19 @@ type actionsYAMLDoc struct {
 // with external side effects. Destructive wins when both are set: the
 // stricter reading of a contradictory file.
 func (l *loader) parseActionsYAML(f file) {
-	doc, raw, err := parseYAMLDoc(f.data)
-	if err != nil {
-		l.ps.add(f.path, "", frontmatterCode(err), "%v", err)
+	doc, err := opfile.ParseYAML(f.data)
+	if !l.parsed(f, err) {
 		return
 	}
 	var d actionsYAMLDoc
-	if !l.decode(f, actionsYAMLSchema, doc, raw, &d) {
+	if !l.decode(f, actionsYAMLSchema, doc, &d) {
 		return
 	}
 	skill := l.skillName(f)
-	items := doc.(map[string]any)["actions"].([]any)
+	items := doc.Value["actions"].([]any)
 	for i, a := range d.Actions {
-		field := "actions[" + strconv.Itoa(i) + "]"
-		v := &View{ToolID: a.Name, Approval: approvalAuto, Source: f.rel, Format: f.format, file: f.path, nameField: field + ".name"}
+		field := opfile.Pointer("actions", strconv.Itoa(i))
+		v := &View{ToolID: a.Name, Approval: approvalAuto, Source: f.rel, Format: f.format, file: f.path, nameField: field + "/name"}
 		if skill != "" {
 			v.ToolID = skill + "/" + a.Name
 			v.Aliases = []string{a.Name}
@@ -275,7 +265,7 @@ func (l *loader) parseActionsYAML(f file) {
 		default:
 			v.RiskLevel, v.Mutates = 2, []string{"external:*"}
 		}
-		v.input = l.inputSchema(f, field+".inputSchema", items[i].(map[string]any)["inputSchema"])
+		v.input = l.inputSchema(f, field+"/inputSchema", items[i].(map[string]any)["inputSchema"])
 		l.addImported(f, v)
 	}
 }
@@ -290,12 +280,12 @@ func (l *loader) skillName(f file) string {
 	var d struct {
 		Name string `json:"name"`
 	}
-	_, raw, err := parseFrontmatter(s.data)
+	doc, err := opfile.ParseFrontmatter(s.data, maxFrontmatterBytes)
 	if err == nil {
-		err = json.Unmarshal(raw, &d)
+		err = json.Unmarshal(doc.JSON, &d)
 	}
 	if err != nil {
-		l.ps.add(s.path, "name", "skill_name_unreadable", "the SKILL.md beside %s has no readable name: %v", f.rel, err)
+		l.ps.add(s.path, "/name", "skill_name_unreadable", "the SKILL.md beside %s has no readable name: %v", f.rel, err)
 		return ""
 	}
 	owner, skill, ok := strings.Cut(d.Name, "/")
@@ -314,16 +304,15 @@ type actionJSONDoc struct {
 // risk level, R3 to risk 2 with approval always (R3 never auto-executes);
 // R4, a missing tier or one gated does not know never executes.
 func (l *loader) parseActionJSON(f file) {
-	doc, raw, err := parseJSONDoc(f.data)
-	if err != nil {
-		l.ps.add(f.path, "", "json_invalid", "%v", err)
+	doc, err := opfile.ParseJSON(f.data)
+	if !l.parsed(f, err) {
 		return
 	}
 	var d actionJSONDoc
-	if !l.decode(f, actionJSONSchema, doc, raw, &d) {
+	if !l.decode(f, actionJSONSchema, doc, &d) {
 		return
 	}
-	v := &View{ToolID: d.Name, Approval: approvalAuto, Mutates: []string{}, Source: f.rel, Format: f.format, file: f.path, nameField: "name"}
+	v := &View{ToolID: d.Name, Approval: approvalAuto, Mutates: []string{}, Source: f.rel, Format: f.format, file: f.path, nameField: "/name"}
 	tier, _ := d.RiskTier.(string)
 	switch tier {
 	case "R0":
@@ -339,7 +328,7 @@ func (l *loader) parseActionJSON(f file) {
 		v.RiskLevel, v.Approval, v.NeverExecute = 3, approvalAlways, true
 	}
 	v.RiskTier = tier
-	v.input = l.inputSchema(f, "inputSchema", doc.(map[string]any)["inputSchema"])
+	v.input = l.inputSchema(f, "/inputSchema", doc.Value["inputSchema"])
 	l.addImported(f, v)
 }
 
@@ -357,15 +346,4 @@ func (l *loader) addImported(f file, v *View) {
 	if l.addAction(a, v.nameField) {
 		l.views = append(l.views, v)
 	}
-}
-
-func parseJSONDoc(b []byte) (any, []byte, error) {
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
-	if err != nil {
-		return nil, nil, err
-	}
-	if _, ok := doc.(map[string]any); !ok {
-		return nil, nil, errNotMapping
-	}
-	return doc, b, nil
 }

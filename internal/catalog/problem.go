@@ -6,11 +6,11 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/gatedhq/gated/internal/problem"
+	"github.com/gatedhq/gated/internal/opfile"
 )
 
 // Problem is one thing wrong with a catalog file.
-type Problem = problem.Problem
+type Problem = opfile.Problem
 
 // LoadError is every problem a load found; a catalog with any problem is
 // not used at all.
@@ -18,7 +18,7 @@ type LoadError struct {
 	Problems []Problem
 }
 
-// ProblemList lists the problems (problem.Lister).
+// ProblemList lists the problems (opfile.Lister).
 func (e *LoadError) ProblemList() []Problem { return e.Problems }
 
 func (e *LoadError) Error() string {
@@ -49,6 +49,3 @@ func (ps problems) err() error {
 	})
 	return &LoadError{Problems: sorted}
 }
-
-// oneLine keeps a message on its line, so lint output stays one problem per
-// line even when a YAML parser error spans several.

@@ -31,72 +31,72 @@ func TestProblems(t *testing.T) {
 		{"bad actions yaml", map[string]string{"ACTIONS.yaml": "actions: [\n"}, "ACTIONS.yaml", "", "yaml_invalid", nil},
 
 		// ACTION.md fields against the schema.
-		{"id pattern", map[string]string{"ACTION.md": action("Store::Write")}, "ACTION.md", "id", "invalid_format", nil},
-		{"risk above 3", map[string]string{"ACTION.md": action("a:b", "risk_level: 4")}, "ACTION.md", "risk_level", "out_of_range", nil},
-		{"risk below 0", map[string]string{"ACTION.md": action("a:b", "risk_level: -1")}, "ACTION.md", "risk_level", "out_of_range", nil},
-		{"risk not integer", map[string]string{"ACTION.md": action("a:b", "risk_level: 1.5")}, "ACTION.md", "risk_level", "invalid_type", nil},
-		{"approval", map[string]string{"ACTION.md": action("a:b", "approval: sometimes")}, "ACTION.md", "approval", "invalid_value", []string{"policy:"}},
-		{"mutates shape", map[string]string{"ACTION.md": action("a:b", `mutates: ["storage"]`)}, "ACTION.md", "mutates[0]", "invalid_format", nil},
-		{"missing description", map[string]string{"ACTION.md": "---\nschema: action/v1\nid: a:b\n---\n"}, "ACTION.md", "description", "missing_field", nil},
-		{"unknown field", map[string]string{"ACTION.md": action("a:b", "colour: red")}, "ACTION.md", "colour", "unknown_field", nil},
-		{"description size", map[string]string{"ACTION.md": "---\nschema: action/v1\nid: a:b\ndescription: " + strings.Repeat("x", 2001) + "\n---\n"}, "ACTION.md", "description", "invalid_length", nil},
-		{"wrong schema marker", map[string]string{"ACTION.md": strings.Replace(action("a:b"), "action/v1", "action/v2", 1)}, "ACTION.md", "schema", "invalid_value", nil},
+		{"id pattern", map[string]string{"ACTION.md": action("Store::Write")}, "ACTION.md", "/id", "invalid_format", nil},
+		{"risk above 3", map[string]string{"ACTION.md": action("a:b", "risk_level: 4")}, "ACTION.md", "/risk_level", "out_of_range", nil},
+		{"risk below 0", map[string]string{"ACTION.md": action("a:b", "risk_level: -1")}, "ACTION.md", "/risk_level", "out_of_range", nil},
+		{"risk not integer", map[string]string{"ACTION.md": action("a:b", "risk_level: 1.5")}, "ACTION.md", "/risk_level", "invalid_type", nil},
+		{"approval", map[string]string{"ACTION.md": action("a:b", "approval: sometimes")}, "ACTION.md", "/approval", "invalid_value", []string{"policy:"}},
+		{"mutates shape", map[string]string{"ACTION.md": action("a:b", `mutates: ["storage"]`)}, "ACTION.md", "/mutates/0", "invalid_format", nil},
+		{"missing description", map[string]string{"ACTION.md": "---\nschema: action/v1\nid: a:b\n---\n"}, "ACTION.md", "/description", "missing_field", nil},
+		{"unknown field", map[string]string{"ACTION.md": action("a:b", "colour: red")}, "ACTION.md", "/colour", "unknown_field", nil},
+		{"description size", map[string]string{"ACTION.md": "---\nschema: action/v1\nid: a:b\ndescription: " + strings.Repeat("x", 2001) + "\n---\n"}, "ACTION.md", "/description", "invalid_length", nil},
+		{"wrong schema marker", map[string]string{"ACTION.md": strings.Replace(action("a:b"), "action/v1", "action/v2", 1)}, "ACTION.md", "/schema", "invalid_value", nil},
 
 		// Duplicates and ambiguity.
-		{"duplicate id", map[string]string{"a/ACTION.md": action("a:b"), "b/ACTION.md": action("a:b")}, "b/ACTION.md", "id", "duplicate_id", []string{"a/ACTION.md"}},
-		{"duplicate slug", map[string]string{"a/ACTION.md": action("a:b"), "b/ACTION.md": action("a-b")}, "b/ACTION.md", "id", "duplicate_action_slug", nil},
+		{"duplicate id", map[string]string{"a/ACTION.md": action("a:b"), "b/ACTION.md": action("a:b")}, "b/ACTION.md", "/id", "duplicate_id", []string{"a/ACTION.md"}},
+		{"duplicate slug", map[string]string{"a/ACTION.md": action("a:b"), "b/ACTION.md": action("a-b")}, "b/ACTION.md", "/id", "duplicate_action_slug", nil},
 		{"alias clashes with a tool id", map[string]string{
 			"a/TOOL.md": tool("tool.one"),
 			"b/TOOL.md": tool("tool.two", "metadata: {gated: {aliases: [tool.one]}}"),
-		}, "b/TOOL.md", "metadata.gated.aliases", "ambiguous_tool_name", []string{"tool.one"}},
+		}, "b/TOOL.md", "/metadata/gated/aliases", "ambiguous_tool_name", []string{"tool.one"}},
 		{"same name in two formats", map[string]string{
 			"x/action.json": `{"name": "send_email", "riskTier": "R1"}`,
 			"t/TOOL.md":     tool("support.mail", "metadata: {gated: {aliases: [send_email]}}"),
-		}, "t/TOOL.md", "metadata.gated.aliases", "ambiguous_tool_name", []string{"x/action.json"}},
-		{"two tools with one id", map[string]string{"a/TOOL.md": tool("tool.one"), "b/TOOL.md": tool("tool.one")}, "b/TOOL.md", "id", "ambiguous_tool_name", nil},
-		{"two actions.yaml entries with one name", map[string]string{"ACTIONS.yaml": "actions:\n  - {name: a, description: d, command: x, inputSchema: {}}\n  - {name: a, description: d, command: y, inputSchema: {}}\n"}, "ACTIONS.yaml", "actions[1].name", "duplicate_id", nil},
+		}, "t/TOOL.md", "/metadata/gated/aliases", "ambiguous_tool_name", []string{"x/action.json"}},
+		{"two tools with one id", map[string]string{"a/TOOL.md": tool("tool.one"), "b/TOOL.md": tool("tool.one")}, "b/TOOL.md", "/id", "ambiguous_tool_name", nil},
+		{"two actions.yaml entries with one name", map[string]string{"ACTIONS.yaml": "actions:\n  - {name: a, description: d, command: x, inputSchema: {}}\n  - {name: a, description: d, command: y, inputSchema: {}}\n"}, "ACTIONS.yaml", "/actions/1/name", "duplicate_id", nil},
 
 		// implements resolution.
-		{"unknown bare id", map[string]string{"TOOL.md": tool("t.x", "implements: nope:nothing")}, "TOOL.md", "implements", "action_ref_unresolvable", nil},
-		{"unknown registry ref", map[string]string{"TOOL.md": tool("t.x", "implements: '@o/lib/nope-nothing'")}, "TOOL.md", "implements", "action_ref_unresolvable", nil},
-		{"malformed registry ref", map[string]string{"ACTION.md": action("a:b"), "TOOL.md": tool("t.x", "implements: '@a-b'")}, "TOOL.md", "implements", "action_ref_unresolvable", nil},
-		{"missing file ref", map[string]string{"TOOL.md": tool("t.x", "implements: ./actions/none")}, "TOOL.md", "implements", "action_ref_unresolvable", nil},
-		{"file ref escapes", map[string]string{"t/TOOL.md": tool("t.x", "implements: {file: ../../outside/ACTION.md}")}, "t/TOOL.md", "implements.file", "action_ref_escapes_catalog", nil},
-		{"file ref escapes via dots", map[string]string{"TOOL.md": tool("t.x", "implements: ./a/../../x")}, "TOOL.md", "implements", "action_ref_escapes_catalog", nil},
-		{"absolute file ref", map[string]string{"TOOL.md": tool("t.x", "implements: {file: /etc/passwd}")}, "TOOL.md", "implements.file", "action_ref_escapes_catalog", nil},
-		{"inline action", map[string]string{"TOOL.md": tool("t.x", "implements: {inline: {id: a:b, description: d}}")}, "TOOL.md", "implements.inline", "inline_action_unsupported", nil},
-		{"two ref forms", map[string]string{"TOOL.md": tool("t.x", "implements: {ref: a:b, file: ./x}")}, "TOOL.md", "implements", "invalid_value", nil},
-		{"invalid action is unresolvable", map[string]string{"a/ACTION.md": action("a:b", "risk_level: 7"), "TOOL.md": tool("t.x", "implements: a:b")}, "TOOL.md", "implements", "action_ref_unresolvable", nil},
+		{"unknown bare id", map[string]string{"TOOL.md": tool("t.x", "implements: nope:nothing")}, "TOOL.md", "/implements", "action_ref_unresolvable", nil},
+		{"unknown registry ref", map[string]string{"TOOL.md": tool("t.x", "implements: '@o/lib/nope-nothing'")}, "TOOL.md", "/implements", "action_ref_unresolvable", nil},
+		{"malformed registry ref", map[string]string{"ACTION.md": action("a:b"), "TOOL.md": tool("t.x", "implements: '@a-b'")}, "TOOL.md", "/implements", "action_ref_unresolvable", nil},
+		{"missing file ref", map[string]string{"TOOL.md": tool("t.x", "implements: ./actions/none")}, "TOOL.md", "/implements", "action_ref_unresolvable", nil},
+		{"file ref escapes", map[string]string{"t/TOOL.md": tool("t.x", "implements: {file: ../../outside/ACTION.md}")}, "t/TOOL.md", "/implements/file", "action_ref_escapes_catalog", nil},
+		{"file ref escapes via dots", map[string]string{"TOOL.md": tool("t.x", "implements: ./a/../../x")}, "TOOL.md", "/implements", "action_ref_escapes_catalog", nil},
+		{"absolute file ref", map[string]string{"TOOL.md": tool("t.x", "implements: {file: /etc/passwd}")}, "TOOL.md", "/implements/file", "action_ref_escapes_catalog", nil},
+		{"inline action", map[string]string{"TOOL.md": tool("t.x", "implements: {inline: {id: a:b, description: d}}")}, "TOOL.md", "/implements/inline", "inline_action_unsupported", nil},
+		{"two ref forms", map[string]string{"TOOL.md": tool("t.x", "implements: {ref: a:b, file: ./x}")}, "TOOL.md", "/implements", "invalid_value", nil},
+		{"invalid action is unresolvable", map[string]string{"a/ACTION.md": action("a:b", "risk_level: 7"), "TOOL.md": tool("t.x", "implements: a:b")}, "TOOL.md", "/implements", "action_ref_unresolvable", nil},
 
 		// Narrowing, never widening.
-		{"widens risk", map[string]string{"ACTION.md": base, "TOOL.md": tool("t.x", "implements: store:write", "risk_level: 1")}, "TOOL.md", "risk_level", "widens_risk_level", nil},
-		{"drops mutates", map[string]string{"ACTION.md": base, "TOOL.md": tool("t.x", "implements: store:write", "mutates: [storage:tmp]")}, "TOOL.md", "mutates", "drops_mutates", []string{"storage:*"}},
-		{"drops all mutates", map[string]string{"ACTION.md": base, "TOOL.md": tool("t.x", "implements: store:write", "mutates: []")}, "TOOL.md", "mutates", "drops_mutates", nil},
-		{"relaxes approval", map[string]string{"ACTION.md": base, "TOOL.md": tool("t.x", "implements: store:write", "approval: auto")}, "TOOL.md", "approval", "relaxes_approval", nil},
-		{"relaxes always to on-mutate", map[string]string{"ACTION.md": action("a:b", "approval: always"), "TOOL.md": tool("t.x", "implements: a:b", "approval: on-mutate")}, "TOOL.md", "approval", "relaxes_approval", nil},
-		{"policy relaxed to auto", map[string]string{"ACTION.md": policyBase, "TOOL.md": tool("t.x", "implements: store:deploy", "approval: auto")}, "TOOL.md", "approval", "relaxes_approval", nil},
-		{"policy swapped for another", map[string]string{"ACTION.md": policyBase, "TOOL.md": tool("t.x", "implements: store:deploy", "approval: 'policy:dev'")}, "TOOL.md", "approval", "relaxes_approval", nil},
-		{"on-mutate handed to a policy", map[string]string{"ACTION.md": base, "TOOL.md": tool("t.x", "implements: store:write", "approval: 'policy:x'")}, "TOOL.md", "approval", "relaxes_approval", nil},
-		{"drops requires", map[string]string{"ACTION.md": base, "TOOL.md": tool("t.x", "implements: store:write", "requires: {secrets: [other]}")}, "TOOL.md", "requires.secrets", "drops_requires", []string{"key"}},
-		{"drops fires_events", map[string]string{"ACTION.md": base, "TOOL.md": tool("t.x", "implements: store:write", "fires_events: [commit-completed]")}, "TOOL.md", "fires_events", "drops_fires_events", []string{"write"}},
+		{"widens risk", map[string]string{"ACTION.md": base, "TOOL.md": tool("t.x", "implements: store:write", "risk_level: 1")}, "TOOL.md", "/risk_level", "widens_risk_level", nil},
+		{"drops mutates", map[string]string{"ACTION.md": base, "TOOL.md": tool("t.x", "implements: store:write", "mutates: [storage:tmp]")}, "TOOL.md", "/mutates", "drops_mutates", []string{"storage:*"}},
+		{"drops all mutates", map[string]string{"ACTION.md": base, "TOOL.md": tool("t.x", "implements: store:write", "mutates: []")}, "TOOL.md", "/mutates", "drops_mutates", nil},
+		{"relaxes approval", map[string]string{"ACTION.md": base, "TOOL.md": tool("t.x", "implements: store:write", "approval: auto")}, "TOOL.md", "/approval", "relaxes_approval", nil},
+		{"relaxes always to on-mutate", map[string]string{"ACTION.md": action("a:b", "approval: always"), "TOOL.md": tool("t.x", "implements: a:b", "approval: on-mutate")}, "TOOL.md", "/approval", "relaxes_approval", nil},
+		{"policy relaxed to auto", map[string]string{"ACTION.md": policyBase, "TOOL.md": tool("t.x", "implements: store:deploy", "approval: auto")}, "TOOL.md", "/approval", "relaxes_approval", nil},
+		{"policy swapped for another", map[string]string{"ACTION.md": policyBase, "TOOL.md": tool("t.x", "implements: store:deploy", "approval: 'policy:dev'")}, "TOOL.md", "/approval", "relaxes_approval", nil},
+		{"on-mutate handed to a policy", map[string]string{"ACTION.md": base, "TOOL.md": tool("t.x", "implements: store:write", "approval: 'policy:x'")}, "TOOL.md", "/approval", "relaxes_approval", nil},
+		{"drops requires", map[string]string{"ACTION.md": base, "TOOL.md": tool("t.x", "implements: store:write", "requires: {secrets: [other]}")}, "TOOL.md", "/requires/secrets", "drops_requires", []string{"key"}},
+		{"drops fires_events", map[string]string{"ACTION.md": base, "TOOL.md": tool("t.x", "implements: store:write", "fires_events: [commit-completed]")}, "TOOL.md", "/fires_events", "drops_fires_events", []string{"write"}},
 
 		// TOOL.md fields.
-		{"tool field moved to DRIVER.md", map[string]string{"TOOL.md": tool("t.x", "code: ./main.ts")}, "TOOL.md", "code", "unknown_field", nil},
-		{"tool without outputs", map[string]string{"TOOL.md": "---\nname: n\nid: t.x\ndescription: d\nversion: 1.0.0\ninputs: {type: object}\n---\n"}, "TOOL.md", "outputs", "missing_field", nil},
-		{"tool id pattern", map[string]string{"TOOL.md": tool("T_X")}, "TOOL.md", "id", "invalid_format", nil},
-		{"alias with a space", map[string]string{"TOOL.md": tool("t.x", "metadata: {gated: {aliases: ['send email']}}")}, "TOOL.md", "metadata.gated.aliases[0]", "invalid_format", nil},
+		{"tool field moved to DRIVER.md", map[string]string{"TOOL.md": tool("t.x", "code: ./main.ts")}, "TOOL.md", "/code", "unknown_field", nil},
+		{"tool without outputs", map[string]string{"TOOL.md": "---\nname: n\nid: t.x\ndescription: d\nversion: 1.0.0\ninputs: {type: object}\n---\n"}, "TOOL.md", "/outputs", "missing_field", nil},
+		{"tool id pattern", map[string]string{"TOOL.md": tool("T_X")}, "TOOL.md", "/id", "invalid_format", nil},
+		{"alias with a space", map[string]string{"TOOL.md": tool("t.x", "metadata: {gated: {aliases: ['send email']}}")}, "TOOL.md", "/metadata/gated/aliases/0", "invalid_format", nil},
 
 		// Input schemas.
-		{"remote $ref", map[string]string{"TOOL.md": strings.Replace(tool("t.x"), "inputs: {type: object}", "inputs: {$ref: 'https://example.com/s.json'}", 1)}, "TOOL.md", "inputs", "input_schema_external_ref", nil},
-		{"file $ref", map[string]string{"p/action.json": `{"name": "x", "riskTier": "R0", "inputSchema": {"$ref": "file:///etc/passwd"}}`}, "p/action.json", "inputSchema", "input_schema_external_ref", nil},
-		{"schema that does not compile", map[string]string{"TOOL.md": strings.Replace(tool("t.x"), "inputs: {type: object}", "inputs: {type: 5}", 1)}, "TOOL.md", "inputs", "input_schema_invalid", nil},
-		{"bad actions.yaml input schema", map[string]string{"ACTIONS.yaml": "actions:\n  - {name: a, description: d, command: [x], inputSchema: {minLength: -1}}\n"}, "ACTIONS.yaml", "actions[0].inputSchema", "input_schema_invalid", nil},
+		{"remote $ref", map[string]string{"TOOL.md": strings.Replace(tool("t.x"), "inputs: {type: object}", "inputs: {$ref: 'https://example.com/s.json'}", 1)}, "TOOL.md", "/inputs", "input_schema_external_ref", nil},
+		{"file $ref", map[string]string{"p/action.json": `{"name": "x", "riskTier": "R0", "inputSchema": {"$ref": "file:///etc/passwd"}}`}, "p/action.json", "/inputSchema", "input_schema_external_ref", nil},
+		{"schema that does not compile", map[string]string{"TOOL.md": strings.Replace(tool("t.x"), "inputs: {type: object}", "inputs: {type: 5}", 1)}, "TOOL.md", "/inputs", "input_schema_invalid", nil},
+		{"bad actions.yaml input schema", map[string]string{"ACTIONS.yaml": "actions:\n  - {name: a, description: d, command: [x], inputSchema: {minLength: -1}}\n"}, "ACTIONS.yaml", "/actions/0/inputSchema", "input_schema_invalid", nil},
 
 		// Importer schemas.
-		{"actions.yaml without command", map[string]string{"ACTIONS.yaml": "actions:\n  - {name: a, description: d, inputSchema: {}}\n"}, "ACTIONS.yaml", "actions[0].command", "missing_field", nil},
-		{"actions.yaml empty", map[string]string{"ACTIONS.yaml": "actions: []\n"}, "ACTIONS.yaml", "actions", "invalid_length", nil},
-		{"actions.yaml hint type", map[string]string{"ACTIONS.yaml": "actions:\n  - {name: a, description: d, command: x, inputSchema: {}, annotations: {readOnlyHint: 'yes'}}\n"}, "ACTIONS.yaml", "actions[0].annotations.readOnlyHint", "invalid_type", nil},
-		{"action.json without name", map[string]string{"p/action.json": `{"riskTier": "R1"}`}, "p/action.json", "name", "missing_field", nil},
+		{"actions.yaml without command", map[string]string{"ACTIONS.yaml": "actions:\n  - {name: a, description: d, inputSchema: {}}\n"}, "ACTIONS.yaml", "/actions/0/command", "missing_field", nil},
+		{"actions.yaml empty", map[string]string{"ACTIONS.yaml": "actions: []\n"}, "ACTIONS.yaml", "/actions", "invalid_length", nil},
+		{"actions.yaml hint type", map[string]string{"ACTIONS.yaml": "actions:\n  - {name: a, description: d, command: x, inputSchema: {}, annotations: {readOnlyHint: 'yes'}}\n"}, "ACTIONS.yaml", "/actions/0/annotations/readOnlyHint", "invalid_type", nil},
+		{"action.json without name", map[string]string{"p/action.json": `{"riskTier": "R1"}`}, "p/action.json", "/name", "missing_field", nil},
 		{"action.json array", map[string]string{"p/action.json": `[1]`}, "p/action.json", "", "json_invalid", nil},
 	}
 	for _, tt := range tests {
@@ -149,14 +149,14 @@ func TestDirectoryProblems(t *testing.T) {
 	if err := os.WriteFile(notDir, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	big := writeTree(t, t.TempDir(), map[string]string{"ACTION.md": action("a:b", "tags: ["+strings.Repeat("t,", maxFileSize/2)+"t]")})
+	big := writeTree(t, t.TempDir(), map[string]string{"ACTION.md": action("a:b", "tags: ["+strings.Repeat("t,", int(limits.FileBytes/2))+"t]")})
 	tests := []struct {
 		dir, code string
 	}{
 		{empty, "catalog_empty"},
 		{filepath.Join(t.TempDir(), "missing"), "catalog_dir_invalid"},
 		{notDir, "catalog_dir_invalid"},
-		{big, "read_failed"},
+		{big, "file_too_large"},
 	}
 	for _, tt := range tests {
 		ps := loadProblems(t, tt.dir)
@@ -230,7 +230,7 @@ func TestSkillName(t *testing.T) {
 		t.Errorf("a SKILL.md in another directory named the action %s", v.ToolID)
 	}
 	ps := loadProblems(t, writeTree(t, t.TempDir(), map[string]string{"s/ACTIONS.yaml": yaml, "s/SKILL.md": "---\nname: [\n---\n"}))
-	if len(ps) != 1 || ps[0].Code != "skill_name_unreadable" || ps[0].Field != "name" {
+	if len(ps) != 1 || ps[0].Code != "skill_name_unreadable" || ps[0].Field != "/name" {
 		t.Fatalf("unreadable SKILL.md: %v", ps)
 	}
 }

@@ -114,26 +114,26 @@ func (l *loader) implemented(t *toolDef) (*Action, bool) {
 	p := t.f.path
 	switch {
 	case ref.Inline != nil:
-		l.ps.add(p, "implements.inline", "inline_action_unsupported", "gated does not accept inline actions: put the action in an ACTION.md in the catalog and reference it")
+		l.ps.add(p, "/implements/inline", "inline_action_unsupported", "gated does not accept inline actions: put the action in an ACTION.md in the catalog and reference it")
 		return nil, false
 	case ref.File != "":
-		return l.byFile(t, "implements.file", ref.File)
+		return l.byFile(t, "/implements/file", ref.File)
 	case ref.Ref != "":
 		s = ref.Ref
 	case strings.HasPrefix(s, ".") || strings.HasPrefix(s, "/") || (strings.Contains(s, "/") && !strings.HasPrefix(s, "@")):
-		return l.byFile(t, "implements", s)
+		return l.byFile(t, "/implements", s)
 	}
 	if slug, isRegistry := registrySlug(s); isRegistry {
 		if a, ok := l.slugs[slug]; ok && slug != "" {
 			return a, true
 		}
-		l.ps.add(p, "implements", "action_ref_unresolvable", "no loaded action has the registry slug of %q (the last path segment must be an action id with ':' written as '-')", s)
+		l.ps.add(p, "/implements", "action_ref_unresolvable", "no loaded action has the registry slug of %q (the last path segment must be an action id with ':' written as '-')", s)
 		return nil, false
 	}
 	if a, ok := l.actions[s]; ok {
 		return a, true
 	}
-	l.ps.add(p, "implements", "action_ref_unresolvable", "no loaded action has the id %q", s)
+	l.ps.add(p, "/implements", "action_ref_unresolvable", "no loaded action has the id %q", s)
 	return nil, false
 }
 
@@ -168,7 +168,7 @@ func (l *loader) merge(t *toolDef, a *Action) (*View, bool) {
 	d, p := &t.doc, t.f.path
 	v := &View{
 		ToolID: d.ID, Version: d.Version, Approval: approvalAuto,
-		Aliases: set(d.Metadata.Gated.Aliases), Source: t.f.rel, Format: t.f.format, file: p, nameField: "id",
+		Aliases: set(d.Metadata.Gated.Aliases), Source: t.f.rel, Format: t.f.format, file: p, nameField: "/id",
 		InputSchema: t.input != nil, input: t.input, Rules: t.rules,
 	}
 	if len(v.Aliases) == 0 {
@@ -183,21 +183,21 @@ func (l *loader) merge(t *toolDef, a *Action) (*View, bool) {
 	ok := true
 	if d.RiskLevel != nil {
 		if *d.RiskLevel < v.RiskLevel {
-			l.ps.add(p, "risk_level", "widens_risk_level", "risk_level %d is below the %d of action %s; a tool may only raise it", *d.RiskLevel, v.RiskLevel, a.ID)
+			l.ps.add(p, "/risk_level", "widens_risk_level", "risk_level %d is below the %d of action %s; a tool may only raise it", *d.RiskLevel, v.RiskLevel, a.ID)
 			ok = false
 		}
 		v.RiskLevel = max(v.RiskLevel, *d.RiskLevel)
 	}
 	if d.Approval != nil {
 		if !approvalNarrows(v.Approval, *d.Approval) {
-			l.ps.add(p, "approval", "relaxes_approval", "approval %q relaxes %q of action %s (order: auto < on-mutate < always; policy:<ref> may only become always)", *d.Approval, v.Approval, a.ID)
+			l.ps.add(p, "/approval", "relaxes_approval", "approval %q relaxes %q of action %s (order: auto < on-mutate < always; policy:<ref> may only become always)", *d.Approval, v.Approval, a.ID)
 			ok = false
 		}
 		v.Approval = *d.Approval
 	}
 	if d.Mutates != nil {
 		if m := missing(floorMutates, d.Mutates); len(m) > 0 {
-			l.ps.add(p, "mutates", "drops_mutates", "mutates leaves out %s of action %s; a tool may only add entries", strings.Join(m, ", "), a.ID)
+			l.ps.add(p, "/mutates", "drops_mutates", "mutates leaves out %s of action %s; a tool may only add entries", strings.Join(m, ", "), a.ID)
 			ok = false
 		}
 	}
@@ -213,14 +213,14 @@ func (l *loader) merge(t *toolDef, a *Action) (*View, bool) {
 				}
 			}
 			if m := missing(floor, rl.items); len(m) > 0 {
-				l.ps.add(p, "requires."+rl.kind, "drops_requires", "requires.%s leaves out %s of action %s; a tool may only add entries", rl.kind, strings.Join(m, ", "), a.ID)
+				l.ps.add(p, "/requires/"+rl.kind, "drops_requires", "requires.%s leaves out %s of action %s; a tool may only add entries", rl.kind, strings.Join(m, ", "), a.ID)
 				ok = false
 			}
 		}
 	}
 	if d.FiresEvents != nil {
 		if m := missing(floorEvents, d.FiresEvents); len(m) > 0 {
-			l.ps.add(p, "fires_events", "drops_fires_events", "fires_events leaves out %s of action %s; a tool may only add events", strings.Join(m, ", "), a.ID)
+			l.ps.add(p, "/fires_events", "drops_fires_events", "fires_events leaves out %s of action %s; a tool may only add events", strings.Join(m, ", "), a.ID)
 			ok = false
 		}
 	}
@@ -242,7 +242,7 @@ func (l *loader) index() {
 			case prev != v:
 				field := v.nameField
 				if v.Format == FormatToolMD && name != v.ToolID {
-					field = "metadata.gated.aliases"
+					field = "/metadata/gated/aliases"
 				}
 				l.ps.add(v.file, field, "ambiguous_tool_name", "tool name %q matches both %s (%s) and %s (%s)", name, prev.ToolID, prev.Source, v.ToolID, v.Source)
 			}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/bmatcuk/doublestar/v4"
 
+	"github.com/gatedhq/gated/internal/opfile"
 	"github.com/gatedhq/gated/internal/route"
 )
 
@@ -280,7 +281,7 @@ func hostMatches(pattern, host string) bool {
 // ruleSpec is one rule as TOOL.md writes it, before compiling.
 type ruleSpec struct {
 	rule     *Rule
-	patField string // the matcher's field, metadata.gated.rules[i].<kind>
+	patField string // the matcher's field, /metadata/gated/rules/<i>/<kind>
 	listed   bool   // the patterns were a list (problems then name [j])
 	patsOK   bool   // the patterns decoded and are within their count
 	ok       bool   // every field is sound
@@ -290,7 +291,7 @@ type ruleSpec struct {
 // reported against the file and the rule's field. It returns nil when
 // there are none or any is wrong (the load fails then anyway).
 func (l *loader) compileRules(f file, raw []map[string]json.RawMessage) []*Rule {
-	const base = "metadata.gated.rules"
+	const base = "/metadata/gated/rules"
 	if len(raw) == 0 {
 		return nil
 	}
@@ -301,7 +302,7 @@ func (l *loader) compileRules(f file, raw []map[string]json.RawMessage) []*Rule 
 	specs := make([]*ruleSpec, len(raw))
 	total := 0
 	for i, m := range raw {
-		specs[i] = l.parseRule(f, base+"["+strconv.Itoa(i)+"]", m)
+		specs[i] = l.parseRule(f, base+"/"+strconv.Itoa(i), m)
 		for _, p := range specs[i].rule.Patterns {
 			total += len(p)
 		}
@@ -339,12 +340,12 @@ func (l *loader) parseRule(f file, field string, m map[string]json.RawMessage) *
 		raw, present := m[key]
 		if !present {
 			if required {
-				bad("."+key, "missing_field", "is required")
+				bad(opfile.Pointer(key), "missing_field", "is required")
 			}
 			return "", false
 		}
 		if json.Unmarshal(raw, &v) != nil {
-			bad("."+key, "invalid_type", "must be a string")
+			bad(opfile.Pointer(key), "invalid_type", "must be a string")
 			return "", false
 		}
 		return v, true
@@ -361,7 +362,7 @@ func (l *loader) parseRule(f file, field string, m map[string]json.RawMessage) *
 			kinds = append(kinds, k)
 		case k == "code" || k == "pointer" || k == "route" || k == "message" || k == "negate":
 		default:
-			bad("."+k, "unknown_field", "is not a rule field: a rule has code, pointer, route, optional message and negate, and one matcher of regex, glob, prefix or host")
+			bad(opfile.Pointer(k), "unknown_field", "is not a rule field: a rule has code, pointer, route, optional message and negate, and one matcher of regex, glob, prefix or host")
 		}
 	}
 
@@ -369,9 +370,9 @@ func (l *loader) parseRule(f file, field string, m map[string]json.RawMessage) *
 	if code, ok := str("code", true); ok {
 		switch {
 		case !ruleCodePattern.MatchString(code):
-			bad(".code", "invalid_rule_code", "%q is not a blocker code: lower-case letters, digits and _, starting with a letter, 3 to 64 characters", code)
+			bad("/code", "invalid_rule_code", "%q is not a blocker code: lower-case letters, digits and _, starting with a letter, 3 to 64 characters", code)
 		case slices.Contains(ownCodes, code):
-			bad(".code", "invalid_rule_code", "%q is one of the catalog's own blocker codes; choose another", code)
+			bad("/code", "invalid_rule_code", "%q is one of the catalog's own blocker codes; choose another", code)
 		default:
 			r.Code = code
 		}
@@ -379,7 +380,7 @@ func (l *loader) parseRule(f file, field string, m map[string]json.RawMessage) *
 
 	if p, ok := str("pointer", true); ok {
 		if toks, err := parsePointer(p); err != nil {
-			bad(".pointer", "invalid_rule_pointer", "%q %v", p, err)
+			bad("/pointer", "invalid_rule_pointer", "%q %v", p, err)
 		} else {
 			r.Pointer, r.tokens = p, toks
 		}
@@ -387,7 +388,7 @@ func (l *loader) parseRule(f file, field string, m map[string]json.RawMessage) *
 
 	if rt, ok := str("route", true); ok {
 		if v, err := route.ParseRoute(rt); err != nil || v == route.Accept {
-			bad(".route", "invalid_rule_route", "%q is not a rule route: a rule only tightens, so it routes to ask, defer or refuse", rt)
+			bad("/route", "invalid_rule_route", "%q is not a rule route: a rule only tightens, so it routes to ask, defer or refuse", rt)
 		} else {
 			r.Route = v
 		}
@@ -395,14 +396,14 @@ func (l *loader) parseRule(f file, field string, m map[string]json.RawMessage) *
 
 	if msg, ok := str("message", false); ok {
 		if len(msg) > maxRuleMessageBytes {
-			bad(".message", "rule_limit_exceeded", "is %d bytes; a message may have at most %d", len(msg), maxRuleMessageBytes)
+			bad("/message", "rule_limit_exceeded", "is %d bytes; a message may have at most %d", len(msg), maxRuleMessageBytes)
 		}
 		r.Message = msg
 	}
 
 	if raw, present := m["negate"]; present {
 		if json.Unmarshal(raw, &r.Negate) != nil {
-			bad(".negate", "invalid_type", "must be true or false")
+			bad("/negate", "invalid_type", "must be true or false")
 		}
 	}
 
@@ -411,7 +412,7 @@ func (l *loader) parseRule(f file, field string, m map[string]json.RawMessage) *
 		bad("", "missing_field", "needs one matcher: regex, glob, prefix or host")
 	case 1:
 		r.Kind = kinds[0]
-		s.patField = field + "." + r.Kind
+		s.patField = field + "/" + r.Kind
 		s.parsePatterns(l, f, m[r.Kind])
 	default:
 		bad("", "invalid_rule_matcher", "has %s; a rule has exactly one matcher", strings.Join(kinds, " and "))
@@ -453,7 +454,7 @@ func (l *loader) compilePatterns(f file, s *ruleSpec) bool {
 	for j, p := range r.Patterns {
 		field := s.patField
 		if s.listed {
-			field += "[" + strconv.Itoa(j) + "]"
+			field += "/" + strconv.Itoa(j)
 		}
 		bad := func(code, format string, args ...any) {
 			l.ps.add(f.path, field, code, format, args...)

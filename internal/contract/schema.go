@@ -1,72 +1,37 @@
 package contract
 
 import (
-	"bytes"
-	"fmt"
 	"strconv"
 	"strings"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
-	"golang.org/x/text/language"
-	"golang.org/x/text/message"
-
 	"github.com/gatedhq/gated/api"
+	"github.com/gatedhq/gated/internal/opfile"
 )
 
 // ValidationError is one schema violation, located by a JSON path such as
-// $.evidence_refs[0].kind.
+// $.evidence_refs[0].kind: the reference's form of validation_errors, not
+// the JSON Pointers of operator files' problems.
 type ValidationError struct {
 	Path    string `json:"path"`
 	Keyword string `json:"keyword"`
 	Message string `json:"message"`
 }
 
-var (
-	contractSchema = compileContractSchema()
-	printer        = message.NewPrinter(language.English)
-)
-
-func compileContractSchema() *jsonschema.Schema {
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(api.ContractSchema))
-	if err != nil {
-		panic(fmt.Sprintf("embedded contract schema is not JSON: %v", err))
-	}
-	c := jsonschema.NewCompiler()
-	const url = "https://aana.dev/schemas/agent_action_contract_v1.schema.json"
-	if err := c.AddResource(url, doc); err != nil {
-		panic(fmt.Sprintf("embedded contract schema: %v", err))
-	}
-	return c.MustCompile(url)
-}
+var contractSchema = opfile.MustCompileSchema("https://aana.dev/schemas/agent_action_contract_v1.schema.json", api.ContractSchema)
 
 // validate checks doc against the contract schema and returns every leaf
-// violation, unsorted (Prepare sorts them with its own).
+// violation as the validator reports it, unsorted (Prepare sorts them with
+// its own).
 func validate(doc map[string]any) []ValidationError {
-	err := contractSchema.Validate(doc)
-	if err == nil {
+	vs := opfile.Leaves(contractSchema, doc, opfile.Message)
+	if len(vs) == 0 {
 		return nil
 	}
-	verr, ok := err.(*jsonschema.ValidationError)
-	if !ok {
-		return []ValidationError{{Path: "$", Keyword: "schema", Message: err.Error()}}
+	out := make([]ValidationError, len(vs))
+	for i, v := range vs {
+		out[i] = ValidationError{Path: jsonPath(v.Path, doc), Keyword: v.Keyword, Message: v.Message}
 	}
-	var out []ValidationError
-	collectLeaves(verr, doc, &out)
 	return out
-}
-
-func collectLeaves(e *jsonschema.ValidationError, doc any, out *[]ValidationError) {
-	if len(e.Causes) == 0 {
-		*out = append(*out, ValidationError{
-			Path:    jsonPath(e.InstanceLocation, doc),
-			Keyword: strings.Join(e.ErrorKind.KeywordPath(), "/"),
-			Message: e.ErrorKind.LocalizedString(printer),
-		})
-		return
-	}
-	for _, c := range e.Causes {
-		collectLeaves(c, doc, out)
-	}
 }
 
 // jsonPath renders a JSON-pointer token list as $.a.b[0], walking the

@@ -1,29 +1,20 @@
 package policy
 
 import (
-	"bytes"
 	_ "embed"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"net/netip"
-	"strconv"
 	"strings"
-	"sync"
 	"time"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
-	"go.yaml.in/yaml/v3"
-	"golang.org/x/text/language"
-	"golang.org/x/text/message"
-
-	"github.com/gatedhq/gated/internal/problem"
+	"github.com/gatedhq/gated/internal/opfile"
 )
 
 // Problem is one error or warning found while loading policy; Field is the
-// JSON pointer of the offending field.
-type Problem = problem.Problem
+// JSON Pointer of the offending field, Line the line of a Rego module's.
+type Problem = opfile.Problem
 
 // Document is one parsed, validated POLICY.md (policy/v1 frontmatter).
 type Document struct {
@@ -95,21 +86,8 @@ const (
 //go:embed POLICY.schema.json
 var schemaJSON []byte
 
-var compiledSchema = sync.OnceValues(func() (*jsonschema.Schema, error) {
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schemaJSON))
-	if err != nil {
-		return nil, fmt.Errorf("policy schema: %w", err)
-	}
-	c := jsonschema.NewCompiler()
-	c.AssertFormat() // granted_at must really be a date-time
-	const url = "https://agentproto.sh/schemas/aip-38/POLICY.schema.json"
-	if err := c.AddResource(url, doc); err != nil {
-		return nil, fmt.Errorf("policy schema: %w", err)
-	}
-	return c.Compile(url)
-})
-
-var english = message.NewPrinter(language.English)
+// policySchema asserts formats, so granted_at must really be a date-time.
+var policySchema = opfile.MustCompileSchema("https://agentproto.sh/schemas/aip-38/POLICY.schema.json", schemaJSON)
 
 // Parse reads one POLICY.md: frontmatter split, YAML, the AIP-38 JSON schema,
 // then the rules the schema cannot express. It does no I/O and resolves no
@@ -138,111 +116,35 @@ func (p *parser) warnf(field, code, format string, args ...any) {
 }
 
 func (p *parser) parse(data []byte) *Document {
-	front, ok := p.frontmatter(data)
-	if !ok {
-		return nil
-	}
-	var tree any
-	if err := yaml.Unmarshal(front, &tree); err != nil {
-		p.errorf("", "yaml_syntax", "frontmatter: %v", err)
-		return nil
-	}
-	// Round-trip through JSON so YAML-only types (timestamps, non-string
-	// keys) are normalised the way the JSON schema expects.
-	js, err := json.Marshal(toJSONCompatible(tree))
+	// The frontmatter is the whole policy, so the file's own bound is its
+	// bound.
+	front, err := opfile.ParseFrontmatter(data, maxPolicyFileBytes)
 	if err != nil {
-		p.errorf("", "yaml_syntax", "frontmatter is not JSON-compatible: %v", err)
+		p.errorf("", parseCode(err), "%v", err)
 		return nil
 	}
-	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(js))
-	if err != nil {
-		p.errorf("", "yaml_syntax", "frontmatter: %v", err)
-		return nil
-	}
-	sch, err := compiledSchema()
-	if err != nil {
-		p.errorf("", "schema_unavailable", "%v", err)
-		return nil
-	}
-	if err := sch.Validate(inst); err != nil {
-		var ve *jsonschema.ValidationError
-		if !errors.As(err, &ve) {
-			p.errorf("", "schema", "%v", err)
-			return nil
+	if vs := opfile.Validate(policySchema, front.Value, opfile.Message); len(vs) > 0 {
+		for _, v := range vs {
+			p.errorf(v.Pointer(), "schema", "%s", v.Message)
 		}
-		p.schemaErrors(ve)
 		return nil
 	}
 	var raw rawDocument
-	if err := json.Unmarshal(js, &raw); err != nil {
+	if err := json.Unmarshal(front.JSON, &raw); err != nil {
 		p.errorf("", "schema", "%v", err)
 		return nil
 	}
 	return p.check(&raw)
 }
 
-// frontmatter returns the YAML between the leading `---` line and the next.
-func (p *parser) frontmatter(data []byte) ([]byte, bool) {
-	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
-	first, rest, found := bytes.Cut(data, []byte("\n"))
-	if !found || strings.TrimRight(string(first), " \t\r") != "---" {
-		p.errorf("", "frontmatter_missing", "POLICY.md must start with a `---` frontmatter line")
-		return nil, false
+// parseCode is the problem code of a POLICY.md that does not parse:
+// opfile's, except that a YAML error keeps the name docs/policy.md has
+// always given it.
+func parseCode(err error) string {
+	if code := opfile.Code(err); code != "yaml_invalid" {
+		return code
 	}
-	for off := 0; off <= len(rest); {
-		line, _, _ := bytes.Cut(rest[off:], []byte("\n"))
-		if strings.TrimRight(string(line), " \t\r") == "---" {
-			return rest[:off], true
-		}
-		off += len(line) + 1
-	}
-	p.errorf("", "frontmatter_unterminated", "no closing `---` line after the frontmatter")
-	return nil, false
-}
-
-// schemaErrors reports the leaf causes of a schema failure, one per field.
-func (p *parser) schemaErrors(ve *jsonschema.ValidationError) {
-	if len(ve.Causes) == 0 {
-		field := ""
-		if len(ve.InstanceLocation) > 0 {
-			field = "/" + strings.Join(ve.InstanceLocation, "/")
-		}
-		p.errorf(field, "schema", "%s", ve.ErrorKind.LocalizedString(english))
-		return
-	}
-	for _, c := range ve.Causes {
-		p.schemaErrors(c)
-	}
-}
-
-// toJSONCompatible converts YAML decoding results (map[any]any keys from
-// some inputs) into JSON-marshalable values.
-func toJSONCompatible(v any) any {
-	switch t := v.(type) {
-	case map[string]any:
-		for k, e := range t {
-			t[k] = toJSONCompatible(e)
-		}
-		return t
-	case map[any]any:
-		m := make(map[string]any, len(t))
-		for k, e := range t {
-			m[fmt.Sprint(k)] = toJSONCompatible(e)
-		}
-		return m
-	case []any:
-		for i, e := range t {
-			t[i] = toJSONCompatible(e)
-		}
-		return t
-	case time.Time:
-		return t.Format(time.RFC3339Nano)
-	case float64:
-		if math.IsInf(t, 0) || math.IsNaN(t) {
-			return strconv.FormatFloat(t, 'g', -1, 64) // schema then rejects it as a non-number
-		}
-	}
-	return v
+	return "yaml_syntax"
 }
 
 type rawDocument struct {

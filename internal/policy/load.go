@@ -4,12 +4,8 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
-	"io"
-	"io/fs"
-	"os"
-	"path/filepath"
+	"path"
 	"slices"
 	"strings"
 	"time"
@@ -18,7 +14,7 @@ import (
 	"github.com/open-policy-agent/opa/v1/rego"
 	_ "time/tzdata" // business-hours time zones must not depend on the host's zoneinfo
 
-	"github.com/gatedhq/gated/internal/problem"
+	"github.com/gatedhq/gated/internal/opfile"
 )
 
 // Option adjusts a Load.
@@ -65,7 +61,7 @@ type LoadError struct {
 	Warnings []Problem
 }
 
-// ProblemList lists the errors (problem.Lister).
+// ProblemList lists the errors (opfile.Lister).
 func (e *LoadError) ProblemList() []Problem { return e.Problems }
 
 func (e *LoadError) Error() string {
@@ -128,12 +124,12 @@ func (s *Set) Warnings() []Problem { return slices.Clone(s.warnings) }
 // Summary is what GET /v1/policy returns: the revision in use, its
 // policies, the warnings a lint would print, and the last failed reload.
 type Summary struct {
-	Revision        string               `json:"revision"`
-	Enforced        bool                 `json:"enforced"`
-	DefaultAllow    bool                 `json:"default_allow"`
-	Policies        []PolicySummary      `json:"policies"`
-	Warnings        []Problem            `json:"warnings"`
-	LastReloadError *problem.ReloadError `json:"last_reload_error,omitempty"`
+	Revision        string              `json:"revision"`
+	Enforced        bool                `json:"enforced"`
+	DefaultAllow    bool                `json:"default_allow"`
+	Policies        []PolicySummary     `json:"policies"`
+	Warnings        []Problem           `json:"warnings"`
+	LastReloadError *opfile.ReloadError `json:"last_reload_error,omitempty"`
 }
 
 // PolicySummary counts what one POLICY.md holds.
@@ -150,7 +146,7 @@ type PolicySummary struct {
 func (s *Set) Summary(lastErr error, at time.Time) Summary {
 	sum := Summary{Revision: s.revision, Enforced: s.Enforced(), DefaultAllow: s.defaultAllow,
 		Policies: make([]PolicySummary, len(s.docs)), Warnings: s.Warnings(),
-		LastReloadError: problem.NewReloadError(lastErr, at, "policy")}
+		LastReloadError: opfile.NewReloadError(lastErr, at, "policy")}
 	for i, d := range s.docs {
 		sum.Policies[i] = PolicySummary{ID: d.ID, File: d.File, Default: d.Default,
 			Grants: len(d.Grants), Requirements: len(d.Requirements), Limits: len(d.Limits)}
@@ -178,80 +174,40 @@ const (
 	maxPolicyBytes     = 32 << 20 // every file together
 )
 
+var limits = opfile.Limits{FileBytes: maxPolicyFileBytes, Files: maxPolicyFiles, TotalBytes: maxPolicyBytes, Depth: 32}
+
+func isPolicy(name string) bool { return name == "POLICY.md" || strings.HasSuffix(name, ".POLICY.md") }
+
+func isRego(name string) bool {
+	return strings.HasSuffix(name, ".rego") && !strings.HasSuffix(name, "_test.rego")
+}
+
 // Load reads every POLICY.md, *.POLICY.md and *.rego (not *_test.rego) under
-// dirs (recursively), validates and compiles them, and prepares the query.
-// All problems are returned together in a *LoadError.
+// dirs (recursively, as opfile.Walker reads: a directory given as a symlink,
+// such as a ConfigMap's "..data", is read where it points), validates and
+// compiles them, and prepares the query. All problems are returned together
+// in a *LoadError.
 func Load(dirs []string, res Resolver, opts ...Option) (*Set, error) {
 	var errs []Problem
 	var policies, modules []source
-	total := 0
+	w := opfile.Walker{Limits: limits, File: true, Match: func(name string) bool { return isPolicy(name) || isRego(name) }}
 	for _, dir := range dirs {
-		root, err := walkRoot(dir)
+		files, ps, err := w.Walk(dir)
 		if err != nil {
 			errs = append(errs, Problem{File: dir, Code: "read_failed", Message: err.Error()})
 			continue
 		}
-		err = filepath.WalkDir(root, func(walked string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return err
-			}
-			// Files are named by the path the operator gave, not where a
-			// symlinked dir points.
-			path := walked
-			if root != dir {
-				if rel, relErr := filepath.Rel(root, walked); relErr == nil {
-					path = filepath.Join(dir, rel)
-				}
-			}
-			// A Kubernetes ConfigMap volume keeps its files in ..<timestamp>
-			// and links them through ..data; reading those too would load
-			// every policy twice.
-			if strings.HasPrefix(d.Name(), "..") && walked != root {
-				if d.IsDir() {
-					return filepath.SkipDir
-				}
-				return nil
-			}
-			if d.IsDir() {
-				return nil
-			}
-			name := d.Name()
-			isPolicy := name == "POLICY.md" || strings.HasSuffix(name, ".POLICY.md")
-			isRego := strings.HasSuffix(name, ".rego") && !strings.HasSuffix(name, "_test.rego")
-			if !isPolicy && !isRego {
-				return nil
-			}
-			switch {
-			case len(policies)+len(modules) >= maxPolicyFiles:
-				errs = append(errs, Problem{File: path, Code: "too_many_files", Message: fmt.Sprintf("more than %d policy files and modules", maxPolicyFiles)})
-				return filepath.SkipAll
-			case isRego && len(modules) >= maxRegoFiles:
-				errs = append(errs, Problem{File: path, Code: "too_many_files", Message: fmt.Sprintf("more than %d custom Rego modules", maxRegoFiles)})
-				return filepath.SkipAll
-			}
-			data, err := readPolicyFile(walked)
-			if err != nil {
-				code := "read_failed"
-				if errors.Is(err, errFileTooLarge) {
-					code = "file_too_large"
-				}
-				errs = append(errs, Problem{File: path, Code: code, Message: err.Error()})
-				return nil
-			}
-			if total += len(data); total > maxPolicyBytes {
-				errs = append(errs, Problem{File: path, Code: "too_many_bytes", Message: fmt.Sprintf("the policy files and modules together are larger than %d bytes", maxPolicyBytes)})
-				return filepath.SkipAll
-			}
-			if isPolicy {
-				policies = append(policies, source{path, data})
+		errs = append(errs, ps...)
+		for _, f := range files {
+			if isPolicy(path.Base(f.Rel)) {
+				policies = append(policies, source{f.Path, f.Data})
 			} else {
-				modules = append(modules, source{path, data})
+				modules = append(modules, source{f.Path, f.Data})
 			}
-			return nil
-		})
-		if err != nil {
-			errs = append(errs, Problem{File: dir, Code: "read_failed", Message: err.Error()})
 		}
+	}
+	if len(modules) > maxRegoFiles {
+		errs = append(errs, Problem{File: modules[maxRegoFiles].path, Code: "too_many_files", Message: fmt.Sprintf("more than %d custom Rego modules", maxRegoFiles)})
 	}
 	s := &Set{byID: map[string]*Document{}, budget: DefaultEvalBudget, steps: DefaultEvalSteps, memory: DefaultEvalMemory}
 	for _, o := range opts {
@@ -283,18 +239,6 @@ func Load(dirs []string, res Resolver, opts ...Option) (*Set, error) {
 	}
 	s.revision = revision(policies, modules, s.grantsModule)
 	return s, nil
-}
-
-// walkRoot is where to walk dir from. A dir that is itself a symlink (a
-// ConfigMap's "..data", git-sync's link) is walked where it points: WalkDir
-// would report the link as a file and read nothing below it, and no policy
-// at all would be enforced.
-func walkRoot(dir string) (string, error) {
-	fi, err := os.Lstat(dir)
-	if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
-		return dir, nil // a missing dir is reported by the walk
-	}
-	return filepath.EvalSymlinks(dir)
 }
 
 // compileRules resolves requirements and limits. Unlike grants (where an
@@ -354,8 +298,12 @@ func (s *Set) prepare(sources []source) []Problem {
 		}
 		pkg := m.Package.Path.String()
 		if pkg != customPackage && !strings.HasPrefix(pkg, customPackage+".") {
-			errs = append(errs, Problem{File: src.path, Field: "package", Code: "rego_package",
-				Message: fmt.Sprintf("custom module package %s must be gated.custom or below", strings.TrimPrefix(pkg, "data."))})
+			p := Problem{File: src.path, Code: "rego_package",
+				Message: fmt.Sprintf("custom module package %s must be gated.custom or below", strings.TrimPrefix(pkg, "data."))}
+			if loc := m.Package.Location; loc != nil {
+				p.Line = loc.Row
+			}
+			errs = append(errs, p)
 			continue
 		}
 		if bad := checkBuiltins(src.path, m); len(bad) > 0 {
@@ -373,7 +321,7 @@ func (s *Set) prepare(sources []source) []Problem {
 	}
 	for name, src := range generated {
 		if _, clash := modules[name]; clash {
-			errs = append(errs, Problem{File: name, Field: "", Code: "rego_generated", Message: "a custom module's path clashes with a generated module's name"})
+			errs = append(errs, Problem{File: name, Code: "rego_generated", Message: "a custom module's path clashes with a generated module's name"})
 			continue
 		}
 		m, err := ast.ParseModuleWithOpts(name, src, opts)
@@ -450,6 +398,7 @@ out := {
 }
 
 // regoProblems flattens OPA's error list into Problems naming file and line.
+// Rego has no fields to point at, so the line stands alone.
 func regoProblems(file, code string, err error) []Problem {
 	list, ok := err.(ast.Errors)
 	if !ok {
@@ -462,42 +411,11 @@ func regoProblems(file, code string, err error) []Problem {
 			if e.Location.File != "" {
 				p.File = e.Location.File
 			}
-			p.Field = fmt.Sprintf("line %d", e.Location.Row)
+			p.Line = e.Location.Row
 		}
 		out = append(out, p)
 	}
 	return out
-}
-
-var errFileTooLarge = fmt.Errorf("larger than %d bytes", maxPolicyFileBytes)
-
-// readPolicyFile reads a regular file (following a symlink) of at most
-// maxPolicyFileBytes. It checks the type before opening: opening a FIFO
-// blocks, and a device such as /dev/zero never ends.
-func readPolicyFile(path string) ([]byte, error) {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, errors.New("not a regular file")
-	}
-	if fi.Size() > maxPolicyFileBytes {
-		return nil, errFileTooLarge
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxPolicyFileBytes+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(data) > maxPolicyFileBytes {
-		return nil, errFileTooLarge // it grew after the Stat
-	}
-	return data, nil
 }
 
 func revision(policies, modules []source, generated string) string {

@@ -34,10 +34,14 @@ func TestParseErrors(t *testing.T) {
 		{"unterminated", "---\nschema: policy/v1\n", "frontmatter_unterminated", ""},
 		{"yaml", policyMD("schema: [policy/v1"), "yaml_syntax", ""},
 		{"wrong schema", policyMD("schema: policy/v2\nid: \"@a/b\""), "schema", "/schema"},
-		{"unknown field", policyMD("schema: policy/v1\nid: \"@a/b\"\ngrnats: []"), "schema", ""},
+		{"unknown field", policyMD("schema: policy/v1\nid: \"@a/b\"\ngrnats: []"), "schema", "/grnats"},
+		{"unknown field with / and ~", policyMD("schema: policy/v1\nid: \"@a/b\"\n\"x/y~z\": 1"), "schema", "/x~1y~0z"},
+		{"not a mapping", "---\n- schema\n---\n", "frontmatter_not_mapping", ""},
+		{"frontmatter too large", policyMD("schema: policy/v1\nid: \"@a/b\"\n# " + strings.Repeat("x", maxPolicyFileBytes)), "frontmatter_too_large", ""},
+		{"duplicate key", policyMD("schema: policy/v1\nid: \"@a/b\"\nid: \"@a/c\""), "yaml_syntax", ""},
 		{"bad id", policyMD("schema: policy/v1\nid: acme"), "schema", "/id"},
 		{"no id", policyMD("schema: policy/v1"), "id_required", "/id"},
-		{"grant without actions", policyMD("schema: policy/v1\nid: \"@a/b\"\ngrants: [{principal: x}]"), "schema", "/grants/0"},
+		{"grant without actions", policyMD("schema: policy/v1\nid: \"@a/b\"\ngrants: [{principal: x}]"), "schema", "/grants/0/actions"},
 		{"bad granted_at", policyMD("schema: policy/v1\nid: \"@a/b\"\ngrants: [{principal: x, actions: [{action: a:b}], granted_at: yesterday}]"), "schema", "/grants/0/granted_at"},
 		{"bad wildcard", policyMD("schema: policy/v1\nid: \"@a/b\"\ngrants: [{principal: x, actions: [{action: \"stor*\"}]}]"), "action_ref_invalid", "/grants/0/actions/0/action"},
 		{"bad cidr", policyMD("schema: policy/v1\nid: \"@a/b\"\ngrants: [{principal: x, actions: [{action: a:b}], conditions: [{kind: ip-range, cidr: 10.0.0.0/33}]}]"), "condition_invalid", "/grants/0/conditions/0/cidr"},
@@ -138,7 +142,10 @@ func TestSandboxRejectsBuiltins(t *testing.T) {
 
 func TestCustomModulePackage(t *testing.T) {
 	_, err := Load([]string{writeDir(t, map[string]string{"x.rego": "package gated.grants\n\ncandidates contains {\"grant\": 0} if true\n"})}, nil)
-	assertProblems(t, err, "rego_package")
+	// Rego has no fields: the problem names the line instead.
+	if le := assertProblems(t, err, "rego_package"); le.Problems[0].Line != 1 || le.Problems[0].Field != "" {
+		t.Fatalf("problem %+v, want line 1 and no field", le.Problems[0])
+	}
 	_, err = Load([]string{writeDir(t, map[string]string{"x.rego": "package gated.customer\n"})}, nil)
 	assertProblems(t, err, "rego_package")
 	_, err = Load([]string{writeDir(t, map[string]string{"x.rego": "package gated.custom\n\nfindings contains x if {\n"})}, nil)

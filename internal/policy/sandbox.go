@@ -136,7 +136,7 @@ func checkBuiltins(file string, m *ast.Module) []Problem {
 			loc = op.Location
 		}
 		if loc != nil {
-			p.Field = fmt.Sprintf("line %d", loc.Row)
+			p.Line = loc.Row
 		}
 		out = append(out, p)
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -103,5 +104,34 @@ func writePolicy(t *testing.T, path, id string) {
 	md := policyMD(fmt.Sprintf("schema: policy/v1\nid: %q\ngrants:\n  - {principal: x, actions: [{action: \"storage:read\"}]}\n", id))
 	if err := os.WriteFile(path, []byte(md), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestLoadOneFile: --policy may name one POLICY.md (or a link to one), and
+// the set reads just that file, named as given.
+func TestLoadOneFile(t *testing.T) {
+	dir := t.TempDir()
+	writePolicy(t, filepath.Join(dir, "a", "POLICY.md"), "@a/one")
+	writePolicy(t, filepath.Join(dir, "a", "other.POLICY.md"), "@a/other")
+	link := filepath.Join(dir, "link.POLICY.md")
+	if err := os.Symlink(filepath.Join(dir, "a", "POLICY.md"), link); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{filepath.Join(dir, "a", "POLICY.md"), link} {
+		s, err := Load([]string{path}, nil)
+		if err != nil {
+			t.Fatalf("Load(%s): %v", path, err)
+		}
+		p := s.Summary(nil, time.Time{}).Policies
+		if len(p) != 1 || p[0].ID != "@a/one" || p[0].File != path {
+			t.Fatalf("Load(%s) read %+v, want only @a/one named %s", path, p, path)
+		}
+	}
+	notes := filepath.Join(dir, "notes.txt")
+	if err := os.WriteFile(notes, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load([]string{notes}, nil); err == nil || !strings.Contains(err.Error(), "read_failed") {
+		t.Fatalf("Load(notes.txt) = %v, want read_failed", err)
 	}
 }

@@ -5,8 +5,6 @@
 package policytest
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 	"io/fs"
@@ -16,7 +14,7 @@ import (
 	"strings"
 	"time"
 
-	"go.yaml.in/yaml/v3"
+	"github.com/gatedhq/gated/internal/opfile"
 )
 
 // Decider decides one event for the given principals at the given time and
@@ -140,18 +138,8 @@ func readFile(path string) (*File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("policy test: %w", err)
 	}
-	var tree any
-	if err := yaml.Unmarshal(data, &tree); err != nil {
-		return nil, fmt.Errorf("policy test %s: %w", path, err)
-	}
-	js, err := json.Marshal(tree)
-	if err != nil {
-		return nil, fmt.Errorf("policy test %s: only string keys are allowed: %w", path, err)
-	}
-	dec := json.NewDecoder(bytes.NewReader(js))
-	dec.DisallowUnknownFields()
 	var f File
-	if err := dec.Decode(&f); err != nil {
+	if err := opfile.DecodeYAML(data, &f); err != nil {
 		return nil, fmt.Errorf("policy test %s: %w", path, err)
 	}
 	for i, c := range f.Cases {
