@@ -5,6 +5,7 @@ import "testing"
 const operationsDoc = "../../docs/operations.md"
 
 func TestDocumentedAlertsUseOnlyExportedMetrics(t *testing.T) {
+	t.Parallel()
 	exprs, err := AlertExprs(operationsDoc)
 	if err != nil {
 		t.Fatal(err)

@@ -54,6 +54,7 @@ func exportedNames(t *testing.T) map[string]bool {
 }
 
 func TestDashboardUsesOnlyExportedMetrics(t *testing.T) {
+	t.Parallel()
 	qs, err := loadDashboard(t).Queries()
 	if err != nil {
 		t.Fatal(err)
@@ -72,6 +73,7 @@ func TestDashboardUsesOnlyExportedMetrics(t *testing.T) {
 }
 
 func TestUnexportedCatchesUnknownNames(t *testing.T) {
+	t.Parallel()
 	exported := map[string]bool{"gated_decisions_total": true}
 	got := Unexported([]string{
 		`sum(rate(gated_decisions_total[5m])) / sum(rate(gated_decision_total[5m]))`,
@@ -82,6 +84,7 @@ func TestUnexportedCatchesUnknownNames(t *testing.T) {
 }
 
 func TestMetricNames(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		expr string
 		want []string
@@ -101,6 +104,7 @@ func TestMetricNames(t *testing.T) {
 }
 
 func TestScrapeNamesExpandsHistograms(t *testing.T) {
+	t.Parallel()
 	names, err := ScrapeNames(strings.NewReader(`# TYPE h histogram
 h_bucket{le="1"} 1
 h_bucket{le="+Inf"} 1
@@ -128,6 +132,7 @@ c_total 3
 // Grafana 10+ import: a Prometheus datasource variable every panel and query
 // uses, unique panel ids, a query on every non-row panel.
 func TestDashboardIsImportable(t *testing.T) {
+	t.Parallel()
 	d := loadDashboard(t)
 	if d.UID == "" || d.SchemaVersion < 36 {
 		t.Errorf("uid %q schemaVersion %d: want a uid and schemaVersion >= 36 (Grafana 10)", d.UID, d.SchemaVersion)
@@ -167,6 +172,7 @@ func TestDashboardIsImportable(t *testing.T) {
 // The chart ships a copy of the dashboard (Helm warns about, and some tools
 // refuse, a symlink in a chart): the copy must be the dashboard itself.
 func TestChartCarriesTheDashboard(t *testing.T) {
+	t.Parallel()
 	want, err := os.ReadFile("gated-dashboard.json")
 	if err != nil {
 		t.Fatal(err)

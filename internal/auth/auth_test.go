@@ -13,6 +13,7 @@ var (
 )
 
 func TestHash(t *testing.T) {
+	t.Parallel()
 	// sha256("abc") from FIPS 180-2.
 	if got := Hash("abc"); got != "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad" {
 		t.Errorf("Hash(abc) = %s", got)
@@ -20,6 +21,7 @@ func TestHash(t *testing.T) {
 }
 
 func TestParseErrors(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, yaml string
 		want       []string // substrings of the error
@@ -63,6 +65,7 @@ func TestParseErrors(t *testing.T) {
 }
 
 func TestParseAndVerify(t *testing.T) {
+	t.Parallel()
 	ts, err := Parse([]byte(`
 - name: runtime
   sha256: ` + strings.ToUpper(hashA) + `
@@ -108,6 +111,7 @@ func TestParseAndVerify(t *testing.T) {
 }
 
 func TestLoad(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "tokens.yaml")
 	if err := os.WriteFile(path, []byte("- name: a\n  sha256: "+hashA+"\n  scopes: [pre_tool_check]\n"), 0o600); err != nil {

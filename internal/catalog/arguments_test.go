@@ -11,6 +11,7 @@ import (
 // fail: the validator's cost per value (exact rationals, regexes) made a
 // 64 KiB body of tiny numbers cost 20 to 130 ms against an ordinary schema.
 func TestValidateArgumentsValueCap(t *testing.T) {
+	t.Parallel()
 	dir := writeTree(t, t.TempDir(), map[string]string{
 		"p/action.json": `{"name": "x", "riskTier": "R0", "inputSchema": {"properties": {"n": {"type": "array", "items": {"type": "number", "maximum": 500}}}}}`,
 	})

@@ -11,6 +11,7 @@ import (
 )
 
 func TestEffectiveCategory(t *testing.T) {
+	t.Parallel()
 	write := &View{ToolID: "w", RiskLevel: 1}
 	mutatingZero := &View{ToolID: "m", Mutates: []string{"database:x"}}
 	read := &View{ToolID: "r"}
@@ -53,6 +54,7 @@ func verifiedApproval() route.EvidenceRef {
 // TestFloors: each floor fires exactly when its condition holds, with its
 // route and as a hard blocker.
 func TestFloors(t *testing.T) {
+	t.Parallel()
 	none, claimed, validated, confirmed := route.AuthNone, route.AuthUserClaimed, route.AuthValidated, route.AuthConfirmed
 	risk2 := &View{ToolID: "t", RiskLevel: 2, Approval: "auto", Mutates: []string{"external:*"}}
 	risk3 := &View{ToolID: "t", RiskLevel: 3, Approval: "auto", Mutates: []string{"external:*"}}
@@ -111,6 +113,7 @@ func TestFloors(t *testing.T) {
 }
 
 func TestArgumentFloor(t *testing.T) {
+	t.Parallel()
 	c := mustLoad(t, examples)
 	refund, _ := c.Lookup("issue_refund")
 	valid := map[string]any{"payment_id": "p1", "amount": 20.5, "reason": "damaged"}
@@ -158,6 +161,7 @@ func TestArgumentFloor(t *testing.T) {
 // TestArgumentErrorsNeverQuoteValues covers the validator messages that
 // would quote the value: pattern, format, bounds, lengths.
 func TestArgumentErrorsNeverQuoteValues(t *testing.T) {
+	t.Parallel()
 	dir := writeTree(t, t.TempDir(), map[string]string{"p/action.json": `{
 		"name": "x", "riskTier": "R0",
 		"inputSchema": {"type": "object", "properties": {
@@ -196,6 +200,7 @@ func TestArgumentErrorsNeverQuoteValues(t *testing.T) {
 }
 
 func TestValidateArgumentsBounds(t *testing.T) {
+	t.Parallel()
 	dir := writeTree(t, t.TempDir(), map[string]string{
 		"p/action.json": `{"name": "x", "riskTier": "R0", "inputSchema": {"additionalProperties": {"type": "integer"}}}`,
 		"q/action.json": `{"name": "y", "riskTier": "R0"}`,
@@ -216,6 +221,7 @@ func TestValidateArgumentsBounds(t *testing.T) {
 }
 
 func TestParseArgumentMode(t *testing.T) {
+	t.Parallel()
 	for s, want := range map[string]ArgumentMode{"": ArgumentsEnforce, "enforce": ArgumentsEnforce, "warn": ArgumentsWarn, "off": ArgumentsOff} {
 		got, err := ParseArgumentMode(s)
 		if err != nil || got != want {
@@ -231,6 +237,7 @@ func TestParseArgumentMode(t *testing.T) {
 }
 
 func TestViewJSONIsTheEnvelopeActionBlock(t *testing.T) {
+	t.Parallel()
 	c := mustLoad(t, examples)
 	v, _ := c.Lookup("send_email")
 	b, err := json.Marshal(v)
@@ -258,6 +265,7 @@ func TestViewJSONIsTheEnvelopeActionBlock(t *testing.T) {
 // TestExampleCatalogCoversEveryFloor: the example catalog the README points
 // at triggers every catalog blocker with a realistic event.
 func TestExampleCatalogCoversEveryFloor(t *testing.T) {
+	t.Parallel()
 	c := mustLoad(t, examples)
 	approval := []route.EvidenceRef{verifiedApproval()}
 	tests := []struct {
@@ -318,6 +326,7 @@ func TestExampleCatalogCoversEveryFloor(t *testing.T) {
 // Without a policy nothing can grant a policy:<ref> approval: defer, even
 // for a confirmed call; other approvals are not its business.
 func TestUnresolvedApprovalPolicy(t *testing.T) {
+	t.Parallel()
 	f, ok := UnresolvedApprovalPolicy(&View{ToolID: "t", Approval: "policy:prod"})
 	if !ok || f.Code != CodeApprovalPolicy || f.Route != route.Defer || !f.Blocking {
 		t.Fatalf("got %+v %v", f, ok)

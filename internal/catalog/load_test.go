@@ -17,6 +17,7 @@ import (
 const examples = "../../examples/catalog"
 
 func TestExampleCatalogResolvesEveryFormat(t *testing.T) {
+	t.Parallel()
 	c := mustLoad(t, examples)
 	tests := []struct {
 		name       string // an event's tool_name
@@ -79,6 +80,7 @@ func TestExampleCatalogResolvesEveryFormat(t *testing.T) {
 }
 
 func TestExampleCatalogInheritsRequiresAndEvents(t *testing.T) {
+	t.Parallel()
 	c := mustLoad(t, examples)
 	v, _ := c.Lookup("send_email")
 	if !slices.Equal(v.Requires, []string{"secrets:smtp-relay"}) || !slices.Equal(v.FiresEvents, []string{"message-sent"}) {
@@ -94,6 +96,7 @@ func TestExampleCatalogInheritsRequiresAndEvents(t *testing.T) {
 }
 
 func TestResolveActionRef(t *testing.T) {
+	t.Parallel()
 	c := mustLoad(t, examples)
 	tests := []struct {
 		ref, want string
@@ -118,6 +121,7 @@ func TestResolveActionRef(t *testing.T) {
 }
 
 func TestViewsAreSortedAndCounted(t *testing.T) {
+	t.Parallel()
 	c := mustLoad(t, examples)
 	views := c.Views()
 	if len(views) != c.Len() || c.Len() != 17 {
@@ -137,6 +141,7 @@ func TestViewsAreSortedAndCounted(t *testing.T) {
 }
 
 func TestRevisionIsAContentHash(t *testing.T) {
+	t.Parallel()
 	files := map[string]string{
 		"a/ACTION.md": action("x:do", "risk_level: 1"),
 		"t/TOOL.md":   tool("x.do", "implements: x:do"),
@@ -154,6 +159,7 @@ func TestRevisionIsAContentHash(t *testing.T) {
 }
 
 func TestDocument(t *testing.T) {
+	t.Parallel()
 	c := mustLoad(t, examples)
 	d := c.Document(nil, time.Time{})
 	if d.Revision != c.Revision() || len(d.Tools) != c.Len() || len(d.Actions) == 0 || d.LastReloadError != nil {
@@ -184,6 +190,7 @@ func TestDocument(t *testing.T) {
 // twice (the symlink and the file in the timestamped directory); only the
 // visible symlinks count.
 func TestConfigMapLayoutLoadsEachFileOnce(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	writeTree(t, dir, map[string]string{
 		"..2026_11_20_v1/tools.TOOL.md":  tool("x.tool"),
@@ -209,12 +216,14 @@ func TestConfigMapLayoutLoadsEachFileOnce(t *testing.T) {
 }
 
 func TestLoadNeedsDirectories(t *testing.T) {
+	t.Parallel()
 	if _, err := Load(nil); err == nil {
 		t.Fatal("Load(nil) succeeded")
 	}
 }
 
 func TestSeveralDirectoriesFormOneCatalog(t *testing.T) {
+	t.Parallel()
 	a := writeTree(t, t.TempDir(), map[string]string{"ACTION.md": action("x:act", "risk_level: 2")})
 	b := writeTree(t, t.TempDir(), map[string]string{"TOOL.md": tool("x.tool", "implements: x:act")})
 	c := mustLoad(t, a, b)
@@ -225,6 +234,7 @@ func TestSeveralDirectoriesFormOneCatalog(t *testing.T) {
 }
 
 func TestLint(t *testing.T) {
+	t.Parallel()
 	var out bytes.Buffer
 	if !Lint([]string{examples}, &out) {
 		t.Fatalf("Lint(examples) failed:\n%s", &out)
@@ -254,6 +264,7 @@ func TestLint(t *testing.T) {
 }
 
 func TestLoadErrorListsEveryProblemOnItsLine(t *testing.T) {
+	t.Parallel()
 	e := &LoadError{Problems: []Problem{
 		{File: "a", Field: "/id", Code: "invalid_format", Message: "bad\nid"},
 		{File: "b", Code: "frontmatter_missing", Message: "none"},
@@ -265,6 +276,7 @@ func TestLoadErrorListsEveryProblemOnItsLine(t *testing.T) {
 }
 
 func TestSymlinkedCatalogDirectory(t *testing.T) {
+	t.Parallel()
 	real := writeTree(t, t.TempDir(), map[string]string{"a/ACTION.md": action("x:act"), "t/TOOL.md": tool("x.tool", "implements: x:act")})
 	link := filepath.Join(t.TempDir(), "catalog")
 	if err := os.Symlink(real, link); err != nil {

@@ -11,6 +11,7 @@ import (
 // TestProblems: each broken catalog yields the expected problem, located by
 // file and field, and no catalog.
 func TestProblems(t *testing.T) {
+	t.Parallel()
 	base := action("store:write", "risk_level: 2", `mutates: ["storage:*"]`, "approval: on-mutate",
 		"requires: {network: [api.example], secrets: [key]}", "fires_events: [write]")
 	policyBase := action("store:deploy", `approval: "policy:prod"`)
@@ -120,6 +121,7 @@ func TestProblems(t *testing.T) {
 }
 
 func TestEveryProblemIsListed(t *testing.T) {
+	t.Parallel()
 	dir := writeTree(t, t.TempDir(), map[string]string{
 		"a/ACTION.md": action("a:b", "risk_level: 2", "mutates: [x:y]", "approval: always"),
 		"b/TOOL.md":   tool("t.one", "implements: a:b", "risk_level: 1", "mutates: []", "approval: auto"),
@@ -143,6 +145,7 @@ func TestEveryProblemIsListed(t *testing.T) {
 }
 
 func TestDirectoryProblems(t *testing.T) {
+	t.Parallel()
 	empty := t.TempDir()
 	writeTree(t, empty, map[string]string{"README.md": "not a catalog file"})
 	notDir := filepath.Join(t.TempDir(), "file")
@@ -167,6 +170,7 @@ func TestDirectoryProblems(t *testing.T) {
 }
 
 func TestApprovalNarrowing(t *testing.T) {
+	t.Parallel()
 	classes := []string{"auto", "on-mutate", "always", "policy:a", "policy:b"}
 	// allowed[floor] lists what an implementor may declare over that floor.
 	allowed := map[string][]string{
@@ -187,6 +191,7 @@ func TestApprovalNarrowing(t *testing.T) {
 }
 
 func TestNarrowingThatTightensIsAccepted(t *testing.T) {
+	t.Parallel()
 	dir := writeTree(t, t.TempDir(), map[string]string{
 		"ACTION.md": action("store:write", "risk_level: 1", `mutates: ["storage:*"]`, "approval: on-mutate",
 			"requires: {network: [api.example]}", "fires_events: [write]"),
@@ -209,6 +214,7 @@ func TestNarrowingThatTightensIsAccepted(t *testing.T) {
 }
 
 func TestSkillName(t *testing.T) {
+	t.Parallel()
 	yaml := "actions:\n  - {name: scrape, description: d, command: [x], inputSchema: {}}\n"
 	tests := []struct {
 		skill, want string

@@ -65,6 +65,7 @@ func rewriteInPlace(t *testing.T, path string, chunks []string, pause time.Durat
 // race; one in fifty waits for a publication first, so the reloader must
 // publish the versions that did settle, not merely refuse everything.
 func TestInPlaceRewritesNeverPublishAHalfCatalog(t *testing.T) {
+	t.Parallel()
 	const (
 		rewrites   = 1000
 		debounce   = 30 * time.Millisecond
@@ -205,6 +206,7 @@ func TestInPlaceRewritesNeverPublishAHalfCatalog(t *testing.T) {
 // watch must move to each new target: after the first swap the old target
 // is gone and changes would show up nowhere it watches).
 func TestConfigMapSwapsReload(t *testing.T) {
+	t.Parallel()
 	for _, viaData := range []bool{false, true} {
 		t.Run(fmt.Sprintf("dir_is_data_link=%v", viaData), func(t *testing.T) {
 			mount := t.TempDir()

@@ -19,6 +19,7 @@ import (
 // (the tool's risk level and its revision agree), a broken change keeps the
 // last good catalog, and fixing it is picked up.
 func TestHotReloadUnderConcurrentDecisions(t *testing.T) {
+	t.Parallel()
 	dir := writeTree(t, t.TempDir(), map[string]string{
 		"actions/ACTION.md": action("x:act", "risk_level: 1"),
 		"tools/TOOL.md":     tool("x.tool", "implements: x:act"),

@@ -45,6 +45,7 @@ func decodeArgs(t *testing.T, s string) map[string]any {
 }
 
 func TestRuleMatching(t *testing.T) {
+	t.Parallel()
 	const (
 		rmRF      = `{code: rm_rf, pointer: /command, regex: ['(^|[;&|(]\s*)rm\s+-[a-zA-Z]*[rR][a-zA-Z]*[fF]'], route: refuse}`
 		rmArgv    = `{code: rm_rf, pointer: /argv, regex: '^rm -rf( |$)', route: refuse}`
@@ -147,6 +148,7 @@ func TestRuleMatching(t *testing.T) {
 }
 
 func TestNormalisePath(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		"a/../.env":        ".env",
 		"./.env":           ".env",
@@ -169,6 +171,7 @@ func TestNormalisePath(t *testing.T) {
 
 // Every problem names the file and the field.
 func TestRuleLoadProblems(t *testing.T) {
+	t.Parallel()
 	ok := `{code: fine_rule, pointer: /command, regex: x, route: refuse}`
 	many := func(n int, r string) []string {
 		out := make([]string, n)
@@ -256,6 +259,7 @@ func TestRuleLoadProblems(t *testing.T) {
 
 // Every problem of a rule is reported, not only the first.
 func TestRuleProblemsAreAllListed(t *testing.T) {
+	t.Parallel()
 	dir := writeTree(t, t.TempDir(), map[string]string{"tools/x/TOOL.md": ruleTool(
 		`{code: X, pointer: p, regex: ['(', ')'], route: accept, colour: red}`)})
 	ps := loadProblems(t, dir)
@@ -279,6 +283,7 @@ func TestRuleProblemsAreAllListed(t *testing.T) {
 }
 
 func TestGlobExpansions(t *testing.T) {
+	t.Parallel()
 	for p, want := range map[string]int{
 		"**/.env":                  1,
 		"**/*.{pem,key}":           2,
@@ -302,6 +307,7 @@ func TestGlobExpansions(t *testing.T) {
 // elsewhere load, and matching them against a 64 KiB adversarial value
 // returns (a backtracking engine would not, and the test would hang).
 func TestHostileRegexesMatchInLinearTime(t *testing.T) {
+	t.Parallel()
 	v := loadRuleView(t,
 		`{code: nested_plus, pointer: /a, regex: '(a+)+$', route: refuse}`,
 		`{code: double_plus, pointer: /x, regex: '(x+x+)+y', route: refuse}`,
@@ -327,6 +333,7 @@ func TestHostileRegexesMatchInLinearTime(t *testing.T) {
 // A value longer than a regex rule reads fires the rule, naming why, so
 // that padding cannot push a command past the check.
 func TestRegexRuleFiresOnValuesTooLongToCheck(t *testing.T) {
+	t.Parallel()
 	v := loadRuleView(t, `{code: destructive, pointer: /command, regex: 'rm\s+-rf', route: refuse}`,
 		`{code: fetch_host, pointer: /url, host: [example.com], route: ask, negate: true}`)
 	padded := strings.Repeat(" ", MaxRuleValueBytes) + "rm -rf /"
@@ -342,6 +349,7 @@ func TestRegexRuleFiresOnValuesTooLongToCheck(t *testing.T) {
 }
 
 func TestRuleFindingsThroughFloors(t *testing.T) {
+	t.Parallel()
 	v := loadRuleView(t,
 		`{code: secrets_file, pointer: /file_path, glob: '**/.env', route: refuse}`,
 		`{code: custom_said, pointer: /file_path, prefix: /, route: defer, message: "absolute paths wait for a person"}`,
@@ -386,6 +394,7 @@ func TestRuleFindingsThroughFloors(t *testing.T) {
 }
 
 func TestRulesInViewJSON(t *testing.T) {
+	t.Parallel()
 	v := loadRuleView(t,
 		`{code: fetch_host_not_allowed, pointer: /url, host: [docs.python.org, '*.github.com'], route: ask, negate: true}`,
 		`{code: rm_rf, pointer: /command, regex: 'rm -rf', route: refuse, message: no}`,

@@ -10,6 +10,7 @@ import (
 // Section 2: which state each ref supports. The event declares none on a
 // private read, so the effective state is exactly the supported one.
 func TestEvidenceSupport(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		ref  obj
@@ -57,6 +58,7 @@ func TestEvidenceSupport(t *testing.T) {
 
 // The strongest supported state wins, whatever the order of the refs.
 func TestStrongestSupportWins(t *testing.T) {
+	t.Parallel()
 	refs := []any{approvalRef, claimRef, authRef, validRef}
 	for i := range refs {
 		rot := append(append([]any{}, refs[i:]...), refs[:i]...)
@@ -73,6 +75,7 @@ func TestStrongestSupportWins(t *testing.T) {
 
 // Section 2: the effective state and the not-supported blocker.
 func TestEffectiveState(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, cat, declared string
 		refs                []any

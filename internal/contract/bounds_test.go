@@ -38,6 +38,7 @@ func decodeJSON(t testing.TB, raw string) obj {
 // Every IEEE double as an encoder writes it, and ordinary integers up to
 // 128 bits, are numbers gated decides on.
 func TestNumbersInRangeAccepted(t *testing.T) {
+	t.Parallel()
 	for _, n := range []string{
 		"0", "-0", "1", "-1.5", "0.5", "1e400", "-1e-400", "1E+400", "0.1e401", "1.5e-399",
 		"5e-324", "4.9406564584124654e-324", "2.2250738585072014e-308", "1.7976931348623157e308",
@@ -59,6 +60,7 @@ func TestNumbersInRangeAccepted(t *testing.T) {
 // and passes "exclusiveMinimum: 0") is refused wherever it is, with its
 // path and never its value.
 func TestNumbersOutOfRangeRefused(t *testing.T) {
+	t.Parallel()
 	wild := []string{
 		"1e999999", "-1e-999999", "1e401", "1e-401", "1.5e-400", "0.1e-400", "1e99999999999999999999999999",
 		"12345678901234567890123456789012345678901", // 41 digits
@@ -135,6 +137,7 @@ func placeNumber(over obj, n json.Number) obj {
 // Several wild numbers: the answer lists them in a stable order, at most
 // ten, whatever the map order.
 func TestNumbersOutOfRangeListedStably(t *testing.T) {
+	t.Parallel()
 	args := obj{}
 	for i := range 30 {
 		args[fmt.Sprintf("k%02d", i)] = json.Number("1e999999")
@@ -197,6 +200,7 @@ func bytesPerRun(runs int, f func()) uint64 {
 // ref objects (cloned), and each ref's supports and contradicts (copied
 // into the typed event).
 func TestCopiedCollectionsBounded(t *testing.T) {
+	t.Parallel()
 	claims := func(n int) []any {
 		out := make([]any, n)
 		for i := range out {
@@ -240,6 +244,7 @@ func TestCopiedCollectionsBounded(t *testing.T) {
 // accepted, logged and sent to the audit store (whose text columns cannot
 // hold it). What the answer repeats of them is cleaned.
 func TestIdentifiersRefuseControlCharacters(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		over obj
 		path string

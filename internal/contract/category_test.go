@@ -11,6 +11,7 @@ import (
 
 // Section 3, steps 1–4: when a declared public read is identity-bound.
 func TestIdentityBoundPublicRead(t *testing.T) {
+	t.Parallel()
 	type tc struct {
 		name  string
 		over  obj
@@ -96,6 +97,7 @@ func TestIdentityBoundPublicRead(t *testing.T) {
 // A re-classified read is routed as a private read at its effective state,
 // evidence checks included.
 func TestIdentityBoundRoutedAsPrivateRead(t *testing.T) {
+	t.Parallel()
 	d := decide(t, event(t, obj{"tool_name": "get_customer", "evidence_refs": []any{}}))
 	expect(t, d, route.Defer, contract.CodeIdentityBoundPublicRead, contract.CodePrivateReadNotAuth, contract.CodeMissingEvidenceRefs)
 	d = decide(t, event(t, obj{"tool_name": "get_customer", "authorization_state": "user_claimed", "evidence_refs": []any{claimRef}}))
@@ -104,6 +106,7 @@ func TestIdentityBoundRoutedAsPrivateRead(t *testing.T) {
 
 // Section 3: the route of each category at each effective state.
 func TestCategoryRoutes(t *testing.T) {
+	t.Parallel()
 	states := []string{"none", "user_claimed", "authenticated", "validated", "confirmed"}
 	type want struct {
 		r        route.Route
@@ -143,6 +146,7 @@ func TestCategoryRoutes(t *testing.T) {
 // Section 3: a write is high-risk by a name word, a name substring or its
 // domain; a validated high-risk write still needs confirmation.
 func TestHighRiskWrite(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, tool, domain string
 		high               bool
@@ -199,6 +203,7 @@ func TestHighRiskWrite(t *testing.T) {
 // Evaluate routes on the category it is given (the catalog's effective
 // one), not the declared one.
 func TestEvaluateUsesGivenCategory(t *testing.T) {
+	t.Parallel()
 	p := contract.Prepare(event(t, nil))
 	if p.Event == nil {
 		t.Fatal(p.ValidationErrors)

@@ -22,6 +22,7 @@ type evidenceCase struct {
 
 // Section 4: each evidence check on an otherwise accepted public read.
 func TestEvidenceChecks(t *testing.T) {
+	t.Parallel()
 	tests := []evidenceCase{
 		{"clean", ref(nil), route.Accept, nil},
 
@@ -105,6 +106,7 @@ func nonNil(s []string) []string {
 // Every secret pattern in every text field of a ref is refused, even when
 // the ref says it is redacted, and the secret is never echoed.
 func TestEvidenceSecretLeak(t *testing.T) {
+	t.Parallel()
 	secrets := []string{"sk-abcdefghijklmnop", "AKIAIOSFODNN7EXAMPLE", "api_key=abcdefgh12", "password: hunter2hunter2",
 		"secret=s3cr3tv4lue", "token:abcdefghij", "123-45-6789", "4111 1111 1111 1111", "4111-1111-1111-1111", "4111111111111"}
 	for _, field := range []string{"source_id", "summary", "citation_url", "retrieval_url", "provenance"} {
@@ -132,6 +134,7 @@ func TestEvidenceSecretLeak(t *testing.T) {
 // A ref without any source_id cannot pass the schema; Evaluate itself
 // still defers it (for callers that build events directly).
 func TestMissingSourceID(t *testing.T) {
+	t.Parallel()
 	ev := &route.Event{
 		ToolName: "get_weather", ToolCategory: route.PublicRead, RiskDomain: "public_information",
 		ProposedArguments: map[string]any{}, RecommendedRoute: route.Accept,
@@ -150,6 +153,7 @@ func TestMissingSourceID(t *testing.T) {
 
 // Private reads, writes and unknown tools need refs; public reads do not.
 func TestMissingEvidenceRefs(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		cat, state string
 		route      route.Route
@@ -174,6 +178,7 @@ func TestMissingEvidenceRefs(t *testing.T) {
 
 // Warnings are reported and change no route.
 func TestWarningsChangeNoRoute(t *testing.T) {
+	t.Parallel()
 	weak := ref(obj{"source_id": "auth.session", "kind": "auth_event", "trust_tier": "user_claimed",
 		"redaction_status": "unknown", "freshness": obj{"status": "unknown"}})
 	d := decide(t, event(t, obj{"tool_name": "get_statement", "tool_category": "private_read", "authorization_state": "authenticated",
@@ -197,6 +202,7 @@ func TestWarningsChangeNoRoute(t *testing.T) {
 
 // An evidence error on one ref is located at that ref and lists its id.
 func TestIntegrityLocatesRefs(t *testing.T) {
+	t.Parallel()
 	d := decide(t, event(t, obj{"evidence_refs": []any{ref(nil), ref(obj{"source_id": "doc.2", "summary": "conflicts with the order; record is missing"})}}))
 	expect(t, d, route.Defer, contract.CodeContradictory, contract.CodeMarksMissing)
 	in := d.EvidenceIntegrity

@@ -11,6 +11,7 @@ import (
 // runtime's; a runtime refuse is a hard blocker; gate_decision is pass only
 // for accept without blockers.
 func TestFinalRoute(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name       string
 		over       obj
@@ -46,6 +47,7 @@ func TestFinalRoute(t *testing.T) {
 }
 
 func TestRuntimeFinding(t *testing.T) {
+	t.Parallel()
 	if _, ok := contract.RuntimeFinding(route.Accept); ok {
 		t.Error("accept produced a finding")
 	}

@@ -12,6 +12,7 @@ import (
 // Every double, as Go, JavaScript-style shortest and exponent forms write
 // it, is in range.
 func TestEveryDoubleInRange(t *testing.T) {
+	t.Parallel()
 	doubles := []float64{0, math.SmallestNonzeroFloat64, math.MaxFloat64, -math.MaxFloat64, 2.2250738585072014e-308,
 		1e-7, 1e21, 1e20 + 1, 0.1, 1.0 / 3, math.Pi, 1 << 53, math.MaxInt64, math.MaxUint64}
 	r := rand.New(rand.NewPCG(1, 2))

@@ -16,6 +16,7 @@ const versioned = route.ContractVersion
 // judged on the declared state; with it, nothing is lowered and the schema
 // refuses.
 func TestLowerForbiddenAccept(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		cat, state string
 		refs       []any
@@ -75,6 +76,7 @@ func TestLowerForbiddenAccept(t *testing.T) {
 // proposed_arguments must be an object; with schema_version the same
 // values fail the schema instead.
 func TestNormalizationEnumsExact(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		over obj
@@ -113,6 +115,7 @@ func TestNormalizationEnumsExact(t *testing.T) {
 
 // A missing required field is left to the schema, in both branches.
 func TestRequiredFields(t *testing.T) {
+	t.Parallel()
 	for _, f := range []string{"tool_name", "tool_category", "authorization_state", "evidence_refs",
 		"risk_domain", "proposed_arguments", "recommended_route"} {
 		for _, v := range []string{"", versioned} {
@@ -138,6 +141,7 @@ func TestRequiredFields(t *testing.T) {
 
 // 1.2: string refs and object refs get the reference's defaults.
 func TestEvidenceRefDefaults(t *testing.T) {
+	t.Parallel()
 	p := contract.Prepare(event(t, obj{"evidence_refs": []any{
 		"draft_id:123",
 		obj{"source_id": "only.id"},
@@ -163,6 +167,7 @@ func TestEvidenceRefDefaults(t *testing.T) {
 // Refs that are neither strings nor objects, or objects the defaults
 // cannot repair, are schema errors located at the ref.
 func TestEvidenceRefSchemaErrors(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		ref  any
@@ -204,6 +209,7 @@ func TestEvidenceRefSchemaErrors(t *testing.T) {
 
 // 1.4: the schema's other rules, each located by a JSON path.
 func TestSchemaValidation(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		over    obj
@@ -245,6 +251,7 @@ func TestSchemaValidation(t *testing.T) {
 
 // Every violation is reported, sorted by path.
 func TestValidationErrorsSortedAndComplete(t *testing.T) {
+	t.Parallel()
 	p := contract.Prepare(event(t, obj{"schema_version": versioned, "tool_name": "", "risk_domain": "weather",
 		"evidence_refs": []any{obj{"source_id": "x", "kind": "bad"}, obj{"source_id": ""}}}))
 	var paths []string
@@ -264,6 +271,7 @@ func TestValidationErrorsSortedAndComplete(t *testing.T) {
 // 1.3: a runtime accept on a state too low for it is lifted to what the
 // evidence supports when that is enough, and the lifted state is used.
 func TestLiftAuthorization(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name      string
 		over      obj
@@ -311,6 +319,7 @@ func TestLiftAuthorization(t *testing.T) {
 // Unversioned, lowering runs first, so there is nothing left to lift: the
 // declared state stands and only section 2's rules apply to it.
 func TestLoweringPrecedesLifting(t *testing.T) {
+	t.Parallel()
 	// write user_claimed + approval: lowered to ask; effective stays
 	// user_claimed (only a declared none is raised by evidence).
 	doc := event(t, obj{"tool_name": "update_note", "tool_category": "write", "authorization_state": "user_claimed",
@@ -335,6 +344,7 @@ func TestLoweringPrecedesLifting(t *testing.T) {
 
 // Prepare never changes the caller's document.
 func TestPrepareDoesNotMutate(t *testing.T) {
+	t.Parallel()
 	doc := event(t, obj{"tool_category": "write", "authorization_state": "none", "evidence_refs": []any{"draft:1", obj{"source_id": "x"}}})
 	before := roundTrip(t, doc)
 	contract.Prepare(doc)
@@ -355,6 +365,7 @@ func hasPath(errs []contract.ValidationError, path string) bool {
 // Validation errors name paths and rules, never the offending values, so a
 // secret sent in the wrong field is not echoed.
 func TestValidationErrorsEchoNoValues(t *testing.T) {
+	t.Parallel()
 	const secret = "sk-abcdefghijklmnopqrstuv"
 	for _, over := range []obj{
 		{"schema_version": secret},
@@ -380,6 +391,7 @@ func TestValidationErrorsEchoNoValues(t *testing.T) {
 // Free text in an enum field is never echoed, logged or stored: the
 // declared value becomes a marker with its length and fingerprint.
 func TestInvalidEnumValuesBecomeMarkers(t *testing.T) {
+	t.Parallel()
 	long := strings.Repeat("secret-free-text ", 1800)
 	for _, versioned := range []bool{false, true} {
 		doc := map[string]any{"tool_name": "x", "tool_category": long, "authorization_state": "root",

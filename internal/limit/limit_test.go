@@ -13,6 +13,7 @@ var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 var perMinute2 = Rate{Limit: rate.Limit(2.0 / 60), Burst: 2, Idle: time.Minute}
 
 func TestSpendAndRefill(t *testing.T) {
+	t.Parallel()
 	k := New(Config{SweepEvery: time.Minute})
 	for i := range 2 {
 		if ok, _, _ := k.Allow(t0, perMinute2, "a"); !ok {
@@ -36,6 +37,7 @@ func TestSpendAndRefill(t *testing.T) {
 
 // Allow with several keys spends from all of them or from none.
 func TestAllOrNone(t *testing.T) {
+	t.Parallel()
 	k := New(Config{SweepEvery: time.Minute})
 	one := Rate{Limit: rate.Limit(1.0 / 60), Burst: 1, Idle: time.Minute}
 	if ok, _, _ := k.Allow(t0, one, "x"); !ok {
@@ -51,6 +53,7 @@ func TestAllOrNone(t *testing.T) {
 
 // Blocked looks without spending and creates no bucket.
 func TestBlocked(t *testing.T) {
+	t.Parallel()
 	k := New(Config{SweepEvery: time.Minute})
 	if b, _ := k.Blocked(t0, "a"); b || k.Len() != 0 {
 		t.Fatalf("an unknown key is blocked (%v) or got a bucket (%d)", b, k.Len())
@@ -73,6 +76,7 @@ func TestBlocked(t *testing.T) {
 // Past MaxKeys a new key is refused as full until idle buckets expire;
 // keys already held go on.
 func TestCap(t *testing.T) {
+	t.Parallel()
 	k := New(Config{SweepEvery: time.Minute, MaxKeys: 2})
 	k.Allow(t0, perMinute2, "a")
 	k.Allow(t0, perMinute2, "b")
@@ -101,6 +105,7 @@ func TestCap(t *testing.T) {
 // Buckets idle for their Idle period are dropped at the next sweep; others
 // keep their state.
 func TestIdleExpiry(t *testing.T) {
+	t.Parallel()
 	k := New(Config{SweepEvery: time.Minute})
 	hour := Rate{Limit: rate.Limit(1.0 / 3600), Burst: 1, Idle: time.Hour}
 	k.Allow(t0, perMinute2, "short")

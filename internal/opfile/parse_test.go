@@ -8,6 +8,7 @@ import (
 )
 
 func TestParseFrontmatter(t *testing.T) {
+	t.Parallel()
 	const limit = 64
 	tests := []struct {
 		name, data string
@@ -46,6 +47,7 @@ func TestParseFrontmatter(t *testing.T) {
 // A billion laughs: nine levels of nine aliases would expand to 9^9
 // strings. The parser refuses it quickly instead of building it.
 func TestParseYAMLRefusesAliasBombs(t *testing.T) {
+	t.Parallel()
 	var b strings.Builder
 	b.WriteString("a0: &a0 [x, x, x, x, x, x, x, x, x]\n")
 	for i := 1; i <= 9; i++ {
@@ -63,6 +65,7 @@ func TestParseYAMLRefusesAliasBombs(t *testing.T) {
 }
 
 func TestParseJSON(t *testing.T) {
+	t.Parallel()
 	doc, err := ParseJSON([]byte(`{"n": 12345678901234567890, "s": "x"}`))
 	if err != nil {
 		t.Fatal(err)
@@ -78,6 +81,7 @@ func TestParseJSON(t *testing.T) {
 }
 
 func TestDecodeYAML(t *testing.T) {
+	t.Parallel()
 	var out struct {
 		Name string `json:"name"`
 	}

@@ -8,6 +8,7 @@ import (
 
 // The examples of RFC 6901, section 5, read backwards: tokens to pointer.
 func TestPointer(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		tokens []string
 		want   string
@@ -40,6 +41,7 @@ func TestPointer(t *testing.T) {
 }
 
 func TestProblemString(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		p    Problem
 		want string
@@ -64,6 +66,7 @@ func (l listErr) Error() string          { return "invalid" }
 func (l listErr) ProblemList() []Problem { return l }
 
 func TestNewReloadError(t *testing.T) {
+	t.Parallel()
 	at := time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
 	if NewReloadError(nil, at, "catalog") != nil {
 		t.Fatal("no error gave a reload error")

@@ -29,6 +29,7 @@ func mustDoc(t *testing.T, yaml string) Doc {
 }
 
 func TestValidateGroupsForPeople(t *testing.T) {
+	t.Parallel()
 	sch := MustCompileSchema("urn:test", []byte(testSchema))
 	if vs := Validate(sch, mustDoc(t, "id: abc\nat: 2026-01-01T00:00:00Z\nwho: x\n").Value, Message); vs != nil {
 		t.Fatalf("a valid document: %v", vs)
@@ -51,6 +52,7 @@ func TestValidateGroupsForPeople(t *testing.T) {
 }
 
 func TestLeavesAreTheValidatorsOwn(t *testing.T) {
+	t.Parallel()
 	sch := MustCompileSchema("urn:test", []byte(testSchema))
 	vs := Leaves(sch, mustDoc(t, "who: 5\n").Value, Message)
 	var got []string
@@ -66,6 +68,7 @@ func TestLeavesAreTheValidatorsOwn(t *testing.T) {
 }
 
 func TestCompileSchemaRefusesExternalRefs(t *testing.T) {
+	t.Parallel()
 	for _, ref := range []string{"https://example.com/s.json", "file:///etc/passwd"} {
 		_, err := CompileSchema("urn:test", map[string]any{"$ref": ref})
 		var le *jsonschema.LoadURLError

@@ -53,6 +53,7 @@ func walk(t *testing.T, lim Limits, dir string) (rels, codes []string) {
 }
 
 func TestWalkReadsMatchingFilesInOrder(t *testing.T) {
+	t.Parallel()
 	dir := write(t, t.TempDir(), map[string]string{"b/x.md": "b", "a.md": "a", "a/z.md": "z", "notes.txt": "no"})
 	w := Walker{Limits: roomy, Match: isMD}
 	files, ps, err := w.Walk(dir)
@@ -76,6 +77,7 @@ func TestWalkReadsMatchingFilesInOrder(t *testing.T) {
 // visible link; a symlinked directory is not entered, even one pointing
 // outside the tree.
 func TestWalkSymlinkPolicy(t *testing.T) {
+	t.Parallel()
 	mount := t.TempDir()
 	write(t, mount, map[string]string{"..2026_11_20_v1/a.md": "a", "..2026_11_20_v1/sub/b.md": "b"})
 	symlink(t, "..2026_11_20_v1", filepath.Join(mount, "..data"))
@@ -98,6 +100,7 @@ func TestWalkSymlinkPolicy(t *testing.T) {
 }
 
 func TestWalkDirectoryProblems(t *testing.T) {
+	t.Parallel()
 	file := filepath.Join(t.TempDir(), "file.md")
 	if err := os.WriteFile(file, nil, 0o644); err != nil {
 		t.Fatal(err)
@@ -115,6 +118,7 @@ func TestWalkDirectoryProblems(t *testing.T) {
 // TestWalkFile: with File set, a file root is the one file read (when its
 // name matches); without it, a file root is refused as before.
 func TestWalkFile(t *testing.T) {
+	t.Parallel()
 	dir := write(t, t.TempDir(), map[string]string{"a.md": "a", "b.txt": "b"})
 	w := Walker{Limits: roomy, Match: isMD, File: true}
 	files, ps, err := w.Walk(filepath.Join(dir, "a.md"))
@@ -127,6 +131,7 @@ func TestWalkFile(t *testing.T) {
 }
 
 func TestWalkLimits(t *testing.T) {
+	t.Parallel()
 	t.Run("file too large", func(t *testing.T) {
 		dir := write(t, t.TempDir(), map[string]string{"big.md": strings.Repeat("x", 1025), "ok.md": "x"})
 		if rels, codes := walk(t, roomy, dir); !slices.Equal(rels, []string{"ok.md"}) || !slices.Equal(codes, []string{"file_too_large"}) {

@@ -12,6 +12,7 @@ import (
 // A FIFO never ends, and opening one blocks until a writer comes: the walk
 // refuses it without opening it.
 func TestWalkRefusesFIFO(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	if err := syscall.Mkfifo(filepath.Join(dir, "pipe.md"), 0o644); err != nil {
 		t.Skipf("no FIFO here: %v", err)

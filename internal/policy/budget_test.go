@@ -40,6 +40,7 @@ findings contains {"code": "never", "route": "accept", "blocking": false, "messa
 // no more — so the steps counted are exactly the budget plus the one that
 // ran out, far short of the loop's 4·10^12 iterations.
 func TestBudgetStopsRunawayEvaluation(t *testing.T) {
+	t.Parallel()
 	const maxSteps = 20_000
 	var steps atomic.Int64
 	s := loadBudgeted(t, spinModule, func(n int64) { steps.Store(n) },
@@ -68,6 +69,7 @@ findings contains {"code": "never", "route": "accept", "blocking": false, "messa
 // The default budget, with no option: the runaway module refuses with
 // policy_budget_exceeded (not the generic policy_evaluation_error).
 func TestBudgetDefaultRefusesRunaway(t *testing.T) {
+	t.Parallel()
 	s := loadBudgeted(t, spinModule, nil)
 	res := assertOutcome(t, s, input("", "x"), route.Refuse, CodeBudgetExceeded)
 	if !strings.HasPrefix(res.Findings[0].Message, "policy evaluation stopped:") {
@@ -78,6 +80,7 @@ func TestBudgetDefaultRefusesRunaway(t *testing.T) {
 // With an ample step budget the time budget stops the same loop, and OPA
 // has returned (not been abandoned) by the time Evaluate does.
 func TestBudgetStopsOnTime(t *testing.T) {
+	t.Parallel()
 	returned := make(chan struct{}, 1)
 	s := loadBudgeted(t, spinModule, func(int64) { returned <- struct{}{} },
 		WithEvalSteps(1<<62), WithEvalBudget(20*time.Millisecond), WithEvalMemory(1<<40))
@@ -113,6 +116,7 @@ func heapAllocs() uint64 {
 // budget, and what the process allocated meanwhile stays within a small
 // multiple of it (the last doubling in flight finishes).
 func TestBudgetBoundsMemory(t *testing.T) {
+	t.Parallel()
 	const budget = 16 << 20
 	s := loadBudgeted(t, doublingModule(), nil, WithEvalMemory(budget), WithEvalBudget(time.Minute), WithEvalSteps(1<<62))
 	before := heapAllocs()
@@ -131,6 +135,7 @@ func TestBudgetBoundsMemory(t *testing.T) {
 // still answers, refusing, and every evaluation refuses until that one has
 // returned: no stuck evaluations pile up.
 func TestBudgetAbandonsEvaluationThatDoesNotStop(t *testing.T) {
+	t.Parallel()
 	release := make(chan struct{})
 	returned := make(chan struct{})
 	stuck := loadBudgeted(t, "package gated.custom.stuck\n\nfindings contains {\"code\": \"c\", \"route\": \"accept\", \"blocking\": false, \"message\": \"\"} if true\n",
@@ -154,6 +159,7 @@ func TestBudgetAbandonsEvaluationThatDoesNotStop(t *testing.T) {
 // own context ends first gets policy_evaluation_error (not the policy's
 // budget), and one whose context has already ended is refused at once.
 func TestBudgetCallerContext(t *testing.T) {
+	t.Parallel()
 	s := loadBudgeted(t, spinModule, nil, WithEvalBudget(time.Minute), WithEvalSteps(1<<62), WithEvalMemory(1<<40))
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
@@ -172,6 +178,7 @@ func TestBudgetCallerContext(t *testing.T) {
 // wrong shape refuse. A finding whose message is a value that shares
 // structure (2^40 leaves) is only counted as malformed, never expanded.
 func TestCustomFindingsAreBounded(t *testing.T) {
+	t.Parallel()
 	var dag strings.Builder
 	dag.WriteString("a0 := [\"leaf\"]\n")
 	for i := range 40 {

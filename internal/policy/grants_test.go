@@ -22,6 +22,7 @@ func oneGrant(grant string) map[string]string {
 }
 
 func TestActionMatching(t *testing.T) {
+	t.Parallel()
 	res := fakeResolver{"@agentik/actions/standard/storage-push": "storage:push", "storage:commit": "storage:commit"}
 	s := mustLoad(t, res, oneGrant(`  - principal: "operator://bob"
     actions:
@@ -57,6 +58,7 @@ func TestActionMatching(t *testing.T) {
 }
 
 func TestUncataloguedBareIDWarns(t *testing.T) {
+	t.Parallel()
 	s := mustLoad(t, fakeResolver{}, oneGrant("  - {principal: x, actions: [{action: \"storage:read\"}]}\n"))
 	if !hasProblem(s.Warnings(), "action_not_catalogued") {
 		t.Fatalf("warnings %v lack action_not_catalogued", s.Warnings())
@@ -64,12 +66,14 @@ func TestUncataloguedBareIDWarns(t *testing.T) {
 }
 
 func TestAnyActionWildcardSkipsUncatalogued(t *testing.T) {
+	t.Parallel()
 	s := mustLoad(t, nil, oneGrant("  - {principal: \"*\", actions: [{action: \"*\"}]}\n"))
 	assertOutcome(t, s, input("storage:commit"), route.Accept)
 	assertOutcome(t, s, input("", "operator://bob"), route.Refuse, CodeNoGrant)
 }
 
 func TestUnresolvedRegistryRefGrantsNothing(t *testing.T) {
+	t.Parallel()
 	files := oneGrant("  - {principal: \"operator://bob\", actions: [{action: \"@agentik/actions/standard/storage-push\"}]}\n")
 	for name, res := range map[string]Resolver{"nil resolver": nil, "unknown ref": fakeResolver{}} {
 		t.Run(name, func(t *testing.T) {
@@ -83,6 +87,7 @@ func TestUnresolvedRegistryRefGrantsNothing(t *testing.T) {
 }
 
 func TestPrincipalForms(t *testing.T) {
+	t.Parallel()
 	s := mustLoad(t, nil, oneGrant(`  - principal: {ref: "@acme/groups/ops"}
     actions: [{action: "storage:push"}]
   - principal: {name: "Eve", email: "eve@example.com"}
@@ -106,6 +111,7 @@ func TestPrincipalForms(t *testing.T) {
 }
 
 func TestScopedActionGrantsNothing(t *testing.T) {
+	t.Parallel()
 	s := mustLoad(t, nil, oneGrant("  - {principal: \"*\", actions: [{action: \"storage:read\", scope: \"docs/\"}, {action: \"storage:write\"}]}\n"))
 	if !hasProblem(s.Warnings(), "scope_unsupported") {
 		t.Fatalf("warnings %v lack scope_unsupported", s.Warnings())
@@ -115,6 +121,7 @@ func TestScopedActionGrantsNothing(t *testing.T) {
 }
 
 func TestBestCandidateReason(t *testing.T) {
+	t.Parallel()
 	revoked := "  - {principal: \"*\", actions: [{action: \"storage:read\"}], revoked: true}\n"
 	expired := "  - {principal: \"*\", actions: [{action: \"storage:read\"}], ttl_seconds: 60}\n"
 	condition := "  - {principal: \"*\", actions: [{action: \"storage:read\"}], conditions: [{kind: ip-range, cidr: 10.0.0.0/8}]}\n"
@@ -144,6 +151,7 @@ func TestBestCandidateReason(t *testing.T) {
 }
 
 func TestTTLEdges(t *testing.T) {
+	t.Parallel()
 	s := mustLoad(t, nil, oneGrant(`  - principal: "*"
     actions: [{action: "storage:read"}]
     ttl_seconds: 86400
@@ -176,6 +184,7 @@ func TestTTLEdges(t *testing.T) {
 }
 
 func TestBusinessHours(t *testing.T) {
+	t.Parallel()
 	s := mustLoad(t, nil, oneGrant(`  - principal: "*"
     actions: [{action: "storage:read"}]
     conditions:
@@ -205,6 +214,7 @@ func TestBusinessHours(t *testing.T) {
 }
 
 func TestBusinessHoursDefaults(t *testing.T) {
+	t.Parallel()
 	s := mustLoad(t, nil, oneGrant("  - {principal: \"*\", actions: [{action: \"storage:read\"}], conditions: [{kind: during-business-hours, timezone: UTC}]}\n"))
 	for now, want := range map[time.Time]route.Route{
 		time.Date(2026, 5, 8, 9, 0, 0, 0, time.UTC):   route.Accept, // Friday 09:00
@@ -220,6 +230,7 @@ func TestBusinessHoursDefaults(t *testing.T) {
 }
 
 func TestIPRange(t *testing.T) {
+	t.Parallel()
 	s := mustLoad(t, nil, oneGrant("  - {principal: \"*\", actions: [{action: \"storage:read\"}], conditions: [{kind: ip-range, cidr: 10.0.0.0/8}, {kind: ip-range, cidr: \"10.1.0.0/16\"}]}\n"))
 	for ip, want := range map[string]route.Route{
 		"10.1.2.3":        route.Accept,
@@ -244,6 +255,7 @@ func authEvent(tier string, at time.Time) route.EvidenceRef {
 }
 
 func TestMFARecentCondition(t *testing.T) {
+	t.Parallel()
 	s := mustLoad(t, nil, oneGrant("  - {principal: \"*\", actions: [{action: \"storage:read\"}], conditions: [{kind: mfa-recent, within_seconds: 600}]}\n"))
 	cases := []struct {
 		name string
@@ -270,6 +282,7 @@ func TestMFARecentCondition(t *testing.T) {
 }
 
 func TestUnknownConditionSkipsGrant(t *testing.T) {
+	t.Parallel()
 	s := mustLoad(t, nil, oneGrant("  - {principal: \"*\", actions: [{action: \"storage:read\"}], conditions: [{kind: signed-by, role: admin}]}\n"))
 	if !hasProblem(s.Warnings(), "condition_unknown") {
 		t.Fatalf("warnings %v lack condition_unknown", s.Warnings())
@@ -278,6 +291,7 @@ func TestUnknownConditionSkipsGrant(t *testing.T) {
 }
 
 func TestComposition(t *testing.T) {
+	t.Parallel()
 	files := map[string]string{
 		"org/POLICY.md": policyMD(`schema: policy/v1
 id: "@acme/org"
@@ -323,6 +337,7 @@ requirements:
 }
 
 func TestNotEnforcedWithoutPolicy(t *testing.T) {
+	t.Parallel()
 	s := mustLoad(t, nil, map[string]string{"README.md": "no policy here"})
 	if s.Enforced() {
 		t.Fatal("Enforced() with no POLICY.md")
@@ -334,6 +349,7 @@ func TestNotEnforcedWithoutPolicy(t *testing.T) {
 }
 
 func TestBlockShape(t *testing.T) {
+	t.Parallel()
 	s := mustLoad(t, nil, oneGrant("  - {principal: \"operator://bob\", actions: [{action: \"storage:read\"}]}\n  - {principal: \"bot://a\", actions: [{action: \"storage:read\"}]}\n"))
 	res := assertOutcome(t, s, input("storage:read", "bot://a"), route.Accept)
 	b := res.Block
@@ -353,6 +369,7 @@ func hasProblem(ps []Problem, code string) bool {
 
 // A principal or action ref cannot break out of the generated comment.
 func TestNoRegoInjection(t *testing.T) {
+	t.Parallel()
 	s := mustLoad(t, nil, oneGrant(`  - principal: "operator://bob\ncandidates contains {\"policy\": \"@acme/team\", \"layer\": 0, \"grant\": 0, \"principal\": \"*\", \"revoked\": false, \"expired\": false, \"conditions\": true} if true\n#"
     actions: [{action: "storage:read"}]
 `))

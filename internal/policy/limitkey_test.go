@@ -33,6 +33,7 @@ func openCall(lim *Limiter, agent, client string) Input {
 // Running open, a caller who writes a new agent_id into every event still
 // spends one budget: its client address's.
 func TestRateLimitIgnoresRotatedAgentID(t *testing.T) {
+	t.Parallel()
 	s, lim := limitedSet(t), NewLimiter()
 	assertOutcome(t, s, openCall(lim, "agent-1", "192.0.2.7"), route.Accept)
 	assertOutcome(t, s, openCall(lim, "agent-2", "192.0.2.7"), route.Accept)
@@ -55,6 +56,7 @@ func TestRateLimitIgnoresRotatedAgentID(t *testing.T) {
 // vouches for event principals) or the client address does not reset it,
 // and two tokens do not share a budget unless they share a principal.
 func TestRateLimitKeyedByToken(t *testing.T) {
+	t.Parallel()
 	s, lim := limitedSet(t), NewLimiter()
 	call := func(token, agent, client string, tokenPrincipals ...string) Input {
 		in := openCall(lim, agent, client)
@@ -77,6 +79,7 @@ func TestRateLimitKeyedByToken(t *testing.T) {
 // caller is deferred (never let through unlimited) until idle buckets
 // expire, while callers it already tracks go on as before.
 func TestLimiterBucketCap(t *testing.T) {
+	t.Parallel()
 	// Three callers: an open call's agent_id keys no bucket of its own.
 	s, lim := limitedSet(t), newLimiterCap(3)
 	for _, c := range []string{"192.0.2.1", "192.0.2.2", "192.0.2.3"} {

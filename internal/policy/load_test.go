@@ -27,6 +27,7 @@ func assertProblems(t *testing.T, err error, codes ...string) *LoadError {
 }
 
 func TestParseErrors(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name, content, code, field string
 	}{
@@ -72,6 +73,7 @@ func TestParseErrors(t *testing.T) {
 }
 
 func TestLoadListsEveryProblem(t *testing.T) {
+	t.Parallel()
 	dir := writeDir(t, map[string]string{
 		"a/POLICY.md":         policyMD("schema: policy/v1"),
 		"b.POLICY.md":         "nothing",
@@ -89,6 +91,7 @@ func TestLoadListsEveryProblem(t *testing.T) {
 }
 
 func TestDefaultAllowWarns(t *testing.T) {
+	t.Parallel()
 	s := mustLoad(t, nil, map[string]string{"POLICY.md": policyMD("schema: policy/v1\nid: \"@a/b\"\ndefault: allow")})
 	if !hasProblem(s.Warnings(), "default_allow") {
 		t.Fatalf("warnings %v lack default_allow", s.Warnings())
@@ -96,6 +99,7 @@ func TestDefaultAllowWarns(t *testing.T) {
 }
 
 func TestRevision(t *testing.T) {
+	t.Parallel()
 	files := oneGrant("  - {principal: x, actions: [{action: a:b}]}\n")
 	a, b := mustLoad(t, nil, files), mustLoad(t, nil, files)
 	if !strings.HasPrefix(a.Revision(), "sha256:") || len(a.Revision()) != len("sha256:")+64 {
@@ -123,6 +127,7 @@ func TestRevision(t *testing.T) {
 }
 
 func TestSandboxRejectsBuiltins(t *testing.T) {
+	t.Parallel()
 	for builtin, call := range map[string]string{
 		"http.send":          `http.send({"method": "GET", "url": "http://example.com"})`,
 		"net.lookup_ip_addr": `net.lookup_ip_addr("example.com")`,
@@ -141,6 +146,7 @@ func TestSandboxRejectsBuiltins(t *testing.T) {
 }
 
 func TestCustomModulePackage(t *testing.T) {
+	t.Parallel()
 	_, err := Load([]string{writeDir(t, map[string]string{"x.rego": "package gated.grants\n\ncandidates contains {\"grant\": 0} if true\n"})}, nil)
 	// Rego has no fields: the problem names the line instead.
 	if le := assertProblems(t, err, "rego_package"); le.Problems[0].Line != 1 || le.Problems[0].Field != "" {
@@ -168,6 +174,7 @@ findings contains {"code": "custom_note", "route": "accept", "blocking": false, 
 `
 
 func TestCustomFindingsOnlyTighten(t *testing.T) {
+	t.Parallel()
 	files := oneGrant("  - {principal: \"*\", actions: [{action: \"storage:push\"}]}\n")
 	files["rules/deploys.rego"] = customModule
 	s := mustLoad(t, nil, files)
@@ -188,6 +195,7 @@ func TestCustomFindingsOnlyTighten(t *testing.T) {
 }
 
 func TestMalformedCustomFindingRefuses(t *testing.T) {
+	t.Parallel()
 	for name, head := range map[string]string{
 		"bad route":     `{"code": "c", "route": "maybe", "blocking": true, "message": "m"}`,
 		"no blocking":   `{"code": "c", "route": "ask", "message": "m"}`,
@@ -209,6 +217,7 @@ func TestMalformedCustomFindingRefuses(t *testing.T) {
 }
 
 func TestCustomMessageWithSecretIsWithheld(t *testing.T) {
+	t.Parallel()
 	s := mustLoad(t, nil, map[string]string{"m.rego": `package gated.custom
 
 findings contains {"code": "c", "route": "ask", "blocking": false, "message": concat(" ", ["saw", input.event.proposed_arguments.key])} if true
@@ -229,6 +238,7 @@ findings contains {"code": "never", "route": "accept", "blocking": false, "messa
 `
 
 func TestEvaluationErrorsRefuse(t *testing.T) {
+	t.Parallel()
 	slow := mustLoad(t, nil, map[string]string{"slow.rego": slowModule})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
@@ -273,6 +283,7 @@ func TestCustomModuleCannotShadowGenerated(t *testing.T) {
 // A ConfigMap volume: the files live in ..<timestamp>/, ..data links to it,
 // and the visible names link through ..data. Each policy loads once.
 func TestConfigMapLayoutLoadsOnce(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	ts := filepath.Join(dir, "..2026_11_20_12_00_00.123")
 	if err := os.Mkdir(ts, 0o755); err != nil {

@@ -8,6 +8,7 @@ import (
 )
 
 func TestPrincipalsTrustRule(t *testing.T) {
+	t.Parallel()
 	ev := func(state route.AuthState) *route.Event {
 		return &route.Event{AgentID: "support-bot", AuthorizationState: state,
 			AuthorizationSubject: &route.Subject{SubjectType: "user", SubjectRef: "u-42"}}
@@ -37,6 +38,7 @@ func TestPrincipalsTrustRule(t *testing.T) {
 // An agent that writes a granted name into its own event gains nothing
 // unless its token is trusted for event principals.
 func TestEventClaimsNeedTrust(t *testing.T) {
+	t.Parallel()
 	s := mustLoad(t, nil, oneGrant("  - {principal: \"user://current\", actions: [{action: \"storage:read\"}]}\n  - {principal: \"bot://admin\", actions: [{action: \"secrets:reveal\"}]}\n"))
 	ev := &route.Event{AgentID: "admin", AuthorizationState: route.AuthAuthenticated, AuthorizationSubject: &route.Subject{SubjectRef: "u-1"}}
 	for _, trust := range []bool{false, true} {

@@ -17,6 +17,7 @@ import (
 // Decisions keep flowing, each consistent with one revision, while the
 // policy is rewritten and reloaded underneath them (run with -race).
 func TestReloadUnderLoad(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "POLICY.md")
 	versions := map[bool]string{

@@ -21,6 +21,7 @@ func approval(tier string) route.EvidenceRef {
 }
 
 func TestMFARequirement(t *testing.T) {
+	t.Parallel()
 	s := mustLoad(t, nil, withRequirements("  - {kind: mfa-recent, within_seconds: 600, applies_to: [\"secrets:*\"]}\n"))
 	assertOutcome(t, s, input("secrets:reveal", "x"), route.Ask, "policy_requirement_failed:mfa-recent")
 	in := input("secrets:reveal", "x")
@@ -35,6 +36,7 @@ func TestMFARequirement(t *testing.T) {
 }
 
 func TestApprovalRequirement(t *testing.T) {
+	t.Parallel()
 	s := mustLoad(t, nil, withRequirements("  - {kind: approval-from, count: 2, role: engineer, applies_to: [storage:push]}\n  - {kind: approval-from}\n"))
 	in := input("storage:push", "x")
 	in.Event.EvidenceRefs = []route.EvidenceRef{approval("verified"), approval("runtime")}
@@ -46,6 +48,7 @@ func TestApprovalRequirement(t *testing.T) {
 }
 
 func TestUnknownRequirementDefers(t *testing.T) {
+	t.Parallel()
 	s := mustLoad(t, nil, withRequirements("  - {kind: signed-by, role: admin, applies_to: [sandbox:network-egress]}\n"))
 	if !hasProblem(s.Warnings(), "requirement_unknown") {
 		t.Fatalf("warnings %v lack requirement_unknown", s.Warnings())
@@ -55,6 +58,7 @@ func TestUnknownRequirementDefers(t *testing.T) {
 }
 
 func TestRequirementRefsMustResolve(t *testing.T) {
+	t.Parallel()
 	files := withRequirements("  - {kind: mfa-recent, within_seconds: 60, applies_to: [\"@agentik/actions/standard/secrets-rotate\"]}\n")
 	_, err := Load([]string{writeDir(t, files)}, nil)
 	assertProblems(t, err, "action_ref_unresolved")
@@ -63,11 +67,13 @@ func TestRequirementRefsMustResolve(t *testing.T) {
 }
 
 func TestRequirementsSkippedWhenGrantRefuses(t *testing.T) {
+	t.Parallel()
 	s := mustLoad(t, nil, map[string]string{"POLICY.md": policyMD("schema: policy/v1\nid: \"@a/b\"\nrequirements:\n  - {kind: mfa-recent, within_seconds: 60}\n")})
 	assertOutcome(t, s, input("storage:read", "x"), route.Refuse, CodeNoGrant)
 }
 
 func TestApprovalPolicy(t *testing.T) {
+	t.Parallel()
 	files := map[string]string{
 		"a.POLICY.md": policyMD("schema: policy/v1\nid: \"@acme/base\"\ngrants:\n  - {principal: \"*\", actions: [{action: \"*\"}]}\n"),
 		"b.POLICY.md": policyMD("schema: policy/v1\nid: \"@acme/approvers\"\ngrants:\n  - {principal: \"operator://lead\", actions: [{action: \"storage:push\"}]}\n"),
@@ -96,6 +102,7 @@ func TestApprovalPolicy(t *testing.T) {
 }
 
 func TestRateLimit(t *testing.T) {
+	t.Parallel()
 	files := map[string]string{"POLICY.md": policyMD(`schema: policy/v1
 id: "@acme/team"
 grants:
@@ -142,6 +149,7 @@ limits:
 }
 
 func TestLimiterSweepsIdleBuckets(t *testing.T) {
+	t.Parallel()
 	l := NewLimiter()
 	l.allow(1, time.Second, t0, "a")
 	l.allow(1, time.Hour, t0, "b")
@@ -158,6 +166,7 @@ func TestLimiterSweepsIdleBuckets(t *testing.T) {
 }
 
 func TestRateLimitKeyIsTheMatchedPrincipal(t *testing.T) {
+	t.Parallel()
 	s := mustLoad(t, nil, map[string]string{"POLICY.md": policyMD(`schema: policy/v1
 id: "@acme/team"
 grants:

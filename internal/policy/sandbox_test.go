@@ -77,6 +77,7 @@ func findingRule(code string) string {
 // Custom Rego cannot reach the network or the host, and cannot read
 // anything that changes between two evaluations of the same input.
 func TestSandboxRefusesHostAndNondeterministicBuiltins(t *testing.T) {
+	t.Parallel()
 	srv := listen(t)
 	url := "http://" + srv.ln.Addr().String() + "/schema.json"
 	cases := []struct{ builtin, call string }{
@@ -105,6 +106,7 @@ func TestSandboxRefusesHostAndNondeterministicBuiltins(t *testing.T) {
 // Builtins whose single call can run or allocate without bound, where OPA
 // cannot interrupt it, are refused at load too.
 func TestSandboxRefusesUnboundedBuiltins(t *testing.T) {
+	t.Parallel()
 	for builtin, call := range map[string]string{
 		"graph.reachable_paths":   `graph.reachable_paths({"a": ["b"], "b": []}, ["a"])`,
 		"sprintf":                 `sprintf("%v", [input.event])`,
@@ -122,6 +124,7 @@ func TestSandboxRefusesUnboundedBuiltins(t *testing.T) {
 // A call nested in another builtin's operands, in a comprehension or in a
 // function body is found as well, and every one is reported.
 func TestSandboxFindsEveryNestedCall(t *testing.T) {
+	t.Parallel()
 	mod := `package gated.custom.nested
 
 f(x) := y if {
@@ -149,6 +152,7 @@ findings contains {"code": "c", "route": "ask", "blocking": true, "message": m} 
 // The allowed set is enough for the documented example module and the
 // usual policy work: strings, regexes, CIDRs, time from input.now_ns.
 func TestSandboxAllowsEverydayBuiltins(t *testing.T) {
+	t.Parallel()
 	mod := `package gated.custom.everyday
 
 findings contains {"code": "custom_everyday", "route": "ask", "blocking": true, "message": msg} if {
@@ -169,6 +173,7 @@ findings contains {"code": "custom_everyday", "route": "ask", "blocking": true, 
 }
 
 func TestPolicyFileCaps(t *testing.T) {
+	t.Parallel()
 	t.Run("file too large", func(t *testing.T) {
 		big := "package gated.custom.big\n\n# " + strings.Repeat("x", maxPolicyFileBytes) + "\n"
 		_, err := Load([]string{writeDir(t, map[string]string{"big.rego": big})}, nil)

@@ -11,6 +11,7 @@ import (
 // A FIFO never ends, and opening one blocks until a writer comes: the load
 // must refuse it without opening it.
 func TestPolicyFileFIFORefused(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	if err := syscall.Mkfifo(filepath.Join(dir, "pipe.rego"), 0o644); err != nil {
 		t.Skipf("no FIFO here: %v", err)

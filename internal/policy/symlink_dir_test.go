@@ -19,6 +19,7 @@ import (
 // Before the fix WalkDir reported the link as a file, nothing was read, and
 // the policy loaded empty and unenforced, without an error.
 func TestSymlinkedPolicyDirectoryIsRead(t *testing.T) {
+	t.Parallel()
 	base := t.TempDir()
 	writePolicy(t, filepath.Join(base, "real", "POLICY.md"), "@a/b")
 	link := filepath.Join(base, "link")
@@ -52,6 +53,7 @@ func TestSymlinkedPolicyDirectoryIsRead(t *testing.T) {
 // "..data" link and replays three kubelet updates: each renames a new link
 // over "..data" and deletes the old data directory. Each must reload.
 func TestPolicyFollowsConfigMapSwaps(t *testing.T) {
+	t.Parallel()
 	mount := t.TempDir()
 	version := func(v int) string { return fmt.Sprintf("..2026_01_0%d_00_00_00.%d", v, v) }
 	publish := func(v int) {
@@ -110,6 +112,7 @@ func writePolicy(t *testing.T, path, id string) {
 // TestLoadOneFile: --policy may name one POLICY.md (or a link to one), and
 // the set reads just that file, named as given.
 func TestLoadOneFile(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	writePolicy(t, filepath.Join(dir, "a", "POLICY.md"), "@a/one")
 	writePolicy(t, filepath.Join(dir, "a", "other.POLICY.md"), "@a/other")

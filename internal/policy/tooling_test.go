@@ -10,6 +10,7 @@ import (
 )
 
 func TestLint(t *testing.T) {
+	t.Parallel()
 	good := writeDir(t, map[string]string{"POLICY.md": policyMD("schema: policy/v1\nid: \"@a/b\"\ndefault: allow\ngrants:\n  - {principal: x, actions: [{action: a:b}], conditions: [{kind: geo-fence}]}\n")})
 	var out bytes.Buffer
 	if !Lint([]string{good}, nil, &out) {
@@ -37,6 +38,7 @@ func TestLint(t *testing.T) {
 }
 
 func TestCompilePrintsParseableRego(t *testing.T) {
+	t.Parallel()
 	dir := writeDir(t, oneGrant("  - {principal: \"operator://bob\", actions: [{action: storage:commit}, {action: \"@x/y\"}], conditions: [{kind: ip-range, cidr: 10.0.0.0/8}]}\n"))
 	var out bytes.Buffer
 	if err := Compile([]string{dir}, fakeResolver{"@x/y": "storage:push"}, &out); err != nil {

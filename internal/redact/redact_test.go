@@ -3,6 +3,7 @@ package redact
 import "testing"
 
 func TestHasSecret(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		in   string
 		want bool
@@ -53,6 +54,7 @@ func TestHasSecret(t *testing.T) {
 }
 
 func TestHasPII(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		in   string
 		want bool

@@ -7,6 +7,7 @@ import (
 )
 
 func TestRouteOrderAndStricter(t *testing.T) {
+	t.Parallel()
 	order := []Route{Accept, Ask, Defer, Refuse}
 	for i, a := range order {
 		for j, b := range order {
@@ -19,6 +20,7 @@ func TestRouteOrderAndStricter(t *testing.T) {
 }
 
 func TestRouteParseAndText(t *testing.T) {
+	t.Parallel()
 	for _, r := range []Route{Accept, Ask, Defer, Refuse} {
 		got, err := ParseRoute(r.String())
 		if err != nil || got != r {
@@ -53,6 +55,7 @@ func TestRouteParseAndText(t *testing.T) {
 }
 
 func TestAuthStateOrderParseAndText(t *testing.T) {
+	t.Parallel()
 	states := []AuthState{AuthNone, AuthUserClaimed, AuthAuthenticated, AuthValidated, AuthConfirmed}
 	names := []string{"none", "user_claimed", "authenticated", "validated", "confirmed"}
 	for i, a := range states {
@@ -84,6 +87,7 @@ func TestAuthStateOrderParseAndText(t *testing.T) {
 }
 
 func TestCategoryValid(t *testing.T) {
+	t.Parallel()
 	for _, c := range []Category{PublicRead, PrivateRead, Write, Unknown} {
 		if !c.Valid() {
 			t.Errorf("%s not valid", c)
@@ -97,6 +101,7 @@ func TestCategoryValid(t *testing.T) {
 }
 
 func TestCombine(t *testing.T) {
+	t.Parallel()
 	f := func(code string, r Route, blocking bool) Finding {
 		return Finding{Source: SourceContract, Code: code, Route: r, Blocking: blocking}
 	}
@@ -133,6 +138,7 @@ func TestCombine(t *testing.T) {
 
 // Adding a finding never loosens the outcome.
 func TestCombineMonotone(t *testing.T) {
+	t.Parallel()
 	all := []Finding{}
 	for _, r := range []Route{Accept, Ask, Defer, Refuse} {
 		for _, b := range []bool{false, true} {
@@ -151,6 +157,7 @@ func TestCombineMonotone(t *testing.T) {
 }
 
 func TestOutcomePass(t *testing.T) {
+	t.Parallel()
 	if !(Outcome{Route: Accept, HardBlockers: []string{}}).Pass() {
 		t.Error("accept without blockers must pass")
 	}
@@ -163,6 +170,7 @@ func TestOutcomePass(t *testing.T) {
 }
 
 func TestVerifiedApprovals(t *testing.T) {
+	t.Parallel()
 	ev := Event{EvidenceRefs: []EvidenceRef{
 		{Kind: "approval", TrustTier: "verified"},
 		{Kind: "approval", TrustTier: "user_claimed"},

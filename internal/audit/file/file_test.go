@@ -39,6 +39,7 @@ func closeRec(t *testing.T, r audit.Recorder) {
 }
 
 func TestFileSink(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []audit.Durability{audit.Async, audit.Sync} {
 		t.Run(mode.String(), func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "audit.jsonl")
@@ -76,6 +77,7 @@ func TestFileSink(t *testing.T) {
 }
 
 func TestOpenRejectsBadConfig(t *testing.T) {
+	t.Parallel()
 	if _, err := file.Open(filepath.Join(t.TempDir(), "missing", "dir", "a.jsonl"), false); err == nil {
 		t.Error("file: accepted")
 	}

@@ -48,6 +48,7 @@ func readAll(t *testing.T, s *Spool) [][]byte {
 }
 
 func TestAppendReplayInOrderAcrossReopen(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	s, err := Open(dir, 0)
 	if err != nil {
@@ -95,6 +96,7 @@ func TestAppendReplayInOrderAcrossReopen(t *testing.T) {
 }
 
 func TestTornTailIsSkipped(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	s, err := Open(dir, 0)
 	if err != nil {
@@ -143,6 +145,7 @@ func TestTornTailIsSkipped(t *testing.T) {
 }
 
 func TestFullAndRemove(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	one := payloads(0, 1)[0]
 	frame := int64(headerSize + len(one))
@@ -182,6 +185,7 @@ func TestFullAndRemove(t *testing.T) {
 }
 
 func TestDiskErrorIsReported(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	s, err := Open(dir, 0)
 	if err != nil {
@@ -201,6 +205,7 @@ func TestDiskErrorIsReported(t *testing.T) {
 }
 
 func TestOversizeRecordRejected(t *testing.T) {
+	t.Parallel()
 	s, err := Open(t.TempDir(), 0)
 	if err != nil {
 		t.Fatal(err)
@@ -215,6 +220,7 @@ func TestOversizeRecordRejected(t *testing.T) {
 // until the first lets go. flock locks belong to an open file, so this
 // holds between two spools of one process as between two processes.
 func TestOpenLocksTheDirectory(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	s, err := Open(dir, 0)
 	if err != nil {
@@ -234,6 +240,7 @@ func TestOpenLocksTheDirectory(t *testing.T) {
 // Two processes with the same owner name get two subdirectories; what one
 // leaves when it stops is adopted by the other and, once replayed, removed.
 func TestClaimAndAdopt(t *testing.T) {
+	t.Parallel()
 	root := filepath.Join(t.TempDir(), "spool")
 	a, err := Claim(root, "pod-1", 0)
 	if err != nil {
@@ -286,6 +293,7 @@ func TestClaimAndAdopt(t *testing.T) {
 
 // Segments an older gated left in the spool directory itself are adopted too.
 func TestAdoptLegacySegments(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	old, err := Open(root, 0)
 	if err != nil {
@@ -309,6 +317,7 @@ func TestAdoptLegacySegments(t *testing.T) {
 }
 
 func TestOwnerNameStaysInRoot(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	for _, owner := range []string{"../../etc", "a/b", "..", "", ".hidden", "pod name\x00"} {
 		s, err := Claim(root, owner, 0)
@@ -324,6 +333,7 @@ func TestOwnerNameStaysInRoot(t *testing.T) {
 
 // A reservation is room no other append can take.
 func TestReserve(t *testing.T) {
+	t.Parallel()
 	one := payloads(0, 1)[0]
 	frame := FrameSize(len(one))
 	s, err := Open(t.TempDir(), 2*frame)
@@ -353,6 +363,7 @@ func TestReserve(t *testing.T) {
 
 // A segment that grew after it was read is not removed with its new records.
 func TestRemoveReplayedKeepsAGrownSegment(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	s, err := Open(dir, 0)
 	if err != nil {
@@ -381,6 +392,7 @@ func TestRemoveReplayedKeepsAGrownSegment(t *testing.T) {
 // A spool whose directory cannot be written is reported unhealthy by the
 // probe, and healthy again once it can.
 func TestProbe(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "spool")
 	s, err := Open(dir, 0)
 	if err != nil {

@@ -53,6 +53,7 @@ const cases = `cases:
 `
 
 func TestRunCountsAndPrints(t *testing.T) {
+	t.Parallel()
 	dir := writeFiles(t, map[string]string{"a_test.yaml": cases, "sub/b_test.yaml": "cases: []\n", "ignored.yaml": "nonsense: ["})
 	var out bytes.Buffer
 	passed, failed, err := Run([]string{dir}, echo(t), &out)
@@ -70,6 +71,7 @@ func TestRunCountsAndPrints(t *testing.T) {
 }
 
 func TestRunRejectsMalformedFiles(t *testing.T) {
+	t.Parallel()
 	for name, content := range map[string]string{
 		"yaml":           "cases: [",
 		"unknown field":  "cases: [{name: a, event: {}, now: 2026-05-04T10:00:00Z, expect: {route: accept}, extra: 1}]",
@@ -93,6 +95,7 @@ func TestRunRejectsMalformedFiles(t *testing.T) {
 }
 
 func TestCatalogsResolvesRelativeToTheTestFile(t *testing.T) {
+	t.Parallel()
 	dir := writeFiles(t, map[string]string{
 		"a/one_test.yaml":   "catalog: ../cat\ncases: []\n",
 		"a/b/two_test.yaml": "catalog: ../../cat/\ncases: []\n",
