@@ -65,6 +65,7 @@ func assertNoCanary(t *testing.T, where string, data []byte) {
 }
 
 func TestRedactionCanaries(t *testing.T) {
+	t.Parallel()
 	pgDump, err := exec.LookPath("pg_dump")
 	if err != nil {
 		t.Fatal("pg_dump not installed: the canary proof needs it")

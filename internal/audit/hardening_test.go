@@ -24,6 +24,7 @@ import (
 // migrations cannot run) answers from the spool, and once the database is
 // there applies the migrations and replays every record exactly once.
 func TestOpensWhileDatabaseIsMissing(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []audit.Durability{audit.Async, audit.Sync} {
 		t.Run(mode.String(), func(t *testing.T) {
 			u, create := pgtest.Later(t)
@@ -84,6 +85,7 @@ func recordAll(r audit.Recorder, n int) (accepted []string, refused int, firstEr
 // when its record is kept somewhere: with the database down and a spool
 // that cannot take records, every call is refused.
 func TestAsyncFailClosedRefusesWhenNothingCanKeepTheRecord(t *testing.T) {
+	t.Parallel()
 	t.Run("spool full", func(t *testing.T) {
 		_, u := migratedDB(t)
 		p := newProxy(t, upstream(t))
@@ -205,6 +207,7 @@ func jsonFrame(rec *audit.Record) ([]byte, error) { return json.Marshal(audit.Fr
 // spool size, and what one spooled before it stopped is replayed by the
 // other, exactly once.
 func TestTwoRecordersShareASpoolDir(t *testing.T) {
+	t.Parallel()
 	_, u := migratedDB(t)
 	p := newProxy(t, upstream(t))
 	root := filepath.Join(t.TempDir(), "spool")
@@ -260,6 +263,7 @@ func TestTwoRecordersShareASpoolDir(t *testing.T) {
 // route; when it fails (the gate refuses) the record, if stored, must end
 // up saying refuse.
 func TestLostCommitAcknowledgement(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name       string
 		fault      audittest.CommitFault
@@ -332,6 +336,7 @@ func TestLostCommitAcknowledgement(t *testing.T) {
 // Every field of Record is in encodedSizeBound, and the bound holds
 // against the encoder for awkward strings.
 func TestEncodedSizeBound(t *testing.T) {
+	t.Parallel()
 	if n := reflect.TypeFor[audit.Record]().NumField(); n != 28 {
 		t.Fatalf("Record has %d fields, encodedSizeBound knows 28: add the new ones to it", n)
 	}

@@ -11,6 +11,7 @@ import (
 )
 
 func TestBuildKeepsEveryField(t *testing.T) {
+	t.Parallel()
 	at := time.Date(2026, 11, 20, 21, 36, 37, 123456789, time.FixedZone("X", 3600))
 	in := Input{
 		DecisionID: "d1", Time: at, RequestID: "r1", AgentID: "a1", ToolName: "send_email",
@@ -56,6 +57,7 @@ func TestBuildKeepsEveryField(t *testing.T) {
 }
 
 func TestSensitiveKeysMasked(t *testing.T) {
+	t.Parallel()
 	for _, k := range []string{"password", "Password", "client_secret", "api_key", "API-Key", "apiKey",
 		"access_token", "Authorization", "cookie", "set-cookie", "card_number", "cvv", "ssn", "private_key",
 		"sk-abcdefghijklmnop", "bob@example.com"} {
@@ -71,6 +73,7 @@ func TestSensitiveKeysMasked(t *testing.T) {
 }
 
 func TestArgumentsFingerprint(t *testing.T) {
+	t.Parallel()
 	rd := NewRedactor([]byte("k1"))
 	a := rd.Build(Input{Arguments: map[string]any{"a": 1.0, "b": map[string]any{"y": "2", "x": "1"}}}).ArgumentsHMAC
 	var decoded any
@@ -91,6 +94,7 @@ func TestArgumentsFingerprint(t *testing.T) {
 }
 
 func TestBuildOddInputs(t *testing.T) {
+	t.Parallel()
 	rd := NewRedactor(nil)
 	for name, args := range map[string]any{"nil": nil, "string": "sk-live-abcdefghijklmnopqr", "array": []any{"x"}, "number": 3.0} {
 		rec := rd.Build(Input{DecisionID: "d", Arguments: args})
@@ -107,6 +111,7 @@ func TestBuildOddInputs(t *testing.T) {
 }
 
 func TestSecretsInIdentifiersAndSourcesAreFingerprinted(t *testing.T) {
+	t.Parallel()
 	rd := NewRedactor([]byte("k"))
 	secret := "token=abcdefgh12345678"
 	rec := rd.Build(Input{

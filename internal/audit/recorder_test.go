@@ -63,6 +63,7 @@ func assertStoredOnce(t *testing.T, dbURL string, ids []string) {
 }
 
 func TestAsyncWritesEveryRecord(t *testing.T) {
+	t.Parallel()
 	_, u := migratedDB(t)
 	m := newCounting()
 	cfg := testConfig(u, t)
@@ -92,6 +93,7 @@ func TestAsyncWritesEveryRecord(t *testing.T) {
 }
 
 func TestSyncIsCommittedOnReturn(t *testing.T) {
+	t.Parallel()
 	_, u := migratedDB(t)
 	cfg := testConfig(u, t)
 	cfg.Durability = audit.Sync
@@ -156,6 +158,7 @@ func sendDuring(t *testing.T, r audit.Recorder, stop <-chan struct{}) []string {
 }
 
 func TestProxyCutMidLoad(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []audit.Durability{audit.Async, audit.Sync} {
 		t.Run(mode.String(), func(t *testing.T) {
 			_, u := migratedDB(t)
@@ -185,6 +188,7 @@ func TestProxyCutMidLoad(t *testing.T) {
 }
 
 func TestDatabaseRefusesConnectionsMidLoad(t *testing.T) {
+	t.Parallel()
 	name, u := migratedDB(t)
 	m := newCounting()
 	cfg := testConfig(u, t)
@@ -213,6 +217,7 @@ func TestDatabaseRefusesConnectionsMidLoad(t *testing.T) {
 // committed before the crash, one torn half-way) hands them over to the
 // next process on the same spool.
 func TestSpoolReplayedByNextProcess(t *testing.T) {
+	t.Parallel()
 	_, u := migratedDB(t)
 	dir := filepath.Join(t.TempDir(), "spool")
 	now := time.Now()
@@ -253,6 +258,7 @@ func TestSpoolReplayedByNextProcess(t *testing.T) {
 }
 
 func TestCloseDrainsIntoSpoolWhenDatabaseIsDown(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig("postgres://postgres@127.0.0.1:1/x?sslmode=disable&connect_timeout=1", t)
 	cfg.FlushInterval = time.Hour // nothing is flushed before Close
 	cfg.WriteTimeout = 500 * time.Millisecond
@@ -273,6 +279,7 @@ func TestCloseDrainsIntoSpoolWhenDatabaseIsDown(t *testing.T) {
 }
 
 func TestFailModesWhenNothingCanStore(t *testing.T) {
+	t.Parallel()
 	down := "postgres://postgres@127.0.0.1:1/x?sslmode=disable&connect_timeout=1"
 	for _, mode := range []audit.Durability{audit.Async, audit.Sync} {
 		t.Run(mode.String(), func(t *testing.T) {
@@ -317,6 +324,7 @@ func TestFailModesWhenNothingCanStore(t *testing.T) {
 // writer stores a refusal in its place, or corrects the record it had
 // already sent. With fail=open the decision stands, and so does its record.
 func TestSyncContextEnds(t *testing.T) {
+	t.Parallel()
 	_, u := migratedDB(t)
 	p := newProxy(t, upstream(t))
 	cfg := testConfig(p.URL(t, u), t)
@@ -371,6 +379,7 @@ func spoolRecords(t *testing.T, dir string) (int, int64, error) {
 
 // Durability and fail mode are read once, from their words, and nothing else.
 func TestParseSettings(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]audit.Durability{"": audit.Async, "async": audit.Async, "sync": audit.Sync} {
 		if got, err := audit.ParseDurability(in); err != nil || got != want {
 			t.Errorf("ParseDurability(%q) = %v, %v", in, got, err)
@@ -390,6 +399,7 @@ func TestParseSettings(t *testing.T) {
 }
 
 func TestInvalidRecordsRefused(t *testing.T) {
+	t.Parallel()
 	r := openFile(t, filepath.Join(t.TempDir(), "a.jsonl"), audit.Config{Fail: audit.FailOpen})
 	defer closeRec(t, r)
 	good := audittest.Record(1, time.Now())

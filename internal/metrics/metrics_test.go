@@ -36,6 +36,7 @@ func scrape(t *testing.T, m *metrics.Metrics) string {
 }
 
 func TestObserveDecisionLabels(t *testing.T) {
+	t.Parallel()
 	m := metrics.New("v1.2.3")
 	m.ObserveDecision(metrics.DecisionLabels{
 		Route: route.Refuse, ToolCategory: route.Write, RiskDomain: "finance",
@@ -82,6 +83,7 @@ func TestObserveDecisionLabels(t *testing.T) {
 }
 
 func TestDecisionBucketsSpan10usTo1s(t *testing.T) {
+	t.Parallel()
 	out := scrape(t, observed(metrics.New("x")))
 	for _, le := range []string{`le="1e-05"`, `le="1"`, `le="+Inf"`} {
 		if !strings.Contains(out, `gated_decision_duration_seconds_bucket{`+le+`}`) {
@@ -96,6 +98,7 @@ func observed(m *metrics.Metrics) *metrics.Metrics {
 }
 
 func TestHTTPLabelsUseRoutePattern(t *testing.T) {
+	t.Parallel()
 	m := metrics.New("x")
 	r := chi.NewRouter()
 	r.Use(m.HTTP)
@@ -146,6 +149,7 @@ type auditMetrics interface {
 }
 
 func TestAuditHooks(t *testing.T) {
+	t.Parallel()
 	m := metrics.New("x")
 	var a auditMetrics = m
 	a.QueueDepth(7)
@@ -183,6 +187,7 @@ func TestAuditHooks(t *testing.T) {
 }
 
 func TestReloadAndRevisions(t *testing.T) {
+	t.Parallel()
 	m := metrics.New("x")
 	out := scrape(t, m)
 	// Failures read 0 before the first one so increase() alerts work at once.
@@ -218,6 +223,7 @@ func TestReloadAndRevisions(t *testing.T) {
 }
 
 func TestBuildInfoAndRuntimeCollectors(t *testing.T) {
+	t.Parallel()
 	out := scrape(t, metrics.New("v0.4.0"))
 	for _, want := range []string{`gated_build_info{version="v0.4.0"} 1`, "go_goroutines ", "process_start_time_seconds "} {
 		if !strings.Contains(out, want) {
@@ -230,6 +236,7 @@ func TestBuildInfoAndRuntimeCollectors(t *testing.T) {
 }
 
 func TestMetricNamesPassLint(t *testing.T) {
+	t.Parallel()
 	m := metrics.New("x")
 	metricstest.Exercise(m)
 	mfs, err := m.Registry().Gather()

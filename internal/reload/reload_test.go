@@ -89,6 +89,7 @@ func ready[T any](t *testing.T, r *Reloader[T]) {
 func value(r *Reloader[snapshot]) int { return r.Current().slots[0] }
 
 func TestNewFailsWithoutAGoodFirstValue(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	write(t, filepath.Join(dir, "v"), "not a number")
 	_, err := New(Config[snapshot]{Build: buildFrom(dir, "v")})
@@ -101,6 +102,7 @@ func TestNewFailsWithoutAGoodFirstValue(t *testing.T) {
 }
 
 func TestReloadUnderConcurrentReaders(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	write(t, filepath.Join(dir, "v"), "1")
 	var results sync.Map // attempt error strings seen by OnResult
@@ -181,6 +183,7 @@ func TestReloadUnderConcurrentReaders(t *testing.T) {
 }
 
 func TestTriggerRebuildsWithoutFileEvents(t *testing.T) {
+	t.Parallel()
 	var n atomic.Int64
 	r, err := New(Config[snapshot]{Build: func() (*snapshot, error) {
 		s := &snapshot{}
@@ -196,6 +199,7 @@ func TestTriggerRebuildsWithoutFileEvents(t *testing.T) {
 }
 
 func TestReloadRejectsANilValue(t *testing.T) {
+	t.Parallel()
 	calls := 0
 	r, err := New(Config[snapshot]{Build: func() (*snapshot, error) {
 		calls++
@@ -216,6 +220,7 @@ func TestReloadRejectsANilValue(t *testing.T) {
 }
 
 func TestNewSubdirectoriesAreWatched(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	write(t, filepath.Join(dir, "v"), "1")
 	r, err := New(Config[snapshot]{
@@ -246,6 +251,7 @@ func TestNewSubdirectoriesAreWatched(t *testing.T) {
 // it, the visible files point into "..data", and an update swaps "..data"
 // by renaming a fresh symlink over it.
 func TestConfigMapSymlinkSwap(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	write(t, filepath.Join(dir, "..2026_01_01_v1", "v"), "1")
 	must(t, os.Symlink("..2026_01_01_v1", filepath.Join(dir, "..data")))
@@ -269,6 +275,7 @@ func TestConfigMapSymlinkSwap(t *testing.T) {
 }
 
 func TestRunFailsOnAMissingDirectory(t *testing.T) {
+	t.Parallel()
 	r, err := New(Config[snapshot]{
 		Build: func() (*snapshot, error) { return &snapshot{}, nil },
 		Dirs:  []string{filepath.Join(t.TempDir(), "missing")},
@@ -290,6 +297,7 @@ func must(t *testing.T, err error) {
 }
 
 func TestSymlinkedDirectoryIsWatched(t *testing.T) {
+	t.Parallel()
 	real := t.TempDir()
 	write(t, filepath.Join(real, "v"), "1")
 	link := filepath.Join(t.TempDir(), "link")

@@ -46,6 +46,7 @@ func (p *published) snapshot() ([]int, []string) {
 // "12", possibly within one tick of the file clock, so only the file events
 // seen during the build can tell. Before the fix the 1 was published.
 func TestRewriteDuringBuildIsNotPublished(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "v")
 	write(t, path, "12")
@@ -100,6 +101,7 @@ func TestRewriteDuringBuildIsNotPublished(t *testing.T) {
 // TestNewRetriesABuildTheFilesChangedUnder: the first build reads version 1
 // and the file changes before it ends; New must not start on version 1.
 func TestNewRetriesABuildTheFilesChangedUnder(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	write(t, filepath.Join(dir, "v"), "1")
 	builds := 0
@@ -130,6 +132,7 @@ func TestNewRetriesABuildTheFilesChangedUnder(t *testing.T) {
 // after maxUnsettled tries in a row the reloader says why; once the files
 // settle the new value is published.
 func TestFilesThatKeepChangingAreReported(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "v")
 	write(t, path, "1")
@@ -182,6 +185,7 @@ func TestFilesThatKeepChangingAreReported(t *testing.T) {
 // TestReloadGivesUpOnFilesThatKeepChanging: Reload, without a watcher,
 // retries a bounded number of times and then keeps the last good value.
 func TestReloadGivesUpOnFilesThatKeepChanging(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "v")
 	write(t, path, "1")
@@ -220,6 +224,7 @@ func TestReloadGivesUpOnFilesThatKeepChanging(t *testing.T) {
 // before the fix they stayed on the first one, so after a swap a change
 // inside the new target was never seen.
 func TestSymlinkedDirectorySwapsAreFollowed(t *testing.T) {
+	t.Parallel()
 	base := t.TempDir()
 	link := filepath.Join(base, "current")
 	swap := func(target string) {

@@ -19,6 +19,7 @@ import (
 // named by the field's JSON name and reading and writing that very field.
 // A field added to Record without its column (or the reverse) fails here.
 func TestColumnsMatchRecord(t *testing.T) {
+	t.Parallel()
 	rt := reflect.TypeFor[audit.Record]()
 	var jsonNames []string
 	for f := range rt.Fields() {
@@ -44,6 +45,7 @@ func TestColumnsMatchRecord(t *testing.T) {
 // The column table and the migrated schema agree on every column's name and
 // type: a column added to one but not the other fails here.
 func TestColumnsMatchSchema(t *testing.T) {
+	t.Parallel()
 	_, u := migratedDB(t)
 	ctx := context.Background()
 	c, err := pgx.Connect(ctx, u)
@@ -85,6 +87,7 @@ func TestColumnsMatchSchema(t *testing.T) {
 // InsertRecords stores records inside the caller's transaction: they roll
 // back with it, and commit with it, to read back as written.
 func TestInsertRecordsInCallersTransaction(t *testing.T) {
+	t.Parallel()
 	_, u := migratedDB(t)
 	ctx := context.Background()
 	now := time.Now().UTC()

@@ -14,6 +14,7 @@ import (
 )
 
 func TestMigrateUpStatusDown(t *testing.T) {
+	t.Parallel()
 	_, u := pgtest.Fresh(t)
 	ctx := context.Background()
 	var out bytes.Buffer

@@ -36,6 +36,7 @@ func partitions(t *testing.T, u string) []string {
 }
 
 func TestPartitionsAheadRetentionAndOnDemand(t *testing.T) {
+	t.Parallel()
 	_, u := migratedDB(t)
 	ctx := context.Background()
 	s := openSink(t, u, 10*24*time.Hour)
@@ -81,6 +82,7 @@ func TestPartitionsAheadRetentionAndOnDemand(t *testing.T) {
 }
 
 func TestInsertIsIdempotent(t *testing.T) {
+	t.Parallel()
 	_, u := migratedDB(t)
 	ctx := context.Background()
 	s := openSink(t, u, 0)
@@ -101,6 +103,7 @@ func TestInsertIsIdempotent(t *testing.T) {
 }
 
 func TestOpenRejectsBadConfig(t *testing.T) {
+	t.Parallel()
 	if _, err := Open(context.Background(), Config{URL: "postgres://%zz"}); err == nil {
 		t.Error("url: accepted")
 	}

@@ -13,6 +13,7 @@ import (
 )
 
 func TestGetAndList(t *testing.T) {
+	t.Parallel()
 	_, u := migratedDB(t)
 	ctx := context.Background()
 	s := openSink(t, u, 0)
@@ -109,6 +110,7 @@ func TestGetAndList(t *testing.T) {
 }
 
 func TestListDefaultLimit(t *testing.T) {
+	t.Parallel()
 	_, u := migratedDB(t)
 	ctx := context.Background()
 	s := openSink(t, u, 0)
