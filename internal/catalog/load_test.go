@@ -269,7 +269,7 @@ func TestLoadErrorListsEveryProblemOnItsLine(t *testing.T) {
 		{File: "a", Field: "/id", Code: "invalid_format", Message: "bad\nid"},
 		{File: "b", Code: "frontmatter_missing", Message: "none"},
 	}}
-	want := "catalog: 2 problem(s)\na: /id: invalid_format: bad id\nb: -: frontmatter_missing: none"
+	want := "2 problems:\na: /id: invalid_format: bad id\nb: -: frontmatter_missing: none"
 	if e.Error() != want {
 		t.Fatalf("Error() = %q, want %q", e.Error(), want)
 	}

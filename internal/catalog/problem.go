@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/gatedhq/gated/internal/opfile"
 )
@@ -21,14 +20,7 @@ type LoadError struct {
 // ProblemList lists the problems (opfile.Lister).
 func (e *LoadError) ProblemList() []Problem { return e.Problems }
 
-func (e *LoadError) Error() string {
-	lines := make([]string, 0, len(e.Problems)+1)
-	lines = append(lines, fmt.Sprintf("catalog: %d problem(s)", len(e.Problems)))
-	for _, p := range e.Problems {
-		lines = append(lines, p.String())
-	}
-	return strings.Join(lines, "\n")
-}
+func (e *LoadError) Error() string { return opfile.List(e.Problems) }
 
 // problems accumulates Problems during a load.
 type problems []Problem

@@ -41,6 +41,21 @@ func (p Problem) String() string {
 	return fmt.Sprintf("%s: %s: %s: %s", file, field, p.Code, strings.Join(strings.Fields(p.Message), " "))
 }
 
+// List renders problems for a person: a count ("1 problem:", "3
+// problems:"), then each on its own line, as lint prints them.
+func List(ps []Problem) string {
+	lines := make([]string, 0, len(ps)+1)
+	noun := "problems"
+	if len(ps) == 1 {
+		noun = "problem"
+	}
+	lines = append(lines, fmt.Sprintf("%d %s:", len(ps), noun))
+	for _, p := range ps {
+		lines = append(lines, p.String())
+	}
+	return strings.Join(lines, "\n")
+}
+
 // pointerEscaper escapes one reference token: "~" first, so that the "~"
 // of an escaped "/" is not escaped again.
 var pointerEscaper = strings.NewReplacer("~", "~0", "/", "~1")

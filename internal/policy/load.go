@@ -64,13 +64,7 @@ type LoadError struct {
 // ProblemList lists the errors (opfile.Lister).
 func (e *LoadError) ProblemList() []Problem { return e.Problems }
 
-func (e *LoadError) Error() string {
-	lines := make([]string, len(e.Problems))
-	for i, p := range e.Problems {
-		lines[i] = p.String()
-	}
-	return fmt.Sprintf("policy: %d problem(s):\n%s", len(e.Problems), strings.Join(lines, "\n"))
-}
+func (e *LoadError) Error() string { return opfile.List(e.Problems) }
 
 // Set is one immutable, compiled policy revision. It is safe for concurrent
 // use; reloading builds a new Set.

@@ -93,10 +93,10 @@ func New[T any](cfg Config[T]) (*Reloader[T], error) {
 	r := &Reloader[T]{cfg: cfg, trigger: make(chan struct{}, 1)}
 	v, err := r.buildChecked()
 	if err != nil {
-		return nil, fmt.Errorf("initial build: %w", err)
+		return nil, err
 	}
 	if v == nil {
-		return nil, errors.New("initial build: returned no value")
+		return nil, errors.New("the first build returned nothing to serve")
 	}
 	r.cur.Store(v)
 	return r, nil

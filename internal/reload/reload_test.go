@@ -93,8 +93,8 @@ func TestNewFailsWithoutAGoodFirstValue(t *testing.T) {
 	dir := t.TempDir()
 	write(t, filepath.Join(dir, "v"), "not a number")
 	_, err := New(Config[snapshot]{Build: buildFrom(dir, "v")})
-	if err == nil || !strings.Contains(err.Error(), "initial build") {
-		t.Fatalf("New = %v, want an initial build error", err)
+	if err == nil || !strings.Contains(err.Error(), "v: strconv.Atoi") {
+		t.Fatalf("New = %v, want the first build's own error", err)
 	}
 	if _, err := New(Config[snapshot]{}); err == nil {
 		t.Fatal("New without Build succeeded")

@@ -6,6 +6,7 @@ package sources
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"go.uber.org/zap"
 
@@ -47,7 +48,7 @@ func Load(cfg Config, log *zap.Logger) (*Sources, error) {
 			OnWatchError: watchError(log, "catalog"),
 		})
 		if err != nil {
-			return nil, fmt.Errorf("catalog: %w", err)
+			return nil, fmt.Errorf("the catalog in %s cannot be loaded: %w", strings.Join(dirs, ", "), err)
 		}
 		out.Opts = append(out.Opts, gate.WithCatalog(out.catalog.Current, cfg.UnknownTools, cfg.Arguments))
 	}
@@ -62,7 +63,7 @@ func Load(cfg Config, log *zap.Logger) (*Sources, error) {
 			OnWatchError: watchError(log, "policy"),
 		})
 		if err != nil {
-			return nil, fmt.Errorf("policy: %w", err)
+			return nil, fmt.Errorf("the policy in %s cannot be loaded: %w", strings.Join(dirs, ", "), err)
 		}
 		out.logPolicyWarnings(log)
 		out.Opts = append(out.Opts, gate.WithPolicy(out.policy.Current, policy.NewLimiter()))

@@ -32,6 +32,11 @@ func Migrate(ctx context.Context, databaseURL, direction string, w io.Writer) er
 		return fmt.Errorf("migrate: open database: %w", err)
 	}
 	defer db.Close()
+	// Goose would report an unreachable database as "failed to
+	// initialize"; say what is wrong in words an operator acts on.
+	if err := db.PingContext(ctx); err != nil {
+		return fmt.Errorf("the audit database cannot be reached: %w", err)
+	}
 	// Probe every second for up to five minutes: the default five-second
 	// probe would stall the replicas that lose the race for no reason.
 	locker, err := lock.NewPostgresSessionLocker(lock.WithLockTimeout(1, 300))

@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"io/fs"
+	"net"
 	"strings"
 	"sync"
 	"testing"
@@ -74,5 +75,21 @@ func TestMigrateUpStatusDown(t *testing.T) {
 	}
 	if err := Migrate(ctx, "postgres://postgres@127.0.0.1:1/x?sslmode=disable&connect_timeout=1", "up", &out); err == nil {
 		t.Fatal("unreachable database accepted")
+	}
+}
+
+// TestMigrateSaysTheDatabaseIsUnreachable: an operator reads what is wrong,
+// not goose's "failed to initialize".
+func TestMigrateSaysTheDatabaseIsUnreachable(t *testing.T) {
+	t.Parallel()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close() // nothing listens there now
+	err = Migrate(context.Background(), "postgres://postgres@"+addr+"/x?sslmode=disable&connect_timeout=5", "up", io.Discard)
+	if err == nil || !strings.HasPrefix(err.Error(), "the audit database cannot be reached: ") || strings.Contains(err.Error(), "failed to initialize") {
+		t.Fatalf("Migrate to a closed port = %v, want the database named unreachable", err)
 	}
 }
