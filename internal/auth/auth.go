@@ -58,7 +58,7 @@ type Tokens struct {
 func Load(path string) (*Tokens, error) {
 	raw, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("read tokens file: %w", err)
+		return nil, fmt.Errorf("the tokens file cannot be read: %w", err)
 	}
 	return Parse(raw)
 }
@@ -69,7 +69,7 @@ func Parse(raw []byte) (*Tokens, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(raw))
 	dec.KnownFields(true)
 	if err := dec.Decode(&list); err != nil {
-		return nil, fmt.Errorf("tokens file: %w", err)
+		return nil, fmt.Errorf("the tokens file is not a valid YAML list of tokens: %w", err)
 	}
 	ts := &Tokens{byDigest: make(map[[sha256.Size]byte]*Token, len(list))}
 	var errs []error

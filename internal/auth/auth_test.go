@@ -124,7 +124,7 @@ func TestLoad(t *testing.T) {
 	if _, ok := ts.Verify("secret-a"); !ok {
 		t.Error("loaded token does not verify")
 	}
-	if _, err := Load(filepath.Join(dir, "missing.yaml")); err == nil || !strings.Contains(err.Error(), "read tokens file") {
+	if _, err := Load(filepath.Join(dir, "missing.yaml")); err == nil || !strings.Contains(err.Error(), "the tokens file cannot be read") {
 		t.Errorf("Load(missing) = %v", err)
 	}
 }
