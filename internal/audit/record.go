@@ -14,16 +14,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/gatedhq/gated/internal/redact"
 	"github.com/gatedhq/gated/internal/route"
 )
 
-// MaskedKey replaces an argument key that looks sensitive (the reference
-// service uses the same marker).
-const MaskedKey = "[redacted_sensitive_key]"
+// MaskedKey replaces an argument key that looks sensitive.
+const MaskedKey = redact.MaskedKey
 
 // Record is one stored decision. It holds no raw argument values, evidence
 // summaries or URLs, tokens or request bodies: only what Build lets through.
@@ -210,38 +208,11 @@ func argumentKeys(args any) []string {
 	}
 	keys := make([]string, 0, len(m))
 	for k := range m {
-		if sensitiveKey(k) {
+		if redact.SensitiveKey(k) {
 			k = MaskedKey
 		}
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
 	return keys
-}
-
-// sensitiveWords mark argument keys whose values are credentials or personal
-// identifiers; keys are compared lower-cased with separators removed, so
-// "API-Key", "api_key" and "apiKey" all match "apikey".
-var sensitiveWords = []string{
-	"password", "passwd", "passphrase", "secret", "token", "apikey", "accesskey",
-	"privatekey", "authorization", "bearer", "credential", "cookie", "session",
-	"card", "cvv", "cvc", "iban", "ssn", "socialsecurity",
-}
-
-func sensitiveKey(k string) bool {
-	if redact.HasSecret(k) || redact.HasPII(k) {
-		return true
-	}
-	n := strings.Map(func(c rune) rune {
-		if c == '_' || c == '-' || c == ' ' || c == '.' {
-			return -1
-		}
-		return c
-	}, strings.ToLower(k))
-	for _, w := range sensitiveWords {
-		if strings.Contains(n, w) {
-			return true
-		}
-	}
-	return false
 }

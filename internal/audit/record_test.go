@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatedhq/gated/internal/redact"
 	"github.com/gatedhq/gated/internal/route"
 )
 
@@ -61,12 +62,12 @@ func TestSensitiveKeysMasked(t *testing.T) {
 	for _, k := range []string{"password", "Password", "client_secret", "api_key", "API-Key", "apiKey",
 		"access_token", "Authorization", "cookie", "set-cookie", "card_number", "cvv", "ssn", "private_key",
 		"sk-abcdefghijklmnop", "bob@example.com"} {
-		if !sensitiveKey(k) {
+		if !redact.SensitiveKey(k) {
 			t.Errorf("%q not masked", k)
 		}
 	}
 	for _, k := range []string{"to", "subject", "body", "city", "limit", "query", "shipping_address"} {
-		if sensitiveKey(k) {
+		if redact.SensitiveKey(k) {
 			t.Errorf("%q masked", k)
 		}
 	}

@@ -80,3 +80,41 @@ func containsFold(s string, words []string) bool {
 	}
 	return false
 }
+
+// MaskedKey replaces an argument key that looks sensitive, in audit records
+// and approval previews alike (the reference service uses the same marker).
+const MaskedKey = "[redacted_sensitive_key]"
+
+// sensitiveWords mark argument keys whose values are credentials or personal
+// identifiers; keys are compared lower-cased with separators removed, so
+// "API-Key", "api_key" and "apiKey" all match "apikey".
+var sensitiveWords = []string{
+	"password", "passwd", "passphrase", "secret", "token", "apikey", "accesskey",
+	"privatekey", "authorization", "bearer", "credential", "cookie", "session",
+	"card", "cvv", "cvc", "iban", "ssn", "socialsecurity",
+}
+
+// SensitiveKey reports whether an argument key names a credential or a
+// personal identifier, or itself holds a secret or personal data: its value
+// (and, when KeyLeaks, the key too) must not be shown.
+func SensitiveKey(k string) bool {
+	if KeyLeaks(k) {
+		return true
+	}
+	n := strings.Map(func(c rune) rune {
+		if c == '_' || c == '-' || c == ' ' || c == '.' {
+			return -1
+		}
+		return c
+	}, strings.ToLower(k))
+	for _, w := range sensitiveWords {
+		if strings.Contains(n, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// KeyLeaks reports whether the key itself holds a secret or personal data,
+// so that it must not be shown either.
+func KeyLeaks(k string) bool { return HasSecret(k) || HasPII(k) }

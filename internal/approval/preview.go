@@ -1,0 +1,247 @@
+package approval
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/gatedhq/gated/internal/redact"
+)
+
+// The preview's markers and bounds.
+const (
+	maskedValue    = "[masked]"
+	tooDeep        = "[too deep]"
+	maxStringRunes = 200
+	maxItems       = 50
+	maxDepth       = 32
+	// maxPreviewBytes bounds the encoded preview, which is stored with the
+	// approval and sent in every webhook event.
+	maxPreviewBytes = 16 << 10
+	// previewReserve is kept free for what the containers still open when
+	// the budget runs out write as they close: a count of what they left out
+	// and a bracket, at most maxDepth times (about 40 bytes each).
+	previewReserve = 2 << 10
+)
+
+// Preview returns the arguments as an approver sees them: enough to decide,
+// without the secrets. Masked with "[masked]" are the values at the
+// catalog's sensitive fields (RFC 6901 JSON Pointers; "" is the whole
+// document), the values under keys that look sensitive (the audit record's
+// detector: "password", "api_key", "sessionToken", …) and any string or
+// number redact.HasSecret flags. A key that itself holds a secret or
+// personal data is shown as "[redacted_sensitive_key]".
+//
+// The preview is bounded: strings over 200 runes keep 200 and say how many
+// more there were; arrays and objects keep their first 50 entries (objects
+// in key order) and count the rest; containers nested deeper than 32 become
+// "[too deep]". Past 14 KiB of output every open container stops and counts
+// what it left out, so the whole preview stays within 16 KiB.
+//
+// Absent arguments preview as null; arguments that are not valid JSON, or a
+// sensitive field that is not a JSON Pointer, are an error.
+func Preview(args json.RawMessage, sensitive []string) (json.RawMessage, error) {
+	paths, err := parsePointers(sensitive)
+	if err != nil {
+		return nil, err
+	}
+	v, err := decodeArguments(args)
+	if err != nil {
+		return nil, err
+	}
+	var p previewer
+	p.value(v, paths, 0)
+	return json.RawMessage(p.buf.Bytes()), nil
+}
+
+// decodeArguments parses one JSON value, keeping numbers as written so
+// that a long digit string can be checked for a card number.
+func decodeArguments(args json.RawMessage) (any, error) {
+	if len(args) == 0 {
+		return nil, nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(args))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, fmt.Errorf("the arguments are not valid JSON: %w", err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, errors.New("the arguments are not valid JSON: something follows the first value")
+	}
+	return v, nil
+}
+
+// previewer writes the preview as it walks the arguments.
+type previewer struct {
+	buf bytes.Buffer
+	// full: the budget ran out, so every open container stops adding.
+	full bool
+}
+
+// value writes the preview of v, which sits where t points, inside depth
+// containers.
+func (p *previewer) value(v any, t *pathTree, depth int) {
+	if t.isMasked() {
+		p.str(maskedValue)
+		return
+	}
+	switch v := v.(type) {
+	case string:
+		p.text(v)
+	case json.Number:
+		if len(v) > maxStringRunes || redact.HasSecret(string(v)) {
+			p.text(string(v))
+		} else {
+			p.buf.WriteString(string(v))
+		}
+	case bool:
+		p.buf.WriteString(strconv.FormatBool(v))
+	case map[string]any:
+		if depth >= maxDepth {
+			p.str(tooDeep)
+		} else {
+			p.object(v, t, depth+1)
+		}
+	case []any:
+		if depth >= maxDepth {
+			p.str(tooDeep)
+		} else {
+			p.array(v, t, depth+1)
+		}
+	default:
+		p.buf.WriteString("null")
+	}
+}
+
+// text writes s truncated, or masked when s holds a secret. The truncated
+// form is checked too: a cut can make a longer digit run look like a card
+// number.
+func (p *previewer) text(s string) {
+	shown := truncate(s)
+	if redact.HasSecret(s) || redact.HasSecret(shown) {
+		shown = maskedValue
+	}
+	p.str(shown)
+}
+
+func (p *previewer) object(m map[string]any, t *pathTree, depth int) {
+	keys := slices.Sorted(maps.Keys(m))
+	names := make(map[string]bool, min(len(keys), maxItems)+1)
+	p.buf.WriteByte('{')
+	shown := 0
+	for i, k := range keys {
+		if i == maxItems || p.full {
+			break
+		}
+		mark := p.buf.Len()
+		if shown > 0 {
+			p.buf.WriteByte(',')
+		}
+		name := uniqueName(names, keyName(k))
+		p.str(name)
+		p.buf.WriteByte(':')
+		if redact.SensitiveKey(k) {
+			p.str(maskedValue)
+		} else {
+			p.value(m[k], t.child(k), depth)
+		}
+		if p.spent(mark) {
+			delete(names, name)
+			break
+		}
+		shown++
+	}
+	if omitted := len(keys) - shown; omitted > 0 {
+		if shown > 0 {
+			p.buf.WriteByte(',')
+		}
+		p.str(uniqueName(names, "…"))
+		p.buf.WriteByte(':')
+		p.str(fmt.Sprintf("(%d more keys)", omitted))
+	}
+	p.buf.WriteByte('}')
+}
+
+func (p *previewer) array(a []any, t *pathTree, depth int) {
+	p.buf.WriteByte('[')
+	shown := 0
+	for i, v := range a {
+		if i == maxItems || p.full {
+			break
+		}
+		mark := p.buf.Len()
+		if shown > 0 {
+			p.buf.WriteByte(',')
+		}
+		p.value(v, t.child(strconv.Itoa(i)), depth)
+		if p.spent(mark) {
+			break
+		}
+		shown++
+	}
+	if omitted := len(a) - shown; omitted > 0 {
+		if shown > 0 {
+			p.buf.WriteByte(',')
+		}
+		p.str(fmt.Sprintf("…(%d more items)", omitted))
+	}
+	p.buf.WriteByte(']')
+}
+
+// spent reports whether the entry written since mark took the preview past
+// its budget; if so the entry is taken back and the preview is full. An
+// entry that filled the budget from inside (a nested container cut short)
+// is kept: it is already within the budget, with its own count.
+func (p *previewer) spent(mark int) bool {
+	if p.full || p.buf.Len() <= maxPreviewBytes-previewReserve {
+		return false
+	}
+	p.buf.Truncate(mark)
+	p.full = true
+	return true
+}
+
+func (p *previewer) str(s string) {
+	b, _ := json.Marshal(s) // a string always encodes
+	p.buf.Write(b)
+}
+
+// keyName is how key k is shown: masked when it holds a secret or personal
+// data, else truncated like a value (and masked if the cut looks secret).
+func keyName(k string) string {
+	if short := truncate(k); !redact.KeyLeaks(k) && !redact.KeyLeaks(short) {
+		return short
+	}
+	return redact.MaskedKey
+}
+
+// uniqueName returns name, or name with " #2", " #3", … when masking,
+// truncation or a marker would repeat a key already written to the object.
+func uniqueName(names map[string]bool, name string) string {
+	n := name
+	for i := 2; names[n]; i++ {
+		n = fmt.Sprintf("%s #%d", name, i)
+	}
+	names[n] = true
+	return n
+}
+
+// truncate keeps the first maxStringRunes runes of s and says how many more
+// there were.
+func truncate(s string) string {
+	runes := 0
+	for i := range s {
+		if runes == maxStringRunes {
+			return s[:i] + fmt.Sprintf("…(%d more characters)", utf8.RuneCountInString(s[i:]))
+		}
+		runes++
+	}
+	return s
+}

@@ -1,0 +1,208 @@
+package approval
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/gatedhq/gated/internal/redact"
+)
+
+func preview(t *testing.T, args string, sensitive ...string) string {
+	t.Helper()
+	out, err := Preview(json.RawMessage(args), sensitive)
+	if err != nil {
+		t.Fatalf("Preview(%.80s): %v", args, err)
+	}
+	if !json.Valid(out) {
+		t.Fatalf("preview is not JSON: %s", out)
+	}
+	if len(out) > maxPreviewBytes {
+		t.Fatalf("preview is %d bytes, over %d", len(out), maxPreviewBytes)
+	}
+	return string(out)
+}
+
+// Secrets planted every way the preview knows never reach its output.
+func TestPreviewMasksPlantedSecrets(t *testing.T) {
+	deep := strings.Repeat(`{"d":`, 40) + `"sk-deepdeepdeepdeep00"` + strings.Repeat("}", 40)
+	var many []string
+	for i := range 60 {
+		many = append(many, fmt.Sprintf(`"item-%d"`, i))
+	}
+	many[55] = `"late-secret-in-array-55"`
+	args := `{
+		"openai": "sk-abcdefghijklmnop1234",
+		"aws": "key AKIAABCDEFGHIJKLMNOP here",
+		"note": "use password=hunter2hunter2 to log in",
+		"memo": "customer 123-45-6789",
+		"reference": 4111111111111111,
+		"notify": true,
+		"api_key": "plain-api-key-value",
+		"sessionToken": "opaque-session-value",
+		"Credentials": {"user": "svc", "pass": "nested-credential-value"},
+		"sk-keyinthenameofakey99": "value-of-secret-key",
+		"bob@example.com": "value-of-email-key",
+		"config": {"headers": [{"name": "X-Custom", "value": "catalog-marked-value"}]},
+		"long": "` + strings.Repeat("a", 300) + ` sk-hiddenpasttruncation1"` + `,
+		"deep": ` + deep + `,
+		"many": [` + strings.Join(many, ",") + `],
+		"amount": 12.50,
+		"to": "ops <ops@example.com>"
+	}`
+	out := preview(t, args, "/config/headers/0/value")
+	for _, secret := range []string{
+		"sk-abcdefghijklmnop1234", "AKIAABCDEFGHIJKLMNOP", "hunter2hunter2", "123-45-6789",
+		"4111111111111111", "plain-api-key-value", "opaque-session-value", "nested-credential-value",
+		"sk-keyinthenameofakey99", "value-of-secret-key", "bob@example.com", "value-of-email-key",
+		"catalog-marked-value", "sk-hiddenpasttruncation1", "sk-deepdeepdeepdeep00", "late-secret-in-array-55",
+	} {
+		if strings.Contains(out, secret) {
+			t.Errorf("preview shows %q:\n%s", secret, out)
+		}
+	}
+	var got map[string]any
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"openai", "aws", "note", "memo", "reference", "api_key", "sessionToken", "Credentials", "long"} {
+		if got[k] != maskedValue {
+			t.Errorf("%s previews as %v, want %q", k, got[k], maskedValue)
+		}
+	}
+	if got[redact.MaskedKey] != maskedValue || got[redact.MaskedKey+" #2"] != maskedValue {
+		t.Errorf("keys holding a secret or an address are not masked as %q and %q #2: %s", redact.MaskedKey, redact.MaskedKey, out)
+	}
+	if v := got["config"].(map[string]any)["headers"].([]any)[0].(map[string]any); v["value"] != maskedValue || v["name"] != "X-Custom" {
+		t.Errorf("the catalog's sensitive field: %v", v)
+	}
+	// What is not secret stays readable: the approver must be able to decide.
+	if !strings.Contains(out, `"amount":12.50`) || got["notify"] != true || got["to"] != "ops <ops@example.com>" || !strings.Contains(out, "item-49") {
+		t.Errorf("plain values are not shown as sent: %s", out)
+	}
+}
+
+func TestPreviewTruncatesStrings(t *testing.T) {
+	s := strings.Repeat("é", 250)
+	out := preview(t, `{"s":"`+s+`","k`+strings.Repeat("x", 300)+`":1,"n":`+strings.Repeat("7", 210)+`}`)
+	var got map[string]any
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatal(err)
+	}
+	if want := strings.Repeat("é", 200) + "…(50 more characters)"; got["s"] != want {
+		t.Errorf("long string previews as %v", got["s"])
+	}
+	if want := strings.Repeat("7", 200) + "…(10 more characters)"; got["n"] != want {
+		t.Errorf("long number previews as %v", got["n"])
+	}
+	if _, ok := got["k"+strings.Repeat("x", 199)+"…(101 more characters)"]; !ok {
+		t.Errorf("long key not truncated: %s", out)
+	}
+}
+
+func TestPreviewBoundsContainers(t *testing.T) {
+	var items, members []string
+	for i := range 60 {
+		items = append(items, fmt.Sprint(i))
+		members = append(members, fmt.Sprintf(`"k%02d":%d`, i, i))
+	}
+	out := preview(t, `{"a":[`+strings.Join(items, ",")+`],"o":{`+strings.Join(members, ",")+`}}`)
+	var got struct {
+		A []any          `json:"a"`
+		O map[string]any `json:"o"`
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.A) != 51 || got.A[49] != 49.0 || got.A[50] != "…(10 more items)" {
+		t.Errorf("60 items preview as %v", got.A)
+	}
+	if len(got.O) != 51 || got.O["k49"] != 49.0 || got.O["k50"] != nil || got.O["…"] != "(10 more keys)" {
+		t.Errorf("60 keys preview as %v", got.O)
+	}
+}
+
+func TestPreviewBoundsDepth(t *testing.T) {
+	out := preview(t, strings.Repeat("[", 40)+"1"+strings.Repeat("]", 40))
+	if rest, ok := strings.CutPrefix(out, strings.Repeat("[", maxDepth)); !ok || !strings.HasPrefix(rest, `"[too deep]"]`) {
+		t.Fatalf("40 nested arrays preview as %s", out)
+	}
+}
+
+// However the arguments are shaped, the preview stays within 16 KiB and
+// says how much it left out.
+func TestPreviewBoundsSize(t *testing.T) {
+	// 50 rows of 50 strings truncated to 200 runes: 500 KB before the budget.
+	var rows []string
+	for i := range 50 {
+		var fields []string
+		for j := range 50 {
+			fields = append(fields, fmt.Sprintf(`"f%02d":"%s"`, j, strings.Repeat("x", 250)))
+		}
+		rows = append(rows, "{"+strings.Join(fields, ",")+fmt.Sprintf(`,"id":%d}`, i))
+	}
+	out := preview(t, "["+strings.Join(rows, ",")+"]")
+	if !strings.Contains(out, "more keys)") || !strings.Contains(out, "more items)") {
+		t.Errorf("a cut preview does not count what it left out: …%s", out[len(out)-200:])
+	}
+
+	// A tree four wide and three deep of strings that escape to 900 bytes:
+	// every container is small, and only the budget bounds the whole.
+	leaf := `"` + strings.Repeat(`\u0001`, 150) + `"`
+	tree := leaf
+	for range 3 {
+		tree = "[" + strings.Repeat(tree+",", 3) + tree + "]"
+	}
+	if out := preview(t, tree); !strings.Contains(out, "more items)") {
+		t.Errorf("a cut tree does not count what it left out: …%s", out[len(out)-200:])
+	}
+}
+
+func TestPreviewPointers(t *testing.T) {
+	args := `{"a/b":"slash","m~n":"tilde","list":["zero","one"],"x":{"":"empty key"}}`
+	out := preview(t, args, "/a~1b", "/m~0n", "/list/1", "/x/", "/absent/path")
+	for _, hidden := range []string{"slash", "tilde", `"one"`, "empty key"} {
+		if strings.Contains(out, hidden) {
+			t.Errorf("pointer did not mask %s: %s", hidden, out)
+		}
+	}
+	if !strings.Contains(out, `"zero"`) {
+		t.Errorf("/list/1 masked more than item 1: %s", out)
+	}
+	if out := preview(t, args, ""); out != `"[masked]"` {
+		t.Errorf(`pointer "" previews the document as %s, want it masked whole`, out)
+	}
+}
+
+func TestPreviewErrors(t *testing.T) {
+	for _, p := range []string{"a", "/a~2", "/a~", "/~~01"} {
+		if _, err := Preview(json.RawMessage(`{}`), []string{p}); err == nil {
+			t.Errorf("sensitive field %q accepted, want an error", p)
+		}
+	}
+	for _, args := range []string{`{"a":`, `{} {}`, `nope`} {
+		if _, err := Preview(json.RawMessage(args), nil); err == nil {
+			t.Errorf("arguments %s accepted, want an error", args)
+		}
+	}
+	if out := preview(t, ""); out != "null" {
+		t.Errorf("absent arguments preview as %s, want null", out)
+	}
+}
+
+// Whatever the arguments, a preview is JSON within the budget.
+func FuzzPreview(f *testing.F) {
+	f.Add(`{"password":"x","a":[1,2,{"b":"sk-abcdefghijklmnop"}]}`, "/a/2/b")
+	f.Add(strings.Repeat("[", 40)+strings.Repeat("]", 40), "")
+	f.Add(`{"`+strings.Repeat("\\u0001", 300)+`":"`+strings.Repeat("é", 300)+`"}`, "/x~1y")
+	f.Fuzz(func(t *testing.T, args, pointer string) {
+		out, err := Preview(json.RawMessage(args), []string{pointer})
+		if err != nil {
+			return
+		}
+		if !json.Valid(out) || len(out) > maxPreviewBytes {
+			t.Fatalf("preview of %q is not JSON within %d bytes: %s", args, maxPreviewBytes, out)
+		}
+	})
+}
