@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/gatedhq/gated/internal/envelope"
 	"github.com/gatedhq/gated/internal/gate"
 	"github.com/gatedhq/gated/internal/server"
 )
@@ -51,7 +52,7 @@ func runCheck(ctx context.Context, args []string, getenv func(string) string, st
 	d := gate.New(append(src.Opts, gate.WithShadow(*shadow))...).Decide(ctx, gate.Request{Event: doc, TrustEventPrincipals: true})
 	enc := json.NewEncoder(stdout)
 	enc.SetIndent("", "  ")
-	if err := enc.Encode(d); err != nil {
+	if err := enc.Encode(envelope.From(d)); err != nil {
 		return fmt.Errorf("write decision: %w", err)
 	}
 	if !d.Execute {

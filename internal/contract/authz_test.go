@@ -120,8 +120,8 @@ func TestEffectiveState(t *testing.T) {
 			}
 			// The runtime's ask adds no blocker: the route is the gate's or ask.
 			expect(t, d, route.Stricter(tt.route, route.Ask), tt.blockers...)
-			if d.AANARoute != tt.route {
-				t.Errorf("aana_route = %s, want %s", d.AANARoute, tt.route)
+			if d.Gate.Route != tt.route {
+				t.Errorf("aana_route = %s, want %s", d.Gate.Route, tt.route)
 			}
 		})
 	}

@@ -11,6 +11,7 @@ import (
 	"unicode"
 
 	"github.com/gatedhq/gated/internal/contract"
+	"github.com/gatedhq/gated/internal/envelope"
 	"github.com/gatedhq/gated/internal/gate"
 	"github.com/gatedhq/gated/internal/route"
 )
@@ -97,7 +98,7 @@ func TestNumbersOutOfRangeRefused(t *testing.T) {
 				}
 				d := decide(t, doc)
 				expect(t, d, route.Refuse, numberOutOfRange)
-				body, _ := json.Marshal(d)
+				body, _ := json.Marshal(envelope.From(d))
 				if bytes.Contains(body, []byte(n)) {
 					t.Errorf("the answer echoes the number")
 				}

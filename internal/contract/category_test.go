@@ -135,8 +135,8 @@ func TestCategoryRoutes(t *testing.T) {
 				d := decide(t, event(t, obj{"tool_name": name, "tool_category": c, "authorization_state": state,
 					"evidence_refs": refsBacking(state), "risk_domain": "personal_productivity"}))
 				expect(t, d, wants[i].r, wants[i].blockers...)
-				if d.AANARoute != wants[i].r || d.AuthorizationState != state {
-					t.Errorf("aana_route %s, state %s", d.AANARoute, d.AuthorizationState)
+				if d.Gate.Route != wants[i].r || d.AuthorizationState != state {
+					t.Errorf("aana_route %s, state %s", d.Gate.Route, d.AuthorizationState)
 				}
 			})
 		}

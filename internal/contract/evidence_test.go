@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gatedhq/gated/internal/contract"
+	"github.com/gatedhq/gated/internal/envelope"
 	"github.com/gatedhq/gated/internal/route"
 )
 
@@ -114,7 +115,7 @@ func TestEvidenceSecretLeak(t *testing.T) {
 			t.Run(field+"/"+s, func(t *testing.T) {
 				d := decide(t, event(t, obj{"evidence_refs": []any{ref(obj{field: "see " + s})}}))
 				expect(t, d, route.Refuse, contract.CodeSecretLeak)
-				body, err := json.Marshal(d)
+				body, err := json.Marshal(envelope.From(d))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -169,8 +170,8 @@ func TestMissingEvidenceRefs(t *testing.T) {
 			d := decide(t, event(t, obj{"tool_name": "update_note", "tool_category": tt.cat, "authorization_state": tt.state,
 				"evidence_refs": []any{}, "risk_domain": "personal_productivity", "recommended_route": "defer"}))
 			expect(t, d, route.Stricter(tt.route, route.Defer), tt.blockers...)
-			if d.AANARoute != tt.route {
-				t.Errorf("aana_route %s, want %s", d.AANARoute, tt.route)
+			if d.Gate.Route != tt.route {
+				t.Errorf("aana_route %s, want %s", d.Gate.Route, tt.route)
 			}
 		})
 	}

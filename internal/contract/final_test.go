@@ -36,11 +36,11 @@ func TestFinalRoute(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			d := decide(t, event(t, tt.over))
 			expect(t, d, tt.route, tt.blockers...)
-			if d.AANARoute != tt.aana || d.CandidateGate != tt.candidate {
-				t.Errorf("aana_route %s candidate_gate %s, want %s %s", d.AANARoute, d.CandidateGate, tt.aana, tt.candidate)
+			if d.Gate.Route != tt.aana || d.Gate.GateDecision() != tt.candidate {
+				t.Errorf("aana_route %s candidate_gate %s, want %s %s", d.Gate.Route, d.Gate.GateDecision(), tt.aana, tt.candidate)
 			}
-			if d.RecommendedAction != d.Route || d.RuntimeRecommendedRoute == nil || *d.RuntimeRecommendedRoute != tt.runtimeSay {
-				t.Errorf("recommended_action %s, runtime_recommended_route %v", d.RecommendedAction, d.RuntimeRecommendedRoute)
+			if d.RuntimeRecommendedRoute == nil || *d.RuntimeRecommendedRoute != tt.runtimeSay {
+				t.Errorf("runtime_recommended_route %v", d.RuntimeRecommendedRoute)
 			}
 		})
 	}

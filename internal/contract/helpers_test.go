@@ -117,7 +117,7 @@ func expect(t testing.TB, d *gate.Decision, want route.Route, blockers ...string
 		t.Errorf("hard_blockers = %q, want %q", d.HardBlockers, blockers)
 	}
 	pass := d.Route == route.Accept && len(d.HardBlockers) == 0
-	if d.Execute != pass || (d.GateDecision == "pass") != pass {
-		t.Errorf("execute = %v, gate_decision = %s for route %s with blockers %q", d.Execute, d.GateDecision, d.Route, d.HardBlockers)
+	if d.Execute != pass || d.Outcome().Pass() != pass {
+		t.Errorf("execute = %v, gate_decision = %s for route %s with blockers %q", d.Execute, d.Outcome().GateDecision(), d.Route, d.HardBlockers)
 	}
 }

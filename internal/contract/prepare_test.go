@@ -337,8 +337,8 @@ func TestLoweringPrecedesLifting(t *testing.T) {
 		"evidence_refs": []any{authRef}, "risk_domain": "personal_productivity"})
 	d := decide(t, doc)
 	expect(t, d, route.Ask)
-	if d.AANARoute != route.Accept || d.AuthorizationState != "authenticated" {
-		t.Errorf("aana_route %s, state %s", d.AANARoute, d.AuthorizationState)
+	if d.Gate.Route != route.Accept || d.AuthorizationState != "authenticated" {
+		t.Errorf("aana_route %s, state %s", d.Gate.Route, d.AuthorizationState)
 	}
 }
 

@@ -8,8 +8,6 @@ import (
 	"slices"
 	"testing"
 	"time"
-
-	"github.com/gatedhq/gated/internal/route"
 )
 
 // fixedNow is the clock of every table test: evidence freshness depends on it.
@@ -79,60 +77,10 @@ func TestShippedCases(t *testing.T) {
 				if !slices.Equal(d.HardBlockers, want) {
 					t.Errorf("hard_blockers = %v, want %v", d.HardBlockers, want)
 				}
-				if d.Execute != (c.ExpectedRoute == "accept") || (d.GateDecision == "pass") != d.Execute {
-					t.Errorf("execute = %v, gate_decision = %s for route %s", d.Execute, d.GateDecision, d.Route)
+				if d.Execute != (c.ExpectedRoute == "accept") || d.Outcome().Pass() != d.Execute {
+					t.Errorf("execute = %v, gate_decision = %s for route %s", d.Execute, d.Outcome().GateDecision(), d.Route)
 				}
 			})
 		}
-	}
-}
-
-// The reference's published response for send_email: the fields an AANA
-// client reads must match it.
-func TestReferenceResponseExample(t *testing.T) {
-	raw, err := os.ReadFile("testdata/aana-response-example.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var want map[string]any
-	if err := json.Unmarshal(raw, &want); err != nil {
-		t.Fatal(err)
-	}
-	ev := `{"tool_name":"send_email","tool_category":"write","authorization_state":"user_claimed","evidence_refs":["draft_id:123"],"risk_domain":"customer_support","proposed_arguments":{"to":"customer@example.com"},"recommended_route":"accept"}`
-	d := New(WithClock(func() time.Time { return fixedNow })).Decide(context.Background(), Request{Event: decode(t, []byte(ev))})
-	body, err := json.Marshal(d)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got map[string]any
-	if err := json.Unmarshal(body, &got); err != nil {
-		t.Fatal(err)
-	}
-	for _, k := range []string{"contract_version", "tool_name", "tool_category", "authorization_state", "risk_domain",
-		"gate_decision", "recommended_action", "candidate_gate", "aana_route", "runtime_recommended_route",
-		"aix", "hard_blockers", "reasons", "evidence_ref_count", "evidence_integrity", "authorization_report", "route"} {
-		g, _ := json.Marshal(got[k])
-		w, _ := json.Marshal(want[k])
-		if !bytes.Equal(g, w) {
-			t.Errorf("%s:\n got  %s\n want %s", k, g, w)
-		}
-	}
-	for _, k := range []string{"route", "gate_decision", "hard_blockers", "candidate_gate", "aix_score"} {
-		g, _ := json.Marshal(got["architecture_decision"].(map[string]any)[k])
-		w, _ := json.Marshal(want["architecture_decision"].(map[string]any)[k])
-		if !bytes.Equal(g, w) {
-			t.Errorf("architecture_decision.%s: got %s want %s", k, g, w)
-		}
-	}
-	ep, wp := got["execution_policy"].(map[string]any), want["execution_policy"].(map[string]any)
-	for _, k := range []string{"mode", "aana_allows_execution", "execution_allowed", "fail_closed", "reason", "required_route", "route_table", "observed"} {
-		g, _ := json.Marshal(ep[k])
-		w, _ := json.Marshal(wp[k])
-		if !bytes.Equal(g, w) {
-			t.Errorf("execution_policy.%s:\n got  %s\n want %s", k, g, w)
-		}
-	}
-	if d.Route != route.Ask {
-		t.Fatalf("route %s", d.Route)
 	}
 }

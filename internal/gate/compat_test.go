@@ -73,7 +73,8 @@ func TestCompatNonASCIIWordBoundary(t *testing.T) {
 }
 
 // Departure 5: source ids that look like secrets or personal data are not
-// echoed back in the answer.
+// echoed back in the answer: the decision, which the answer only presents,
+// holds them nowhere.
 func TestCompatSecretSourceIDNotEchoed(t *testing.T) {
 	d := decideJSON(t, `{"tool_name":"get_profile","tool_category":"private_read","authorization_state":"authenticated",
 		"evidence_refs":[{"source_id":"sk-abcdefghijklmnop","kind":"auth_event","trust_tier":"verified","redaction_status":"redacted","freshness":{"status":"fresh"},"provenance":"connector"}],

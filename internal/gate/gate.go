@@ -1,7 +1,8 @@
 // Package gate makes decisions: it runs every decision source over an event
 // (contract, then catalog and policy), combines their findings into the
-// strictest route, and builds the answer. The same path serves HTTP, the
-// check command and every other surface.
+// strictest route, and records the decision. The same path serves HTTP, the
+// check command and every other surface; internal/envelope presents its
+// Decision as the answer.
 package gate
 
 import (
@@ -145,7 +146,7 @@ func (e *Engine) Decide(ctx context.Context, req Request) *Decision {
 		}
 		e.metrics.ObserveDecision(metrics.DecisionLabels{
 			Route: d.Route, ToolCategory: route.Category(d.ToolCategory), RiskDomain: d.RiskDomain,
-			Execute: d.GateDecision == "pass", Shadow: d.Shadow, HardBlockers: d.HardBlockers, Tool: tool,
+			Execute: d.Outcome().Pass(), Shadow: d.Shadow, HardBlockers: d.HardBlockers, Tool: tool,
 		}, time.Since(start))
 	}
 	return d
@@ -227,7 +228,7 @@ func (e *Engine) record(ctx context.Context, d *Decision, p *contract.Prepared, 
 	in := audit.Input{
 		DecisionID: d.DecisionID, Time: now, RequestID: req.RequestID, ToolName: d.ToolName,
 		EffectiveCategory: d.ToolCategory, EffectiveAuth: d.AuthorizationState, RiskDomain: d.RiskDomain,
-		FinalRoute: d.Route.String(), GateDecision: d.GateDecision, Execute: d.Execute, Shadow: d.Shadow,
+		FinalRoute: d.Route.String(), GateDecision: d.Outcome().GateDecision(), Execute: d.Execute, Shadow: d.Shadow,
 		HardBlockers: d.HardBlockers, Reasons: d.Reasons, FindingCodes: findingCodes(d.Findings),
 		CatalogRevision: d.Revisions.Catalog, PolicyRevision: d.Revisions.Policy,
 		TokenName: req.TokenName, Version: e.version, Latency: time.Since(start),
@@ -335,8 +336,8 @@ func notInCatalog(r route.Route) route.Finding {
 		Message: "the tool is not described by any loaded catalog"}
 }
 
-// finish sets the final route from all findings and fills the envelope;
-// gateOutcome is the gate's own verdict before the runtime's route.
+// finish sets the final outcome from all findings, and whether the tool may
+// execute; gateOutcome is the gate's own verdict before the runtime's route.
 func (d *Decision) finish(findings []route.Finding, gateOutcome route.Outcome) {
 	out := route.Combine(findings)
 	if findings == nil {
@@ -345,10 +346,9 @@ func (d *Decision) finish(findings []route.Finding, gateOutcome route.Outcome) {
 	if d.Reasons == nil {
 		d.Reasons = []string{}
 	}
-	d.Findings = findings
-	d.Route, d.RecommendedAction, d.HardBlockers = out.Route, out.Route, out.HardBlockers
-	d.GateDecision = passFail(out.Pass())
-	d.fillEnvelope(gateOutcome)
+	d.Findings, d.Gate = findings, gateOutcome
+	d.Route, d.HardBlockers = out.Route, out.HardBlockers
+	d.Execute = d.Shadow || out.Pass()
 }
 
 // refuse adds a refusal for code to whatever the decision already found.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gatedhq/gated/internal/audit"
 	"github.com/gatedhq/gated/internal/audit/file"
+	"github.com/gatedhq/gated/internal/envelope"
 	"github.com/gatedhq/gated/internal/gate"
 )
 
@@ -86,7 +87,7 @@ func TestInvalidEnumTextNeverStored(t *testing.T) {
 	ev["tool_category"] = strings.Repeat("private notes about a customer ", 1000)
 	d, stored := decideRecorded(t, ev, "http-4")
 	raw, _ := json.Marshal(stored)
-	answer, _ := json.Marshal(d)
+	answer, _ := json.Marshal(envelope.From(d))
 	if strings.Contains(string(raw), "private notes") || strings.Contains(string(answer), "private notes") ||
 		!strings.HasPrefix(stored["declared_category"].(string), "invalid:len=") {
 		t.Fatalf("record %s", raw)

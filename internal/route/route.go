@@ -138,6 +138,15 @@ type Outcome struct {
 // blockers. This is the contract's execution rule.
 func (o Outcome) Pass() bool { return o.Route == Accept && len(o.HardBlockers) == 0 }
 
+// GateDecision is the contract's word for Pass: "pass" or "fail", as the
+// reference's gate_decision and candidate_gate and the audit record say it.
+func (o Outcome) GateDecision() string {
+	if o.Pass() {
+		return "pass"
+	}
+	return "fail"
+}
+
 // Combine folds findings into an outcome: the route is the maximum over all
 // findings (Accept when there are none) and every blocking finding is a hard
 // blocker. A hard blocker counts as at least Ask, so a route of accept always

@@ -13,6 +13,7 @@ import (
 
 	"github.com/gatedhq/gated/internal/audit"
 	"github.com/gatedhq/gated/internal/auth"
+	"github.com/gatedhq/gated/internal/envelope"
 	"github.com/gatedhq/gated/internal/gate"
 )
 
@@ -36,7 +37,7 @@ func handlePreToolCheck(d *Deps) http.HandlerFunc {
 				zap.Stringer("route", dec.Route), zap.Bool("execute", dec.Execute), zap.Bool("shadow", dec.Shadow), zap.Bool("shadow_ignored", dec.ShadowIgnored),
 				zap.Strings("hard_blockers", dec.HardBlockers), zap.Duration("took", time.Since(start)))
 		}
-		writeJSON(w, http.StatusOK, dec)
+		writeJSON(w, http.StatusOK, envelope.From(dec))
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/gatedhq/gated/api"
+	"github.com/gatedhq/gated/internal/envelope"
 	"github.com/gatedhq/gated/internal/gate"
 )
 
@@ -46,7 +47,8 @@ func NewServer(version string, decide Decide) *sdk.Server {
 // handler decodes the arguments as the HTTP surface decodes a body, so a
 // call that is not one event is refused by the decision path, not by the
 // transport. A decision is a result, whatever its route: isError is for
-// failures to decide, and there are none — failures refuse.
+// failures to decide, and there are none — failures refuse. The structured
+// content is the whole answer, as /pre-tool-check serves it.
 func handler(decide Decide) sdk.ToolHandler {
 	return func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 		event := map[string]any{}
@@ -60,7 +62,7 @@ func handler(decide Decide) sdk.ToolHandler {
 		d := decide(ctx, event)
 		return &sdk.CallToolResult{
 			Content:           []sdk.Content{&sdk.TextContent{Text: summary(d)}},
-			StructuredContent: d,
+			StructuredContent: envelope.From(d),
 		}, nil
 	}
 }

@@ -1,30 +1,36 @@
-package gate
+// Package envelope is the wire form of a decision: the answer to a
+// pre-tool-check, with gated's own fields first and then the AANA
+// reference's envelope (gate_decision, aix, architecture_decision,
+// execution_policy with its route table), so an existing AANA client works
+// unchanged. It only presents: every value derives from a gate.Decision, so
+// the answer can change without touching the decision path.
+package envelope
 
 import (
 	"github.com/gatedhq/gated/internal/audit"
 	"github.com/gatedhq/gated/internal/catalog"
 	"github.com/gatedhq/gated/internal/contract"
+	"github.com/gatedhq/gated/internal/gate"
 	"github.com/gatedhq/gated/internal/policy"
 	"github.com/gatedhq/gated/internal/route"
 )
 
-// Decision is the answer to one pre-tool-check: gated's own fields first,
-// then the reference's envelope, so an existing AANA client works unchanged.
-type Decision struct {
-	DecisionID      string      `json:"decision_id"`
-	Route           route.Route `json:"route"`
-	Execute         bool        `json:"execute"`
-	Shadow          bool        `json:"shadow"`
-	ShadowIgnored   bool        `json:"shadow_ignored,omitempty"` // shadow asked for without the right to it: enforced
-	ContractVersion string      `json:"contract_version"`
-	// RequestID echoes the event's request_id (at most 128 bytes), which the
-	// audit record stores too.
-	RequestID string          `json:"request_id,omitempty"`
-	Findings  []route.Finding `json:"findings"`
-	Revisions Revisions       `json:"revisions"`
-	Action    *catalog.View   `json:"action,omitempty"`
-	Policy    *policy.Block   `json:"policy,omitempty"`
-	Audit     *audit.Result   `json:"audit,omitempty"`
+// Answer is one decision as served: /pre-tool-check and the reference's
+// routes, the MCP tool's structured content, gated check. The field order is
+// the wire order.
+type Answer struct {
+	DecisionID      string          `json:"decision_id"`
+	Route           route.Route     `json:"route"`
+	Execute         bool            `json:"execute"`
+	Shadow          bool            `json:"shadow"`
+	ShadowIgnored   bool            `json:"shadow_ignored,omitempty"`
+	ContractVersion string          `json:"contract_version"`
+	RequestID       string          `json:"request_id,omitempty"`
+	Findings        []route.Finding `json:"findings"`
+	Revisions       gate.Revisions  `json:"revisions"`
+	Action          *catalog.View   `json:"action,omitempty"`
+	Policy          *policy.Block   `json:"policy,omitempty"`
+	Audit           *audit.Result   `json:"audit,omitempty"`
 
 	ToolName                string                     `json:"tool_name"`
 	ToolCategory            string                     `json:"tool_category"`
@@ -44,15 +50,7 @@ type Decision struct {
 	ArchitectureDecision    ArchitectureDecision       `json:"architecture_decision"`
 	ExecutionPolicy         ExecutionPolicy            `json:"execution_policy"`
 	ValidationErrors        []contract.ValidationError `json:"validation_errors,omitempty"`
-	// ArgumentErrors say where proposed_arguments fail the tool's input
-	// schema (arguments_invalid); they never quote the values.
-	ArgumentErrors []catalog.ArgumentError `json:"argument_errors,omitempty"`
-}
-
-// Revisions name the catalog and policy a decision was made with.
-type Revisions struct {
-	Catalog string `json:"catalog"`
-	Policy  string `json:"policy"`
+	ArgumentErrors          []catalog.ArgumentError    `json:"argument_errors,omitempty"`
 }
 
 // AIX is the reference's score block. The score is fixed per route, as in
@@ -127,6 +125,8 @@ type Observed struct {
 
 const architectureClaim = "AANA is a pre-action control layer for AI agents: agents propose actions, AANA checks evidence/auth/risk, and tools execute only when the route is accept."
 
+// routeTable is static, and every answer carries it: the reference's
+// clients type-check for it (docs/aana-compatibility.md, the envelope's size).
 var routeTable = map[string]RouteRow{
 	"accept":   {"Proceed only within the checked scope.", true, "execute_checked_action"},
 	"revise":   {"Revise the candidate output or action, then recheck before execution.", false, "revise_then_recheck"},
@@ -145,11 +145,62 @@ var recovery = [...]string{
 
 var aixScore = [...]float64{route.Accept: 0.95, route.Ask: 0.72, route.Defer: 0.45, route.Refuse: 0.15}
 
-func passFail(pass bool) string {
-	if pass {
-		return "pass"
+// From presents d. The reference's fields repeat the decision's route and
+// hard blockers in several blocks; they share d's slices.
+func From(d *gate.Decision) Answer {
+	gateDecision, candidateGate := d.Outcome().GateDecision(), d.Gate.GateDecision()
+	score := aixScore[d.Route]
+	return Answer{
+		DecisionID: d.DecisionID, Route: d.Route, Execute: d.Execute, Shadow: d.Shadow, ShadowIgnored: d.ShadowIgnored,
+		ContractVersion: d.ContractVersion, RequestID: d.RequestID, Findings: d.Findings, Revisions: d.Revisions,
+		Action: d.Action, Policy: d.Policy, Audit: d.Audit,
+
+		ToolName: d.ToolName, ToolCategory: d.ToolCategory, AuthorizationState: d.AuthorizationState, RiskDomain: d.RiskDomain,
+		GateDecision: gateDecision, RecommendedAction: d.Route, CandidateGate: candidateGate, AANARoute: d.Gate.Route,
+		RuntimeRecommendedRoute: d.RuntimeRecommendedRoute,
+		AIX: AIX{Version: "0.1", Score: score, Decision: d.Route, HardBlockers: d.HardBlockers,
+			Components: AIXComponents{P: score, F: evidenceComponent(d.EvidenceIntegrity), C: score}},
+		HardBlockers: d.HardBlockers, Reasons: d.Reasons, EvidenceRefCount: d.EvidenceRefCount,
+		EvidenceIntegrity: d.EvidenceIntegrity, AuthorizationReport: d.AuthorizationReport,
+		ArchitectureDecision: ArchitectureDecision{
+			ArchitectureClaim: architectureClaim, Route: d.Route, GateDecision: gateDecision,
+			CandidateGate: candidateGate, AIXScore: score, AIXDecision: d.Route,
+			HardBlockers: d.HardBlockers, MissingEvidence: d.HardBlockers,
+			EvidenceRefs: EvidenceUse{
+				Used: d.EvidenceIntegrity.UsedSourceIDs, Missing: d.HardBlockers,
+				Contradictory: d.EvidenceIntegrity.ContradictoryEvidenceSourceIDs,
+			},
+			AuthorizationState: d.AuthorizationState, ToolName: d.ToolName, ToolCategory: d.ToolCategory,
+			RiskDomain: d.RiskDomain, RecoverySuggestion: recovery[d.Route],
+		},
+		ExecutionPolicy:  executionPolicy(d, gateDecision),
+		ValidationErrors: d.ValidationErrors, ArgumentErrors: d.ArgumentErrors,
 	}
-	return "fail"
+}
+
+// executionPolicy presents d.Execute, with the reference's reason for it.
+func executionPolicy(d *gate.Decision, gateDecision string) ExecutionPolicy {
+	pass := d.Outcome().Pass()
+	p := ExecutionPolicy{
+		Mode: "enforce", AANAAllowsExecution: pass, ExecutionAllowed: d.Execute, FailClosed: true,
+		RequiredRoute: route.Accept, RouteTable: routeTable,
+		Observed: Observed{
+			GateDecision: gateDecision, RecommendedAction: d.Route, ArchitectureRoute: d.Route,
+			// The reference counts the top-level, aix and architecture lists.
+			HardBlockerCount: 3 * len(d.HardBlockers), ValidationErrorCount: len(d.ValidationErrors),
+		},
+	}
+	switch {
+	case d.Shadow:
+		p.Mode, p.Reason = "shadow", "shadow_mode_observe_only"
+	case pass:
+		p.Reason = "gate_passed"
+	case len(d.HardBlockers) > 0:
+		p.Reason = "hard_blockers_present"
+	default:
+		p.Reason = "route_not_accept"
+	}
+	return p
 }
 
 // evidenceComponent is the AIX F component: full marks for clean evidence,
@@ -162,71 +213,4 @@ func evidenceComponent(in *contract.Integrity) float64 {
 		return 0.75
 	}
 	return 0.95
-}
-
-// fillEnvelope derives the reference's fields from the outcome.
-func (d *Decision) fillEnvelope(gate route.Outcome) {
-	pass := d.GateDecision == "pass"
-	d.CandidateGate = passFail(gate.Pass())
-	d.AANARoute = gate.Route
-	score := aixScore[d.Route]
-	d.AIX = AIX{Version: "0.1", Score: score, Decision: d.Route, HardBlockers: d.HardBlockers,
-		Components: AIXComponents{P: score, F: evidenceComponent(d.EvidenceIntegrity), C: score}}
-	d.ArchitectureDecision = ArchitectureDecision{
-		ArchitectureClaim: architectureClaim, Route: d.Route, GateDecision: d.GateDecision,
-		CandidateGate: d.CandidateGate, AIXScore: score, AIXDecision: d.Route,
-		HardBlockers: d.HardBlockers, MissingEvidence: d.HardBlockers,
-		EvidenceRefs: EvidenceUse{
-			Used: d.EvidenceIntegrity.UsedSourceIDs, Missing: d.HardBlockers,
-			Contradictory: d.EvidenceIntegrity.ContradictoryEvidenceSourceIDs,
-		},
-		AuthorizationState: d.AuthorizationState, ToolName: d.ToolName, ToolCategory: d.ToolCategory,
-		RiskDomain: d.RiskDomain, RecoverySuggestion: recovery[d.Route],
-	}
-	p := ExecutionPolicy{
-		Mode: "enforce", AANAAllowsExecution: pass, ExecutionAllowed: pass, FailClosed: true,
-		RequiredRoute: route.Accept, RouteTable: routeTable,
-		Observed: Observed{
-			GateDecision: d.GateDecision, RecommendedAction: d.Route, ArchitectureRoute: d.Route,
-			// The reference counts the top-level, aix and architecture lists.
-			HardBlockerCount: 3 * len(d.HardBlockers), ValidationErrorCount: len(d.ValidationErrors),
-		},
-	}
-	switch {
-	case d.Shadow:
-		p.Mode, p.ExecutionAllowed, p.Reason = "shadow", true, "shadow_mode_observe_only"
-	case pass:
-		p.Reason = "gate_passed"
-	case len(d.HardBlockers) > 0:
-		p.Reason = "hard_blockers_present"
-	default:
-		p.Reason = "route_not_accept"
-	}
-	d.ExecutionPolicy = p
-	d.Execute = p.ExecutionAllowed
-}
-
-// Validation is the answer of a validation-only call: whether an event is a
-// valid Agent Action Contract v1 event, and where it is not. Nothing is
-// decided or recorded.
-type Validation struct {
-	Valid         bool                       `json:"valid"`
-	Errors        []contract.ValidationError `json:"errors"`
-	SchemaVersion string                     `json:"schema_version"`
-}
-
-// Validate checks doc as the decision path would, without deciding on it.
-func Validate(doc map[string]any) Validation {
-	p := contract.Prepare(doc)
-	v := Validation{Valid: p.Event != nil, Errors: p.ValidationErrors, SchemaVersion: route.ContractVersion}
-	if v.Errors == nil {
-		v.Errors = []contract.ValidationError{}
-	}
-	if !v.Valid && len(v.Errors) == 0 {
-		// Normalisation refused the event before the schema ran.
-		for _, f := range p.Findings {
-			v.Errors = append(v.Errors, contract.ValidationError{Path: "$", Keyword: f.Code, Message: f.Message})
-		}
-	}
-	return v
 }

@@ -1,0 +1,69 @@
+package gate
+
+import (
+	"github.com/gatedhq/gated/internal/audit"
+	"github.com/gatedhq/gated/internal/catalog"
+	"github.com/gatedhq/gated/internal/contract"
+	"github.com/gatedhq/gated/internal/policy"
+	"github.com/gatedhq/gated/internal/route"
+)
+
+// Decision is what one pre-tool-check decided, and why. Every surface reads
+// it (hooks, MCP, metrics, the audit record); internal/envelope presents it
+// as the answer, with the AANA reference's fields, so the wire form can
+// change without the decision path.
+type Decision struct {
+	DecisionID string
+	// Route and HardBlockers are the final outcome, the runtime's
+	// recommended route included.
+	Route        route.Route
+	HardBlockers []string
+	// Execute is whether the tool may run: the final outcome passes, or the
+	// decision is shadowed (observe only).
+	Execute         bool
+	Shadow          bool
+	ShadowIgnored   bool // shadow asked for without the right to it: enforced
+	ContractVersion string
+	// RequestID is the event's request_id (at most 128 bytes), which the
+	// audit record stores too.
+	RequestID string
+	Findings  []route.Finding
+	Reasons   []string
+	// Gate is the outcome of gated's own sources, before the runtime's
+	// recommended route counted.
+	Gate route.Outcome
+	// RuntimeRecommendedRoute is the route the runtime proposed, nil when it
+	// named none the contract knows.
+	RuntimeRecommendedRoute *route.Route
+
+	Revisions Revisions
+	Action    *catalog.View // the catalog's view of the tool, nil when none describes it
+	Policy    *policy.Block // nil without a policy
+	Audit     *audit.Result // nil when the decision is not recorded
+
+	ToolName           string // as the event names it
+	ToolCategory       string // effective: the contract's and the catalog's, over the declared one
+	AuthorizationState string // effective: what the evidence supports
+	RiskDomain         string
+	EvidenceRefCount   int
+	// EvidenceIntegrity and AuthorizationReport are never nil in a decision
+	// Decide returns, even for an event that is no event.
+	EvidenceIntegrity   *contract.Integrity
+	AuthorizationReport *contract.AuthReport
+	ValidationErrors    []contract.ValidationError
+	// ArgumentErrors say where proposed_arguments fail the tool's input
+	// schema (arguments_invalid); they never quote the values.
+	ArgumentErrors []catalog.ArgumentError
+}
+
+// Outcome is the final outcome: route and hard blockers.
+func (d *Decision) Outcome() route.Outcome {
+	return route.Outcome{Route: d.Route, HardBlockers: d.HardBlockers}
+}
+
+// Revisions name the catalog and policy a decision was made with. The
+// answer carries them as they are.
+type Revisions struct {
+	Catalog string `json:"catalog"`
+	Policy  string `json:"policy"`
+}
