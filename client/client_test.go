@@ -99,6 +99,7 @@ func check(t *testing.T, c *client.Client, ev client.Event) (*client.Decision, *
 }
 
 func TestConformanceChecks(t *testing.T) {
+	t.Parallel()
 	v := loadVectors(t)
 	g := startGated(t, v)
 	for _, tc := range v.Checks {
@@ -125,6 +126,7 @@ func TestConformanceChecks(t *testing.T) {
 }
 
 func TestConformanceFailures(t *testing.T) {
+	t.Parallel()
 	v := loadVectors(t)
 	g := startGated(t, v)
 	event := v.Checks[0].Event // accepted when gated answers
@@ -174,6 +176,7 @@ func failingClient(t *testing.T, v *vectors, g *testgated.Server, i int) *client
 // TestShadowReportsWouldBeRoute: in shadow mode the tool runs and the
 // OnDecision callback sees the route gated would have enforced.
 func TestShadowReportsWouldBeRoute(t *testing.T) {
+	t.Parallel()
 	v := loadVectors(t)
 	g := startGated(t, v)
 	var seen []string
@@ -194,6 +197,7 @@ func TestShadowReportsWouldBeRoute(t *testing.T) {
 
 // TestRedirectIsAFailure: a 3xx is not followed to another target.
 func TestRedirectIsAFailure(t *testing.T) {
+	t.Parallel()
 	addr := testgated.BrokenProxy(t, "HTTP/1.1 307 Temporary Redirect\r\nLocation: http://127.0.0.1:1/pre-tool-check\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
 	_, err := client.New("http://"+addr).Check(context.Background(), client.Event{})
 	var cerr *client.Error

@@ -50,6 +50,7 @@ type copilotVectors struct {
 }
 
 func TestConformanceCopilot(t *testing.T) {
+	t.Parallel()
 	v := loadVectors(t)
 	var cv copilotVectors
 	raw, _ := json.Marshal(v.raw)

@@ -16,6 +16,7 @@ import (
 // (sdk/typescript/src/index.ts) to a real gated and reads the answers the
 // way those clients and their execution-policy helpers do.
 func TestAANAReferenceClientRequests(t *testing.T) {
+	t.Parallel()
 	const token = "aana-reference-client-token-0123"
 	tokens := filepath.Join(t.TempDir(), "tokens.yaml")
 	// Scope shadow: the reference clients' shadow_mode=true needs it.

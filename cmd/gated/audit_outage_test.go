@@ -87,6 +87,7 @@ func tryCountStored(dbURL string, ids []string) (stored, dup int, err error) {
 // every call from the spool, and once the database exists applies the
 // migrations and stores every answered decision exactly once.
 func TestServeStartsWhileDatabaseIsDown(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []string{"sync", "async"} {
 		t.Run(mode, func(t *testing.T) {
 			dbURL, create := pgtest.Later(t)
@@ -131,6 +132,7 @@ func spoolBytes(t *testing.T, base string) (float64, bool) {
 // down, never report a negative spool size, and what the first spooled
 // before it was killed is replayed by the second exactly once.
 func TestTwoProcessesShareASpoolDir(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("process-level test")
 	}
@@ -280,6 +282,7 @@ func fill(t *testing.T, dir string) (undo func()) {
 // keep: once the spool fails every call is refused, and every call it did
 // accept is stored, exactly once, after the outage.
 func TestServeAsyncRefusesWhenDatabaseDownAndSpoolFull(t *testing.T) {
+	t.Parallel()
 	root := filepath.Join(t.TempDir(), "spool")
 	mountTinyFS(t, root, 1<<20)
 	name, dbURL := pgtest.Fresh(t)
@@ -375,6 +378,7 @@ func spoolUsed(t *testing.T, root string) int64 {
 // connection), and the spool cannot take the record. The answer gated
 // gives must be what is stored.
 func TestServeAnswerMatchesStoredRecordAfterLostCommit(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name  string
 		fault audittest.CommitFault

@@ -44,6 +44,7 @@ func writeTokens(t *testing.T) string {
 // into a real PostgreSQL and proves that no planted canary appears anywhere
 // in the database (pg_dump) or in the logs.
 func TestAuditCanariesThroughHTTP(t *testing.T) {
+	t.Parallel()
 	name, dbURL := pgtest.Fresh(t)
 	base, logs := startServe(t, []string{"--database-url", dbURL, "--audit-hmac-key", testHMACKey,
 		"--audit-durability", "sync", "--tokens", writeTokens(t), "--log-level", "debug"}, nil)
@@ -109,6 +110,7 @@ func TestAuditCanariesThroughHTTP(t *testing.T) {
 }
 
 func TestMigrateCommand(t *testing.T) {
+	t.Parallel()
 	_, dbURL := pgtest.Fresh(t)
 	migrate := func(args ...string) string {
 		t.Helper()

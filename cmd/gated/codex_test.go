@@ -27,6 +27,7 @@ func codexInput(tool string, input map[string]any) string {
 // person would have to approve is denied (Codex cannot ask), and every
 // failure exits 2.
 func TestCodexHook(t *testing.T) {
+	t.Parallel()
 	catalog := t.TempDir()
 	tool := filepath.Join(catalog, "docs-search")
 	if err := os.MkdirAll(tool, 0o755); err != nil {

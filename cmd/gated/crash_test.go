@@ -95,6 +95,7 @@ func load(base string, stop <-chan struct{}, clients int) (ids []string, spooled
 // the process with SIGKILL, restores the database, restarts gated on the
 // same spool, and proves every decision it answered is stored exactly once.
 func TestSIGKILLMidLoadLosesNoAnsweredDecision(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("process-level crash test")
 	}

@@ -65,6 +65,7 @@ func mdTable(t *testing.T, md, first string) []map[string]string {
 // the example catalog, policy and tokens, each tour event posted with its
 // token, and the route (and explaining blocker) the README's table promises.
 func TestExamplesTour(t *testing.T) {
+	t.Parallel()
 	raw, err := os.ReadFile(filepath.Join(examplesDir, "README.md"))
 	if err != nil {
 		t.Fatal(err)
@@ -157,6 +158,7 @@ func TestExamplesTour(t *testing.T) {
 // lets `gated policy test examples/policy` run without --catalog, and
 // --catalog still takes precedence over it.
 func TestExamplePolicyTestsNameTheirCatalog(t *testing.T) {
+	t.Parallel()
 	var out bytes.Buffer
 	err := run(context.Background(), []string{"gated", "policy", "test", filepath.Join(examplesDir, "policy")}, env(nil), nil, &out, io.Discard)
 	if err != nil || !strings.Contains(out.String(), " passed, 0 failed") {

@@ -73,6 +73,7 @@ func rawFirstAnswer(t *testing.T, base, target string, length int64) (int, map[s
 // A real gated serve answers a declared oversize body at once, by the
 // limits its flags set, instead of "100 Continue" and a wait for 100 MB.
 func TestServeRefusesDeclaredOversizeBody(t *testing.T) {
+	t.Parallel()
 	base, _ := startServe(t, []string{"--max-body-bytes", "1000", "--max-hook-body-bytes", "2000"}, nil)
 	for _, c := range []struct {
 		target string
@@ -108,6 +109,7 @@ func TestServeRefusesDeclaredOversizeBody(t *testing.T) {
 
 // Failed authentications are limited per address, on by default.
 func TestServeAuthFailureLimit(t *testing.T) {
+	t.Parallel()
 	tokens := hardeningTokens(t)
 	ev := readExample(t, "search_docs_accept.json")
 	guess := map[string]string{"Authorization": "Bearer guess"}
@@ -157,6 +159,7 @@ func TestServeAuthFailureLimit(t *testing.T) {
 // ?shadow_mode=true takes effect for a token with scope shadow, or on an
 // open gated started with --allow-request-shadow; otherwise it is enforced.
 func TestServeRequestShadow(t *testing.T) {
+	t.Parallel()
 	ev := readExample(t, "delete_database_refuse.json")
 	withTokens, _ := startServe(t, []string{"--tokens", hardeningTokens(t)}, nil)
 	open, _ := startServe(t, nil, nil)
@@ -187,6 +190,7 @@ func TestServeRequestShadow(t *testing.T) {
 // With tokens, /metrics needs scope metrics on the API listener; on its
 // own --metrics-addr listener it needs none and the API listener has none.
 func TestServeMetricsAccess(t *testing.T) {
+	t.Parallel()
 	tokens := hardeningTokens(t)
 	base, _ := startServe(t, []string{"--tokens", tokens}, nil)
 	for _, c := range []struct {
@@ -226,6 +230,7 @@ func TestServeMetricsAccess(t *testing.T) {
 }
 
 func TestServeHardeningFlagErrors(t *testing.T) {
+	t.Parallel()
 	tokens := hardeningTokens(t)
 	for _, c := range []struct {
 		args []string

@@ -67,6 +67,7 @@ func runHookCommand(t *testing.T, runtime, stdin string, kv map[string]string, a
 // The same decisions through the command hook in-process, the command hook
 // against a real gated, and the HTTP hook of that gated.
 func TestClaudeCodeHookDecisions(t *testing.T) {
+	t.Parallel()
 	base, _ := startServe(t, []string{"--catalog", claudeCatalog}, nil)
 	cases := []struct {
 		tool  string
@@ -115,6 +116,7 @@ func TestClaudeCodeHookDecisions(t *testing.T) {
 // Every failure of the command hook exits 2, which is what blocks the tool
 // in Claude Code; every failure of the HTTP hook is a 200 deny.
 func TestClaudeCodeHookFailuresBlock(t *testing.T) {
+	t.Parallel()
 	const token = "claude-code-hook-token-0123456789"
 	tokens := filepath.Join(t.TempDir(), "tokens.yaml")
 	if err := os.WriteFile(tokens, []byte("- name: cc\n  sha256: "+auth.Hash(token)+"\n  scopes: [pre_tool_check]\n"), 0o600); err != nil {
@@ -188,6 +190,7 @@ func TestClaudeCodeHookFailuresBlock(t *testing.T) {
 // An audit sink that cannot take the record refuses the call; through the
 // HTTP hook that is a deny.
 func TestClaudeCodeHookDeniesWhenAuditFails(t *testing.T) {
+	t.Parallel()
 	// /dev/full opens fine and fails every write (ENOSPC): a full disk.
 	base, _ := startServe(t, []string{"--catalog", claudeCatalog, "--audit-file", "/dev/full", "--audit-durability", "sync"}, nil)
 	status, raw := postRaw(t, base+"/v1/hooks/claude-code", hookInput("Read", map[string]any{"file_path": "README.md"}), nil)
@@ -205,6 +208,7 @@ func postRaw(t *testing.T, url, body string, hdr map[string]string) (int, []byte
 // --shadow lets every call run and says what gated would have done, in
 // process and against a real gated.
 func TestHookShadow(t *testing.T) {
+	t.Parallel()
 	// Open, so per-request shadow must be allowed explicitly.
 	base, _ := startServe(t, []string{"--catalog", claudeCatalog, "--allow-request-shadow"}, nil)
 	bash := hookInput("Bash", map[string]any{"command": "rm -rf build"})

@@ -15,6 +15,7 @@ import (
 // TestMCPStdio drives `gated mcp` as an MCP client would start it, with the
 // official Go SDK's client: list the tool, call it, read the decision.
 func TestMCPStdio(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
 	cmd := exec.Command(testgated.Binary(t), "mcp", "--catalog", "../../examples/catalog",

@@ -13,6 +13,7 @@ import (
 // sends it real traffic, scrapes its /metrics, and fails on any metric the
 // Grafana dashboard or the documented alerts query that gated does not export.
 func TestDashboardAndAlertsMatchRealMetrics(t *testing.T) {
+	t.Parallel()
 	base, _ := startServe(t, []string{"--catalog", "../../examples/catalog", "--policy", "../../examples/policy"}, nil)
 	events, err := filepath.Glob("../../examples/events/*.json")
 	if err != nil || len(events) == 0 {

@@ -27,6 +27,7 @@ metadata:
 // without a restart, and a broken edit keeps the last good catalog while
 // /v1/catalog reports the problem.
 func TestCatalogHotReload(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	if err := os.CopyFS(dir, os.DirFS("../../examples/catalog")); err != nil {
 		t.Fatal(err)

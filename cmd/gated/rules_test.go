@@ -10,6 +10,7 @@ import (
 // real events through `gated hook claude-code` in-process: every rule fires
 // on what it is written for and stays quiet on its near misses.
 func TestClaudeCodeStarterRules(t *testing.T) {
+	t.Parallel()
 	const (
 		rmRF      = "recursive forced deletes (rm -rf) are not run by an agent"
 		forceMain = "force-pushing to main or master is not done by an agent"

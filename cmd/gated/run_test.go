@@ -148,6 +148,7 @@ func readExample(t *testing.T, name string) string {
 }
 
 func TestServeDecidesAndShutsDown(t *testing.T) {
+	t.Parallel()
 	base, logs := startServe(t, []string{"--log-level", "debug", "--allow-request-shadow"}, nil)
 	code, d := post(t, base+"/pre-tool-check", readExample(t, "send_email_ask.json"), nil)
 	if code != http.StatusOK || d["route"] != "ask" || d["execute"] != false {
@@ -171,6 +172,7 @@ func TestServeDecidesAndShutsDown(t *testing.T) {
 }
 
 func TestServeShadowFlagFromEnvironment(t *testing.T) {
+	t.Parallel()
 	base, _ := startServe(t, nil, map[string]string{"GATED_SHADOW": "true"})
 	_, d := post(t, base+"/pre-tool-check", readExample(t, "delete_database_refuse.json"), nil)
 	if d["route"] != "refuse" || d["execute"] != true || d["shadow"] != true {
@@ -179,6 +181,7 @@ func TestServeShadowFlagFromEnvironment(t *testing.T) {
 }
 
 func TestServeWithTokens(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	tokens := filepath.Join(dir, "tokens.yaml")
 	content := "- name: agent\n  sha256: " + auth.Hash("s3cret-agent-token") + "\n  scopes: [pre_tool_check]\n" +
@@ -209,6 +212,7 @@ func TestServeWithTokens(t *testing.T) {
 }
 
 func TestServeRefusesOpenNonLoopback(t *testing.T) {
+	t.Parallel()
 	err := run(context.Background(), []string{"gated", "serve", "--addr", "0.0.0.0:0"}, env(nil), nil, io.Discard, io.Discard)
 	var ex exitError
 	if !errors.As(err, &ex) || ex.code != exitUsage || !strings.Contains(ex.msg, "--insecure-no-auth") {
@@ -217,6 +221,7 @@ func TestServeRefusesOpenNonLoopback(t *testing.T) {
 }
 
 func TestServeBadFlags(t *testing.T) {
+	t.Parallel()
 	for _, args := range [][]string{
 		{"gated", "serve", "--no-such-flag"},
 		{"gated", "serve", "--log-level", "loud"},
@@ -238,6 +243,7 @@ func TestServeBadFlags(t *testing.T) {
 }
 
 func TestCheckExitCodes(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		file  string
 		code  int
@@ -265,6 +271,7 @@ func TestCheckExitCodes(t *testing.T) {
 }
 
 func TestCheckFromStdinAndUsage(t *testing.T) {
+	t.Parallel()
 	var out bytes.Buffer
 	err := run(context.Background(), []string{"gated", "check"}, env(nil), strings.NewReader(readExample(t, "search_docs_accept.json")), &out, io.Discard)
 	if err != nil || !strings.Contains(out.String(), `"route": "accept"`) {
@@ -292,6 +299,7 @@ func TestCheckFromStdinAndUsage(t *testing.T) {
 }
 
 func TestVersion(t *testing.T) {
+	t.Parallel()
 	var out bytes.Buffer
 	if err := run(context.Background(), []string{"gated", "version"}, env(nil), nil, &out, io.Discard); err != nil {
 		t.Fatal(err)
@@ -315,6 +323,7 @@ func exitCode(err error) int {
 // The example policy's own decision tests run in make test, through the
 // real decision path, exactly as an operator runs them.
 func TestExamplePolicyTests(t *testing.T) {
+	t.Parallel()
 	var out bytes.Buffer
 	err := run(context.Background(), []string{"gated", "policy", "test", "--catalog", "../../examples/catalog", "../../examples/policy"},
 		env(nil), nil, &out, io.Discard)
@@ -324,6 +333,7 @@ func TestExamplePolicyTests(t *testing.T) {
 }
 
 func TestExampleCatalogAndPolicyLint(t *testing.T) {
+	t.Parallel()
 	var out bytes.Buffer
 	if err := run(context.Background(), []string{"gated", "catalog", "lint", "../../examples/catalog"}, env(nil), nil, &out, io.Discard); err != nil {
 		t.Fatalf("catalog lint: %v\n%s", err, out.String())

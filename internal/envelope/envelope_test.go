@@ -17,6 +17,7 @@ import (
 // The reference's published response for send_email: the fields an AANA
 // client reads must match it.
 func TestReferenceResponseExample(t *testing.T) {
+	t.Parallel()
 	raw, err := os.ReadFile("testdata/aana-response-example.json")
 	if err != nil {
 		t.Fatal(err)
@@ -76,6 +77,7 @@ func TestReferenceResponseExample(t *testing.T) {
 // gate_decision, and execution_allowed is the decision's execute, shadow
 // included.
 func TestFromPresentsTheDecision(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name   string
 		d      gate.Decision

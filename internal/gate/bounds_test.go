@@ -57,6 +57,7 @@ func numbersEvent(literal string, count int) string {
 // 500, so the refund used to be accepted, for a number the tool would read
 // as 0 (or fail on) and whose validation cost tens of milliseconds.
 func TestWildNumberNeverAccepted(t *testing.T) {
+	t.Parallel()
 	e := catalogEngine(t, UnknownDefer)
 	for _, amount := range []string{"1e-999999", "20.5e-999999", "1e401"} {
 		ev := strings.Replace(confirmedRefund, `"amount":20.5`, `"amount":`+amount, 1)
@@ -83,6 +84,7 @@ const confirmedRefund = `{"tool_name":"issue_refund","tool_category":"write","au
 // on a list of them allocates a few kilobytes, where validating them used
 // to allocate megabytes per number (and cost tens of milliseconds each).
 func TestWildNumbersCostNoArithmetic(t *testing.T) {
+	t.Parallel()
 	e := numbersEngine(t)
 	doc := decode(t, []byte(numbersEvent("1e999999", 20)))
 	d := e.Decide(context.Background(), Request{Event: doc})
@@ -101,6 +103,7 @@ func TestWildNumbersCostNoArithmetic(t *testing.T) {
 // Arguments that fail the input schema are validated once: the errors in
 // the answer are the ones behind the finding, in warn mode too.
 func TestArgumentErrorsFromTheOneValidation(t *testing.T) {
+	t.Parallel()
 	c := exampleCatalog(t)
 	for _, mode := range []catalog.ArgumentMode{catalog.ArgumentsEnforce, catalog.ArgumentsWarn} {
 		e := New(WithClock(func() time.Time { return fixedNow }),

@@ -51,6 +51,7 @@ var wantBlockers = map[string][]string{
 }
 
 func TestShippedCases(t *testing.T) {
+	t.Parallel()
 	e := New(WithClock(func() time.Time { return fixedNow }))
 	for _, file := range []string{"testdata/aana-canonical-cases.json", "testdata/contract-v1-examples.json"} {
 		raw, err := os.ReadFile(file)

@@ -30,6 +30,7 @@ const confirmedEmail = `{"tool_name":"send_email","tool_category":"write","autho
 	"risk_domain":"customer_support","proposed_arguments":{"to":"c@example.com","subject":"Hi","body":"Your refund is on its way.","ticket_id":"T-42"},"recommended_route":"accept"}`
 
 func TestCatalogJoinByAlias(t *testing.T) {
+	t.Parallel()
 	e := catalogEngine(t, UnknownDefer)
 	d := e.Decide(context.Background(), Request{Event: decode(t, []byte(confirmedEmail))})
 	if d.Route != route.Accept || !d.Execute {
@@ -41,6 +42,7 @@ func TestCatalogJoinByAlias(t *testing.T) {
 }
 
 func TestCatalogFloorsTighten(t *testing.T) {
+	t.Parallel()
 	e := catalogEngine(t, UnknownDefer)
 	// Validated is enough for the contract's ask, but the tool's approval
 	// is always: the catalog adds approval_required.
@@ -60,6 +62,7 @@ func TestCatalogFloorsTighten(t *testing.T) {
 }
 
 func TestCatalogUnderstatedCategory(t *testing.T) {
+	t.Parallel()
 	e := catalogEngine(t, UnknownDefer)
 	ev := decode(t, []byte(confirmedEmail))
 	ev["tool_category"] = "public_read"
@@ -70,6 +73,7 @@ func TestCatalogUnderstatedCategory(t *testing.T) {
 }
 
 func TestCatalogUnknownTools(t *testing.T) {
+	t.Parallel()
 	ev := `{"tool_name":"search_docs","tool_category":"public_read","authorization_state":"none","evidence_refs":[],"risk_domain":"research","proposed_arguments":{"query":"x"},"recommended_route":"accept"}`
 	for _, c := range []struct {
 		mode     UnknownTools
@@ -94,6 +98,7 @@ func TestCatalogUnknownTools(t *testing.T) {
 }
 
 func TestParseUnknownTools(t *testing.T) {
+	t.Parallel()
 	for s, want := range map[string]UnknownTools{"": UnknownDefer, "defer": UnknownDefer, "refuse": UnknownRefuse, "allow": UnknownAllow} {
 		if got, err := ParseUnknownTools(s); err != nil || got != want {
 			t.Errorf("%q: %v %v", s, got, err)

@@ -24,6 +24,7 @@ func decideJSON(t *testing.T, ev string) *Decision {
 
 // Departure 1: a missing required field is refused, not filled with a default.
 func TestCompatMissingFieldRefused(t *testing.T) {
+	t.Parallel()
 	d := decideJSON(t, `{"tool_name":"search_docs","tool_category":"public_read","authorization_state":"none","risk_domain":"research","proposed_arguments":{},"recommended_route":"accept"}`)
 	if d.Route != route.Refuse || !slices.Equal(d.HardBlockers, []string{"schema_validation_failed"}) {
 		t.Fatalf("route %s blockers %v", d.Route, d.HardBlockers)
@@ -37,6 +38,7 @@ func TestCompatMissingFieldRefused(t *testing.T) {
 // read whose declared authentication the evidence does not back would be
 // "accept" with a blocker in the reference; gated asks.
 func TestCompatBlockerIsNeverAccept(t *testing.T) {
+	t.Parallel()
 	d := decideJSON(t, `{"tool_name":"search_docs","tool_category":"public_read","authorization_state":"authenticated",
 		"evidence_refs":[{"source_id":"note.1","kind":"other","trust_tier":"runtime","redaction_status":"public","freshness":{"status":"fresh"},"provenance":"runtime"}],
 		"risk_domain":"research","proposed_arguments":{"query":"x"},"recommended_route":"accept"}`)
@@ -48,6 +50,7 @@ func TestCompatBlockerIsNeverAccept(t *testing.T) {
 // Departure 3: the unversioned branch's enum failure says where, with
 // validation_errors, besides contract_normalization_failed.
 func TestCompatNormalizationFailureHasPaths(t *testing.T) {
+	t.Parallel()
 	d := decideJSON(t, `{"tool_name":"x","tool_category":"delete","authorization_state":"none","evidence_refs":[],"risk_domain":"research","proposed_arguments":{},"recommended_route":"refuse"}`)
 	if d.Route != route.Refuse || !slices.Equal(d.HardBlockers, []string{"contract_normalization_failed"}) {
 		t.Fatalf("route %s blockers %v", d.Route, d.HardBlockers)
@@ -60,6 +63,7 @@ func TestCompatNormalizationFailureHasPaths(t *testing.T) {
 // Departure 4: non-ASCII letters are word characters, so "cafésearch" holds
 // no whole word "search" and an identity-bound name stays private.
 func TestCompatNonASCIIWordBoundary(t *testing.T) {
+	t.Parallel()
 	ev := `{"tool_name":"get_order","tool_category":"public_read","authorization_state":"none","evidence_refs":[],
 		"risk_domain":"commerce","proposed_arguments":{"q":"ésearch"},"recommended_route":"accept"}`
 	d := decideJSON(t, ev)
@@ -76,6 +80,7 @@ func TestCompatNonASCIIWordBoundary(t *testing.T) {
 // echoed back in the answer: the decision, which the answer only presents,
 // holds them nowhere.
 func TestCompatSecretSourceIDNotEchoed(t *testing.T) {
+	t.Parallel()
 	d := decideJSON(t, `{"tool_name":"get_profile","tool_category":"private_read","authorization_state":"authenticated",
 		"evidence_refs":[{"source_id":"sk-abcdefghijklmnop","kind":"auth_event","trust_tier":"verified","redaction_status":"redacted","freshness":{"status":"fresh"},"provenance":"connector"}],
 		"risk_domain":"commerce","proposed_arguments":{},"recommended_route":"accept"}`)
@@ -90,6 +95,7 @@ func TestCompatSecretSourceIDNotEchoed(t *testing.T) {
 
 // Departure 6: at most contract.MaxEvidenceRefs evidence refs per event.
 func TestCompatEvidenceRefCap(t *testing.T) {
+	t.Parallel()
 	refs := strings.Repeat(`"draft:1",`, contract.MaxEvidenceRefs)
 	ev := `{"tool_name":"search_docs","tool_category":"public_read","authorization_state":"none","evidence_refs":[%s],"risk_domain":"research","proposed_arguments":{},"recommended_route":"accept"}`
 	if d := decideJSON(t, fmt.Sprintf(ev, strings.TrimSuffix(refs, ","))); d.Route != route.Accept {
@@ -104,6 +110,7 @@ func TestCompatEvidenceRefCap(t *testing.T) {
 
 // A failure inside the decision path refuses, naming it; it never accepts.
 func TestFaultInDecisionPathRefuses(t *testing.T) {
+	t.Parallel()
 	e := New(WithClock(func() time.Time { return fixedNow }),
 		WithCatalog(func() *catalog.Catalog { panic("catalog snapshot corrupted") }, UnknownAllow, catalog.ArgumentsEnforce))
 	d := e.Decide(context.Background(), Request{Event: decode(t, []byte(`{"tool_name":"search_docs","tool_category":"public_read","authorization_state":"none","evidence_refs":[],"risk_domain":"research","proposed_arguments":{},"recommended_route":"accept"}`))})

@@ -24,6 +24,7 @@ func policyEngine(t *testing.T) *Engine {
 }
 
 func TestPolicyGrantsByAuthenticatedPrincipal(t *testing.T) {
+	t.Parallel()
 	e := policyEngine(t)
 	d := e.Decide(context.Background(), Request{Event: decode(t, []byte(confirmedEmail)), Principals: []string{"bot://support-agent"}})
 	if d.Route != route.Accept || d.Policy == nil || d.Policy.Decision != "allow" || d.Revisions.Policy == "" {
@@ -38,6 +39,7 @@ func TestPolicyGrantsByAuthenticatedPrincipal(t *testing.T) {
 // An agent must not gain a grant by writing a name into its own event: the
 // event's agent_id counts only when the token vouches for it.
 func TestPolicyEventPrincipalsNeedTrust(t *testing.T) {
+	t.Parallel()
 	e := policyEngine(t)
 	ev := decode(t, []byte(confirmedEmail))
 	ev["agent_id"] = "support-agent"

@@ -56,6 +56,7 @@ func readEvent(request string, auth string, refs []any) map[string]any {
 // The event's own request_id is echoed and stored, so a runtime can find
 // its decision; an overlong one is neither.
 func TestEventRequestIDEchoedAndStored(t *testing.T) {
+	t.Parallel()
 	d, stored := decideRecorded(t, readEvent("req-7f3a", "authenticated", []any{}), "http-1")
 	if d.RequestID != "req-7f3a" || stored["request_id"] != "req-7f3a" {
 		t.Fatalf("echoed %q, stored %v; want req-7f3a", d.RequestID, stored["request_id"])
@@ -70,6 +71,7 @@ func TestEventRequestIDEchoedAndStored(t *testing.T) {
 // report and the record keep what the runtime declared beside the
 // effective state.
 func TestDeclaredAuthorizationStateIsWhatWasDeclared(t *testing.T) {
+	t.Parallel()
 	refs := []any{map[string]any{"source_id": "auth.session", "kind": "auth_event", "trust_tier": "verified",
 		"redaction_status": "redacted", "provenance": "test", "freshness": map[string]any{"status": "fresh"}}}
 	d, stored := decideRecorded(t, readEvent("", "none", refs), "http-3")
@@ -83,6 +85,7 @@ func TestDeclaredAuthorizationStateIsWhatWasDeclared(t *testing.T) {
 
 // Free text in an enum field reaches neither the answer nor the record.
 func TestInvalidEnumTextNeverStored(t *testing.T) {
+	t.Parallel()
 	ev := readEvent("", "authenticated", []any{})
 	ev["tool_category"] = strings.Repeat("private notes about a customer ", 1000)
 	d, stored := decideRecorded(t, ev, "http-4")

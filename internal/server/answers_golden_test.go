@@ -38,6 +38,7 @@ const answersGolden = "testdata/answers.golden"
 // meant, and say so in the changelog. Editing examples/ changes answers
 // too: read the diff before regenerating.
 func TestAnswerWireFormGolden(t *testing.T) {
+	t.Parallel()
 	var got bytes.Buffer
 	add := func(name string, answer []byte) {
 		t.Helper()

@@ -13,6 +13,7 @@ import (
 
 // Concurrent callers share the limiter and the engine; run with -race.
 func TestConcurrentRequests(t *testing.T) {
+	t.Parallel()
 	f := newServer(t, func(d *server.Deps) { d.RateLimit = 100000; d.Tokens = nil })
 	var wg sync.WaitGroup
 	errs := make(chan string, 400)

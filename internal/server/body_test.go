@@ -12,6 +12,7 @@ import (
 
 // Bodies that are not one JSON object are answered 400 with route refuse.
 func TestMalformedBodies(t *testing.T) {
+	t.Parallel()
 	f := newServer(t, nil)
 	tests := map[string]string{
 		"empty":             "",
@@ -49,6 +50,7 @@ func TestMalformedBodies(t *testing.T) {
 
 // Trailing whitespace after the object is fine.
 func TestTrailingWhitespace(t *testing.T) {
+	t.Parallel()
 	f := newServer(t, nil)
 	if res := f.post(validEvent + "\n\r\n  "); res.status != http.StatusOK || res.str("route") != "accept" {
 		t.Errorf("%d %s", res.status, res.raw)
@@ -57,6 +59,7 @@ func TestTrailingWhitespace(t *testing.T) {
 
 // The nesting limit counts arrays and objects, not brackets inside strings.
 func TestNestingLimit(t *testing.T) {
+	t.Parallel()
 	f := newServer(t, nil)
 	nested := func(depth int) string {
 		// The event object is level 1, proposed_arguments level 2.
@@ -102,6 +105,7 @@ func (c *countingReader) Read(p []byte) (int, error) {
 
 // A body over the limit is answered 413 without reading it all.
 func TestBodyLimit(t *testing.T) {
+	t.Parallel()
 	f := newServer(t, nil)
 	big := &countingReader{limit: 10 << 20}
 	res := f.do(request{method: http.MethodPost, target: "/pre-tool-check", body: io.MultiReader(strings.NewReader("{"), big),
@@ -147,6 +151,7 @@ var (
 // Objects that are not valid events are decided: 200, route refuse, the
 // normalisation or schema blocker, never an accept and never a 5xx.
 func TestInvalidEvents(t *testing.T) {
+	t.Parallel()
 	f := newServer(t, nil)
 	type tc struct{ field, value string }
 	var cases []tc
@@ -220,6 +225,7 @@ func TestInvalidEvents(t *testing.T) {
 
 // Numbers too large for float64 are kept as written, not a failure.
 func TestHugeNumbers(t *testing.T) {
+	t.Parallel()
 	f := newServer(t, nil)
 	res := f.post(eventWith(t, map[string]string{"proposed_arguments": `{"n":1e400,"m":-1e-400,"k":123456789012345678901234567890}`}))
 	if res.status != http.StatusOK || res.str("route") != "accept" {
@@ -236,6 +242,7 @@ func TestHugeNumbers(t *testing.T) {
 // invalid bytes inside strings by U+FFFD, so gated decides on text the
 // caller never sent.
 func TestInvalidUTF8InString(t *testing.T) {
+	t.Parallel()
 	f := newServer(t, nil)
 	body := strings.Replace(validEvent, `"Lisbon"`, "\"Lis\xffbon\"", 1)
 	if res := f.post(body); res.status != http.StatusBadRequest {
@@ -246,6 +253,7 @@ func TestInvalidUTF8InString(t *testing.T) {
 // An event whose runtime route is not a contract route is refused, and
 // the envelope says the runtime's route is unknown (null).
 func TestUnknownRuntimeRouteIsNull(t *testing.T) {
+	t.Parallel()
 	f := newServer(t, nil)
 	res := f.post(eventWith(t, map[string]string{"recommended_route": `"allow"`}))
 	if res.status != http.StatusOK || res.str("route") != "refuse" {

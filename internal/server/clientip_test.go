@@ -7,6 +7,7 @@ import (
 )
 
 func TestClientIP(t *testing.T) {
+	t.Parallel()
 	trusted := []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("fd00::/8")}
 	tests := []struct {
 		name   string

@@ -62,6 +62,7 @@ func firstAnswer(t *testing.T, addr, target string, length int64, hdr map[string
 // read: no "100 Continue" that would have the caller send 100 MB, or hold
 // the connection until the read timeout. Each route keeps its own limit.
 func TestDeclaredOversizeBodyRefusedBeforeContinue(t *testing.T) {
+	t.Parallel()
 	f := newServer(t, nil)
 	srv := httptest.NewServer(f.h)
 	t.Cleanup(srv.Close)
@@ -173,6 +174,7 @@ func checkAuthLimited(t *testing.T, res *response) {
 // is refused from it: answering a right guess differently would tell the
 // guesser which one was right.
 func TestAuthFailureLimit(t *testing.T) {
+	t.Parallel()
 	f := newServer(t, func(d *server.Deps) {
 		d.AuthFailureLimit = 3
 		d.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}
@@ -240,6 +242,7 @@ func TestAuthFailureLimit(t *testing.T) {
 // The failure limit is on unless turned off: DefaultAuthFailureLimit when
 // left zero, none when negative.
 func TestAuthFailureLimitDefault(t *testing.T) {
+	t.Parallel()
 	f := newServer(t, nil)
 	for i := range server.DefaultAuthFailureLimit {
 		if res := f.postFrom("192.0.2.20:1", "guess", ""); res.status != http.StatusUnauthorized {
@@ -260,6 +263,7 @@ func TestAuthFailureLimitDefault(t *testing.T) {
 // scope shadow, or --allow-request-shadow on an open gated. Anyone else's
 // ?shadow_mode=true is ignored: the call is enforced, and says so.
 func TestShadowNeedsScope(t *testing.T) {
+	t.Parallel()
 	refused := eventWith(t, map[string]string{"recommended_route": `"refuse"`})
 	withTokens := newServer(t, nil)
 	tokensAndFlag := newServer(t, func(d *server.Deps) { d.AllowRequestShadow = true }) // the flag is for open gated only
@@ -308,6 +312,7 @@ func TestShadowNeedsScope(t *testing.T) {
 
 // Hooks and MCP take the shadow flag from the same place, under the same rule.
 func TestShadowNeedsScopeOnHooksAndMCP(t *testing.T) {
+	t.Parallel()
 	f := newServer(t, nil)
 	bash := `{"session_id":"s","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"rm -rf build"},"tool_use_id":"t1"}`
 	for _, rt := range []string{"claude-code", "codex", "copilot"} {
@@ -345,6 +350,7 @@ func TestShadowNeedsScopeOnHooksAndMCP(t *testing.T) {
 // With tokens, /metrics needs scope metrics; open, it stays open; with
 // --metrics-addr it is not on the API listener at all.
 func TestMetricsNeedScope(t *testing.T) {
+	t.Parallel()
 	m := metrics.New("test")
 	f := newServer(t, func(d *server.Deps) { d.Metrics = m })
 	for _, tt := range []struct {

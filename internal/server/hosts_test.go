@@ -18,6 +18,7 @@ import (
 // all are refused before they reach a handler — a 4xx carrying a route, or
 // on hook paths a 200 deny.
 func TestRebindingRefusedOnEveryRoute(t *testing.T) {
+	t.Parallel()
 	h := server.New(server.Deps{Engine: gate.New(), Hosts: server.Hosts{Enforce: true, Allowed: []string{"gated.internal", "10.0.0.7"}}})
 	var routes [][2]string
 	err := chi.Walk(h.(chi.Routes), func(method, route string, _ http.Handler, _ ...func(http.Handler) http.Handler) error {
@@ -78,6 +79,7 @@ func TestRebindingRefusedOnEveryRoute(t *testing.T) {
 // TestCrossSiteContentTypesRefused: a page can post text/plain or a form
 // across sites without a preflight; gated decides only JSON bodies.
 func TestCrossSiteContentTypesRefused(t *testing.T) {
+	t.Parallel()
 	f := newServer(t, func(d *server.Deps) { d.Tokens = nil })
 	for _, target := range []string{"/pre-tool-check", "/tool-precheck", "/validate-tool-precheck"} {
 		for _, ct := range []string{"text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", ""} {
@@ -100,6 +102,7 @@ func TestCrossSiteContentTypesRefused(t *testing.T) {
 // A hook call over the rate limit is a 200 deny, not a 429 the runtime
 // would run the tool on.
 func TestHookRateLimitDenies(t *testing.T) {
+	t.Parallel()
 	f := newServer(t, func(d *server.Deps) { d.RateLimit = 1; d.Tokens = nil })
 	call := `{"hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":"a"}}`
 	var last *response

@@ -34,6 +34,7 @@ func blockers(res *response) []any { bl, _ := res.body["hard_blockers"].([]any);
 // named and its value never repeated. 1e400 and -1e-400 stay valid
 // (TestHugeNumbers).
 func TestNumberOutOfRangeRefused(t *testing.T) {
+	t.Parallel()
 	f := newServer(t, nil)
 	for _, n := range []string{"1e999999", "-1e-999999", "1e401", "1" + strings.Repeat("0", 41)} {
 		body := eventWith(t, map[string]string{"proposed_arguments": `{"order":{"amount":` + n + `}}`})
@@ -59,6 +60,7 @@ func TestNumberOutOfRangeRefused(t *testing.T) {
 // concurrent requests. It is refused with the cap's validation error, and a
 // request costs little more than decoding the body.
 func TestEvidenceRefFloodRefused(t *testing.T) {
+	t.Parallel()
 	f := newServer(t, nil)
 	body := eventWith(t, map[string]string{"evidence_refs": "[" + strings.Repeat("{},", 11999) + "{}]"})
 	res := f.post(body)
@@ -88,6 +90,7 @@ func TestEvidenceRefFloodRefused(t *testing.T) {
 // sent to logs and the audit store); now it is a validation error at
 // $.tool_name, and the answer's tool_name is cleaned.
 func TestControlCharacterToolNameRefused(t *testing.T) {
+	t.Parallel()
 	f := newServer(t, nil)
 	for _, name := range []string{`get\u0000weather`, `get_weather\n`, `get\u001b[2Jweather`, `get\u202eweather`} {
 		res := f.post(eventWith(t, map[string]string{"tool_name": `"` + name + `"`}))

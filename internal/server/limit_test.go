@@ -8,6 +8,7 @@ import (
 
 // blocked looks without taking, on the limiter's own clock.
 func TestLimiterBlocked(t *testing.T) {
+	t.Parallel()
 	l := newLimiter(2) // one request every 30 s, a burst of 2
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	if b, _ := l.blocked("k", now); b || l.keys.Len() != 0 {
@@ -37,6 +38,7 @@ func TestLimiterBlocked(t *testing.T) {
 }
 
 func TestFailureKey(t *testing.T) {
+	t.Parallel()
 	key := func(s string) string { return failureKey(netip.MustParseAddr(s)) }
 	if got := key("192.0.2.1"); got != "192.0.2.1" {
 		t.Errorf("IPv4 key %q", got)

@@ -21,6 +21,7 @@ import (
 )
 
 func TestAuthMatrix(t *testing.T) {
+	t.Parallel()
 	f := newServer(t, nil)
 	tests := []struct {
 		name   string
@@ -69,6 +70,7 @@ func TestAuthMatrix(t *testing.T) {
 
 // Open mode (no tokens file) decides without a token.
 func TestOpenMode(t *testing.T) {
+	t.Parallel()
 	f := newServer(t, func(d *server.Deps) { d.Tokens = nil })
 	res := f.do(request{method: http.MethodPost, target: "/pre-tool-check", body: strings.NewReader(validEvent)})
 	if res.status != http.StatusOK || res.str("route") != "accept" {
@@ -77,6 +79,7 @@ func TestOpenMode(t *testing.T) {
 }
 
 func TestMethodsAndPaths(t *testing.T) {
+	t.Parallel()
 	f := newServer(t, nil)
 	for _, m := range []string{http.MethodGet, http.MethodPut, http.MethodDelete, http.MethodPatch} {
 		for _, path := range []string{"/pre-tool-check", "/v1/pre-tool-check"} {
@@ -93,6 +96,7 @@ func TestMethodsAndPaths(t *testing.T) {
 }
 
 func TestHealthAndReadiness(t *testing.T) {
+	t.Parallel()
 	f := newServer(t, nil)
 	res := f.do(request{method: http.MethodGet, target: "/healthz"})
 	if res.status != http.StatusOK || res.str("status") != "ok" {
@@ -117,6 +121,7 @@ func TestHealthAndReadiness(t *testing.T) {
 }
 
 func TestServesOpenAPI(t *testing.T) {
+	t.Parallel()
 	f := newServer(t, nil)
 	res := f.do(request{method: http.MethodGet, target: "/openapi.yaml"})
 	if res.status != http.StatusOK || !bytes.Equal(res.raw, api.OpenAPI) {
@@ -129,6 +134,7 @@ func TestServesOpenAPI(t *testing.T) {
 
 // A token with scope shadow may ask for shadow mode per request.
 func TestShadowMode(t *testing.T) {
+	t.Parallel()
 	f := newServer(t, nil)
 	refused := eventWith(t, map[string]string{"recommended_route": `"refuse"`})
 	for _, tt := range []struct {
@@ -174,6 +180,7 @@ func checkRateLimited(t *testing.T, res *response) {
 }
 
 func TestRateLimitPerToken(t *testing.T) {
+	t.Parallel()
 	f := newServer(t, func(d *server.Deps) { d.RateLimit = 2 })
 	for i := range 2 {
 		if res := f.post(validEvent); res.status != http.StatusOK {
@@ -197,6 +204,7 @@ func TestRateLimitPerToken(t *testing.T) {
 }
 
 func TestRateLimitPerClientWhenOpen(t *testing.T) {
+	t.Parallel()
 	f := newServer(t, func(d *server.Deps) {
 		d.Tokens, d.RateLimit = nil, 1
 		d.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}
@@ -229,6 +237,7 @@ func TestRateLimitPerClientWhenOpen(t *testing.T) {
 
 // A panic outside the decision path is answered 500 with route refuse.
 func TestRecoverer(t *testing.T) {
+	t.Parallel()
 	f := newServer(t, func(d *server.Deps) {
 		d.Ready = func(context.Context) error { panic("boom") }
 	})
@@ -242,6 +251,7 @@ func TestRecoverer(t *testing.T) {
 // Decision logs and answers carry names and codes only: never argument
 // values, evidence text or the token.
 func TestLogsCarryNoSecrets(t *testing.T) {
+	t.Parallel()
 	core, logs := observer.New(zapcore.DebugLevel)
 	f := newServer(t, func(d *server.Deps) { d.Logger = zap.New(core) })
 	secrets := []string{"sk-abcdefghijklmnopqrst", "ann@example.com", "4111111111111111"}

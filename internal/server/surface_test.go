@@ -23,6 +23,7 @@ import (
 // example catalog and policy, a PostgreSQL audit store, metrics — and
 // validates every endpoint's answers against the OpenAPI document.
 func TestWholeSurfaceConforms(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	_, dbURL := pgtest.Fresh(t)
 	if err := postgres.Migrate(ctx, dbURL, "up", io.Discard); err != nil {
