@@ -14,9 +14,14 @@ import (
 func writeDir(t testing.TB, files map[string]string) string { return testdir.Write(t, files) }
 
 // mustLoad loads files as one policy directory and fails the test on error.
+//
+// Its time budget is a minute: only the budget tests measure the clock, and
+// a loaded machine (parallel tests under the race detector) must not turn
+// another test's evaluation into policy_budget_exceeded. The step and
+// memory budgets stay the defaults, which do not depend on speed.
 func mustLoad(t testing.TB, res Resolver, files map[string]string) *Set {
 	t.Helper()
-	s, err := Load([]string{writeDir(t, files)}, res)
+	s, err := Load([]string{writeDir(t, files)}, res, WithEvalBudget(time.Minute))
 	if err != nil {
 		t.Fatalf("Load: %v", err)
 	}
