@@ -46,6 +46,9 @@ func ExpiresAt(now time.Time, ttl time.Duration) time.Time {
 
 // Approval is one ask a person can answer. It never holds the raw
 // arguments: the digest binds it to them and Preview shows them masked.
+// Besides the call it holds what an approver needs to decide: the masked
+// preview, the asking decision's route and blocking findings, the
+// requester and agent, and the catalog and policy revisions it was made on.
 type Approval struct {
 	ID     string `json:"id"`
 	Status Status `json:"status"`
@@ -56,9 +59,20 @@ type Approval struct {
 	// approved approval.
 	ExpiresAt time.Time `json:"expires_at"`
 	DecidedAt time.Time `json:"decided_at,omitzero"`
+	UsedAt    time.Time `json:"used_at,omitzero"`
 	Requester Identity  `json:"requester"`
 	AgentID   string    `json:"agent_id"`
 	ToolName  string    `json:"tool_name"`
+	// ToolCategory and RiskDomain are the asking decision's (the category
+	// the rules ran on, after catalog floors); ActionID its catalog action.
+	ToolCategory string `json:"tool_category"`
+	RiskDomain   string `json:"risk_domain"`
+	ActionID     string `json:"action_id"`
+	// Route is the asking decision's route: ask or defer.
+	Route string `json:"route"`
+	// Findings are the asking decision's blocking findings: why it asked.
+	Findings  []Finding `json:"findings"`
+	Revisions Revisions `json:"revisions"`
 	Approver  Identity  `json:"approver,omitzero"`
 	Reason    string    `json:"reason,omitempty"`
 	// RequiredApprovers, when not empty, lists principals of which the
@@ -68,4 +82,20 @@ type Approval struct {
 	DecisionID string          `json:"decision_id"`
 	ConsumedBy string          `json:"consumed_by,omitempty"`
 	Preview    json.RawMessage `json:"preview,omitempty"`
+}
+
+// Finding is one blocking finding of the asking decision. Its message is
+// gated's own, which never quotes an argument value, so an approver may
+// read it.
+type Finding struct {
+	Code    string `json:"code"`
+	Route   string `json:"route"`
+	Message string `json:"message"`
+}
+
+// Revisions names the catalog and policy snapshots the asking decision
+// was made on, so an approver can tell a rule changed since.
+type Revisions struct {
+	Catalog string `json:"catalog"`
+	Policy  string `json:"policy"`
 }

@@ -54,6 +54,9 @@ type Record struct {
 	TokenName         string         `json:"token_name"`
 	LatencyMS         float64        `json:"latency_ms"`
 	GatedVersion      string         `json:"gated_version"`
+	// ApprovalID is the approval the decision created (it asked) or used
+	// (it was the retry an approval allowed); empty otherwise.
+	ApprovalID string `json:"approval_id"`
 }
 
 // EvidenceMeta is what a record keeps of one evidence ref: its metadata, and
@@ -87,6 +90,7 @@ type Input struct {
 	CatalogRevision, PolicyRevision     string
 	TokenName, Version                  string
 	Latency                             time.Duration
+	ApprovalID                          string
 }
 
 // Redactor builds records; its key makes argument and source fingerprints
@@ -143,6 +147,7 @@ func (r *Redactor) Build(in Input) *Record {
 		TokenName:         r.screen(in.TokenName),
 		LatencyMS:         float64(in.Latency) / float64(time.Millisecond),
 		GatedVersion:      r.screen(in.Version),
+		ApprovalID:        r.screen(in.ApprovalID),
 	}
 	return rec
 }

@@ -13,7 +13,7 @@ func encodedSizeBound(rec *Record) int {
 		rec.DecisionID, rec.RequestID, rec.AgentID, rec.ToolName, rec.ActionID, rec.ActionVersion,
 		rec.DeclaredCategory, rec.EffectiveCategory, rec.DeclaredAuth, rec.EffectiveAuth,
 		rec.RiskDomain, rec.RuntimeRoute, rec.FinalRoute, rec.GateDecision, rec.ArgumentsHMAC,
-		rec.CatalogRevision, rec.PolicyRevision, rec.TokenName, rec.GatedVersion,
+		rec.CatalogRevision, rec.PolicyRevision, rec.TokenName, rec.GatedVersion, rec.ApprovalID,
 	} {
 		n += quotedBound(s) - 2 // the skeleton has its quotes
 	}

@@ -8,7 +8,10 @@ import (
 )
 
 // Record is a plausible redacted record with id dec-NNNNNN (i), decided at
-// at; its tool and route vary with i (route accept when i%3 is 1).
+// at; its tool and route vary with i (route accept when i%3 is 1). An ask
+// names the approval it created and an accept the one it used (it was
+// the retry the approval allowed), so the round trips store a value in
+// every column.
 func Record(i int, at time.Time) *audit.Record {
 	rd := audit.NewRedactor([]byte("test-key"))
 	return rd.Build(audit.Input{
@@ -21,7 +24,13 @@ func Record(i int, at time.Time) *audit.Record {
 		Reasons: []string{"write needs confirmation"}, FindingCodes: []string{"contract.write_missing_explicit_confirmation"},
 		Arguments: map[string]any{"to": "x", "body": "y"}, CatalogRevision: "cat-1", PolicyRevision: "pol-1",
 		TokenName: "ci", Version: "test", Latency: 1500 * time.Microsecond,
+		ApprovalID: []string{approvalID(i), approvalID(i - 1), ""}[i%3],
 	})
+}
+
+// approvalID is a UUIDv7-shaped approval id numbered i.
+func approvalID(i int) string {
+	return fmt.Sprintf("0190a5b4-7c3e-7a1b-8f00-%012d", i%1_000_000_000_000)
 }
 
 // Records is n records for a benchmark, decided now, with ids no other run
