@@ -42,6 +42,8 @@ type serveConfig struct {
 	shutdownTimeout time.Duration
 	sources         sourceFlags
 	audit           auditFlags
+	approvals       approvalFlags
+	approvalsOn     bool // decided by parseServe from the flags
 	metricsAddr     string
 }
 
@@ -88,11 +90,28 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	}()
 
 	opts := append(src.Opts, gate.WithShadow(c.shadow), gate.WithAudit(rec, red, gatedVersion()), gate.WithMetrics(m))
+	var apv server.Approvals // nil: approvals are off
+	if c.approvalsOn {
+		a, err := openApprovals(ctx, &c.approvals, c.audit.databaseURL, c.audit.retention, m, log.Named("approvals"))
+		if err != nil {
+			return err
+		}
+		defer func() {
+			// After the server has stopped, before the audit drain.
+			dctx, cancel := context.WithTimeout(context.Background(), c.shutdownTimeout)
+			defer cancel()
+			a.close(dctx)
+		}()
+		opts = append(opts, gate.WithApprovals(a, c.approvals.publicBase()))
+		apv = a
+	}
+	stopping := make(chan struct{})
 	handler := server.New(server.Deps{
 		Engine: gate.New(opts...), Logger: log, Tokens: tokens, TrustedProxies: proxies, Hosts: c.hosts(c.addr),
 		MaxBodyBytes: c.maxBodyBytes, HookMaxBodyBytes: c.hookMaxBody, HookAuthorizationState: c.hookAuthState,
 		RateLimit: c.rateLimit, AuthFailureLimit: authFailureLimit(c.authFailures), AllowRequestShadow: c.requestShadow, OpenAPI: api.OpenAPI, Version: gatedVersion(),
 		Catalog: src.CatalogDocument(), Policy: src.PolicyDocument(), Decisions: store,
+		Approvals: apv, Stopping: stopping,
 		Metrics: m, MetricsElsewhere: c.metricsAddr != "",
 		Ready: func(context.Context) error {
 			if !rec.Ready() {
@@ -101,8 +120,9 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 			return nil
 		},
 	})
-	log.Info("gated starting", zap.String("version", gatedVersion()), zap.Bool("shadow", c.shadow), zap.Bool("request_shadow", c.requestShadow), zap.Bool("auth", tokens != nil))
-	return listenAndServe(ctx, c, handler, m, log)
+	log.Info("gated starting", zap.String("version", gatedVersion()), zap.Bool("shadow", c.shadow), zap.Bool("request_shadow", c.requestShadow),
+		zap.Bool("auth", tokens != nil), zap.Bool("approvals", c.approvalsOn))
+	return listenAndServe(ctx, c, handler, m, log, stopping)
 }
 
 func parseServe(args []string, getenv func(string) string, stderr io.Writer) (*serveConfig, error) {
@@ -124,6 +144,7 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (*s
 	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", 15*time.Second, "how long to drain on SIGTERM")
 	c.sources.register(fs)
 	c.audit.register(fs)
+	c.approvals.register(fs)
 	fs.StringVar(&c.metricsAddr, "metrics-addr", "", "serve /metrics on this address instead of --addr")
 	if err := parseFlags(fs, args, getenv); err != nil {
 		return nil, err
@@ -143,6 +164,11 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (*s
 	if err := hook.CheckAuthorizationState(c.hookAuthState); err != nil {
 		return nil, usageError("--hook-authorization-state: %v", err)
 	}
+	on, err := c.approvals.check(c.audit.databaseURL != "", c.tokens != "")
+	if err != nil {
+		return nil, err
+	}
+	c.approvalsOn = on
 	return c, nil
 }
 
@@ -205,7 +231,9 @@ func reloadOnSIGHUP(src *sources.Sources, log *zap.Logger) (stop func()) {
 }
 
 // listenAndServe serves handler until ctx ends, then shuts down gracefully.
-func listenAndServe(ctx context.Context, c *serveConfig, handler http.Handler, m *metrics.Metrics, log *zap.Logger) error {
+// Shutting down closes stopping first, which ends the long polls and event
+// streams that Shutdown would otherwise wait for.
+func listenAndServe(ctx context.Context, c *serveConfig, handler http.Handler, m *metrics.Metrics, log *zap.Logger, stopping chan<- struct{}) error {
 	ln, err := net.Listen("tcp", c.addr)
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
@@ -219,6 +247,7 @@ func listenAndServe(ctx context.Context, c *serveConfig, handler http.Handler, m
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          zap.NewStdLog(log.Named("http")),
 	}
+	srv.RegisterOnShutdown(func() { close(stopping) })
 	log.Info("gated listening", zap.String("addr", ln.Addr().String()))
 	errc := make(chan error, 2)
 	go func() { errc <- srv.Serve(ln) }()

@@ -28,9 +28,12 @@ const (
 	// ScopeMetrics reads /metrics on the API listener (a separate
 	// --metrics-addr listener needs no token).
 	ScopeMetrics = "metrics"
+	// ScopeApprove lists, reads, approves and denies approvals, and follows
+	// their event stream. The approver is the token: its name and principals.
+	ScopeApprove = "approve"
 )
 
-var knownScopes = []string{ScopePreToolCheck, ScopeCatalogRead, ScopePolicyRead, ScopeDecisionsRead, ScopeShadow, ScopeMetrics}
+var knownScopes = []string{ScopePreToolCheck, ScopeCatalogRead, ScopePolicyRead, ScopeDecisionsRead, ScopeShadow, ScopeMetrics, ScopeApprove}
 
 // Token is one configured caller.
 type Token struct {

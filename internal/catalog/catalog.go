@@ -55,10 +55,17 @@ type View struct {
 	Format        string   `json:"format"`
 	InputSchema   bool     `json:"input_schema"`    // whether proposed_arguments are validated
 	Rules         []*Rule  `json:"rules,omitempty"` // TOOL.md argument rules (rules.go), read-only
+	// ApprovalTTL is TOOL.md's metadata.gated.approval_ttl as written: how
+	// long an approval of a call to this tool stays open (ApprovalExpiry).
+	ApprovalTTL string `json:"approval_ttl,omitempty"`
+	// Approvers is TOOL.md's metadata.gated.approvers: principals of which
+	// an approver's token must hold one. Empty: any token with scope approve.
+	Approvers []string `json:"approvers,omitempty"`
 
-	input     *jsonschema.Schema
-	file      string // the path problems name
-	nameField string // the field its tool_id comes from, for problems
+	approvalTTL time.Duration
+	input       *jsonschema.Schema
+	file        string // the path problems name
+	nameField   string // the field its tool_id comes from, for problems
 }
 
 // Action is a resolved action: an ACTION.md, or the action an ACTIONS.yaml
@@ -124,6 +131,15 @@ func (v *View) PolicyRef() (string, bool) {
 		return ref, true
 	}
 	return "", false
+}
+
+// ApprovalExpiry is how long an approval of a call to this tool stays
+// open, or 0 when the catalog sets none (the default applies).
+func (v *View) ApprovalExpiry() time.Duration {
+	if v == nil {
+		return 0
+	}
+	return v.approvalTTL
 }
 
 // Category is the consequence class the catalog implies: a write when the

@@ -295,3 +295,28 @@ func TestSymlinkedCatalogDirectory(t *testing.T) {
 		t.Fatalf("problem names %s, want the path as given %s", ps[0].File, want)
 	}
 }
+
+// A TOOL.md's approval_ttl and approvers reach its view: the expiry of its
+// approvals and who may decide them.
+func TestApprovalMetadata(t *testing.T) {
+	t.Parallel()
+	dir := writeTree(t, t.TempDir(), map[string]string{
+		"a/TOOL.md": tool("pay.refund", "metadata: {gated: {approval_ttl: 90m, approvers: [operator://carol, group://finance-leads]}}"),
+		"b/TOOL.md": tool("pay.read"),
+	})
+	c := mustLoad(t, dir)
+	v, _ := c.Lookup("pay.refund")
+	if v.ApprovalExpiry() != 90*time.Minute || v.ApprovalTTL != "90m" {
+		t.Errorf("approval ttl %v (%q), want 90m", v.ApprovalExpiry(), v.ApprovalTTL)
+	}
+	if want := []string{"group://finance-leads", "operator://carol"}; !slices.Equal(v.Approvers, want) {
+		t.Errorf("approvers %v, want %v", v.Approvers, want)
+	}
+	plain, _ := c.Lookup("pay.read")
+	if plain.ApprovalExpiry() != 0 || plain.ApprovalTTL != "" || plain.Approvers != nil {
+		t.Errorf("a tool without approval metadata: %v %q %v", plain.ApprovalExpiry(), plain.ApprovalTTL, plain.Approvers)
+	}
+	if (*View)(nil).ApprovalExpiry() != 0 {
+		t.Error("no view has an expiry")
+	}
+}

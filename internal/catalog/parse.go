@@ -6,6 +6,7 @@ import (
 	"path"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
@@ -93,8 +94,10 @@ type toolDoc struct {
 	Implements  json.RawMessage `json:"implements"`
 	Metadata    struct {
 		Gated struct {
-			Aliases []string                     `json:"aliases"`
-			Rules   []map[string]json.RawMessage `json:"rules"` // checked by compileRules
+			Aliases     []string                     `json:"aliases"`
+			Rules       []map[string]json.RawMessage `json:"rules"`        // checked by compileRules
+			ApprovalTTL string                       `json:"approval_ttl"` // checked by approvalTTL
+			Approvers   []string                     `json:"approvers"`
 		} `json:"gated"`
 	} `json:"metadata"`
 }
@@ -105,6 +108,7 @@ type toolDef struct {
 	doc   toolDoc
 	input *jsonschema.Schema
 	rules []*Rule
+	ttl   time.Duration // metadata.gated.approval_ttl; 0 when not set
 }
 
 // parse reads one file into actions, views or pending tools; what is wrong
@@ -203,7 +207,34 @@ func (l *loader) parseToolMD(f file) {
 	}
 	t.input = l.inputSchema(f, "/inputs", doc.Value["inputs"])
 	t.rules = l.compileRules(f, t.doc.Metadata.Gated.Rules)
+	t.ttl = l.approvalTTL(f, t.doc.Metadata.Gated.ApprovalTTL)
 	l.tools = append(l.tools, t)
+}
+
+// The bounds of metadata.gated.approval_ttl: long enough for a person to
+// answer, short enough that an approval does not outlive its context.
+const (
+	MinApprovalTTL = time.Minute
+	MaxApprovalTTL = 24 * time.Hour
+)
+
+// approvalTTL parses a tool's approval_ttl, a Go duration within
+// MinApprovalTTL and MaxApprovalTTL; "" is none (the default applies).
+func (l *loader) approvalTTL(f file, s string) time.Duration {
+	if s == "" {
+		return 0
+	}
+	const field = "/metadata/gated/approval_ttl"
+	d, err := time.ParseDuration(s)
+	switch {
+	case err != nil:
+		l.ps.add(f.path, field, "invalid_approval_ttl", "approval_ttl %q is not a duration such as 30m or 2h", s)
+	case d < MinApprovalTTL || d > MaxApprovalTTL:
+		l.ps.add(f.path, field, "invalid_approval_ttl", "approval_ttl %s is outside %s..%s", d, "1m", "24h")
+	default:
+		return d
+	}
+	return 0
 }
 
 // inputSchema compiles a tool's argument schema; a schema that does not

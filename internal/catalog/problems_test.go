@@ -86,6 +86,12 @@ func TestProblems(t *testing.T) {
 		{"tool without outputs", map[string]string{"TOOL.md": "---\nname: n\nid: t.x\ndescription: d\nversion: 1.0.0\ninputs: {type: object}\n---\n"}, "TOOL.md", "/outputs", "missing_field", nil},
 		{"tool id pattern", map[string]string{"TOOL.md": tool("T_X")}, "TOOL.md", "/id", "invalid_format", nil},
 		{"alias with a space", map[string]string{"TOOL.md": tool("t.x", "metadata: {gated: {aliases: ['send email']}}")}, "TOOL.md", "/metadata/gated/aliases/0", "invalid_format", nil},
+		{"approval_ttl not a duration", map[string]string{"TOOL.md": tool("t.x", "metadata: {gated: {approval_ttl: soon}}")}, "TOOL.md", "/metadata/gated/approval_ttl", "invalid_approval_ttl", []string{"soon"}},
+		{"approval_ttl too short", map[string]string{"TOOL.md": tool("t.x", "metadata: {gated: {approval_ttl: 30s}}")}, "TOOL.md", "/metadata/gated/approval_ttl", "invalid_approval_ttl", []string{"1m", "24h"}},
+		{"approval_ttl too long", map[string]string{"TOOL.md": tool("t.x", "metadata: {gated: {approval_ttl: 25h}}")}, "TOOL.md", "/metadata/gated/approval_ttl", "invalid_approval_ttl", nil},
+		{"approval_ttl not a string", map[string]string{"TOOL.md": tool("t.x", "metadata: {gated: {approval_ttl: 15}}")}, "TOOL.md", "/metadata/gated/approval_ttl", "invalid_type", nil},
+		{"approver with a space", map[string]string{"TOOL.md": tool("t.x", "metadata: {gated: {approvers: ['group://ops', 'operator bob']}}")}, "TOOL.md", "/metadata/gated/approvers/1", "invalid_format", nil},
+		{"approver repeated", map[string]string{"TOOL.md": tool("t.x", "metadata: {gated: {approvers: ['group://ops', 'group://ops']}}")}, "TOOL.md", "/metadata/gated/approvers", "duplicate_items", nil},
 
 		// Input schemas.
 		{"remote $ref", map[string]string{"TOOL.md": strings.Replace(tool("t.x"), "inputs: {type: object}", "inputs: {$ref: 'https://example.com/s.json'}", 1)}, "TOOL.md", "/inputs", "input_schema_external_ref", nil},

@@ -170,9 +170,16 @@ func (l *loader) merge(t *toolDef, a *Action) (*View, bool) {
 		ToolID: d.ID, Version: d.Version, Approval: approvalAuto,
 		Aliases: set(d.Metadata.Gated.Aliases), Source: t.f.rel, Format: t.f.format, file: p, nameField: "/id",
 		InputSchema: t.input != nil, input: t.input, Rules: t.rules,
+		approvalTTL: t.ttl,
 	}
 	if len(v.Aliases) == 0 {
 		v.Aliases = nil
+	}
+	if t.ttl > 0 {
+		v.ApprovalTTL = d.Metadata.Gated.ApprovalTTL
+	}
+	if len(d.Metadata.Gated.Approvers) > 0 {
+		v.Approvers = set(d.Metadata.Gated.Approvers)
 	}
 	var floorMutates, floorRequires, floorEvents []string
 	if a != nil {

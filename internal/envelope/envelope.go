@@ -19,18 +19,21 @@ import (
 // routes, the MCP tool's structured content, gated check. The field order is
 // the wire order.
 type Answer struct {
-	DecisionID      string          `json:"decision_id"`
-	Route           route.Route     `json:"route"`
-	Execute         bool            `json:"execute"`
-	Shadow          bool            `json:"shadow"`
-	ShadowIgnored   bool            `json:"shadow_ignored,omitempty"`
-	ContractVersion string          `json:"contract_version"`
-	RequestID       string          `json:"request_id,omitempty"`
-	Findings        []route.Finding `json:"findings"`
-	Revisions       gate.Revisions  `json:"revisions"`
-	Action          *catalog.View   `json:"action,omitempty"`
-	Policy          *policy.Block   `json:"policy,omitempty"`
-	Audit           *audit.Result   `json:"audit,omitempty"`
+	DecisionID string      `json:"decision_id"`
+	Route      route.Route `json:"route"`
+	// Approval is the pending approval an ask or defer created, when gated
+	// runs with approvals: wait for it, then retry with its evidence_ref.
+	Approval        *gate.PendingApproval `json:"approval,omitempty"`
+	Execute         bool                  `json:"execute"`
+	Shadow          bool                  `json:"shadow"`
+	ShadowIgnored   bool                  `json:"shadow_ignored,omitempty"`
+	ContractVersion string                `json:"contract_version"`
+	RequestID       string                `json:"request_id,omitempty"`
+	Findings        []route.Finding       `json:"findings"`
+	Revisions       gate.Revisions        `json:"revisions"`
+	Action          *catalog.View         `json:"action,omitempty"`
+	Policy          *policy.Block         `json:"policy,omitempty"`
+	Audit           *audit.Result         `json:"audit,omitempty"`
 
 	ToolName                string                     `json:"tool_name"`
 	ToolCategory            string                     `json:"tool_category"`
@@ -151,7 +154,7 @@ func From(d *gate.Decision) Answer {
 	gateDecision, candidateGate := d.Outcome().GateDecision(), d.Gate.GateDecision()
 	score := aixScore[d.Route]
 	return Answer{
-		DecisionID: d.DecisionID, Route: d.Route, Execute: d.Execute, Shadow: d.Shadow, ShadowIgnored: d.ShadowIgnored,
+		DecisionID: d.DecisionID, Route: d.Route, Approval: d.Approval, Execute: d.Execute, Shadow: d.Shadow, ShadowIgnored: d.ShadowIgnored,
 		ContractVersion: d.ContractVersion, RequestID: d.RequestID, Findings: d.Findings, Revisions: d.Revisions,
 		Action: d.Action, Policy: d.Policy, Audit: d.Audit,
 

@@ -104,3 +104,32 @@ func TestFromPresentsTheDecision(t *testing.T) {
 		})
 	}
 }
+
+// An approval is presented next to the route, with the evidence ref a
+// runtime appends as the contract writes refs; without one the answer has
+// no approval key at all.
+func TestApprovalBlock(t *testing.T) {
+	t.Parallel()
+	d := gate.Decision{Route: route.Ask, HardBlockers: []string{}, EvidenceIntegrity: &contract.Integrity{},
+		Approval: &gate.PendingApproval{
+			ID: "0193a5b4-7c3e-7a1b-8f00-000000000001", Status: "pending",
+			ExpiresAt: time.Date(2026, 11, 24, 5, 10, 0, 0, time.UTC), Digest: "sha256:ab", URL: "/ui/approvals/0193a5b4-7c3e-7a1b-8f00-000000000001",
+			EvidenceRef: route.EvidenceRef{SourceID: route.ApprovalRefPrefix + "0193a5b4-7c3e-7a1b-8f00-000000000001", Kind: "approval",
+				TrustTier: "runtime", RedactionStatus: "public", Freshness: route.Freshness{Status: "fresh"}, Provenance: "gated", GatedVerified: true},
+		}}
+	body, err := json.Marshal(envelope.From(&d))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const want = `"route":"ask","approval":{"id":"0193a5b4-7c3e-7a1b-8f00-000000000001","status":"pending","expires_at":"2026-11-24T05:10:00Z",` +
+		`"digest":"sha256:ab","url":"/ui/approvals/0193a5b4-7c3e-7a1b-8f00-000000000001",` +
+		`"evidence_ref":{"source_id":"gated-approval:0193a5b4-7c3e-7a1b-8f00-000000000001","kind":"approval","trust_tier":"runtime",` +
+		`"redaction_status":"public","freshness":{"status":"fresh"},"provenance":"gated"}},"execute":false`
+	if !bytes.Contains(body, []byte(want)) {
+		t.Errorf("answer %s\nlacks %s", body, want)
+	}
+	d.Approval = nil
+	if body, _ := json.Marshal(envelope.From(&d)); bytes.Contains(body, []byte(`"approval"`)) {
+		t.Errorf("an answer without an approval names one: %s", body)
+	}
+}

@@ -37,9 +37,15 @@ type Decision struct {
 	RuntimeRecommendedRoute *route.Route
 
 	Revisions Revisions
-	Action    *catalog.View // the catalog's view of the tool, nil when none describes it
-	Policy    *policy.Block // nil without a policy
-	Audit     *audit.Result // nil when the decision is not recorded
+	// Approval is the pending approval this ask or defer created, nil when
+	// approvals are off or it created none.
+	Approval *PendingApproval
+	// ApprovalID is the approval this decision created, or spent (it was
+	// the retry the approval allowed); "" otherwise.
+	ApprovalID string
+	Action     *catalog.View // the catalog's view of the tool, nil when none describes it
+	Policy     *policy.Block // nil without a policy
+	Audit      *audit.Result // nil when the decision is not recorded
 
 	ToolName           string // as the event names it
 	ToolCategory       string // effective: the contract's and the catalog's, over the declared one

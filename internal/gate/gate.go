@@ -61,6 +61,9 @@ type Request struct {
 	// principals (tokens that vouch for their runtime, or open mode).
 	TrustEventPrincipals bool
 	ClientIP             netip.Addr
+	// NoApproval: the surface can neither show an approval nor retry with
+	// one (hooks), so an ask creates none.
+	NoApproval bool
 }
 
 // Engine is the decision path. It is safe for concurrent use.
@@ -79,6 +82,9 @@ type Engine struct {
 	redactor *audit.Redactor
 	version  string
 	metrics  *metrics.Metrics
+
+	approvals Approvals // nil: approvals are off
+	publicURL string
 }
 
 // Option configures an Engine.
@@ -131,13 +137,25 @@ func (e *Engine) Decide(ctx context.Context, req Request) *Decision {
 	}
 	now := e.now()
 	var p *contract.Prepared
-	if err := safely(func() { p = e.decide(ctx, d, req, now) }); err != nil {
+	var use *approvalUse
+	err := safely(func() { p, use = e.decide(ctx, d, req, now) })
+	if err != nil {
 		d.refuse(CodeInternalError, "the decision failed inside gated: "+err.Error())
 	}
-	if e.recorder != nil {
+	recorded := false
+	if err == nil && e.approvals != nil && p != nil && p.Event != nil {
+		if err := safely(func() { recorded = e.settleApproval(ctx, d, p, use, req, now, start) }); err != nil {
+			d.refuse(CodeInternalError, "the approval step failed inside gated: "+err.Error())
+		}
+	}
+	if e.recorder != nil && !recorded {
 		if err := safely(func() { e.record(ctx, d, p, req, now, start) }); err != nil {
 			d.refuse(CodeAuditUnavailable, "recording the decision failed: "+err.Error())
 		}
+	}
+	if d.Route == route.Refuse {
+		// A refusal (the record failed, say) offers nothing to approve.
+		d.Approval = nil
 	}
 	if e.metrics != nil {
 		tool := ""
@@ -152,8 +170,25 @@ func (e *Engine) Decide(ctx context.Context, req Request) *Decision {
 	return d
 }
 
-// decide runs the sources over the event and fills d.
-func (e *Engine) decide(ctx context.Context, d *Decision, req Request, now time.Time) *contract.Prepared {
+// settleApproval is the approval step after deciding: a retry's approval
+// is refused or spent, an ask gets one. It reports whether the decision's
+// record was stored already (with the approval it spent).
+func (e *Engine) settleApproval(ctx context.Context, d *Decision, p *contract.Prepared, use *approvalUse, req Request, now, start time.Time) bool {
+	switch {
+	case use == nil:
+		e.offerApproval(ctx, d, p.Event, req, now)
+	case use.refusal != nil:
+		d.refuse(use.refusal.Code, use.refusal.Message)
+	case use.ok:
+		return e.spendApproval(ctx, d, p, use, req, now, start)
+	}
+	return false
+}
+
+// decide runs the sources over the event and fills d. With approvals on,
+// an event carrying a gated approval ref has it checked (use); when the
+// approval is good for this call the event is decided with it.
+func (e *Engine) decide(ctx context.Context, d *Decision, req Request, now time.Time) (*contract.Prepared, *approvalUse) {
 	p := contract.Prepare(req.Event)
 	d.ValidationErrors = p.ValidationErrors
 	d.RequestID = eventRequestID(p.Declared.RequestID)
@@ -165,14 +200,25 @@ func (e *Engine) decide(ctx context.Context, d *Decision, req Request, now time.
 	if p.Event == nil {
 		d.EvidenceIntegrity, d.AuthorizationReport = emptyIntegrity(), emptyAuthReport()
 		d.finish(p.Findings, route.Combine(p.Findings))
-		return p
+		return p, nil
 	}
 
 	ev := p.Event
 	view, category, catalogFindings := e.joinCatalog(d, ev)
+	var use *approvalUse
+	if e.approvals != nil {
+		if use = e.checkApprovalRef(ctx, req, ev, category, now); use != nil && use.ok {
+			if q := withApproval(req.Event, p, use.index); q != nil {
+				p, ev = q, q.Event
+			} else {
+				use.ok = false
+				use.refuse(CodeApprovalUnavailable, "the event cannot be decided with its approval")
+			}
+		}
+	}
 
 	eval := contract.Evaluate(ev, category, now)
-	if declared, err := route.ParseAuthState(p.Declared.AuthorizationState); err == nil && p.Lifted {
+	if declared, err := route.ParseAuthState(p.Declared.AuthorizationState); err == nil && (p.Lifted || use != nil && use.ok) {
 		// The report names what the runtime declared, not the state the
 		// evidence lifted it to (that is the effective state).
 		eval.Auth.DeclaredState = declared
@@ -198,7 +244,7 @@ func (e *Engine) decide(ctx context.Context, d *Decision, req Request, now time.
 		findings = append(findings, f)
 	}
 	d.finish(findings, gateOutcome)
-	return p
+	return p, use
 }
 
 // evaluatePolicy asks the policy who may do this, for the catalog's action.
@@ -225,13 +271,23 @@ func (e *Engine) evaluatePolicy(ctx context.Context, d *Decision, req Request, e
 // can be neither stored nor spooled the call is refused: an unrecorded
 // decision must not let a tool run.
 func (e *Engine) record(ctx context.Context, d *Decision, p *contract.Prepared, req Request, now, start time.Time) {
+	res, err := e.recorder.Record(ctx, e.redactor.Build(e.auditInput(d, p, req, now, start)))
+	if err != nil {
+		d.refuse(CodeAuditUnavailable, "the decision could not be recorded: "+err.Error())
+		return
+	}
+	d.Audit = &res
+}
+
+// auditInput is what the audit record of d is built from.
+func (e *Engine) auditInput(d *Decision, p *contract.Prepared, req Request, now, start time.Time) audit.Input {
 	in := audit.Input{
 		DecisionID: d.DecisionID, Time: now, RequestID: req.RequestID, ToolName: d.ToolName,
 		EffectiveCategory: d.ToolCategory, EffectiveAuth: d.AuthorizationState, RiskDomain: d.RiskDomain,
 		FinalRoute: d.Route.String(), GateDecision: d.Outcome().GateDecision(), Execute: d.Execute, Shadow: d.Shadow,
 		HardBlockers: d.HardBlockers, Reasons: d.Reasons, FindingCodes: findingCodes(d.Findings),
 		CatalogRevision: d.Revisions.Catalog, PolicyRevision: d.Revisions.Policy,
-		TokenName: req.TokenName, Version: e.version, Latency: time.Since(start),
+		TokenName: req.TokenName, Version: e.version, Latency: time.Since(start), ApprovalID: d.ApprovalID,
 	}
 	if p != nil {
 		// The runtime's own request_id (as the reference's clients send it)
@@ -248,12 +304,7 @@ func (e *Engine) record(ctx context.Context, d *Decision, p *contract.Prepared, 
 	if d.Action != nil {
 		in.ActionID, in.ActionVersion = d.Action.ActionID, d.Action.ActionVersion
 	}
-	res, err := e.recorder.Record(ctx, e.redactor.Build(in))
-	if err != nil {
-		d.refuse(CodeAuditUnavailable, "the decision could not be recorded: "+err.Error())
-		return
-	}
-	d.Audit = &res
+	return in
 }
 
 // safely runs f and turns a panic into an error.

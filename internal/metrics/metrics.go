@@ -41,6 +41,8 @@ type Metrics struct {
 	catalogReloads *prometheus.CounterVec
 	policyReloads  *prometheus.CounterVec
 	revisionInfo   *prometheus.GaugeVec
+
+	approvals
 }
 
 // New builds the instruments on a fresh registry with the Go runtime and
@@ -120,6 +122,7 @@ func New(version string) *Metrics {
 		m.auditQueueDepth, m.auditRecords, m.auditSpoolBytes, m.auditWriteErrors,
 		m.catalogReloads, m.policyReloads, m.revisionInfo,
 	)
+	m.approvals = newApprovals(m.reg)
 	// Reload results are a closed set: pre-create them so "failure" reads 0,
 	// not absent, and alerts on increase() work from the first failure.
 	for _, r := range []string{resultSuccess, resultFailure} {

@@ -253,3 +253,47 @@ func TestMetricNamesPassLint(t *testing.T) {
 		}
 	}
 }
+
+// The approval instruments: closed label sets, pre-created, and a decision
+// latency only for what a person decided.
+func TestApprovalMetrics(t *testing.T) {
+	t.Parallel()
+	m := metrics.New("test")
+	before := scrape(t, m)
+	for _, want := range []string{
+		`gated_approvals_pending 0`,
+		`gated_approvals_decided_total{outcome="used"} 0`,
+		`gated_approvals_errors_total{operation="consume"} 0`,
+		`gated_approval_webhook_events_total{outcome="dropped"} 0`,
+	} {
+		if !strings.Contains(before, want) {
+			t.Errorf("before any approval, the scrape lacks %s", want)
+		}
+	}
+	m.ApprovalsPending(3)
+	m.ApprovalDecided(metrics.ApprovalApproved, 1, 90*time.Second)
+	m.ApprovalDecided(metrics.ApprovalExpired, 4, 0)
+	m.ApprovalDecided("operator://bob", 1, time.Second) // not an outcome
+	m.ApprovalError(metrics.ApprovalOpCreate)
+	m.ApprovalError("SELECT 1")
+	m.WebhookEvent(metrics.WebhookDelivered)
+	out := scrape(t, m)
+	for _, want := range []string{
+		`gated_approvals_pending 3`,
+		`gated_approvals_decided_total{outcome="approved"} 1`,
+		`gated_approvals_decided_total{outcome="expired"} 4`,
+		`gated_approvals_decided_total{outcome="other"} 1`,
+		`gated_approval_decision_seconds_count 1`,
+		`gated_approval_decision_seconds_bucket{le="120"} 1`,
+		`gated_approvals_errors_total{operation="create"} 1`,
+		`gated_approvals_errors_total{operation="other"} 1`,
+		`gated_approval_webhook_events_total{outcome="delivered"} 1`,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("scrape lacks %s", want)
+		}
+	}
+	if strings.Contains(out, "operator://bob") || strings.Contains(out, "SELECT") {
+		t.Error("a value outside the closed sets became a label")
+	}
+}

@@ -1,5 +1,7 @@
 package route
 
+import "strings"
+
 // ContractVersion is the schema_version marker of Agent Action Contract v1.
 const ContractVersion = "aana.agent_tool_precheck.v1"
 
@@ -35,6 +37,23 @@ type EvidenceRef struct {
 	Provenance      string    `json:"provenance"`
 	Supports        []string  `json:"supports,omitempty"`
 	Contradicts     []string  `json:"contradicts,omitempty"`
+	// GatedVerified is set by gated itself, never by the event: the ref is
+	// one of gated's own approvals (ApprovalRefPrefix), checked against the
+	// approval store and found approved for this very call.
+	GatedVerified bool `json:"-"`
+}
+
+// ApprovalRefPrefix starts the source_id of the evidence ref a gated
+// approval gives the runtime to append when it retries the call.
+const ApprovalRefPrefix = "gated-approval:"
+
+// GatedApproval returns the approval id a ref of kind approval names with
+// ApprovalRefPrefix, and whether it is such a ref.
+func (r *EvidenceRef) GatedApproval() (id string, ok bool) {
+	if r.Kind != "approval" {
+		return "", false
+	}
+	return strings.CutPrefix(r.SourceID, ApprovalRefPrefix)
 }
 
 // Freshness is an evidence ref's freshness assertion.
@@ -52,13 +71,22 @@ type Subject struct {
 	SubjectRef  string `json:"subject_ref,omitempty"`
 }
 
-// VerifiedApprovals counts the refs of kind approval with
-// trust_tier verified; several rules (catalog floors, policy requirements)
-// count these.
+// VerifiedApprovals counts the refs of kind approval with trust_tier
+// verified; several rules (catalog floors, policy requirements) count
+// these. A ref naming a gated approval (ApprovalRefPrefix) counts only when
+// gated verified it (GatedVerified): its trust_tier is the caller's claim,
+// and the caller does not vouch for gated's approvals.
 func (e *Event) VerifiedApprovals() int {
 	n := 0
 	for i := range e.EvidenceRefs {
-		if e.EvidenceRefs[i].Kind == "approval" && e.EvidenceRefs[i].TrustTier == "verified" {
+		r := &e.EvidenceRefs[i]
+		if _, gated := r.GatedApproval(); gated {
+			if r.GatedVerified {
+				n++
+			}
+			continue
+		}
+		if r.Kind == "approval" && r.TrustTier == "verified" {
 			n++
 		}
 	}

@@ -184,3 +184,27 @@ func TestVerifiedApprovals(t *testing.T) {
 		t.Errorf("no refs: %d", n)
 	}
 }
+
+// A ref naming a gated approval counts only once gated has verified it:
+// the caller's trust_tier on it is a claim gated does not take.
+func TestVerifiedApprovalsGatedRefs(t *testing.T) {
+	t.Parallel()
+	forged := EvidenceRef{SourceID: ApprovalRefPrefix + "0193a5b4-7c3e-7a1b-8f00-000000000001", Kind: "approval", TrustTier: "verified"}
+	ev := Event{EvidenceRefs: []EvidenceRef{forged}}
+	if n := ev.VerifiedApprovals(); n != 0 {
+		t.Errorf("a forged verified gated approval counts: %d", n)
+	}
+	ev.EvidenceRefs[0].GatedVerified = true
+	ev.EvidenceRefs[0].TrustTier = "runtime"
+	if n := ev.VerifiedApprovals(); n != 1 {
+		t.Errorf("a gated-verified approval: %d, want 1", n)
+	}
+	if id, ok := forged.GatedApproval(); !ok || id != "0193a5b4-7c3e-7a1b-8f00-000000000001" {
+		t.Errorf("GatedApproval = %q, %v", id, ok)
+	}
+	other := forged
+	other.Kind = "other"
+	if _, ok := other.GatedApproval(); ok {
+		t.Error("a ref of kind other names a gated approval")
+	}
+}

@@ -17,6 +17,9 @@ type errorBody struct {
 	Route   string `json:"route"`
 	Execute bool   `json:"execute"`
 	Error   string `json:"error"`
+	// Code, on the approvals API, names the error for programs
+	// (approval_self_approval, approvals_need_tokens, …).
+	Code string `json:"code,omitempty"`
 }
 
 // bodyError is a request body gated will not decide on.
@@ -40,6 +43,11 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 // writeError answers with an error body; it always says refuse.
 func writeError(w http.ResponseWriter, status int, msg string) {
 	writeJSON(w, status, errorBody{Route: "refuse", Error: msg})
+}
+
+// writeCodedError is writeError with a code naming the error.
+func writeCodedError(w http.ResponseWriter, status int, code, msg string) {
+	writeJSON(w, status, errorBody{Route: "refuse", Error: msg, Code: code})
 }
 
 // decodeEvent reads a request body that must be one JSON object, bounded in

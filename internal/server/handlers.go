@@ -35,7 +35,7 @@ func handlePreToolCheck(d *Deps) http.HandlerFunc {
 			ce.Write(zap.String("decision_id", dec.DecisionID), zap.String("request_id", c.req.RequestID),
 				zap.String("token", c.req.TokenName), zap.String("tool_category", dec.ToolCategory),
 				zap.Stringer("route", dec.Route), zap.Bool("execute", dec.Execute), zap.Bool("shadow", dec.Shadow), zap.Bool("shadow_ignored", dec.ShadowIgnored),
-				zap.Strings("hard_blockers", dec.HardBlockers), zap.Duration("took", time.Since(start)))
+				zap.Strings("hard_blockers", dec.HardBlockers), zap.String("approval_id", dec.ApprovalID), zap.Duration("took", time.Since(start)))
 		}
 		writeJSON(w, http.StatusOK, envelope.From(dec))
 	}

@@ -36,7 +36,9 @@ func handleHook(d *Deps, rt hook.Runtime) http.HandlerFunc {
 			return
 		}
 		opts := hook.Options{AuthorizationState: d.HookAuthorizationState, Category: string(d.Engine.Category(in.ToolName))}
-		dec := callerOf(d, r).decide(r.Context(), d.Engine, rt.Event(in, opts))
+		c := callerOf(d, r)
+		c.req.NoApproval = true // a hook can neither show an approval nor retry with one
+		dec := c.decide(r.Context(), d.Engine, rt.Event(in, opts))
 		writeJSON(w, http.StatusOK, rt.Answer(HookDecision(dec)))
 	}
 }

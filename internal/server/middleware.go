@@ -32,8 +32,13 @@ func tokenFrom(ctx context.Context) *auth.Token {
 // API, a 2xx deny for hooks (whose runtimes run the tool on any non-2xx).
 type failWriter func(w http.ResponseWriter, status int, msg string)
 
-// authenticate requires a bearer token holding scope when tokens are
-// configured. The reference's X-AANA-Token header is accepted too.
+// anyScope, given to authenticate, takes any valid token: the handler
+// decides what the token may see.
+const anyScope = ""
+
+// authenticate requires a bearer token holding scope (anyScope: any
+// token) when tokens are configured. The reference's X-AANA-Token header
+// is accepted too.
 //
 // Failed attempts are counted per client address in failures. Once an
 // address has spent its budget every attempt from it is answered 429,
@@ -74,7 +79,7 @@ func authenticate(d *Deps, failures *limiter, scope string, fail failWriter) fun
 				fail(w, http.StatusUnauthorized, "unauthorized: a valid bearer token is required")
 				return
 			}
-			if !t.Has(scope) {
+			if scope != anyScope && !t.Has(scope) {
 				w.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer realm="gated", error="insufficient_scope", scope=%q`, scope))
 				fail(w, http.StatusForbidden, "insufficient_scope: this token lacks scope "+scope)
 				return

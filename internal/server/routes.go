@@ -77,5 +77,23 @@ func routes(d *Deps, lim, failures *limiter) http.Handler {
 		r.Get("/v1/decisions", handleListDecisions(d.Decisions))
 		r.Get("/v1/decisions/{id}", handleGetDecision(d.Decisions))
 	})
+	// Approvals: the approver and the requester are tokens, so without
+	// tokens every route answers 403. Every state change is a POST with a
+	// JSON body, behind the Host/Origin guard.
+	r.Group(func(r chi.Router) {
+		r.Use(hostGuard(d.Hosts, writeError), needTokens(d))
+		r.Group(func(r chi.Router) {
+			r.Use(authenticate(d, failures, auth.ScopeApprove, writeError), rateLimit(lim, d, writeError), approvalsOn(d))
+			r.Get("/v1/approvals", handleListApprovals(d))
+			r.Get("/v1/approvals/events", handleApprovalEvents(d))
+			r.Post("/v1/approvals/{id}/approve", handleDecideApproval(d, true))
+			r.Post("/v1/approvals/{id}/deny", handleDecideApproval(d, false))
+		})
+		r.Group(func(r chi.Router) {
+			// Scope approve, or the token that asked: the handler checks.
+			r.Use(authenticate(d, failures, anyScope, writeError), rateLimit(lim, d, writeError), approvalsOn(d))
+			r.Get("/v1/approvals/{id}", handleGetApproval(d))
+		})
+	})
 	return r
 }

@@ -60,6 +60,13 @@ type Deps struct {
 	Policy func() any
 	// Decisions, when set, serves stored decision records.
 	Decisions audit.Store
+	// Approvals, when set, serves the approvals API (it needs Tokens too:
+	// without them every approvals route answers 403).
+	Approvals Approvals
+	// Stopping, when closed, ends long polls and event streams, so that a
+	// graceful shutdown does not wait for them (http.Server.Shutdown waits
+	// for every open request).
+	Stopping <-chan struct{}
 	// Metrics, when set, instruments every request; /metrics is served on
 	// this handler unless MetricsElsewhere (a separate --metrics-addr).
 	Metrics          *metrics.Metrics

@@ -1,0 +1,597 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"go.uber.org/zap"
+
+	"github.com/gatedhq/gated/internal/approval"
+	auditpg "github.com/gatedhq/gated/internal/audit/postgres"
+	"github.com/gatedhq/gated/internal/auth"
+	"github.com/gatedhq/gated/internal/metrics"
+	"github.com/gatedhq/gated/internal/pgtest"
+	"github.com/gatedhq/gated/internal/testwait"
+)
+
+// The tokens of the approval tests: a runtime that asks, an approver, an
+// approver who shares the runtime's operator principal (so approving is
+// approving for himself), a reader of decisions and a metrics scraper.
+const (
+	apRuntime  = "approvals-runtime-token-0123456"
+	apAlice    = "approvals-alice-token-012345678"
+	apBob      = "approvals-bob-token-0123456789a"
+	apReader   = "approvals-reader-token-01234567"
+	apScraper  = "approvals-scraper-token-0123456"
+	apWebhook  = "approvals-webhook-secret-0123456789abcdef"
+	apRefund   = "payments.refund"
+	apApproved = "approved"
+)
+
+func approvalTokensFile(t *testing.T) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "tokens.yaml")
+	content := "- name: runtime\n  sha256: " + auth.Hash(apRuntime) + "\n  scopes: [pre_tool_check]\n  principals: [bot://agent-7, operator://bob]\n" +
+		"- name: alice\n  sha256: " + auth.Hash(apAlice) + "\n  scopes: [approve]\n  principals: [operator://alice, group://payments-leads]\n" +
+		"- name: bob\n  sha256: " + auth.Hash(apBob) + "\n  scopes: [approve]\n  principals: [operator://bob, group://payments-leads]\n" +
+		"- name: reader\n  sha256: " + auth.Hash(apReader) + "\n  scopes: [decisions_read]\n" +
+		"- name: scraper\n  sha256: " + auth.Hash(apScraper) + "\n  scopes: [metrics]\n"
+	if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// approvalCatalogDir holds the refund tool: risk 2 (a confirmation
+// asks), approvers named.
+func approvalCatalogDir(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	tool := "---\nname: " + apRefund + "\nid: " + apRefund + "\ndescription: refund an order\nversion: 1.0.0\ninputs: {type: object}\noutputs: {type: object}\n" +
+		"risk_level: 2\nmutates: [payments:refunds]\nmetadata: {gated: {aliases: [refund], approval_ttl: 30m, approvers: [group://payments-leads]}}\n---\n"
+	if err := os.WriteFile(filepath.Join(dir, "TOOL.md"), []byte(tool), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// refundEvent is a refund the runtime vouches validated for: it asks.
+func refundEvent(amount string) string {
+	return `{"tool_name":"refund","tool_category":"write","authorization_state":"validated",
+	"evidence_refs":[{"source_id":"policy.refunds","kind":"policy","trust_tier":"verified","redaction_status":"redacted",
+		"summary":"refund eligible","freshness":{"status":"fresh"},"provenance":"connector"}],
+	"risk_domain":"commerce","agent_id":"agent-7","proposed_arguments":{"order_id":"A-17","amount":` + amount + `,"api_key":"sk-liveCanary0123456789abcdef"},
+	"recommended_route":"accept"}`
+}
+
+// withEvidence is event with ref appended to its evidence_refs.
+func withEvidence(t *testing.T, event string, ref any) string {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal([]byte(event), &m); err != nil {
+		t.Fatal(err)
+	}
+	m = maps.Clone(m)
+	m["evidence_refs"] = append(slices.Clone(m["evidence_refs"].([]any)), ref)
+	b, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// replica is one gated serving approvals on a shared database.
+type replica struct {
+	base string
+	logs *syncBuffer
+}
+
+// startReplica starts gated with approvals on dbURL and waits until it is
+// ready (its migrations applied).
+func startReplica(t *testing.T, dbURL, tokens string, extra ...string) replica {
+	t.Helper()
+	args := append([]string{"--database-url", dbURL, "--audit-hmac-key", testHMACKey, "--tokens", tokens,
+		"--catalog", approvalCatalogDir(t), "--log-level", "debug"}, extra...)
+	base, logs := startServe(t, args, nil)
+	testwait.Until(t, "gated to be ready", func() bool {
+		resp, err := http.Get(base + "/readyz")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	})
+	return replica{base: base, logs: logs}
+}
+
+func tok(secret string) map[string]string {
+	return map[string]string{"Authorization": "Bearer " + secret}
+}
+
+// ask sends the refund and returns the answer's approval block.
+func (r replica) ask(t *testing.T, event string) (decisionID string, ap map[string]any) {
+	t.Helper()
+	code, d := post(t, r.base+"/pre-tool-check", event, tok(apRuntime))
+	ap, _ = d["approval"].(map[string]any)
+	if code != http.StatusOK || d["route"] != "ask" || ap == nil || ap["status"] != "pending" {
+		t.Fatalf("ask: %d route %v approval %v\n%s", code, d["route"], d["approval"], r.logs)
+	}
+	return d["decision_id"].(string), ap
+}
+
+// check sends event and returns the decision.
+func (r replica) check(t *testing.T, event string) map[string]any {
+	t.Helper()
+	code, d := post(t, r.base+"/pre-tool-check", event, tok(apRuntime))
+	if code != http.StatusOK {
+		t.Fatalf("pre-tool-check: %d %v", code, d)
+	}
+	return d
+}
+
+func (r replica) decide(t *testing.T, id, verb, secret string) (int, map[string]any) {
+	t.Helper()
+	return post(t, r.base+"/v1/approvals/"+id+"/"+verb, `{"reason":"checked the order"}`, tok(secret))
+}
+
+func blockers(d map[string]any) []string {
+	var out []string
+	for _, b := range d["hard_blockers"].([]any) {
+		out = append(out, b.(string))
+	}
+	return out
+}
+
+func wantRefused(t *testing.T, d map[string]any, code string) {
+	t.Helper()
+	if d["route"] != "refuse" || d["execute"] != false || !slices.Contains(blockers(d), code) {
+		t.Fatalf("route %v execute %v blockers %v; want refuse with %s", d["route"], d["execute"], d["hard_blockers"], code)
+	}
+}
+
+// tryGet and tryPost call gated from any goroutine (t.Fatal only works on
+// the test's own) and decode the JSON answer.
+func tryGet(url, secret string) (map[string]any, error) {
+	return tryCall(http.MethodGet, url, nil, secret)
+}
+
+func tryPost(url, body, secret string) (map[string]any, error) {
+	return tryCall(http.MethodPost, url, strings.NewReader(body), secret)
+}
+
+func tryCall(method, url string, body io.Reader, secret string) (map[string]any, error) {
+	req, err := http.NewRequest(method, url, body)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Authorization", "Bearer "+secret)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	var m map[string]any
+	if err := json.NewDecoder(resp.Body).Decode(&m); err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return m, fmt.Errorf("%s %s: %d %v", method, url, resp.StatusCode, m)
+	}
+	return m, nil
+}
+
+// sse follows /v1/approvals/events and sends every approval event's data.
+func sse(t *testing.T, ctx context.Context, base, secret string) <-chan map[string]any {
+	t.Helper()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/v1/approvals/events", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+secret)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "text/event-stream" {
+		t.Fatalf("events: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	sc := bufio.NewScanner(resp.Body)
+	// The first line is a comment, written once the stream is subscribed:
+	// a change made after it is read is delivered.
+	if !sc.Scan() || !strings.HasPrefix(sc.Text(), ":") {
+		t.Fatalf("events: first line %q, %v", sc.Text(), sc.Err())
+	}
+	out := make(chan map[string]any, 64)
+	go func() {
+		defer resp.Body.Close()
+		defer close(out)
+		event := ""
+		for sc.Scan() {
+			line := sc.Text()
+			switch {
+			case strings.HasPrefix(line, "event: "):
+				event = strings.TrimPrefix(line, "event: ")
+			case strings.HasPrefix(line, "data: ") && event == "approval":
+				var m map[string]any
+				if json.Unmarshal([]byte(strings.TrimPrefix(line, "data: ")), &m) == nil {
+					out <- m
+				}
+			}
+		}
+	}()
+	return out
+}
+
+// nextEvent returns the first event about id with status, skipping others.
+func nextEvent(t *testing.T, events <-chan map[string]any, id, status string) {
+	t.Helper()
+	guard := time.After(testwait.Deadline) // guards against hanging only
+	for {
+		select {
+		case m, ok := <-events:
+			if !ok {
+				t.Fatalf("the event stream ended before %s became %s", id, status)
+			}
+			if m["id"] == id && m["status"] == status {
+				return
+			}
+		case <-guard:
+			t.Fatalf("no event: %s %s", id, status)
+		}
+	}
+}
+
+// The whole flow on two replicas sharing one database: the runtime asks
+// on A, an approver watching B's event stream approves on B while the
+// runtime long-polls A; the runtime's retry on A accepts; the records link
+// the asking decision, the approval and the consuming decision; a replay
+// is refused. Graceful shutdown at the end does not wait for the stream.
+func TestApprovalsAcrossReplicas(t *testing.T) {
+	t.Parallel()
+	_, dbURL := pgtest.Fresh(t)
+	tokens := approvalTokensFile(t)
+	// The event stream is closed only after B has shut down (cleanups run
+	// last first): B's graceful shutdown must not wait for it.
+	streamCtx, closeStream := context.WithCancel(context.Background())
+	t.Cleanup(closeStream)
+	a := startReplica(t, dbURL, tokens)
+	b := startReplica(t, dbURL, tokens, "--public-url", "https://gated.example.com/")
+	events := sse(t, streamCtx, b.base, apAlice)
+
+	askID, ap := a.ask(t, refundEvent("12.5"))
+	id := ap["id"].(string)
+	if ap["url"] != "/ui/approvals/"+id {
+		t.Errorf("url %v", ap["url"])
+	}
+	nextEvent(t, events, id, "pending")
+
+	// The approver sees the masked preview; the stored approval holds no
+	// raw argument.
+	code, full := get(t, b.base+"/v1/approvals/"+id, tok(apAlice))
+	if code != http.StatusOK || full["status"] != "pending" || strings.Contains(fmt.Sprint(full["preview"]), "sk-liveCanary") ||
+		!strings.Contains(fmt.Sprint(full["preview"]), "A-17") {
+		t.Fatalf("approver's view: %d %v", code, full)
+	}
+
+	polled := make(chan map[string]any, 1)
+	go func() {
+		m, err := tryGet(a.base+"/v1/approvals/"+id+"?wait=60s&status=pending", apRuntime)
+		if err != nil {
+			t.Errorf("long poll: %v", err)
+		}
+		polled <- m
+	}()
+	if code, d := b.decide(t, id, "approve", apAlice); code != http.StatusOK || d["status"] != apApproved {
+		t.Fatalf("approve on B: %d %v", code, d)
+	}
+	if got := <-polled; got["status"] != apApproved || got["preview"] != nil {
+		t.Fatalf("the long poll on A answered %v; want approved, without the preview", got)
+	}
+	nextEvent(t, events, id, apApproved)
+
+	retry := withEvidence(t, refundEvent("12.5"), ap["evidence_ref"])
+	ok := a.check(t, retry)
+	if ok["route"] != "accept" || ok["execute"] != true {
+		t.Fatalf("retry on A: %v %v\n%s", ok["route"], ok["hard_blockers"], a.logs)
+	}
+	if au, _ := ok["audit"].(map[string]any); au["sink"] != "postgres" || au["status"] != "written" {
+		t.Errorf("retry audit %v: the consuming record is written with the approval", ok["audit"])
+	}
+	okID := ok["decision_id"].(string)
+	nextEvent(t, events, id, "used")
+
+	// The trail: asking decision -> approval -> consuming decision.
+	_, used := get(t, a.base+"/v1/approvals/"+id, tok(apAlice))
+	if used["status"] != "used" || used["consumed_by"] != okID || used["decision_id"] != askID {
+		t.Errorf("approval after use: %v", used)
+	}
+	for _, decision := range []string{askID, okID} {
+		var rec map[string]any
+		testwait.Until(t, "the asking record to be stored", func() bool {
+			code, r := get(t, a.base+"/v1/decisions/"+decision, tok(apReader))
+			rec = r
+			return code == http.StatusOK
+		})
+		if rec["approval_id"] != id {
+			t.Errorf("record %s: approval_id %v, want %s", decision, rec["approval_id"], id)
+		}
+	}
+	wantRefused(t, b.check(t, retry), approval.CodeUsed)
+}
+
+// Of 100 concurrent retries with one approval, on two replicas, exactly
+// one accepts; the rest are refused approval_used.
+func TestApprovalsConcurrentRetries(t *testing.T) {
+	t.Parallel()
+	_, dbURL := pgtest.Fresh(t)
+	tokens := approvalTokensFile(t)
+	a := startReplica(t, dbURL, tokens)
+	b := startReplica(t, dbURL, tokens)
+	_, ap := a.ask(t, refundEvent("40"))
+	if code, d := a.decide(t, ap["id"].(string), "approve", apAlice); code != http.StatusOK {
+		t.Fatalf("approve: %d %v", code, d)
+	}
+	retry := withEvidence(t, refundEvent("40"), ap["evidence_ref"])
+	var (
+		mu      sync.Mutex
+		outcome = map[string]int{}
+		wg      sync.WaitGroup
+	)
+	for i := range 100 {
+		r := a
+		if i%2 == 1 {
+			r = b
+		}
+		wg.Go(func() {
+			d, err := tryPost(r.base+"/pre-tool-check", retry, apRuntime)
+			if err != nil {
+				t.Errorf("retry: %v", err)
+				return
+			}
+			// A retry that read the approval used already is decided
+			// without it (its ask blockers stand too); one that lost the
+			// race to spend it is refused alone. Both name approval_used.
+			key := fmt.Sprint(d["route"])
+			if d["route"] == "refuse" && slices.Contains(blockers(d), approval.CodeUsed) {
+				key += ":" + approval.CodeUsed
+			}
+			mu.Lock()
+			outcome[key]++
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	if outcome["accept"] != 1 || outcome["refuse:"+approval.CodeUsed] != 99 {
+		t.Fatalf("outcomes %v; want 1 accept and 99 refused approval_used", outcome)
+	}
+}
+
+// What spends nothing: an approval given for other arguments, one still
+// pending, one denied, one expired, a forged ref claiming verified, and
+// approving one's own ask.
+func TestApprovalsRefusals(t *testing.T) {
+	t.Parallel()
+	_, dbURL := pgtest.Fresh(t)
+	r := startReplica(t, dbURL, approvalTokensFile(t))
+
+	_, ap := r.ask(t, refundEvent("12.5"))
+	id := ap["id"].(string)
+	wantRefused(t, r.check(t, withEvidence(t, refundEvent("12.5"), ap["evidence_ref"])), approval.CodePending)
+	// bob holds operator://bob, as the runtime's token does.
+	if code, d := r.decide(t, id, "approve", apBob); code != http.StatusForbidden || d["code"] != approval.CodeSelfApproval {
+		t.Fatalf("self-approval: %d %v", code, d)
+	}
+	if code, _ := r.decide(t, id, "approve", apAlice); code != http.StatusOK {
+		t.Fatalf("approve: %d", code)
+	}
+	wantRefused(t, r.check(t, withEvidence(t, refundEvent("1250"), ap["evidence_ref"])), approval.CodeDigestMismatch)
+
+	_, denied := r.ask(t, refundEvent("13"))
+	if code, _ := r.decide(t, denied["id"].(string), "deny", apAlice); code != http.StatusOK {
+		t.Fatalf("deny: %d", code)
+	}
+	wantRefused(t, r.check(t, withEvidence(t, refundEvent("13"), denied["evidence_ref"])), approval.CodeDenied)
+
+	// An approved approval past its expiry (moved there in the database: the
+	// shortest ttl a catalog may set is a minute).
+	_, late := r.ask(t, refundEvent("14"))
+	lateID := late["id"].(string)
+	if code, _ := r.decide(t, lateID, "approve", apAlice); code != http.StatusOK {
+		t.Fatalf("approve: %d", code)
+	}
+	execOn(t, dbURL, "UPDATE approvals SET expires_at = now() - interval '1 second' WHERE id = $1", lateID)
+	wantRefused(t, r.check(t, withEvidence(t, refundEvent("14"), late["evidence_ref"])), approval.CodeExpired)
+	if code, d := r.decide(t, lateID, "deny", apAlice); code != http.StatusConflict || d["code"] != approval.CodeDecided {
+		t.Errorf("deciding an approved one again: %d %v", code, d)
+	}
+
+	forged := map[string]any{"source_id": "gated-approval:" + lateID[:len(lateID)-1] + "0", "kind": "approval", "trust_tier": "verified",
+		"redaction_status": "public", "freshness": map[string]any{"status": "fresh"}, "provenance": "gated"}
+	wantRefused(t, r.check(t, withEvidence(t, refundEvent("12.5"), forged)), approval.CodeUnknown)
+	// The approved one is still there to be used, once, for its own call.
+	if d := r.check(t, withEvidence(t, refundEvent("12.5"), ap["evidence_ref"])); d["route"] != "accept" {
+		t.Fatalf("the approved call: %v %v", d["route"], d["hard_blockers"])
+	}
+}
+
+// The approvals routes: Host/Origin guard on the state changes, 403
+// without tokens, the webhook signed and told of each ask and decision,
+// and the metrics counting them.
+func TestApprovalsGuardsWebhookMetrics(t *testing.T) {
+	t.Parallel()
+	received := make(chan approval.Event, 8)
+	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		body, _ := io.ReadAll(req.Body)
+		if err := approval.Verify([]byte(apWebhook), req.Header.Get(approval.SignatureHeader), body, time.Now(), 0); err != nil {
+			t.Errorf("webhook signature: %v", err)
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		var ev approval.Event
+		if err := json.Unmarshal(body, &ev); err != nil {
+			t.Errorf("webhook body: %v", err)
+		}
+		received <- ev
+	}))
+	defer hook.Close()
+	_, dbURL := pgtest.Fresh(t)
+	r := startReplica(t, dbURL, approvalTokensFile(t), "--approval-webhook", hook.URL,
+		"--approval-webhook-secret", apWebhook, "--public-url", "https://gated.example.com")
+	_, ap := r.ask(t, refundEvent("12.5"))
+	id := ap["id"].(string)
+	if ap["url"] != "https://gated.example.com/ui/approvals/"+id {
+		t.Errorf("url %v: want --public-url's", ap["url"])
+	}
+
+	cross := map[string]string{"Authorization": "Bearer " + apAlice, "Origin": "https://evil.example.com"}
+	if code, d := post(t, r.base+"/v1/approvals/"+id+"/approve", `{}`, cross); code != http.StatusForbidden || d["route"] != "refuse" {
+		t.Fatalf("a cross-site approve: %d %v", code, d)
+	}
+	if code, d := r.decide(t, id, "approve", apAlice); code != http.StatusOK {
+		t.Fatalf("approve: %d %v", code, d)
+	}
+	for _, want := range []approval.EventType{approval.EventRequested, approval.EventDecided} {
+		select {
+		case ev := <-received:
+			if ev.Type != want || ev.Approval.ID != id || strings.Contains(string(ev.Approval.Preview), "sk-liveCanary") {
+				t.Errorf("webhook event %s for %s, want %s for %s", ev.Type, ev.Approval.ID, want, id)
+			}
+		case <-time.After(testwait.Deadline): // guards against hanging only
+			t.Fatalf("no %s webhook event\n%s", want, r.logs)
+		}
+	}
+	if d := r.check(t, withEvidence(t, refundEvent("12.5"), ap["evidence_ref"])); d["route"] != "accept" {
+		t.Fatalf("retry: %v", d["hard_blockers"])
+	}
+	_, metrics := send(t, http.MethodGet, r.base+"/metrics", nil, tok(apScraper))
+	for _, want := range []string{
+		`gated_approvals_decided_total{outcome="approved"} 1`,
+		`gated_approvals_decided_total{outcome="used"} 1`,
+		`gated_approval_decision_seconds_count 1`,
+		`gated_approval_webhook_events_total{outcome="delivered"} 2`,
+	} {
+		if !strings.Contains(string(metrics), want) {
+			t.Errorf("metrics lack %s", want)
+		}
+	}
+
+	// Without tokens the approvals API answers 403 (and approvals are off).
+	open, _ := startServe(t, []string{"--database-url", dbURL, "--audit-hmac-key", testHMACKey}, nil)
+	for _, target := range []string{"/v1/approvals", "/v1/approvals/" + id} {
+		if code, d := get(t, open+target, nil); code != http.StatusForbidden || d["code"] != "approvals_need_tokens" {
+			t.Errorf("%s without tokens: %d %v", target, code, d)
+		}
+	}
+	if code, d := post(t, open+"/v1/approvals/"+id+"/approve", `{}`, nil); code != http.StatusForbidden || d["code"] != "approvals_need_tokens" {
+		t.Errorf("approve without tokens: %d %v", code, d)
+	}
+	if d := func() map[string]any { _, d := post(t, open+"/pre-tool-check", refundEvent("12.5"), nil); return d }(); d["approval"] != nil {
+		t.Errorf("an ask without tokens carries an approval: %v", d["approval"])
+	}
+}
+
+// execOn runs one statement on the database at dbURL.
+func execOn(t *testing.T, dbURL, sql string, args ...any) {
+	t.Helper()
+	ctx := context.Background()
+	c, err := pgx.Connect(ctx, dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(ctx)
+	if _, err := c.Exec(ctx, sql, args...); err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+}
+
+// Approval flags that cannot work stop gated at start with a sentence.
+func TestApprovalsFlagErrors(t *testing.T) {
+	t.Parallel()
+	tokens := approvalTokensFile(t)
+	db := []string{"--database-url", "postgres://127.0.0.1:1/none", "--audit-hmac-key", testHMACKey, "--tokens", tokens}
+	for _, c := range []struct {
+		args []string
+		kv   map[string]string
+		want string
+	}{
+		{[]string{"--approvals", "maybe"}, nil, "--approvals must be auto or off"},
+		{[]string{"--public-url", "gated.example.com"}, nil, "--public-url"},
+		{[]string{"--approval-webhook", "https://hooks.example.com/x"}, nil, "needs approvals"},
+		{append(slices.Clone(db), "--approval-webhook", "https://hooks.example.com/x"), nil, "at least 32 bytes"},
+		{append(slices.Clone(db), "--approval-webhook", "https://hooks.example.com/x", "--approval-webhook-secret", "short"), nil, "at least 32 bytes"},
+		{append(slices.Clone(db), "--approval-webhook", "hooks.example.com/x?token=url-secret"), map[string]string{"GATED_APPROVAL_WEBHOOK_SECRET": apWebhook}, "absolute http or https URL"},
+		{append(slices.Clone(db), "--approvals", "off", "--approval-webhook", "https://hooks.example.com/x"), map[string]string{"GATED_APPROVAL_WEBHOOK_SECRET": apWebhook}, "needs approvals"},
+	} {
+		err := run(context.Background(), append([]string{"gated", "serve", "--addr", freeAddr(t)}, c.args...), env(c.kv), nil, io.Discard, io.Discard)
+		var ex exitError
+		if !errors.As(err, &ex) || ex.code != exitUsage || !strings.Contains(ex.msg, c.want) || strings.Contains(ex.msg, "url-secret") {
+			t.Errorf("%v: got %v, want a usage error naming %q", c.args, err, c.want)
+		}
+	}
+}
+
+// The sweep marks due approvals expired (counted), purges those past the
+// retention and counts what is pending.
+func TestApprovalsSweep(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	_, dbURL := pgtest.Fresh(t)
+	if err := auditpg.Migrate(ctx, dbURL, "up", io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	m := metrics.New("test")
+	a, err := openApprovals(ctx, &approvalFlags{}, dbURL, 24*time.Hour, m, zap.NewNop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.close(ctx)
+	now := time.Now()
+	mk := func(created time.Time, ttl time.Duration) string {
+		ap := &approval.Approval{ID: uuid.Must(uuid.NewV7()).String(), Status: approval.StatusPending, Digest: "sha256:00",
+			CreatedAt: created, ExpiresAt: created.Add(ttl), Requester: approval.Identity{TokenName: "runtime"},
+			ToolName: "refund", Route: "ask", DecisionID: uuid.Must(uuid.NewV7()).String()}
+		if err := a.Create(ctx, ap); err != nil {
+			t.Fatal(err)
+		}
+		return ap.ID
+	}
+	due := mk(now.Add(-time.Hour), time.Minute)
+	old := mk(now.Add(-72*time.Hour), time.Minute)
+	open := mk(now, time.Hour)
+	a.sweep(ctx, 24*time.Hour)
+	if ap, err := a.Get(ctx, due); err != nil || ap.Status != approval.StatusExpired {
+		t.Errorf("a due approval after the sweep: %v %v", ap, err)
+	}
+	if _, err := a.Get(ctx, old); err == nil {
+		t.Error("an approval past the retention was not purged")
+	}
+	if ap, err := a.Get(ctx, open); err != nil || ap.Status != approval.StatusPending {
+		t.Errorf("an open approval after the sweep: %v %v", ap, err)
+	}
+	rec := httptest.NewRecorder()
+	m.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	for _, want := range []string{"gated_approvals_pending 1", `gated_approvals_decided_total{outcome="expired"} 2`} {
+		if !strings.Contains(rec.Body.String(), want) {
+			t.Errorf("metrics lack %s", want)
+		}
+	}
+}

@@ -1,0 +1,288 @@
+package gate
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"maps"
+	"strings"
+	"time"
+
+	"github.com/gatedhq/gated/internal/approval"
+	"github.com/gatedhq/gated/internal/audit"
+	"github.com/gatedhq/gated/internal/catalog"
+	"github.com/gatedhq/gated/internal/contract"
+	"github.com/gatedhq/gated/internal/metrics"
+	"github.com/gatedhq/gated/internal/route"
+)
+
+// Blocker codes of a retry's approval ref, besides the approval.Code*
+// refusals of approval.CheckUse and of spending it.
+const (
+	CodeApprovalRefAmbiguous = "approval_ref_ambiguous"
+	CodeApprovalUnavailable  = "approval_unavailable"
+)
+
+// Approvals is the approval store the decision path uses:
+// internal/approval/postgres.Store, as cmd/gated wires it.
+type Approvals interface {
+	// Create stores a new pending approval (normalising a in place).
+	Create(ctx context.Context, a *approval.Approval) error
+	// Get returns an approval, or an *approval.Error (approval_unknown).
+	Get(ctx context.Context, id string) (*approval.Approval, error)
+	// Consume spends an approval for the call with digest and stores rec,
+	// the spending decision's audit record, in one transaction; a refusal
+	// (used, expired, …) is an *approval.Error and stores nothing.
+	Consume(ctx context.Context, id, digest string, requester approval.Identity, now time.Time, rec *audit.Record) (*approval.Approval, error)
+}
+
+// WithApprovals lets ask (and some defer) decisions create an approval a
+// person can answer, and lets the retried call that carries it be decided
+// as approved. publicURL, when set, is the base of the approval's url.
+// Approvals need the audit recorder too: a spending decision's record is
+// stored with the approval it spends.
+func WithApprovals(store Approvals, publicURL string) Option {
+	return func(e *Engine) { e.approvals, e.publicURL = store, strings.TrimRight(publicURL, "/") }
+}
+
+// PendingApproval is the approval an ask or defer decision created, as the
+// answer carries it: what a runtime needs to wait for it and to retry.
+type PendingApproval struct {
+	ID        string          `json:"id"`
+	Status    approval.Status `json:"status"`
+	ExpiresAt time.Time       `json:"expires_at"`
+	Digest    string          `json:"digest"`
+	// URL is where a person decides it: --public-url + /ui/approvals/<id>,
+	// or the path alone.
+	URL string `json:"url"`
+	// EvidenceRef is what the runtime appends to evidence_refs when it
+	// sends the same event again.
+	EvidenceRef route.EvidenceRef `json:"evidence_ref"`
+}
+
+// storeTimeout bounds each approval store call on the decision path.
+const storeTimeout = 10 * time.Second
+
+// approvalUse is a retry's gated approval ref, checked.
+type approvalUse struct {
+	index     int // of the ref in evidence_refs
+	id        string
+	digest    string
+	requester approval.Identity
+	// ok: the approval is approved for this very call, and the event was
+	// decided with it.
+	ok bool
+	// refusal, when set, refuses the call.
+	refusal *approval.Error
+}
+
+func (u *approvalUse) refuse(code, msg string) *approvalUse {
+	u.refusal = &approval.Error{Code: code, Message: msg}
+	return u
+}
+
+// resolvableDefers are the defer findings an approval resolves: it makes
+// the call confirmed and brings the verified approval the catalog's floors
+// ask for. So it resolves the catalog's approval floors and the contract's
+// findings about too little authorization (a write, or a private read, at
+// authorization_state none defers). A defer for anything else (missing or
+// stale evidence, an unknown tool or category, an approval policy nothing
+// could grant) gets no approval.
+var resolvableDefers = map[string]bool{
+	catalog.CodeIrreversibleNeedsVerified: true,
+	catalog.CodeRiskRequiresConfirmation:  true,
+	contract.CodeWriteNoAuthorization:     true,
+	contract.CodeHighRiskWrite:            true,
+	contract.CodeWriteNoConfirmation:      true,
+	contract.CodeWriteNoValidation:        true,
+	contract.CodePrivateReadNotAuth:       true,
+}
+
+// offersApproval reports whether d is a decision an approval can resolve:
+// route ask, or route defer where every defer finding is resolvable.
+func offersApproval(d *Decision) bool {
+	switch d.Route {
+	case route.Ask:
+		return true
+	case route.Defer:
+		for _, f := range d.Findings {
+			if f.Route == route.Defer && !resolvableDefers[f.Code] {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+func requesterOf(req Request) approval.Identity {
+	return approval.Identity{TokenName: req.TokenName, Principals: req.Principals}
+}
+
+// digestOf binds an approval to ev as decided on category, made by
+// requester.
+func digestOf(ev *route.Event, category string, requester approval.Identity) (string, error) {
+	args, err := json.Marshal(ev.ProposedArguments)
+	if err != nil {
+		return "", err
+	}
+	return approval.Digest(approval.Subject{
+		ToolName: ev.ToolName, ToolCategory: category, RiskDomain: ev.RiskDomain,
+		ProposedArguments: args, Requester: requester, AgentID: ev.AgentID,
+	})
+}
+
+// checkApprovalRef finds the event's gated approval ref and checks it
+// against the store; nil when there is none. category is the category the
+// event is routed on before the contract's rules (the catalog's).
+func (e *Engine) checkApprovalRef(ctx context.Context, req Request, ev *route.Event, category route.Category, now time.Time) *approvalUse {
+	u, n := &approvalUse{index: -1}, 0
+	for i := range ev.EvidenceRefs {
+		if id, ok := ev.EvidenceRefs[i].GatedApproval(); ok {
+			u.index, u.id = i, id
+			n++
+		}
+	}
+	switch n {
+	case 0:
+		return nil
+	case 1:
+	default:
+		return u.refuse(CodeApprovalRefAmbiguous, "the event carries more than one gated approval ref; a retry appends exactly one")
+	}
+	u.requester = requesterOf(req)
+	// The category the rules run on, as the asking decision had it: the
+	// contract's identity-bound rule can turn a public read private.
+	digest, err := digestOf(ev, string(contract.Evaluate(ev, category, now).Category), u.requester)
+	if err != nil {
+		return u.refuse(approval.CodeDigestMismatch, "the call cannot be bound to an approval: its arguments cannot be canonicalised")
+	}
+	u.digest = digest
+	sctx, cancel := context.WithTimeout(ctx, storeTimeout)
+	defer cancel()
+	a, err := e.approvals.Get(sctx, u.id)
+	if err != nil {
+		if aerr, ok := errors.AsType[*approval.Error](err); ok {
+			return u.refuse(aerr.Code, aerr.Message)
+		}
+		return u.refuse(CodeApprovalUnavailable, "the approval cannot be read from the approval store, so it cannot allow the call (fail closed)")
+	}
+	if err := approval.CheckUse(a, digest, u.requester, now); err != nil {
+		if aerr, ok := errors.AsType[*approval.Error](err); ok {
+			return u.refuse(aerr.Code, aerr.Message)
+		}
+		return u.refuse(CodeApprovalUnavailable, err.Error())
+	}
+	u.ok = true
+	return u
+}
+
+// withApproval prepares doc again as if authorization_state were confirmed
+// and marks the approval ref as verified by gated: what an approval
+// resolves is exactly confirmation and the catalog's approval floors; the
+// policy and every other rule are checked again. The declared state stays
+// what the runtime sent. nil when the event does not prepare (it did
+// without the change, so it cannot).
+func withApproval(doc map[string]any, p *contract.Prepared, index int) *contract.Prepared {
+	lifted := maps.Clone(doc)
+	lifted["authorization_state"] = route.AuthConfirmed.String()
+	q := contract.Prepare(lifted)
+	if q.Event == nil || index >= len(q.Event.EvidenceRefs) {
+		return nil
+	}
+	ref := &q.Event.EvidenceRefs[index]
+	ref.TrustTier, ref.GatedVerified = "verified", true
+	q.Declared = p.Declared
+	return q
+}
+
+// offerApproval creates a pending approval for an ask or defer d and puts
+// it on the answer. A failure leaves the answer without one: the call
+// does not run either way (the store wrapper logs and counts it).
+func (e *Engine) offerApproval(ctx context.Context, d *Decision, ev *route.Event, req Request, now time.Time) {
+	if d.Shadow || req.NoApproval || req.TokenName == "" || !offersApproval(d) {
+		return
+	}
+	requester := requesterOf(req)
+	digest, err := digestOf(ev, d.ToolCategory, requester)
+	if err != nil {
+		return
+	}
+	args, _ := json.Marshal(ev.ProposedArguments) // digestOf marshalled it already
+	preview, err := approval.Preview(args, nil)
+	if err != nil {
+		return
+	}
+	a := &approval.Approval{
+		ID: newID(), Status: approval.StatusPending, Digest: digest,
+		CreatedAt: now, ExpiresAt: approval.ExpiresAt(now, d.Action.ApprovalExpiry()),
+		Requester: requester, AgentID: ev.AgentID, ToolName: ev.ToolName,
+		ToolCategory: d.ToolCategory, RiskDomain: ev.RiskDomain, Route: d.Route.String(),
+		Findings:   blockingFindings(d.Findings),
+		Revisions:  approval.Revisions{Catalog: d.Revisions.Catalog, Policy: d.Revisions.Policy},
+		DecisionID: d.DecisionID, Preview: preview,
+	}
+	if d.Action != nil {
+		a.ActionID, a.RequiredApprovers = d.Action.ActionID, d.Action.Approvers
+	}
+	sctx, cancel := context.WithTimeout(ctx, storeTimeout)
+	defer cancel()
+	if err := e.approvals.Create(sctx, a); err != nil {
+		return
+	}
+	d.ApprovalID = a.ID
+	d.Approval = &PendingApproval{
+		ID: a.ID, Status: a.Status, ExpiresAt: a.ExpiresAt, Digest: a.Digest, URL: e.publicURL + "/ui/approvals/" + a.ID,
+		EvidenceRef: route.EvidenceRef{
+			SourceID: route.ApprovalRefPrefix + a.ID, Kind: "approval", TrustTier: "runtime",
+			RedactionStatus: "public", Freshness: route.Freshness{Status: "fresh"}, Provenance: "gated",
+		},
+	}
+}
+
+func blockingFindings(fs []route.Finding) []approval.Finding {
+	out := []approval.Finding{}
+	for _, f := range fs {
+		if f.Blocking {
+			out = append(out, approval.Finding{Code: f.Code, Route: f.Route.String(), Message: f.Message})
+		}
+	}
+	return out
+}
+
+// spendApproval spends the verified approval of an accepted retry, storing
+// the decision's audit record in the same transaction, whatever the
+// recorder's durability: the record is written when this returns true,
+// and must not be recorded again. Any other route leaves the approval
+// unspent. A lost race refuses the call approval_used; a store failure
+// refuses it approval_unavailable (fail closed); both return false, and
+// the refusal is recorded as usual.
+func (e *Engine) spendApproval(ctx context.Context, d *Decision, p *contract.Prepared, u *approvalUse, req Request, now, start time.Time) bool {
+	if d.Route != route.Accept || d.Shadow {
+		return false
+	}
+	if e.recorder == nil {
+		d.refuse(CodeApprovalUnavailable, "the approval cannot be spent: decisions are not recorded")
+		return false
+	}
+	in := e.auditInput(d, p, req, now, start)
+	in.ApprovalID = u.id
+	rec := e.redactor.Build(in)
+	sctx, cancel := context.WithTimeout(ctx, storeTimeout)
+	defer cancel()
+	_, err := e.approvals.Consume(sctx, u.id, u.digest, u.requester, now, rec)
+	if aerr, ok := errors.AsType[*approval.Error](err); ok {
+		d.refuse(aerr.Code, aerr.Message)
+		return false
+	}
+	if err != nil {
+		d.refuse(CodeApprovalUnavailable, "the approval could not be spent in the approval store, so it cannot allow the call (fail closed)")
+		return false
+	}
+	d.ApprovalID = u.id
+	d.Audit = &audit.Result{Sink: audit.SinkPostgres, Status: audit.StatusWritten}
+	if e.metrics != nil {
+		e.metrics.Recorded(audit.SinkPostgres, metrics.AuditWritten)
+	}
+	return true
+}
