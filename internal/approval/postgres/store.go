@@ -425,6 +425,12 @@ func (s *Store) Consume(ctx context.Context, id, digest string, requester approv
 	case rec.ApprovalID != id:
 		return nil, fmt.Errorf("the approval %s cannot be used: the audit record of decision %s names approval %s", id, rec.DecisionID, rec.ApprovalID)
 	}
+	// The record's day may have no partition yet (a fresh database, before
+	// the audit sink's first maintenance): make it outside the transaction,
+	// which then holds only the row lock.
+	if err := auditpg.EnsurePartition(ctx, s.pool, rec.DecidedAt); err != nil {
+		return nil, fmt.Errorf("the approval %s cannot be used: %w", id, err)
+	}
 	var used *approval.Approval
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		a, err := lock(ctx, tx, id)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"go.uber.org/zap"
 
 	"github.com/gatedhq/gated/internal/audit"
@@ -48,12 +49,24 @@ func partitionName(d time.Time) string {
 	return "audit_decisions_p" + d.Format("20060102")
 }
 
-// ensurePartition creates the partition of day d if it is missing. The
-// advisory lock makes concurrent IF NOT EXISTS from replicas safe.
+// ensurePartition creates the partition of day d if it is missing.
 func (s *Sink) ensurePartition(ctx context.Context, d time.Time) error {
+	return createPartition(ctx, s.pool, d)
+}
+
+// EnsurePartition creates the partition that a record decided at t goes
+// into, if it is missing: InsertRecords needs it, and a writer outside the
+// Sink (an approval's consumption) may come before the Sink has made it.
+func EnsurePartition(ctx context.Context, pool *pgxpool.Pool, t time.Time) error {
+	return createPartition(ctx, pool, day(t))
+}
+
+// createPartition creates the partition of day d if it is missing. The
+// advisory lock makes concurrent IF NOT EXISTS from replicas safe.
+func createPartition(ctx context.Context, pool *pgxpool.Pool, d time.Time) error {
 	ddl := fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s PARTITION OF audit_decisions FOR VALUES FROM ('%s') TO ('%s')",
 		pgx.Identifier{partitionName(d)}.Sanitize(), d.Format(time.RFC3339), d.AddDate(0, 0, 1).Format(time.RFC3339))
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", int64(partitionLock)); err != nil {
 			return err
 		}
