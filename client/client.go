@@ -57,6 +57,10 @@ type Decision struct {
 	// Error says why the client refused on gated's behalf; empty on a real
 	// answer.
 	Error string `json:"error,omitempty"`
+	// Approval is the pending approval an ask or defer answer carries when
+	// gated runs with approvals (a database and tokens); nil otherwise.
+	// WaitForApproval waits for it.
+	Approval *Approval `json:"approval,omitempty"`
 
 	Raw json.RawMessage `json:"-"`
 }
@@ -97,6 +101,8 @@ func WithShadow(on bool) Option { return func(c *Client) { c.shadow = on } }
 
 // WithOnDecision calls f with every decision Guard acts on, before the
 // tool runs or is blocked (for logging the would-be route in shadow mode).
+// With WaitForApproval that is each decision in turn: the asking one,
+// before the wait, then the retried one or the refusal of a failed wait.
 func WithOnDecision(f func(*Decision)) Option { return func(c *Client) { c.onDecision = f } }
 
 // New returns a client of the gated at baseURL, e.g. http://127.0.0.1:8080.
@@ -144,16 +150,28 @@ func (c *Client) path(p string) string {
 // post sends body to gated and returns a 2xx answer's body, bounded in
 // size and time; any other outcome is an *Error naming the failure.
 func (c *Client) post(ctx context.Context, path string, body []byte) ([]byte, *Error) {
-	if c.timeout > 0 {
+	return c.do(ctx, http.MethodPost, path, body, c.timeout)
+}
+
+// do is one exchange with gated under timeout (none when not positive): a
+// POST of body, or a GET when body is nil.
+func (c *Client) do(ctx context.Context, method, path string, body []byte, timeout time.Duration) ([]byte, *Error) {
+	if timeout > 0 {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, c.timeout)
+		ctx, cancel = context.WithTimeout(ctx, timeout)
 		defer cancel()
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.base+path, bytes.NewReader(body))
+	var reader io.Reader
+	if body != nil {
+		reader = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, reader)
 	if err != nil {
 		return nil, &Error{BlockerUnreachable, fmt.Errorf("gated's address is not usable: %w", err)}
 	}
-	req.Header.Set("Content-Type", "application/json")
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	req.Header.Set("Accept", "application/json")
 	if c.token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.token)
@@ -232,14 +250,26 @@ func (e *Error) Unwrap() error { return e.Err }
 
 // BlockedError is returned by Guard when the tool did not run.
 type BlockedError struct {
+	// Decision is the last decision Guard got: gated's answer, or the
+	// client's refusal when gated gave no usable answer.
 	Decision *Decision
 	// Err is the client's failure when gated gave no usable answer.
 	Err error
+	// Reason is set when Guard waited for an approval (WaitForApproval)
+	// and the wait ended the call: ReasonApprovalDenied, …Expired, …Used,
+	// …Timeout, or the blocker of a failure while waiting (e.g.
+	// gated_unreachable). It is empty otherwise, the retried decision
+	// included: its hard blockers say why.
+	Reason string
 }
 
 func (e *BlockedError) Error() string {
-	return fmt.Sprintf("gated blocked the tool call: route %s, hard blockers %s",
+	msg := fmt.Sprintf("gated blocked the tool call: route %s, hard blockers %s",
 		e.Decision.Route, strings.Join(e.Decision.HardBlockers, ", "))
+	if e.Reason != "" {
+		msg += "; waiting for approval ended: " + e.Reason
+	}
+	return msg
 }
 
 func (e *BlockedError) Unwrap() error { return e.Err }
@@ -247,14 +277,33 @@ func (e *BlockedError) Unwrap() error { return e.Err }
 // Guard asks gated about event and calls run only when the tool may run
 // (route accept and execute true, or a shadow answer). Otherwise it returns
 // the zero T and a *BlockedError carrying the decision.
-func Guard[T any](ctx context.Context, c *Client, event Event, run func(context.Context) (T, error)) (T, error) {
+//
+// With WaitForApproval, an ask or defer answer carrying an approval is
+// waited for, and the event retried once the approval is given; see
+// WaitForApproval.
+func Guard[T any](ctx context.Context, c *Client, event Event, run func(context.Context) (T, error), opts ...GuardOption) (T, error) {
+	var cfg guardConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
+	var zero T
 	d, err := c.Check(ctx, event)
+	c.report(d)
+	if d.Runs() {
+		return run(ctx)
+	}
+	if cfg.wait <= 0 || !d.awaitsApproval() {
+		return zero, &BlockedError{Decision: d, Err: err}
+	}
+	if blocked := c.awaitApproval(ctx, event, d, cfg.wait); blocked != nil {
+		return zero, blocked
+	}
+	return run(ctx)
+}
+
+// report hands d to the OnDecision callback, if any.
+func (c *Client) report(d *Decision) {
 	if c.onDecision != nil {
 		c.onDecision(d)
 	}
-	if !d.Runs() {
-		var zero T
-		return zero, &BlockedError{Decision: d, Err: err}
-	}
-	return run(ctx)
 }

@@ -41,6 +41,7 @@ type vectors struct {
 		Respond     string `json:"respond"`
 		WantBlocker string `json:"want_blocker"`
 	} `json:"failures"`
+	Approvals approvalVectors `json:"approvals"`
 }
 
 const testdata = "../sdk/testdata"
@@ -61,14 +62,14 @@ func loadVectors(t *testing.T) *vectors {
 	return &v
 }
 
-func startGated(t *testing.T, v *vectors) *testgated.Server {
+func startGated(t *testing.T, v *vectors, extra ...string) *testgated.Server {
 	args := slices.Clone(v.ServeArgs)
 	for i, a := range args {
 		if i > 0 && (args[i-1] == "--tokens" || args[i-1] == "--catalog") {
 			args[i] = filepath.Join(testdata, a)
 		}
 	}
-	return testgated.Start(t, args...)
+	return testgated.Start(t, append(args, extra...)...)
 }
 
 // check runs one event through both Check and Guard and returns what each

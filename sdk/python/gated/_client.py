@@ -17,12 +17,28 @@ import re
 import socket
 import ssl
 import time
-from typing import Any, Callable, Dict, Optional
+from typing import Any, Callable, Dict, Generator, Optional
 from urllib.parse import quote, urlsplit
 
 from . import __version__
 
 ROUTES = ("accept", "ask", "defer", "refuse")
+
+# The statuses of an approval; a guarded call that waited and was blocked
+# by one has the reason "approval_<status>" (or "approval_timeout").
+APPROVAL_STATUSES = ("pending", "approved", "denied", "expired", "used")
+
+# The longest one long-poll of a guarded call's wait asks gated to hold an
+# answer (gated caps a call at 60 s).
+APPROVAL_POLL_SECONDS = 30.0
+
+# The longest gated holds one GET of an approval; it refuses a longer wait.
+_MAX_APPROVAL_WAIT_SECONDS = 60.0
+
+# The least time between two polls: a pending answer that comes back sooner
+# (a gated or proxy that does not hold it) is followed by a pause, so that
+# it is not asked again in a tight loop.
+_APPROVAL_POLL_MIN_SECONDS = 1.0
 
 # The most of an answer the client reads: a real decision is a few KiB, and
 # a hostile or broken answer must not be able to exhaust memory.
@@ -38,12 +54,18 @@ Decision = Dict[str, Any]
 class Blocked(Exception):
     """Raised by a guarded tool that gated did not let run.
 
-    ``decision`` is gated's answer (or the client's synthesized refusal).
+    ``decision`` is the last decision the call got: gated's answer, or the
+    client's synthesized refusal. ``reason`` is set when the call waited for
+    an approval (wait_for_approval) and the wait ended it: approval_denied,
+    approval_expired, approval_used, approval_timeout, or the blocker of a
+    failure while waiting (e.g. gated_unreachable); it is None otherwise.
     """
 
-    def __init__(self, decision: Decision, tool: Optional[str] = None):
+    def __init__(self, decision: Decision, tool: Optional[str] = None,
+                 reason: Optional[str] = None):
         self.decision = decision
         self.tool = tool
+        self.reason = reason
         blockers = decision.get("hard_blockers") or []
         if not isinstance(blockers, list):
             blockers = [blockers]
@@ -51,6 +73,8 @@ class Blocked(Exception):
             tool or "the tool", decision.get("route"))
         if blockers:
             message += "; hard blockers: " + ", ".join(str(b) for b in blockers)
+        if reason:
+            message += "; waiting for approval ended: " + reason
         message += "."
         if decision.get("error"):
             message += " " + str(decision["error"])
@@ -96,7 +120,10 @@ class Client:
     on_decision: called by guarded tools only, once per call, with the
         decision (a synthesized refusal included), before the tool runs or
         Blocked is raised (for example to log shadow routes). check() does
-        not call it.
+        not call it. A tool guarded with wait_for_approval calls it with
+        each decision in turn: the asking one (before the wait; its
+        approval's url is where the person decides), then the retried one or
+        the refusal of a failed wait.
     """
 
     def __init__(self, base_url: str, token: Optional[str] = None,
@@ -194,18 +221,60 @@ class Client:
         path = self._prefix + "/v1/hooks/" + quote(runtime, safe="") + self._query
         return self._ask(path, body, _hook_answer)
 
+    # -- approvals --------------------------------------------------------
+
+    def approval(self, approval_id: str, wait: float = 0) -> Dict[str, Any]:
+        """Read an approval with the client's token and return it as a dict.
+
+        The requester may read its own approval: ``id``, ``status``
+        (pending, approved, denied, expired or used), ``expires_at`` ...
+        With wait > 0 (seconds) gated holds the answer while the approval is
+        pending, up to wait (at most 60 s, gated's limit: a longer wait is
+        taken as 60); the request's timeout is wait plus the client's
+        timeout. It fails closed like
+        hook(): on any failure it raises GatedError naming the blocker
+        (gated_http_404 for an approval gated does not know,
+        gated_bad_answer for an answer that is not this approval with a
+        known status).
+        """
+        if not isinstance(approval_id, str) or not approval_id:
+            raise TypeError("approval() takes the approval's id, a non-empty string.")
+        if (isinstance(wait, bool) or not isinstance(wait, (int, float))
+                or not math.isfinite(wait) or wait < 0):
+            raise ValueError("wait must be a number of seconds, 0 or more, got %r." % (wait,))
+        path = self._prefix + "/v1/approvals/" + quote(approval_id, safe="")
+        timeout = self.timeout
+        if wait > 0:
+            wait = min(wait, _MAX_APPROVAL_WAIT_SECONDS)
+            # status=pending: hold the answer only while the approval is
+            # pending, so one decided before the call answers at once.
+            path += "?status=pending&wait=%dms" % math.ceil(wait * 1000)
+            timeout += wait
+        return self._ask(path, None, lambda raw: _approval(raw, approval_id),
+                         method="GET", timeout=timeout)
+
+    def _approval_or_failure(self, approval_id: str, wait: float) -> Any:
+        """approval(), with the failure returned rather than raised."""
+        try:
+            return self.approval(approval_id, wait)
+        except GatedError as e:
+            return e
+
     # -- the exchange -----------------------------------------------------
 
-    def _ask(self, path: str, body: bytes, parse: Callable[[bytes], Any]) -> Any:
-        """Post body to path and parse a 2xx answer; raise GatedError otherwise."""
+    def _ask(self, path: str, body: Optional[bytes], parse: Callable[[bytes], Any],
+             method: str = "POST", timeout: Optional[float] = None) -> Any:
+        """Send body to path (a GET when method says so) and parse a 2xx
+        answer; raise GatedError otherwise."""
+        timeout = self.timeout if timeout is None else timeout
         try:
-            return parse(self._post(path, body))
+            return parse(self._request(method, path, body, timeout))
         except GatedError:
             raise
         # socket.timeout is TimeoutError from 3.10 on, a sibling before.
         except (socket.timeout, TimeoutError):
             raise GatedError("gated_timeout", "gated gave no complete answer "
-                             "within %g s." % self.timeout) from None
+                             "within %g s." % timeout) from None
         except _BadAnswer as e:
             raise GatedError("gated_bad_answer", str(e)) from None
         except http.client.IncompleteRead:
@@ -217,22 +286,25 @@ class Client:
             raise GatedError("gated_bad_answer", "gated's answer is not valid "
                              "HTTP: %s." % (type(e).__name__,)) from None
 
-    def _post(self, path: str, body: bytes) -> bytes:
-        deadline = time.monotonic() + self.timeout
-        headers = {"Content-Type": "application/json", "Accept": "application/json",
+    def _request(self, method: str, path: str, body: Optional[bytes],
+                 timeout: float) -> bytes:
+        deadline = time.monotonic() + timeout
+        headers = {"Accept": "application/json",
                    "User-Agent": "gated-python/" + __version__, "Connection": "close"}
+        if body is not None:
+            headers["Content-Type"] = "application/json"
         if self._token is not None:
             headers["Authorization"] = "Bearer " + self._token
         # http.client, not urllib: no redirects followed, no proxy from the
         # environment, and the socket is at hand to bound the whole exchange.
         if self._ssl is not None:
             conn = http.client.HTTPSConnection(self._host, self._port,
-                                               timeout=self.timeout, context=self._ssl)
+                                               timeout=timeout, context=self._ssl)
         else:
-            conn = http.client.HTTPConnection(self._host, self._port, timeout=self.timeout)
+            conn = http.client.HTTPConnection(self._host, self._port, timeout=timeout)
         resp = None
         try:
-            conn.request("POST", path, body, headers)
+            conn.request(method, path, body, headers)
             sock = conn.sock  # getresponse() drops conn.sock when the answer closes
             _budget(sock, deadline)
             resp = conn.getresponse()
@@ -247,7 +319,8 @@ class Client:
 
     # -- guard ------------------------------------------------------------
 
-    def guard(self, fn: Callable[..., Any], **event_fields: Any) -> Callable[..., Any]:
+    def guard(self, fn: Callable[..., Any], wait_for_approval: Optional[float] = None,
+              **event_fields: Any) -> Callable[..., Any]:
         """Wrap fn so it runs only when gated lets it; otherwise raise Blocked.
 
         event_fields are the event's fields (tool_category,
@@ -255,9 +328,25 @@ class Client:
         defaults to fn's name, evidence_refs to [], recommended_route to
         "accept"; proposed_arguments is each call's arguments by name.
         An async def fn gets an async wrapper that does not block the loop.
+
+        wait_for_approval (seconds, off by default): when gated answers ask
+        or defer with an approval, wait up to that long for a person to
+        decide it (long-polling it with this client's token), and when it is
+        approved send the same event once more with the approval's
+        evidence_ref appended; the tool runs only if that answer is accept.
+        Denied, expired or used approvals and the end of the wait raise
+        Blocked with the asking decision and a reason (approval_denied, ...,
+        approval_timeout); a failure while waiting raises Blocked with the
+        refusal naming it. See ../README.md.
         """
         if not callable(fn):
             raise TypeError("guard() takes a callable tool.")
+        if wait_for_approval is not None and (
+                isinstance(wait_for_approval, bool)
+                or not isinstance(wait_for_approval, (int, float))
+                or not math.isfinite(wait_for_approval) or wait_for_approval <= 0):
+            raise ValueError("wait_for_approval must be None or a positive number of "
+                             "seconds, got %r." % (wait_for_approval,))
         if "proposed_arguments" in event_fields:
             raise ValueError("guard() builds proposed_arguments from each call's "
                              "arguments; do not pass it as an event field.")
@@ -273,28 +362,96 @@ class Client:
             event["proposed_arguments"] = arguments_of(args, kwargs)
             return event
 
-        def admit(decision: Decision) -> None:
+        def report(decision: Decision) -> None:
             if self.on_decision is not None:
                 self.on_decision(decision)
-            runs = decision.get("execute") is True and (
-                decision.get("route") == "accept" or decision.get("shadow") is True)
-            if not runs:
+
+        def exchanges(event: Decision) -> Generator[tuple, Any, None]:
+            """The call's exchanges with gated. It yields (function, *args)
+            for the caller to run, here or off the event loop, gets each
+            result back, and returns when the tool may run; otherwise it
+            raises Blocked."""
+            decision = yield (self.check, event)
+            report(decision)
+            if _runs(decision):
+                return
+            approval = _awaited(decision) if wait_for_approval else None
+            if approval is None:
                 raise Blocked(decision, tool_name)
+            deadline = time.monotonic() + wait_for_approval
+            while True:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise Blocked(decision, tool_name, reason="approval_timeout")
+                polled = time.monotonic()
+                answer = yield (self._approval_or_failure, approval["id"],
+                                min(left, APPROVAL_POLL_SECONDS))
+                if isinstance(answer, GatedError):
+                    refusal = _refusal(answer.blocker, answer.sentence)
+                    report(refusal)
+                    raise Blocked(refusal, tool_name, reason=answer.blocker)
+                if answer["status"] == "approved":
+                    break
+                if answer["status"] != "pending":
+                    raise Blocked(decision, tool_name, reason="approval_" + answer["status"])
+                now = time.monotonic()
+                rest = min(polled + _APPROVAL_POLL_MIN_SECONDS, deadline) - now
+                if rest > 0:
+                    yield (time.sleep, rest)
+            refs = event.get("evidence_refs")
+            if not isinstance(refs, (list, tuple)):
+                raise Blocked(decision, tool_name)  # gated refuses such an event anyway
+            retried = yield (self.check, dict(event, evidence_refs=[*refs, approval["evidence_ref"]]))
+            report(retried)
+            # Only accept: a retry never runs the tool on anything else.
+            if not (retried.get("route") == "accept" and retried.get("execute") is True):
+                raise Blocked(retried, tool_name)
 
         if inspect.iscoroutinefunction(fn):
             @functools.wraps(fn)
             async def guarded_async(*args: Any, **kwargs: Any) -> Any:
-                event = event_of(args, kwargs)
-                # check() blocks on a socket: run it off the event loop.
-                admit(await asyncio.to_thread(self.check, event))
+                steps = exchanges(event_of(args, kwargs))
+                try:
+                    step = next(steps)
+                    while True:
+                        if step[0] is time.sleep:
+                            step = steps.send(await asyncio.sleep(*step[1:]))
+                        else:
+                            # Each exchange blocks on a socket: run it off the event loop.
+                            step = steps.send(await asyncio.to_thread(*step))
+                except StopIteration:
+                    pass
                 return await fn(*args, **kwargs)
             return guarded_async
 
         @functools.wraps(fn)
         def guarded(*args: Any, **kwargs: Any) -> Any:
-            admit(self.check(event_of(args, kwargs)))
+            steps = exchanges(event_of(args, kwargs))
+            try:
+                step = next(steps)
+                while True:
+                    step = steps.send(step[0](*step[1:]))
+            except StopIteration:
+                pass
             return fn(*args, **kwargs)
         return guarded
+
+
+def _runs(decision: Decision) -> bool:
+    """Whether a tool may run on decision: execute, and accept or shadow."""
+    return decision.get("execute") is True and (
+        decision.get("route") == "accept" or decision.get("shadow") is True)
+
+
+def _awaited(decision: Decision) -> Optional[Dict[str, Any]]:
+    """The approval a guarded call may wait for: on an ask or defer answer,
+    one with an id and an evidence_ref to retry with; else None."""
+    approval = decision.get("approval")
+    if (decision.get("route") in ("ask", "defer") and isinstance(approval, dict)
+            and isinstance(approval.get("id"), str) and approval["id"]
+            and isinstance(approval.get("evidence_ref"), dict)):
+        return approval
+    return None
 
 
 def _budget(sock: socket.socket, deadline: float) -> None:
@@ -335,6 +492,21 @@ def _decision(raw: bytes) -> Decision:
         raise _BadAnswer("gated's answer has no route of accept, ask, defer or refuse.")
     if not isinstance(answer.get("execute"), bool):
         raise _BadAnswer("gated's answer has no boolean execute.")
+    return answer
+
+
+def _approval(raw: bytes, approval_id: str) -> Dict[str, Any]:
+    try:
+        answer = json.loads(raw.decode("utf-8"))
+    except (ValueError, RecursionError):
+        raise _BadAnswer("gated's approval answer is not JSON.") from None
+    if not isinstance(answer, dict):
+        raise _BadAnswer("gated's approval answer is not a JSON object.")
+    if answer.get("id") != approval_id:
+        raise _BadAnswer("gated's answer is not the approval asked for.")
+    if answer.get("status") not in APPROVAL_STATUSES:
+        raise _BadAnswer("gated's approval answer has no status of pending, approved, "
+                         "denied, expired or used.")
     return answer
 
 

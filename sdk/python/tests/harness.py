@@ -7,6 +7,7 @@ run would look like a passing one.
 """
 
 import contextlib
+import http.client
 import json
 import os
 import re
@@ -16,7 +17,7 @@ import subprocess
 import tempfile
 import threading
 from pathlib import Path
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 
 SDK_DIR = Path(__file__).resolve().parents[2]  # tests -> python -> sdk
 PYTHON_DIR = SDK_DIR / "python"
@@ -83,6 +84,11 @@ class Gated:
                     self._ready.set()
         self._ready.set()  # EOF: gated exited
 
+    def kill(self) -> None:
+        """SIGKILL gated: its connections drop at once, as in a crash."""
+        self.proc.kill()
+        self.proc.wait()
+
     def stop(self) -> None:
         if self.proc.poll() is None:
             self.proc.terminate()
@@ -94,6 +100,61 @@ class Gated:
         self._drainer.join(timeout=5)  # EOF follows gated's exit
         self.proc.stderr.close()
         self._tmp.cleanup()
+
+
+def database_url() -> str:
+    """The PostgreSQL database the approvals vectors' gated uses as it is
+    (gated migrates it): $GATED_TEST_DATABASE_URL, else the vectors' default,
+    the local server's postgres database."""
+    return (os.environ.get("GATED_TEST_DATABASE_URL")
+            or VECTORS["approvals"]["default_database_url"])
+
+
+def approvals_gated() -> Gated:
+    """A gated with approvals: serve_args, the approvals section's, a database."""
+    return Gated(*VECTORS["approvals"]["serve_args"], "--database-url", database_url())
+
+
+def approver_call(base_url: str, method: str, path: str, body=None):
+    """One plain HTTP call to gated as the approver of the approvals
+    vectors; returns (status, decoded JSON answer or None)."""
+    parts = urlsplit(base_url)
+    conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=30)
+    headers = {"Authorization": "Bearer " + TOKENS[VECTORS["approvals"]["approver_token"]],
+               "Accept": "application/json"}
+    payload = None
+    if body is not None:
+        payload = json.dumps(body).encode("utf-8")
+        headers["Content-Type"] = "application/json"
+    try:
+        conn.request(method, path, payload, headers)
+        resp = conn.getresponse()
+        raw = resp.read()
+    finally:
+        conn.close()
+    try:
+        answer = json.loads(raw.decode("utf-8"))
+    except ValueError:
+        answer = None
+    return resp.status, answer
+
+
+def pending_has(base_url: str, approval_id: str) -> bool:
+    """Whether approval_id is in the approver's pending list (every page)."""
+    cursor = ""
+    while True:
+        path = "/v1/approvals?status=pending&limit=50"
+        if cursor:
+            path += "&cursor=" + quote(cursor, safe="")
+        status, page = approver_call(base_url, "GET", path)
+        if status != 200:
+            raise AssertionError("GET %s answered HTTP %d: %r" % (path, status, page))
+        for approval in page.get("approvals") or []:
+            if approval.get("id") == approval_id:
+                return approval.get("status") == "pending"
+        if not page.get("next_cursor") or page["next_cursor"] == cursor:
+            return False
+        cursor = page["next_cursor"]
 
 
 def refused_url() -> str:

@@ -389,5 +389,89 @@ class GuardWithGated(unittest.TestCase):
         self.assertEqual([d["route"] for d in seen], ["accept", "ask"])
 
 
+
+class ApprovalWait(unittest.TestCase):
+    """guard's wait_for_approval and approval() where no approval is given;
+    tests/test_approvals.py runs the approvals vectors against a gated with
+    approvals."""
+
+    def test_wait_for_approval_is_validated(self):
+        client = gated.Client(harness.refused_url())
+        for bad in (0, -1, float("nan"), float("inf"), "30", True):
+            with self.subTest(wait_for_approval=bad):
+                with self.assertRaises(ValueError) as caught:
+                    client.guard(lambda: None, wait_for_approval=bad)
+                self.assertIn("wait_for_approval must be", str(caught.exception))
+        with self.assertRaises(TypeError):
+            client.approval("")
+        with self.assertRaises(ValueError):
+            client.approval("a1", wait=-1)
+
+    def test_an_ask_without_an_approval_blocks_at_once(self):
+        # This gated has no database, so its asks carry no approval.
+        seen, ran = [], []
+        send_email = real_client(on_decision=seen.append).guard(
+            lambda to: ran.append(to), tool_name="send_email", wait_for_approval=30,
+            **CLAIMED_WRITE)
+        with self.assertRaises(gated.Blocked) as caught:
+            send_email(to="customer@example.com")
+        self.assertIsNone(caught.exception.reason)
+        self.assertNotIn("approval", caught.exception.decision)
+        self.assertEqual([d["route"] for d in seen], ["ask"])
+        self.assertEqual(ran, [])
+
+    def test_approval_request_on_the_wire(self):
+        token = harness.TOKENS["valid"]
+        with RecordingProxy(GATED.url) as proxy:
+            client = gated.Client(proxy.url, token=token)
+            with self.assertRaises(gated.GatedError) as caught:
+                client.approval("a/1", wait=1.5)
+        self.assertRegex(caught.exception.blocker, r"^gated_http_4\d\d$")
+        req = proxy.requests[0]
+        self.assertEqual((req["method"], req["target"]),
+                         ("GET", "/v1/approvals/a%2F1?status=pending&wait=1500ms"))
+        self.assertEqual(req["headers"]["authorization"], "Bearer " + token)
+        self.assertNotIn("content-type", req["headers"])
+        self.assertEqual(req["body"], b"")
+
+    def test_approval_fails_closed(self):
+        cases = {
+            "another approval": (http_answer("200 OK", b'{"id":"a2","status":"approved"}'),
+                                 "gated_bad_answer"),
+            "unknown status": (http_answer("200 OK", b'{"id":"a1","status":"maybe"}'),
+                               "gated_bad_answer"),
+            "not JSON": (http_answer("200 OK", b"approved"), "gated_bad_answer"),
+            "not found": (http_answer("404 Not Found", b'{"error":{"code":"approval_unknown"}}'),
+                          "gated_http_404"),
+        }
+        for name, (raw, blocker) in cases.items():
+            with self.subTest(name):
+                with BrokenProxy(raw) as server:
+                    with self.assertRaises(gated.GatedError) as caught:
+                        gated.Client(server.url).approval("a1")
+                self.assertEqual(caught.exception.blocker, blocker)
+        with self.assertRaises(gated.GatedError) as caught:
+            gated.Client(harness.refused_url()).approval("a1", wait=1)
+        self.assertEqual(caught.exception.blocker, "gated_unreachable")
+
+    def test_an_unreadable_approval_blocks_the_waiting_call(self):
+        # An ask whose approval endpoint answers the same ask again: an
+        # answer gated never gives, so the wait fails closed.
+        ask = {"route": "ask", "execute": False, "shadow": False, "hard_blockers": ["x"],
+               "approval": {"id": "a1", "status": "pending", "url": "/ui/approvals/a1",
+                            "evidence_ref": {"source_id": "gated-approval:a1", "kind": "approval"}}}
+        seen, ran = [], []
+        with BrokenProxy(http_answer("200 OK", json.dumps(ask).encode())) as server:
+            guarded = gated.Client(server.url, on_decision=seen.append).guard(
+                lambda: ran.append(1), tool_name="t", wait_for_approval=30)
+            with self.assertRaises(gated.Blocked) as caught:
+                guarded()
+            self.assertEqual([r["method"] for r in server.requests], ["POST", "GET"])
+        self.assertEqual(caught.exception.reason, "gated_bad_answer")
+        self.assertEqual([d["route"] for d in seen], ["ask", "refuse"])
+        self.assertIs(caught.exception.decision, seen[-1])
+        self.assertEqual(caught.exception.decision["hard_blockers"], ["gated_bad_answer"])
+        self.assertEqual(ran, [])
+
 if __name__ == "__main__":
     unittest.main()

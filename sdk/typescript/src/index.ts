@@ -104,6 +104,52 @@ export type GuardFields = Omit<
 /** The hard blocker of a refusal the SDK makes up when gated gave no decision. */
 export type FailureBlocker = "gated_unreachable" | "gated_timeout" | "gated_bad_answer" | `gated_http_${number}`;
 
+/** Where an approval is in its life. */
+export type ApprovalStatus = "pending" | "approved" | "denied" | "expired" | "used";
+
+/** The statuses of an approval; anything else is a bad answer. */
+export const APPROVAL_STATUSES: readonly ApprovalStatus[] = Object.freeze(["pending", "approved", "denied", "expired", "used"]);
+
+/**
+ * A person's answer to an ask, as gated holds it. An ask or defer answer
+ * carries a pending one (`decision.approval`) when gated runs with approvals
+ * (a database and tokens); client.approval() reads it again.
+ */
+export interface Approval {
+  id: string;
+  status: ApprovalStatus;
+  expires_at?: string;
+  /** Binds the approval to one call: tool, arguments, requester and agent. */
+  digest?: string;
+  /** Where a person approves or denies it. */
+  url?: string;
+  /** What the retried event appends to its evidence_refs (on the approval a decision carries). */
+  evidence_ref?: EvidenceRef;
+  [field: string]: unknown;
+}
+
+/**
+ * Why waiting for an approval ended a guarded call (BlockedError.reason):
+ * the approval was denied, expired or used, the wait ran out, or a failure
+ * while waiting (its blocker).
+ */
+export type ApprovalWaitReason = "approval_denied" | "approval_expired" | "approval_used" | "approval_timeout" | FailureBlocker;
+
+/** Options of one guard(). */
+export interface GuardOptions {
+  /**
+   * Wait up to this many milliseconds for a person to decide when gated answers
+   * ask or defer with an approval: guard long-polls it with the client's token
+   * (at most 30 s per request, each request's timeout being its wait plus
+   * timeoutMs) and, once it is approved, sends the same event again with the
+   * approval's evidence_ref appended; the tool runs only if that answer is
+   * accept. Denied, expired or used approvals and the end of the wait throw
+   * BlockedError with the asking decision and a reason; a failure while
+   * waiting throws BlockedError with the refusal naming it. Off by default.
+   */
+  waitForApprovalMs?: number;
+}
+
 /** gated's answer, or a refusal synthesized by the SDK (which has `error` and no `decision_id`). */
 export interface Decision {
   route: Route;
@@ -114,6 +160,8 @@ export interface Decision {
   decision_id?: string;
   /** Set on a synthesized refusal: a sentence saying what went wrong. */
   error?: string;
+  /** The pending approval of an ask or defer, when gated runs with approvals. */
+  approval?: Approval;
   /** gated's answer carries more fields (findings, reasons, audit, ...). */
   [field: string]: unknown;
 }
@@ -135,7 +183,10 @@ export interface ClientOptions {
    * Called by guard() only, once per guarded call, with the decision it acts
    * on (synthesized refusals included), before the tool runs or BlockedError
    * is thrown; check() does not call it. Called synchronously; if it throws,
-   * the call fails with that error and the tool does not run.
+   * the call fails with that error and the tool does not run. A guard with
+   * waitForApprovalMs calls it with each decision in turn: the asking one
+   * (before the wait; approval.url is where the person decides), then the
+   * retried one or the refusal of a failed wait.
    */
   onDecision?: (decision: Decision) => void;
 }
@@ -148,12 +199,26 @@ export interface Client {
    * call becomes proposed_arguments; any further arguments (a framework's
    * call options, say) are passed to the tool and never sent to gated.
    * Calls onDecision with each call's decision, then throws BlockedError
-   * when the tool may not run.
+   * when the tool may not run. With options.waitForApprovalMs it waits for
+   * an approval on ask (see GuardOptions); onDecision then sees each
+   * decision in turn: the asking one (with approval.url to show the person),
+   * then the retried one or the refusal of a failed wait.
    */
   guard<F extends (args: any, ...rest: any[]) => unknown>(
     tool: F,
     eventFields: GuardFields,
+    options?: GuardOptions,
   ): (...args: Parameters<F>) => Promise<Awaited<ReturnType<F>>>;
+  /**
+   * Reads an approval with the client's token (the requester may read its
+   * own). With waitMs gated holds the answer while the approval is pending,
+   * up to waitMs (at most 60000, gated's limit: a longer wait is taken as
+   * 60000); the request's timeout is waitMs plus timeoutMs. Fails closed like hook(): it rejects with a
+   * GatedError naming the blocker (gated_http_404 for an approval gated does
+   * not know, gated_bad_answer for an answer that is not this approval with
+   * a known status).
+   */
+  approval(id: string, options?: { waitMs?: number }): Promise<Approval>;
   /**
    * Forwards a coding agent's PreToolUse hook input, as the runtime sent it,
    * to gated's /v1/hooks/{runtime} (e.g. "copilot", "claude-code"), where
@@ -195,21 +260,42 @@ export class GatedError extends Error {
 
 /** Thrown by a guarded tool that gated did not let run. */
 export class BlockedError extends Error {
+  /** The last decision the call got: gated's answer, or the SDK's refusal. */
   readonly decision: Decision;
+  /** Set when the call waited for an approval and the wait ended it; undefined otherwise. */
+  readonly reason: ApprovalWaitReason | undefined;
 
-  constructor(decision: Decision) {
+  constructor(decision: Decision, reason?: ApprovalWaitReason) {
     const blockers = decision.hard_blockers.length > 0 ? decision.hard_blockers.join(", ") : "none";
-    let message = `gated did not let the tool run: route ${decision.route}, hard blockers: ${blockers}.`;
+    let message = `gated did not let the tool run: route ${decision.route}, hard blockers: ${blockers}`;
+    if (reason !== undefined) message += `; waiting for approval ended: ${reason}`;
+    message += ".";
     if (typeof decision.error === "string") message += ` ${decision.error}`;
     super(message);
     this.name = "BlockedError";
     this.decision = decision;
+    this.reason = reason;
   }
 }
 
 // A hostile or broken answer must not exhaust memory; real decisions are a
 // few KiB.
 const MAX_ANSWER_BYTES = 4 << 20;
+
+// The longest one long-poll of a guarded call's wait asks gated to hold an
+// answer (gated caps a request at 60 s).
+const APPROVAL_POLL_MS = 30_000;
+
+// The longest gated holds one GET of an approval; it refuses a longer wait.
+const MAX_APPROVAL_WAIT_MS = 60_000;
+
+// The least time between two polls: a pending answer that comes back sooner
+// (a gated or proxy that does not hold it) is followed by a pause, so that it
+// is not asked again in a tight loop.
+const APPROVAL_POLL_MIN_MS = 1_000;
+
+// setTimeout fires at once for delays beyond 2^31-1 ms.
+const MAX_TIMER_MS = 2147483647;
 
 export function createClient(options: ClientOptions): Client {
   const opts = validate(options);
@@ -221,6 +307,8 @@ export function createClient(options: ClientOptions): Client {
     accept: "application/json",
   };
   if (opts.token !== undefined) headers.authorization = `Bearer ${opts.token}`;
+  const getHeaders: Record<string, string> = { ...headers };
+  delete getHeaders["content-type"];
 
   async function check(event: ContractEvent): Promise<Decision> {
     if (typeof event !== "object" || event === null || Array.isArray(event)) {
@@ -271,19 +359,58 @@ export function createClient(options: ClientOptions): Client {
     }
   }
 
+  // One read of an approval; rejects with a Failure when there is no usable answer.
+  async function readApproval(id: string, waitMs: number): Promise<Approval> {
+    let target = `${base}/v1/approvals/${encodeURIComponent(id)}`;
+    let timeoutMs = opts.timeoutMs;
+    if (waitMs > 0) {
+      waitMs = Math.min(waitMs, MAX_APPROVAL_WAIT_MS);
+      // status=pending: hold the answer only while the approval is pending,
+      // so one decided before the request answers at once.
+      target += `?status=pending&wait=${Math.ceil(waitMs)}ms`;
+      timeoutMs = Math.min(timeoutMs + Math.ceil(waitMs), MAX_TIMER_MS);
+    }
+    const text = await exchange(target, getHeaders, undefined, timeoutMs);
+    try {
+      return toApproval(text, id);
+    } catch (err) {
+      throw new Failure("gated_bad_answer", `gated's answer is not the approval: ${(err as Error).message}.`);
+    }
+  }
+
+  async function approval(id: string, options: { waitMs?: number } = {}): Promise<Approval> {
+    if (typeof id !== "string" || id === "") throw new TypeError("approval() needs the approval's id, a non-empty string.");
+    const waitMs = options?.waitMs ?? 0;
+    if (typeof waitMs !== "number" || !(waitMs >= 0)) throw new RangeError("waitMs must be a number of milliseconds, 0 or more.");
+    try {
+      return await readApproval(id, waitMs);
+    } catch (err) {
+      if (err instanceof Failure) throw new GatedError(err.blocker, err.sentence);
+      throw err;
+    }
+  }
+
   function guard<F extends (args: any, ...rest: any[]) => unknown>(
     tool: F,
     eventFields: GuardFields,
+    guardOptions: GuardOptions = {},
   ): (...args: Parameters<F>) => Promise<Awaited<ReturnType<F>>> {
     if (typeof tool !== "function") throw new TypeError("guard() needs a tool function.");
     if (typeof eventFields !== "object" || eventFields === null || Array.isArray(eventFields)) {
       throw new TypeError("guard() needs an object of event fields (tool_category, authorization_state, risk_domain).");
+    }
+    if (typeof guardOptions !== "object" || guardOptions === null) throw new TypeError("guard()'s options must be an object.");
+    const waitMs = guardOptions.waitForApprovalMs;
+    if (waitMs !== undefined && (typeof waitMs !== "number" || !(waitMs > 0) || !Number.isFinite(waitMs))) {
+      throw new RangeError("waitForApprovalMs must be a number of milliseconds above 0, or left out.");
     }
     const fields = { ...eventFields }; // later changes to the caller's object do not leak in
     const toolName = fields.tool_name ?? tool.name;
     if (typeof toolName !== "string" || toolName === "") {
       throw new TypeError("guard() needs a tool name: pass a named function or set eventFields.tool_name.");
     }
+    const run = async (args: Parameters<F>): Promise<Awaited<ReturnType<F>>> =>
+      (await (tool as (...a: unknown[]) => unknown)(...args)) as Awaited<ReturnType<F>>;
     return async (...args: Parameters<F>): Promise<Awaited<ReturnType<F>>> => {
       const event = {
         ...fields,
@@ -294,14 +421,40 @@ export function createClient(options: ClientOptions): Client {
       } as ContractEvent;
       const decision = await check(event);
       opts.onDecision?.(decision);
-      if (decision.execute === true && (decision.route === "accept" || decision.shadow === true)) {
-        return (await (tool as (...a: unknown[]) => unknown)(...args)) as Awaited<ReturnType<F>>;
+      if (decision.execute === true && (decision.route === "accept" || decision.shadow === true)) return run(args);
+      const asked = waitMs === undefined ? undefined : awaited(decision);
+      if (asked === undefined) throw new BlockedError(decision);
+
+      const deadline = performance.now() + waitMs!;
+      for (;;) {
+        const left = deadline - performance.now();
+        if (left <= 0) throw new BlockedError(decision, "approval_timeout");
+        const polled = performance.now();
+        let current: Approval;
+        try {
+          current = await readApproval(asked.id, Math.min(left, APPROVAL_POLL_MS));
+        } catch (err) {
+          if (!(err instanceof Failure)) throw err;
+          const refused = refusal(err.blocker, err.sentence);
+          opts.onDecision?.(refused);
+          throw new BlockedError(refused, err.blocker);
+        }
+        if (current.status === "approved") break;
+        if (current.status !== "pending") throw new BlockedError(decision, `approval_${current.status}`);
+        const rest = Math.min(polled + APPROVAL_POLL_MIN_MS, deadline) - performance.now();
+        if (rest > 0) await new Promise((resolve) => setTimeout(resolve, rest));
       }
-      throw new BlockedError(decision);
+      // gated refuses an event whose evidence_refs is not an array, so this is a guard only.
+      if (!Array.isArray(event.evidence_refs)) throw new BlockedError(decision);
+      const retried = await check({ ...event, evidence_refs: [...event.evidence_refs, asked.evidence_ref] });
+      opts.onDecision?.(retried);
+      // Only accept: a retry never runs the tool on anything else.
+      if (retried.route === "accept" && retried.execute === true) return run(args);
+      throw new BlockedError(retried);
     };
   }
 
-  return { check, guard, hook };
+  return { check, guard, hook, approval };
 }
 
 // proposed_arguments must be a JSON object; a tool called with anything else
@@ -360,6 +513,33 @@ function validate(options: ClientOptions): ValidOptions {
   return { baseUrl, token: token === "" ? undefined : token, timeoutMs, shadow, onDecision };
 }
 
+// The approval a guarded call may wait for: on an ask or defer answer, one
+// with an id and an evidence_ref to retry with.
+function awaited(decision: Decision): (Approval & { evidence_ref: EvidenceRef }) | undefined {
+  const a = decision.approval as unknown;
+  if (decision.route !== "ask" && decision.route !== "defer") return undefined;
+  if (typeof a !== "object" || a === null || Array.isArray(a)) return undefined;
+  const { id, evidence_ref: ref } = a as Record<string, unknown>;
+  if (typeof id !== "string" || id === "" || typeof ref !== "object" || ref === null || Array.isArray(ref)) return undefined;
+  return a as Approval & { evidence_ref: EvidenceRef };
+}
+
+function toApproval(text: string, id: string): Approval {
+  let answer: unknown;
+  try {
+    answer = JSON.parse(text);
+  } catch {
+    throw new Error("it is not JSON");
+  }
+  if (typeof answer !== "object" || answer === null || Array.isArray(answer)) throw new Error("it is not a JSON object");
+  const a = answer as Record<string, unknown>;
+  if (a.id !== id) throw new Error("it names another approval");
+  if (typeof a.status !== "string" || !(APPROVAL_STATUSES as readonly string[]).includes(a.status)) {
+    throw new Error("its status is missing or not one of pending, approved, denied, expired, used");
+  }
+  return a as Approval;
+}
+
 function refusal(blocker: FailureBlocker, error: string): Decision {
   return { route: "refuse", execute: false, shadow: false, hard_blockers: [blocker], error };
 }
@@ -381,7 +561,8 @@ class Failure extends Error {
 // body, and rejects with a Failure for everything else. The order of the
 // catch branches matters: an abort by our timer is a timeout wherever it
 // strikes.
-async function exchange(url: string, headers: Record<string, string>, body: string, timeoutMs: number): Promise<string> {
+// A body of undefined makes it a GET.
+async function exchange(url: string, headers: Record<string, string>, body: string | undefined, timeoutMs: number): Promise<string> {
   const controller = new AbortController();
   let timedOut = false;
   const timer = setTimeout(() => {
@@ -393,7 +574,8 @@ async function exchange(url: string, headers: Record<string, string>, body: stri
     let res: Response;
     try {
       // redirect "manual": a 3xx is not gated's decision, so it is a failure, not a hop.
-      res = await fetch(url, { method: "POST", headers, body, redirect: "manual", signal: controller.signal });
+      const method = body === undefined ? "GET" : "POST";
+      res = await fetch(url, { method, headers, ...(body === undefined ? {} : { body }), redirect: "manual", signal: controller.signal });
     } catch (err) {
       if (timedOut) throw timeout();
       throw new Failure("gated_unreachable", `gated is unreachable: ${describe(err)}.`);

@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 
-import { BlockedError, createClient } from "../dist/index.js";
+import { BlockedError, GatedError, createClient } from "../dist/index.js";
 import { brokenProxy, loadVectors, recordingProxy, startGated } from "./harness.mjs";
 
 const vectors = await loadVectors();
@@ -428,5 +428,112 @@ describe("options", () => {
     const client = createClient({ baseUrl: "http://127.0.0.1:1" });
     await assert.rejects(client.check("send_email"), /check\(\) needs an event object/);
     await assert.rejects(client.check({ ...event, proposed_arguments: { n: 1n } }), /cannot be encoded as JSON/);
+  });
+});
+
+// guard's waitForApprovalMs and approval() where no approval is given;
+// approvals.test.mjs runs the approvals vectors against a gated with approvals.
+describe("approval wait", () => {
+  it("rejects a waitForApprovalMs that is not a positive number", () => {
+    const client = createClient({ baseUrl: "http://127.0.0.1:9" });
+    for (const bad of [0, -1, Number.NaN, Number.POSITIVE_INFINITY, "30000", true]) {
+      assert.throws(() => client.guard(async function t() {}, PUBLIC_READ, { waitForApprovalMs: bad }), /waitForApprovalMs/);
+    }
+  });
+
+  it("approval() rejects a missing id or a negative wait as the caller's mistake", async () => {
+    const client = createClient({ baseUrl: "http://127.0.0.1:9" });
+    await assert.rejects(client.approval(""), TypeError);
+    await assert.rejects(client.approval("a1", { waitMs: -1 }), RangeError);
+  });
+
+  it("an ask without an approval blocks at once", async () => {
+    // This gated has no database, so its asks carry no approval.
+    const seen = [];
+    let ran = false;
+    const client = createClient({ baseUrl: gated.baseUrl, token, onDecision: (d) => seen.push(d) });
+    const sendEmail = client.guard(
+      async function send_email() {
+        ran = true;
+      },
+      CLAIMED_WRITE,
+      { waitForApprovalMs: 30_000 },
+    );
+    const err = await sendEmail({ to: "customer@example.com" }).catch((e) => e);
+    assert.ok(err instanceof BlockedError);
+    assert.equal(err.reason, undefined);
+    assert.equal(err.decision.approval, undefined);
+    assert.deepEqual(
+      seen.map((d) => d.route),
+      ["ask"],
+    );
+    assert.equal(ran, false);
+  });
+
+  it("approval() GETs the approval with the token, waiting only while it is pending", () =>
+    withProxy(async (proxy) => {
+      const err = await createClient({ baseUrl: proxy.baseUrl, token })
+        .approval("a/1", { waitMs: 1500 })
+        .catch((e) => e);
+      assert.ok(err instanceof GatedError);
+      assert.match(err.blocker, /^gated_http_4\d\d$/);
+      const [req] = proxy.requests;
+      assert.match(req.head, /^GET \/v1\/approvals\/a%2F1\?status=pending&wait=1500ms HTTP\/1\.1\r\n/);
+      assert.equal(headerOf(req.head, "authorization"), `Bearer ${token}`);
+      assert.equal(headerOf(req.head, "content-type"), undefined);
+      assert.equal(req.body, "");
+    }));
+
+  for (const [label, raw, blocker] of [
+    ["another approval", answer("200 OK", { id: "a2", status: "approved" }), "gated_bad_answer"],
+    ["an unknown status", answer("200 OK", { id: "a1", status: "maybe" }), "gated_bad_answer"],
+    ["not JSON", answer("200 OK", "approved"), "gated_bad_answer"],
+    ["a 404", answer("404 Not Found", { error: { code: "approval_unknown" } }), "gated_http_404"],
+  ]) {
+    it(`approval() fails closed on ${label}`, () =>
+      withBrokenProxy(raw, async (server) => {
+        const err = await createClient({ baseUrl: server.baseUrl })
+          .approval("a1")
+          .catch((e) => e);
+        assert.ok(err instanceof GatedError);
+        assert.equal(err.blocker, blocker);
+      }));
+  }
+
+  it("an unreadable approval blocks the waiting call", () => {
+    // An ask whose approval endpoint answers the same ask again: an answer
+    // gated never gives, so the wait fails closed.
+    const ask = {
+      route: "ask",
+      execute: false,
+      shadow: false,
+      hard_blockers: ["x"],
+      approval: { id: "a1", status: "pending", url: "/ui/approvals/a1", evidence_ref: { source_id: "gated-approval:a1", kind: "approval" } },
+    };
+    return withBrokenProxy(answer("200 OK", ask), async (server) => {
+      const seen = [];
+      let ran = false;
+      const tool = createClient({ baseUrl: server.baseUrl, onDecision: (d) => seen.push(d) }).guard(
+        async function t() {
+          ran = true;
+        },
+        PUBLIC_READ,
+        { waitForApprovalMs: 30_000 },
+      );
+      const err = await tool({}).catch((e) => e);
+      assert.ok(err instanceof BlockedError);
+      assert.equal(err.reason, "gated_bad_answer");
+      assert.deepEqual(
+        server.requests.map((r) => r.head.split(" ")[0]),
+        ["POST", "GET"],
+      );
+      assert.deepEqual(
+        seen.map((d) => d.route),
+        ["ask", "refuse"],
+      );
+      assert.equal(err.decision, seen.at(-1));
+      assert.deepEqual(err.decision.hard_blockers, ["gated_bad_answer"]);
+      assert.equal(ran, false);
+    });
   });
 });

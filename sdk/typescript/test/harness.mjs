@@ -68,6 +68,13 @@ export async function startGated(serveArgs) {
 
   return {
     baseUrl: `http://${addr}`,
+    /** SIGKILL gated: its connections drop at once, as in a crash. */
+    async kill() {
+      if (proc.exitCode === null && proc.signalCode === null) {
+        proc.kill("SIGKILL");
+        await exited;
+      }
+    },
     async stop() {
       if (proc.exitCode === null && proc.signalCode === null) {
         proc.kill("SIGTERM");
@@ -231,5 +238,56 @@ export async function injectFault(v, vectors, gatedBaseUrl) {
     }
     default:
       throw new Error(`Vector ${JSON.stringify(v.name)} names a fault this harness does not know: ${v.fault}.`);
+  }
+}
+
+/**
+ * The PostgreSQL database the approvals vectors' gated uses as it is (gated
+ * migrates it): $GATED_TEST_DATABASE_URL, else the vectors' default, the
+ * local server's postgres database.
+ */
+export function databaseUrl(vectors) {
+  return process.env.GATED_TEST_DATABASE_URL || vectors.approvals.default_database_url;
+}
+
+/** A gated with approvals: serve_args, the approvals section's, a database. */
+export function startApprovalsGated(vectors) {
+  return startGated([...vectors.serve_args, ...vectors.approvals.serve_args, "--database-url", databaseUrl(vectors)]);
+}
+
+/**
+ * One plain HTTP call to gated as the approver of the approvals vectors;
+ * resolves with { status, answer } (the decoded JSON answer, or undefined).
+ */
+export async function approverCall(vectors, baseUrl, method, path, body) {
+  const headers = { authorization: `Bearer ${vectors.tokens[vectors.approvals.approver_token]}`, accept: "application/json" };
+  const init = { method, headers, redirect: "manual" };
+  if (body !== undefined) {
+    headers["content-type"] = "application/json";
+    init.body = JSON.stringify(body);
+  }
+  const res = await fetch(baseUrl + path, init);
+  const text = await res.text();
+  let answer;
+  try {
+    answer = JSON.parse(text);
+  } catch {
+    answer = undefined;
+  }
+  return { status: res.status, answer };
+}
+
+/** Whether approval id is in the approver's pending list (every page). */
+export async function pendingHas(vectors, baseUrl, id) {
+  let cursor = "";
+  for (;;) {
+    let path = "/v1/approvals?status=pending&limit=50";
+    if (cursor !== "") path += `&cursor=${encodeURIComponent(cursor)}`;
+    const { status, answer } = await approverCall(vectors, baseUrl, "GET", path);
+    if (status !== 200) throw new Error(`GET ${path} answered HTTP ${status}: ${JSON.stringify(answer)}`);
+    const found = (answer.approvals ?? []).find((a) => a.id === id);
+    if (found !== undefined) return found.status === "pending";
+    if (!answer.next_cursor || answer.next_cursor === cursor) return false;
+    cursor = answer.next_cursor;
   }
 }

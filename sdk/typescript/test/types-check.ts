@@ -9,6 +9,9 @@ import {
   createClient,
   GatedError,
   ROUTES,
+  type Approval,
+  type ApprovalStatus,
+  type ApprovalWaitReason,
   type Client,
   type CopilotPreToolUseOutput,
   type HookAnswer,
@@ -83,6 +86,27 @@ export async function usage(): Promise<void> {
 
   const failure: FailureBlocker = "gated_http_401";
   void failure;
+
+  // Waiting for a person's approval on ask.
+  const waiting = client.guard(sendEmail, fields, { waitForApprovalMs: 300_000 });
+  try {
+    const m: number = await waiting({ to: "a@example.com", body: "hi" });
+    void m;
+  } catch (err) {
+    if (err instanceof BlockedError) {
+      const why: ApprovalWaitReason | undefined = err.reason;
+      const url: string | undefined = err.decision.approval?.url;
+      void [why, url];
+    }
+  }
+  const approval: Approval = await client.approval("0193", { waitMs: 30_000 });
+  const status: ApprovalStatus = approval.status;
+  void status;
+  // @ts-expect-error: not an approval status
+  const badStatus: ApprovalStatus = "maybe";
+  // @ts-expect-error: the wait is in milliseconds, a number
+  client.guard(sendEmail, fields, { waitForApprovalMs: "5m" });
+  void badStatus;
 
   // @ts-expect-error: not a route
   const wrong: Route = "maybe";

@@ -1,0 +1,8 @@
+package testgated
+
+// Kill stops gated at once (SIGKILL), without a graceful shutdown: its
+// connections drop and its port closes, as when gated crashes. The test's
+// cleanup still reaps the process.
+func (s *Server) Kill() {
+	_ = s.cmd.Process.Kill()
+}
