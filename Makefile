@@ -10,7 +10,7 @@ include $(wildcard mk/*.mk)
 
 ## test: the README's test command — every test with the race detector, the SDK
 ## suites and MCP conformance, in under 5 minutes from cold caches on 2 cores.
-## CI also runs lint (go vet, staticcheck…), test-e2e (the chart) and fuzz-short.
+## CI also runs lint (go vet, staticcheck…), test-e2e (the chart, the console in a browser) and fuzz-short.
 test: unit $(TEST_EXTRAS)
 
 # The tests of what calls gated from outside (client, hooks, MCP) start the

@@ -19,6 +19,7 @@ import (
 	"github.com/gatedhq/gated/api"
 	"github.com/gatedhq/gated/internal/adapter/hook"
 	"github.com/gatedhq/gated/internal/auth"
+	"github.com/gatedhq/gated/internal/console"
 	"github.com/gatedhq/gated/internal/gate"
 	"github.com/gatedhq/gated/internal/metrics"
 	"github.com/gatedhq/gated/internal/server"
@@ -45,6 +46,7 @@ type serveConfig struct {
 	approvals       approvalFlags
 	approvalsOn     bool // decided by parseServe from the flags
 	metricsAddr     string
+	consoleKey      string
 }
 
 func runServe(ctx context.Context, args []string, getenv func(string) string, stderr io.Writer) error {
@@ -106,12 +108,16 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		apv = a
 	}
 	stopping := make(chan struct{})
+	con, err := c.console(tokens, proxies, apv, store, src, stopping, log)
+	if err != nil {
+		return err
+	}
 	handler := server.New(server.Deps{
 		Engine: gate.New(opts...), Logger: log, Tokens: tokens, TrustedProxies: proxies, Hosts: c.hosts(c.addr),
 		MaxBodyBytes: c.maxBodyBytes, HookMaxBodyBytes: c.hookMaxBody, HookAuthorizationState: c.hookAuthState,
 		RateLimit: c.rateLimit, AuthFailureLimit: authFailureLimit(c.authFailures), AllowRequestShadow: c.requestShadow, OpenAPI: api.OpenAPI, Version: gatedVersion(),
 		Catalog: src.CatalogDocument(), Policy: src.PolicyDocument(), Decisions: store,
-		Approvals: apv, Stopping: stopping,
+		Approvals: apv, Stopping: stopping, Console: con,
 		Metrics: m, MetricsElsewhere: c.metricsAddr != "",
 		Ready: func(context.Context) error {
 			if !rec.Ready() {
@@ -146,6 +152,7 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (*s
 	c.audit.register(fs)
 	c.approvals.register(fs)
 	fs.StringVar(&c.metricsAddr, "metrics-addr", "", "serve /metrics on this address instead of --addr")
+	fs.StringVar(&c.consoleKey, "console-key", "", "the key that signs web console sessions (at least 32 bytes; prefer GATED_CONSOLE_KEY); replicas behind one address need the same; without it sessions end when gated restarts")
 	if err := parseFlags(fs, args, getenv); err != nil {
 		return nil, err
 	}
@@ -154,6 +161,9 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (*s
 	}
 	if c.maxBodyBytes <= 0 || c.hookMaxBody <= 0 {
 		return nil, usageError("--max-body-bytes and --max-hook-body-bytes must be positive")
+	}
+	if c.consoleKey != "" && len(c.consoleKey) < console.MinKeyBytes {
+		return nil, usageError("--console-key must be at least %d bytes", console.MinKeyBytes)
 	}
 	if c.authFailures < 0 {
 		return nil, usageError("--auth-failure-limit must be 0 (off) or positive, got %d", c.authFailures)

@@ -22,6 +22,8 @@ const (
 type Filter struct {
 	Route    string    // final route: accept, ask, defer or refuse
 	ToolName string    // exact tool name
+	AgentID  string    // exact agent_id
+	Blocker  string    // a code hard_blockers contains
 	Since    time.Time // decided_at >= Since
 	Until    time.Time // decided_at < Until
 	Limit    int       // 0 means DefaultLimit; above MaxLimit is capped

@@ -129,6 +129,12 @@ func rateLimit(l *limiter, d *Deps, fail failWriter) func(http.Handler) http.Han
 	}
 }
 
+// ClientIP returns the client-address rule of a listener trusting
+// proxies, for handlers outside this package (the console's sign-in limit).
+func ClientIP(trusted []netip.Prefix) func(*http.Request) netip.Addr {
+	return func(r *http.Request) netip.Addr { return clientIP(r, trusted) }
+}
+
 // clientIP is the peer address, or — when the peer is a trusted proxy — the
 // right-most X-Forwarded-For address that is not itself a trusted proxy.
 func clientIP(r *http.Request, trusted []netip.Prefix) netip.Addr {

@@ -95,5 +95,8 @@ func routes(d *Deps, lim, failures *limiter) http.Handler {
 			r.Get("/v1/approvals/{id}", handleGetApproval(d))
 		})
 	})
+	if d.Console != nil {
+		r.With(hostGuard(d.Hosts, writeError)).Handle("/ui*", d.Console)
+	}
 	return r
 }

@@ -67,6 +67,9 @@ type Deps struct {
 	// graceful shutdown does not wait for them (http.Server.Shutdown waits
 	// for every open request).
 	Stopping <-chan struct{}
+	// Console, when set, is the web console (internal/console), served
+	// under /ui/ behind the Host/Origin guard; it keeps its own sessions.
+	Console http.Handler
 	// Metrics, when set, instruments every request; /metrics is served on
 	// this handler unless MetricsElsewhere (a separate --metrics-addr).
 	Metrics          *metrics.Metrics

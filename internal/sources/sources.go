@@ -112,10 +112,7 @@ func (s *Sources) CatalogDocument() func() any {
 	if s.catalog == nil {
 		return nil
 	}
-	return func() any {
-		at, err := s.catalog.LastError()
-		return s.catalog.Current().Document(err, at)
-	}
+	return func() any { return s.CatalogSummary()() }
 }
 
 // PolicyDocument is GET /v1/policy, or nil without a policy.
@@ -123,7 +120,28 @@ func (s *Sources) PolicyDocument() func() any {
 	if s.policy == nil {
 		return nil
 	}
-	return func() any {
+	return func() any { return s.PolicySummary()() }
+}
+
+// CatalogSummary returns the current catalog's document, as GET
+// /v1/catalog and the console show it, or nil without a catalog.
+func (s *Sources) CatalogSummary() func() catalog.Document {
+	if s.catalog == nil {
+		return nil
+	}
+	return func() catalog.Document {
+		at, err := s.catalog.LastError()
+		return s.catalog.Current().Document(err, at)
+	}
+}
+
+// PolicySummary returns the current policy's summary, as GET /v1/policy
+// and the console show it, or nil without a policy.
+func (s *Sources) PolicySummary() func() policy.Summary {
+	if s.policy == nil {
+		return nil
+	}
+	return func() policy.Summary {
 		at, err := s.policy.LastError()
 		return s.policy.Current().Summary(err, at)
 	}

@@ -88,6 +88,14 @@ func (s *pgStore) List(ctx context.Context, f audit.Filter) (audit.Page, error) 
 	if f.ToolName != "" {
 		add("tool_name = $%d", f.ToolName)
 	}
+	// Neither has an index of its own (each costs write throughput): they
+	// narrow a scan the time range, route or tool bounds.
+	if f.AgentID != "" {
+		add("agent_id = $%d", f.AgentID)
+	}
+	if f.Blocker != "" {
+		add("hard_blockers @> ARRAY[$%d::text]", f.Blocker)
+	}
 	if !f.Since.IsZero() {
 		add("decided_at >= $%d", f.Since)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -22,6 +23,11 @@ func TestGetAndList(t *testing.T) {
 	for i := range 25 {
 		// pairs share a timestamp, so the id must break ties in the keyset
 		recs = append(recs, audittest.Record(i, base.Add(-time.Duration(i/2)*time.Minute)))
+	}
+	// Every fifth has an agent of its own and one blocker more.
+	for i := 0; i < len(recs); i += 5 {
+		recs[i].AgentID = "agent-5"
+		recs[i].HardBlockers = append(recs[i].HardBlockers, "policy_denied")
 	}
 	st := storeWith(t, s, u, recs)
 
@@ -95,6 +101,12 @@ func TestGetAndList(t *testing.T) {
 	check(audit.Filter{}, 25, func(*audit.Record) bool { return true })
 	check(audit.Filter{Limit: audit.MaxLimit + 1000}, 25, func(*audit.Record) bool { return true })
 	check(audit.Filter{Route: "ask", ToolName: "nope"}, 0, func(*audit.Record) bool { return false })
+	check(audit.Filter{AgentID: "agent-5"}, 5, func(r *audit.Record) bool { return r.AgentID == "agent-5" })
+	check(audit.Filter{Blocker: "policy_denied"}, 5, func(r *audit.Record) bool { return slices.Contains(r.HardBlockers, "policy_denied") })
+	check(audit.Filter{Blocker: "write_missing_explicit_confirmation", AgentID: "agent-1"}, 20, func(r *audit.Record) bool {
+		return r.AgentID == "agent-1" && slices.Contains(r.HardBlockers, "write_missing_explicit_confirmation")
+	})
+	check(audit.Filter{Blocker: "policy"}, 0, func(*audit.Record) bool { return false }) // a whole code, not a prefix
 
 	for name, f := range map[string]audit.Filter{
 		"route":       {Route: "maybe"},
