@@ -88,6 +88,11 @@ func TestAuditCanariesThroughHTTP(t *testing.T) {
 	if recs, _ := page["records"].([]any); code != http.StatusOK || len(recs) != 2 || page["next_cursor"] == nil {
 		t.Fatalf("list: %d %v", code, page)
 	}
+	for _, q := range []string{"agent_id=nobody", "blocker=no_such_blocker"} {
+		if code, page := get(t, base+"/v1/decisions?"+q, hdr); code != http.StatusOK || len(page["records"].([]any)) != 0 {
+			t.Errorf("list ?%s: %d %v, want no records", q, code, page)
+		}
+	}
 	if code, _ := get(t, base+"/v1/decisions?since=yesterday", hdr); code != http.StatusBadRequest {
 		t.Errorf("bad since: status %d, want 400", code)
 	}

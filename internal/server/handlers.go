@@ -194,7 +194,8 @@ func handleListDecisions(store audit.Store) http.HandlerFunc {
 // times are RFC 3339.
 func decisionFilter(r *http.Request) (audit.Filter, error) {
 	q := r.URL.Query()
-	f := audit.Filter{Route: q.Get("route"), ToolName: q.Get("tool_name"), Cursor: q.Get("cursor")}
+	f := audit.Filter{Route: q.Get("route"), ToolName: q.Get("tool_name"), AgentID: q.Get("agent_id"),
+		Blocker: q.Get("blocker"), Cursor: q.Get("cursor")}
 	for _, p := range []struct {
 		name string
 		dst  *time.Time
