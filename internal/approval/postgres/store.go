@@ -14,8 +14,6 @@ package postgres
 
 import (
 	"context"
-	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -31,6 +29,7 @@ import (
 	"github.com/gatedhq/gated/internal/approval"
 	"github.com/gatedhq/gated/internal/audit"
 	auditpg "github.com/gatedhq/gated/internal/audit/postgres"
+	"github.com/gatedhq/gated/internal/keyset"
 )
 
 // ErrNotFound is returned for an approval that is not stored, and for an
@@ -248,29 +247,6 @@ func (s *Store) Get(ctx context.Context, id string) (*approval.Approval, error) 
 	return a, nil
 }
 
-// cursor is the keyset position after the last approval of a page.
-type cursor struct {
-	T  time.Time `json:"t"`
-	ID string    `json:"id"`
-}
-
-func encodeCursor(a *approval.Approval) string {
-	b, _ := json.Marshal(cursor{T: a.CreatedAt, ID: a.ID}) // cannot fail: a time and a string
-	return base64.RawURLEncoding.EncodeToString(b)
-}
-
-func decodeCursor(s string) (cursor, error) {
-	var c cursor
-	b, err := base64.RawURLEncoding.DecodeString(s)
-	if err == nil {
-		err = json.Unmarshal(b, &c)
-	}
-	if err != nil || !validID(c.ID) || c.T.IsZero() {
-		return c, fmt.Errorf("%w: the cursor %q is not one this service issued", ErrBadFilter, s)
-	}
-	return c, nil
-}
-
 // List returns approvals newest first (created_at, then id, both
 // descending), all of them or those with status, limit to a page: 0 means
 // DefaultLimit, and more than MaxLimit is cut to MaxLimit. before is ""
@@ -288,9 +264,9 @@ func (s *Store) List(ctx context.Context, status approval.Status, limit int, bef
 		where = append(where, fmt.Sprintf("status = $%d", len(args)))
 	}
 	if before != "" {
-		c, err := decodeCursor(before)
+		c, err := keyset.Decode(before, validID)
 		if err != nil {
-			return nil, "", err
+			return nil, "", fmt.Errorf("%w: %w", ErrBadFilter, err)
 		}
 		args = append(args, c.T, c.ID)
 		where = append(where, fmt.Sprintf("(created_at, id) < ($%d, $%d)", len(args)-1, len(args)))
@@ -326,7 +302,7 @@ func (s *Store) List(ctx context.Context, status approval.Status, limit int, bef
 	next := ""
 	if len(page) > limit {
 		page = page[:limit]
-		next = encodeCursor(&page[limit-1])
+		next = keyset.Encode(page[limit-1].CreatedAt, page[limit-1].ID)
 	}
 	return page, next, nil
 }

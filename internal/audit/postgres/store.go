@@ -2,8 +2,6 @@ package postgres
 
 import (
 	"context"
-	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -13,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/gatedhq/gated/internal/audit"
+	"github.com/gatedhq/gated/internal/keyset"
 	"github.com/gatedhq/gated/internal/route"
 )
 
@@ -45,29 +44,6 @@ func (s *pgStore) Get(ctx context.Context, id string) (*audit.Record, error) {
 		return nil, fmt.Errorf("get decision: %w", err)
 	}
 	return rec, nil
-}
-
-// cursor is the keyset position after the last record of a page.
-type cursor struct {
-	T  time.Time `json:"t"`
-	ID string    `json:"id"`
-}
-
-func encodeCursor(r *audit.Record) string {
-	b, _ := json.Marshal(cursor{T: r.DecidedAt, ID: r.DecisionID}) // cannot fail: a time and a string
-	return base64.RawURLEncoding.EncodeToString(b)
-}
-
-func decodeCursor(s string) (cursor, error) {
-	var c cursor
-	b, err := base64.RawURLEncoding.DecodeString(s)
-	if err == nil {
-		err = json.Unmarshal(b, &c)
-	}
-	if err != nil || c.ID == "" || c.T.IsZero() {
-		return c, fmt.Errorf("%w: cursor %q is not one this service issued", audit.ErrBadFilter, s)
-	}
-	return c, nil
 }
 
 // List returns decisions newest first (decided_at, then decision_id, both
@@ -107,9 +83,9 @@ func (s *pgStore) List(ctx context.Context, f audit.Filter) (audit.Page, error) 
 		add("decided_at < $%d", f.Until)
 	}
 	if f.Cursor != "" {
-		c, err := decodeCursor(f.Cursor)
+		c, err := keyset.Decode(f.Cursor, nil)
 		if err != nil {
-			return audit.Page{}, err
+			return audit.Page{}, fmt.Errorf("%w: %w", audit.ErrBadFilter, err)
 		}
 		args = append(args, c.T, c.ID)
 		where = append(where, fmt.Sprintf("(decided_at, decision_id) < ($%d, $%d)", len(args)-1, len(args)))
@@ -144,7 +120,7 @@ func (s *pgStore) List(ctx context.Context, f audit.Filter) (audit.Page, error) 
 	p := audit.Page{Records: recs}
 	if len(recs) > limit {
 		p.Records = recs[:limit]
-		p.NextCursor = encodeCursor(p.Records[limit-1])
+		p.NextCursor = keyset.Encode(p.Records[limit-1].DecidedAt, p.Records[limit-1].DecisionID)
 	}
 	if p.Records == nil {
 		p.Records = []*audit.Record{}
