@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"maps"
 	"os"
 	"path/filepath"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"github.com/gatedhq/gated/internal/approval"
+	"github.com/gatedhq/gated/internal/approval/approvaltest"
 	approvalpg "github.com/gatedhq/gated/internal/approval/postgres"
 	"github.com/gatedhq/gated/internal/audit"
 	auditpg "github.com/gatedhq/gated/internal/audit/postgres"
@@ -97,18 +97,6 @@ type approvalsFixture struct {
 	records audit.Store
 }
 
-// migrated is a database of the test's own with every migration applied
-// and today's audit partitions in place.
-func migrated(t *testing.T) string {
-	t.Helper()
-	ctx := context.Background()
-	_, dbURL := pgtest.Fresh(t)
-	if err := auditpg.Migrate(ctx, dbURL, "up", io.Discard); err != nil {
-		t.Fatal(err)
-	}
-	return dbURL
-}
-
 func loadCatalog(t *testing.T) *catalog.Catalog {
 	t.Helper()
 	dir := t.TempDir()
@@ -134,19 +122,8 @@ func loadCatalog(t *testing.T) *catalog.Catalog {
 func newApprovals(t *testing.T, storeURL string) *approvalsFixture {
 	t.Helper()
 	ctx := context.Background()
-	dbURL := migrated(t)
-	sink, err := auditpg.Open(ctx, auditpg.Config{URL: dbURL})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := sink.Maintain(ctx, time.Now()); err != nil {
-		t.Fatal(err)
-	}
-	rec, err := audit.NewRecorder(ctx, sink, audit.Config{Durability: audit.Sync, SpoolDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = rec.Close(ctx) })
+	_, dbURL := approvaltest.Database(t, time.Now())
+	rec := approvaltest.SyncRecorder(t, dbURL)
 	records, err := auditpg.OpenStore(ctx, dbURL)
 	if err != nil {
 		t.Fatal(err)

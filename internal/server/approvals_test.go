@@ -11,13 +11,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatedhq/gated/internal/approval/approvaltest"
 	approvalpg "github.com/gatedhq/gated/internal/approval/postgres"
 	"github.com/gatedhq/gated/internal/audit"
-	auditpg "github.com/gatedhq/gated/internal/audit/postgres"
 	"github.com/gatedhq/gated/internal/auth"
 	"github.com/gatedhq/gated/internal/catalog"
 	"github.com/gatedhq/gated/internal/gate"
-	"github.com/gatedhq/gated/internal/pgtest"
 	"github.com/gatedhq/gated/internal/server"
 )
 
@@ -77,22 +76,8 @@ const refundAsk = `{"tool_name":"refund","tool_category":"write","authorization_
 func approvalsServer(t *testing.T, stopping chan struct{}) *fixture {
 	t.Helper()
 	ctx := context.Background()
-	_, dbURL := pgtest.Fresh(t)
-	if err := auditpg.Migrate(ctx, dbURL, "up", io.Discard); err != nil {
-		t.Fatal(err)
-	}
-	sink, err := auditpg.Open(ctx, auditpg.Config{URL: dbURL})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := sink.Maintain(ctx, time.Now()); err != nil {
-		t.Fatal(err)
-	}
-	rec, err := audit.NewRecorder(ctx, sink, audit.Config{Durability: audit.Sync, SpoolDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = rec.Close(ctx) })
+	_, dbURL := approvaltest.Database(t, time.Now())
+	rec := approvaltest.SyncRecorder(t, dbURL)
 	store, err := approvalpg.Open(ctx, dbURL)
 	if err != nil {
 		t.Fatal(err)

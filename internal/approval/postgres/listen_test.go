@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/gatedhq/gated/internal/approval"
+	"github.com/gatedhq/gated/internal/approval/approvaltest"
 )
 
 // listening waits until s's listener has had n sessions and listens now.
@@ -73,7 +74,7 @@ func receive[T any](t *testing.T, ctx context.Context, c <-chan T, what string) 
 func TestWaitWakesOnAnotherReplicasChange(t *testing.T) {
 	t.Parallel()
 	now := time.Now().UTC()
-	_, u := migratedDB(t, now)
+	_, u := approvaltest.Database(t, now)
 	a, b := openStore(t, u), openStore(t, u)
 	ctx := deadline(t)
 	ap := create(t, b, pendingApproval(t, now))
@@ -107,7 +108,7 @@ func TestWaitWakesOnAnotherReplicasChange(t *testing.T) {
 func TestWaitDeadlineAndAlreadyChanged(t *testing.T) {
 	t.Parallel()
 	now := time.Now().UTC()
-	_, u := migratedDB(t, now)
+	_, u := approvaltest.Database(t, now)
 	s := openStore(t, u)
 	waiting := blocked(s)
 	ap := create(t, s, pendingApproval(t, now))
@@ -151,7 +152,7 @@ func TestWaitDeadlineAndAlreadyChanged(t *testing.T) {
 func TestSubscribe(t *testing.T) {
 	t.Parallel()
 	now := time.Now().UTC()
-	_, u := migratedDB(t, now)
+	_, u := approvaltest.Database(t, now)
 	a, b := openStore(t, u), openStore(t, u)
 	ctx := deadline(t)
 	subCtx, unsubscribe := context.WithCancel(ctx)
@@ -224,7 +225,7 @@ func TestSubscriptionOverflowResyncs(t *testing.T) {
 func TestListenerSurvivesDroppedConnection(t *testing.T) {
 	t.Parallel()
 	now := time.Now().UTC()
-	name, u := migratedDB(t, now)
+	name, u := approvaltest.Database(t, now)
 	a, b := openStore(t, u), openStore(t, u)
 	ctx := deadline(t)
 	listening(t, ctx, a, 1)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/url"
 	"testing"
 	"time"
@@ -14,32 +13,8 @@ import (
 	"github.com/gatedhq/gated/internal/approval"
 	"github.com/gatedhq/gated/internal/audit"
 	"github.com/gatedhq/gated/internal/audit/audittest"
-	auditpg "github.com/gatedhq/gated/internal/audit/postgres"
-	"github.com/gatedhq/gated/internal/pgtest"
 	"github.com/gatedhq/gated/internal/testwait"
 )
-
-// migratedDB is a database of the test's own with every migration applied
-// and the audit partitions around now in place (InsertRecords needs the
-// partition of a record's day; a running audit Sink keeps them, and its
-// Maintain is the one definition of them).
-func migratedDB(t *testing.T, now time.Time) (name, dbURL string) {
-	t.Helper()
-	name, dbURL = pgtest.Fresh(t)
-	ctx := context.Background()
-	if err := auditpg.Migrate(ctx, dbURL, "up", io.Discard); err != nil {
-		t.Fatalf("migrate up: %v", err)
-	}
-	sink, err := auditpg.Open(ctx, auditpg.Config{URL: dbURL})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sink.Close()
-	if err := sink.Maintain(ctx, now); err != nil {
-		t.Fatal(err)
-	}
-	return name, dbURL
-}
 
 // openStore opens a Store on dbURL, closed when the test ends.
 func openStore(t *testing.T, dbURL string) *Store {

@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/gatedhq/gated/internal/approval"
+	"github.com/gatedhq/gated/internal/approval/approvaltest"
 	"github.com/gatedhq/gated/internal/audit"
 	auditpg "github.com/gatedhq/gated/internal/audit/postgres"
 	"github.com/gatedhq/gated/internal/pgtest"
@@ -27,7 +28,7 @@ import (
 func TestCreateGetRoundTrip(t *testing.T) {
 	t.Parallel()
 	now := time.Now()
-	_, u := migratedDB(t, now)
+	_, u := approvaltest.Database(t, now)
 	s := openStore(t, u)
 	ctx := context.Background()
 
@@ -120,7 +121,7 @@ func TestCreateGetRoundTrip(t *testing.T) {
 func TestList(t *testing.T) {
 	t.Parallel()
 	now := time.Now().UTC()
-	_, u := migratedDB(t, now)
+	_, u := approvaltest.Database(t, now)
 	s := openStore(t, u)
 	ctx := context.Background()
 
@@ -202,7 +203,7 @@ func TestList(t *testing.T) {
 func TestListLimits(t *testing.T) {
 	t.Parallel()
 	now := time.Now().UTC()
-	_, u := migratedDB(t, now)
+	_, u := approvaltest.Database(t, now)
 	s := openStore(t, u)
 	ctx := context.Background()
 	c, err := pgx.Connect(ctx, u)
@@ -230,7 +231,7 @@ func TestListLimits(t *testing.T) {
 func TestDecide(t *testing.T) {
 	t.Parallel()
 	now := time.Now().UTC()
-	_, u := migratedDB(t, now)
+	_, u := approvaltest.Database(t, now)
 	s := openStore(t, u)
 	ctx := context.Background()
 	later := now.Add(time.Minute)
@@ -343,7 +344,7 @@ func approved(t *testing.T, s *Store, now time.Time) *approval.Approval {
 func TestConsumeExactlyOnce(t *testing.T) {
 	t.Parallel()
 	now := time.Now().UTC()
-	name, u := migratedDB(t, now)
+	name, u := approvaltest.Database(t, now)
 	const conns = 16
 	s := openStore(t, withPoolSize(t, u, conns))
 	ctx := deadline(t)
@@ -433,7 +434,7 @@ func TestConsumeExactlyOnce(t *testing.T) {
 func TestConsumeRefusals(t *testing.T) {
 	t.Parallel()
 	now := time.Now().UTC()
-	_, u := migratedDB(t, now)
+	_, u := approvaltest.Database(t, now)
 	s := openStore(t, u)
 	ctx := context.Background()
 	at := now.Add(time.Minute)
@@ -520,7 +521,7 @@ func TestConsumeRefusals(t *testing.T) {
 func TestConsumeRollsBackWithTheRecord(t *testing.T) {
 	t.Parallel()
 	now := time.Now().UTC()
-	_, u := migratedDB(t, now)
+	_, u := approvaltest.Database(t, now)
 	s := openStore(t, u)
 	ctx := context.Background()
 	a := approved(t, s, now)
@@ -578,7 +579,7 @@ func TestConsumeMakesItsPartition(t *testing.T) {
 func TestExpireAndPurge(t *testing.T) {
 	t.Parallel()
 	now := time.Now().UTC()
-	_, u := migratedDB(t, now)
+	_, u := approvaltest.Database(t, now)
 	s := openStore(t, u)
 	ctx := context.Background()
 	day := 24 * time.Hour
