@@ -140,3 +140,35 @@ func number(r *big.Rat) string {
 	f, _ := r.Float64()
 	return strconv.FormatFloat(f, 'g', -1, 64)
 }
+
+// SensitiveArguments lists, as JSON Pointers, the arguments the tool's
+// input schema marks writeOnly (JSON Schema's annotation for a value that
+// is sent and never shown back, such as a password or a card number): an
+// approver's preview masks them. It follows properties, $ref and allOf,
+// to a bounded depth; arrays are not entered (a pointer names one value).
+func (v *View) SensitiveArguments() []string {
+	if v == nil || v.input == nil {
+		return nil
+	}
+	var out []string
+	var walk func(s *jsonschema.Schema, at string, depth int)
+	walk = func(s *jsonschema.Schema, at string, depth int) {
+		if s == nil || depth > 16 {
+			return
+		}
+		if s.WriteOnly && at != "" {
+			out = append(out, at)
+			return
+		}
+		walk(s.Ref, at, depth+1)
+		for _, sub := range s.AllOf {
+			walk(sub, at, depth+1)
+		}
+		for name, p := range s.Properties {
+			walk(p, at+opfile.Pointer(name), depth+1)
+		}
+	}
+	walk(v.input, "", 0)
+	slices.Sort(out)
+	return slices.Compact(out)
+}

@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"encoding/json"
+	"slices"
 	"testing"
 
 	"github.com/gatedhq/gated/internal/route"
@@ -34,5 +35,36 @@ func TestValidateArgumentsValueCap(t *testing.T) {
 	fs, _ := Floors(v, &route.Event{ProposedArguments: list(100000)}, route.AuthConfirmed, ArgumentsEnforce)
 	if len(fs) != 1 || fs[0].Code != CodeArgumentsInvalid || fs[0].Route != route.Refuse {
 		t.Fatalf("floors: %+v", fs)
+	}
+}
+
+// The input schema's writeOnly properties are what an approver's preview
+// masks, named as JSON Pointers, through $ref and allOf.
+func TestSensitiveArguments(t *testing.T) {
+	t.Parallel()
+	dir := writeTree(t, t.TempDir(), map[string]string{
+		"p/action.json": `{"name": "pay", "riskTier": "R2", "inputSchema": {
+			"$defs": {"card": {"type": "object", "properties": {"number": {"type": "string", "writeOnly": true}, "brand": {"type": "string"}}}},
+			"properties": {
+				"amount": {"type": "number"},
+				"api/key": {"type": "string", "writeOnly": true},
+				"card": {"$ref": "#/$defs/card"},
+				"payer": {"allOf": [{"properties": {"pin": {"writeOnly": true}}}]}
+			}}}`,
+		"q/action.json": `{"name": "plain", "riskTier": "R0", "inputSchema": {"properties": {"q": {"type": "string"}}}}`,
+	})
+	c := mustLoad(t, dir)
+	v, _ := c.Lookup("pay")
+	want := []string{"/api~1key", "/card/number", "/payer/pin"}
+	if got := v.SensitiveArguments(); !slices.Equal(got, want) {
+		t.Fatalf("SensitiveArguments() = %q, want %q", got, want)
+	}
+	plain, _ := c.Lookup("plain")
+	if got := plain.SensitiveArguments(); len(got) != 0 {
+		t.Fatalf("a schema without writeOnly: %q", got)
+	}
+	var none *View
+	if got := none.SensitiveArguments(); got != nil {
+		t.Fatalf("no view: %q", got)
 	}
 }

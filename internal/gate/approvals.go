@@ -209,7 +209,7 @@ func (e *Engine) offerApproval(ctx context.Context, d *Decision, ev *route.Event
 		return
 	}
 	args, _ := json.Marshal(ev.ProposedArguments) // digestOf marshalled it already
-	preview, err := approval.Preview(args, nil)
+	preview, err := approval.Preview(args, d.Action.SensitiveArguments())
 	if err != nil {
 		return
 	}
