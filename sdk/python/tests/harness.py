@@ -103,11 +103,21 @@ class Gated:
 
 
 def database_url() -> str:
-    """The PostgreSQL database the approvals vectors' gated uses as it is
-    (gated migrates it): $GATED_TEST_DATABASE_URL, else the vectors' default,
-    the local server's postgres database."""
-    return (os.environ.get("GATED_TEST_DATABASE_URL")
-            or VECTORS["approvals"]["default_database_url"])
+    """The PostgreSQL database the approvals vectors' gated uses (gated
+    migrates it): $GATED_TEST_DATABASE_URL as it is, else the vectors'
+    default, a database of the SDK tests' own, created when missing so that
+    gated's tables never land in a database someone else uses."""
+    url = os.environ.get("GATED_TEST_DATABASE_URL")
+    if url:
+        return url
+    url = VECTORS["approvals"]["default_database_url"]
+    parts = urlsplit(url)
+    name = parts.path.lstrip("/")
+    out = subprocess.run(["createdb", "-h", parts.hostname, "-p", str(parts.port or 5432),
+                          "-U", parts.username, name], capture_output=True, text=True)
+    if out.returncode != 0 and "already exists" not in out.stderr:
+        raise RuntimeError(f"createdb {name} failed: {out.stderr.strip()}")
+    return url
 
 
 def approvals_gated() -> Gated:

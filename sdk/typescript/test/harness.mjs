@@ -1,7 +1,7 @@
 // Test harness: a real `gated serve` from $GATED_BIN, a recording proxy to
 // watch the wire in front of it, and the faults of sdk/testdata/vectors.json
 // injected for real with node:net.
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { once } from "node:events";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import net from "node:net";
@@ -242,12 +242,20 @@ export async function injectFault(v, vectors, gatedBaseUrl) {
 }
 
 /**
- * The PostgreSQL database the approvals vectors' gated uses as it is (gated
- * migrates it): $GATED_TEST_DATABASE_URL, else the vectors' default, the
- * local server's postgres database.
+ * The PostgreSQL database the approvals vectors' gated uses (gated migrates
+ * it): $GATED_TEST_DATABASE_URL as it is, else the vectors' default, a
+ * database of the SDK tests' own, created when missing so that gated's
+ * tables never land in a database someone else uses.
  */
 export function databaseUrl(vectors) {
-  return process.env.GATED_TEST_DATABASE_URL || vectors.approvals.default_database_url;
+  if (process.env.GATED_TEST_DATABASE_URL) return process.env.GATED_TEST_DATABASE_URL;
+  const url = new URL(vectors.approvals.default_database_url);
+  const name = url.pathname.replace(/^\//, "");
+  const out = spawnSync("createdb", ["-h", url.hostname, "-p", url.port || "5432", "-U", url.username, name], { encoding: "utf8" });
+  if (out.status !== 0 && !String(out.stderr).includes("already exists")) {
+    throw new Error(`createdb ${name} failed: ${out.error?.message ?? String(out.stderr).trim()}`);
+  }
+  return vectors.approvals.default_database_url;
 }
 
 /** A gated with approvals: serve_args, the approvals section's, a database. */
