@@ -1,7 +1,7 @@
 # gated — build and test entry points. `make test` is what CI runs.
 GO ?= go
 
-.PHONY: test unit short build run bench load help
+.PHONY: test unit short build run bench help
 
 # Extra checks (helm, policy tests…) register themselves in mk/*.mk by
 # appending to TEST_EXTRAS; included before `test` so its prerequisites see them.
@@ -38,6 +38,4 @@ run:
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
-## load: drive a local gated with the load harness (see docs/performance.md).
-load:
-	scripts/load.sh
+# The HTTP ratio harness (make bench-http, make bench-http-smoke) is in mk/bench.mk.

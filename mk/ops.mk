@@ -33,7 +33,8 @@ helm-check: helm-lint helm-schema-rejects
 ## test-e2e: the slow suites CI also runs: the chart's lint and values schema,
 ## and every rendering of it validated strictly against Kubernetes' own
 ## OpenAPI documents (which come with the ~900 MB k8s.io/kubernetes module);
-## and the console in headless Chromium (mk/browser.mk).
+## the console in headless Chromium (mk/browser.mk) and the HTTP harness's
+## smoke (mk/bench.mk).
 test-e2e: helm-check helm-validate
 
 $(HELM):

@@ -1,0 +1,430 @@
+// Command benchhttp is gated's HTTP ratio harness (make bench-http). It
+// starts on loopback, each as its own process:
+//
+//   - baseline: bench/cmd/baseline, a bare chi server doing only the JSON
+//     decode and encode gated does around a decision;
+//   - defaults: gated serve on its embedded defaults (file audit sink, async);
+//   - full-async and full-sync: gated with examples/catalog, a generated
+//     POLICY.md of -grants grants and the audit in a fresh PostgreSQL
+//     database, with --audit-durability async and sync;
+//   - opa: `opa run --server` with the Rego gated compiles from the same
+//     grants, no decision logs;
+//
+// then drives POST requests of the same ~1.5 KB event at each with one load
+// generator (hey, pinned in mk/bench.mk), in rounds that alternate the
+// servers, and prints the medians as ratios to the baseline of the same
+// run: absolute figures from a shared 2-core machine, where the load
+// generator competes with the server, do not carry from one run to the
+// next, while ratios measured side by side do. CPU per request comes from
+// the server's /proc/<pid>/stat; allocations per decision from go test
+// -bench. Nothing is asserted about speed: the harness fails only when a
+// server does not start, answers something other than 200 with the
+// expected decision, or a tool is missing.
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"time"
+)
+
+type config struct {
+	rounds             int
+	duration, warmup   time.Duration
+	pause              time.Duration
+	concurrency        int
+	grants             int
+	quick              bool
+	skipOPA, skipDB    bool
+	databaseURL        string
+	gated, baseline    string
+	hey, opa           string
+	catalog            string
+	doc                string
+	benchtime          string
+	skipAllocs         bool
+	commandLine        string
+	heyVersion, opaVer string
+}
+
+func main() {
+	var c config
+	fs := flag.NewFlagSet("benchhttp", flag.ExitOnError)
+	fs.IntVar(&c.rounds, "rounds", 5, "rounds; each drives every server once, in a rotating order")
+	fs.DurationVar(&c.duration, "duration", 10*time.Second, "how long each server is driven in a round")
+	fs.DurationVar(&c.warmup, "warmup", 2*time.Second, "load on each server before the first round, not measured")
+	fs.DurationVar(&c.pause, "pause", time.Second, "idle time between two servers' runs (lets async audit queues drain)")
+	fs.IntVar(&c.concurrency, "c", 32, "concurrent connections of the load generator")
+	fs.IntVar(&c.grants, "grants", 1000, "grants in the generated POLICY.md of the full path")
+	fs.BoolVar(&c.quick, "quick", false, "smoke run: 1 round of 1 s, no warm-up, short benchmarks (checks that the harness works, measures nothing)")
+	fs.BoolVar(&c.skipOPA, "skip-opa", false, "leave out the OPA server")
+	fs.BoolVar(&c.skipDB, "skip-db", false, "leave out the full path (it needs PostgreSQL)")
+	fs.StringVar(&c.databaseURL, "database-url", envOr("GATED_TEST_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"),
+		"PostgreSQL to create the full path's databases in (each run creates its own and drops them)")
+	fs.StringVar(&c.gated, "gated", "bin/gated", "the gated binary")
+	fs.StringVar(&c.baseline, "baseline", ".bin/baseline", "the baseline binary (bench/cmd/baseline)")
+	fs.StringVar(&c.hey, "hey", ".bin/hey", "the hey binary")
+	fs.StringVar(&c.opa, "opa", ".bin/opa", "the opa binary")
+	fs.StringVar(&c.heyVersion, "hey-version", "", "hey's version, for the report")
+	fs.StringVar(&c.opaVer, "opa-version", "", "OPA's version, for the report")
+	fs.StringVar(&c.catalog, "catalog", "examples/catalog", "the full path's catalog")
+	fs.StringVar(&c.doc, "doc", "", "rewrite the generated section of this file (docs/performance.md) with the report")
+	fs.StringVar(&c.benchtime, "benchtime", "", "go test -benchtime for the allocation benchmarks (default go test's)")
+	fs.BoolVar(&c.skipAllocs, "skip-allocs", false, "leave out the allocation benchmarks")
+	_ = fs.Parse(os.Args[1:])
+	if c.quick {
+		c.rounds, c.duration, c.warmup, c.pause = 1, time.Second, 0, 200*time.Millisecond
+		if c.benchtime == "" {
+			c.benchtime = "100x"
+		}
+	}
+	// Paths relative to the repository, so the report names no one's home.
+	c.commandLine = strings.Join(append([]string{".bin/benchhttp"}, os.Args[1:]...), " ")
+	if wd, err := os.Getwd(); err == nil {
+		c.commandLine = strings.ReplaceAll(c.commandLine, wd+"/", "")
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, c, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "benchhttp:", err)
+		os.Exit(1)
+	}
+}
+
+func envOr(k, def string) string {
+	if v := os.Getenv(k); v != "" {
+		return v
+	}
+	return def
+}
+
+// server is one process under load.
+type server struct {
+	name, desc string
+	args       []string // binary and arguments
+	url        string   // what the load generator posts to
+	health     string
+	body       string // file posted
+	check      func(status int, body []byte) error
+	cmd        *exec.Cmd
+	exited     chan struct{} // closed once the process has been waited for
+	log        string
+}
+
+func run(ctx context.Context, c config, out io.Writer) (err error) {
+	for _, b := range []struct{ path, hint string }{
+		{c.gated, "make gated-bin"}, {c.baseline, "make bench-http builds it"}, {c.hey, "make bench-http installs it"},
+	} {
+		if _, err := os.Stat(b.path); err != nil {
+			return fmt.Errorf("%s is missing (%s)", b.path, b.hint)
+		}
+	}
+	if !c.skipOPA {
+		if _, err := os.Stat(c.opa); err != nil {
+			return fmt.Errorf("%s is missing (make bench-http builds it; or pass -skip-opa)", c.opa)
+		}
+	}
+	work, err := os.MkdirTemp("", "benchhttp-")
+	if err != nil {
+		return err
+	}
+	defer func() { _ = os.RemoveAll(work) }()
+	eventFile := filepath.Join(work, "event.json")
+	if err := os.WriteFile(eventFile, event, 0o644); err != nil {
+		return err
+	}
+
+	started := time.Now().UTC()
+	load, _ := os.ReadFile("/proc/loadavg")
+	m := machine(c)
+	m = append(m, "load average before the run: "+strings.Join(strings.Fields(string(load))[:min(3, len(strings.Fields(string(load))))], " "))
+
+	accept := func(status int, body []byte) error {
+		var a struct {
+			Route string `json:"route"`
+		}
+		if status != http.StatusOK || json.Unmarshal(body, &a) != nil || a.Route != "accept" {
+			return fmt.Errorf("expected 200 with route accept, got %d: %.300s", status, body)
+		}
+		return nil
+	}
+	var servers []*server
+	add := func(s *server) {
+		s.log = filepath.Join(work, s.name+".log")
+		servers = append(servers, s)
+	}
+	addr := func() (string, error) {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return "", err
+		}
+		defer func() { _ = l.Close() }()
+		return l.Addr().String(), nil
+	}
+	mustAddr := func() string {
+		a, aerr := addr()
+		if aerr != nil && err == nil {
+			err = aerr
+		}
+		return a
+	}
+
+	a := mustAddr()
+	add(&server{name: "baseline", desc: "bare chi server: gated's body checks, DecodeEvent and json.Marshal of the same answer type; no decision, audit or middleware",
+		args: []string{c.baseline, "-addr", a, "-event", eventFile}, url: "http://" + a + "/pre-tool-check", health: "http://" + a + "/healthz", body: eventFile, check: accept})
+	a = mustAddr()
+	add(&server{name: "defaults", desc: "`gated serve` on its embedded defaults: no catalog or policy, file audit sink, async",
+		args: []string{c.gated, "serve", "--addr", a, "--log-level", "warn", "--audit-file", filepath.Join(work, "defaults-audit.jsonl"), "--spool-dir", filepath.Join(work, "defaults-spool")},
+		url:  "http://" + a + "/pre-tool-check", health: "http://" + a + "/healthz", body: eventFile, check: accept})
+
+	// Claude Code's HTTP hook: the hook input Claude Code sends, decided
+	// against the example Claude Code catalog (argument rules included).
+	a = mustAddr()
+	add(&server{name: "hook-claude-code", desc: "`gated serve --catalog examples/claude-code/catalog` answering `POST /v1/hooks/claude-code` with `examples/claude-code/hook-read.json` (a Read of README.md), file audit sink",
+		args: []string{c.gated, "serve", "--addr", a, "--log-level", "warn", "--catalog", "examples/claude-code/catalog",
+			"--audit-file", filepath.Join(work, "hook-audit.jsonl"), "--spool-dir", filepath.Join(work, "hook-spool")},
+		url: "http://" + a + "/v1/hooks/claude-code", health: "http://" + a + "/healthz", body: "examples/claude-code/hook-read.json",
+		check: func(status int, body []byte) error {
+			var h struct {
+				Out struct {
+					Decision string `json:"permissionDecision"`
+				} `json:"hookSpecificOutput"`
+			}
+			if status != http.StatusOK || json.Unmarshal(body, &h) != nil || h.Out.Decision != "allow" {
+				return fmt.Errorf("expected 200 with permissionDecision allow, got %d: %.300s", status, body)
+			}
+			return nil
+		}})
+
+	policyDir := filepath.Join(work, "policy")
+	if !c.skipDB || !c.skipOPA {
+		if err := writePolicy(policyDir, c.grants); err != nil {
+			return err
+		}
+	}
+	if !c.skipDB {
+		dbs, pgVersion, cleanup, err := createDatabases(ctx, c.databaseURL, "async", "sync")
+		if err != nil {
+			return err
+		}
+		defer cleanup()
+		m = append(m, "PostgreSQL "+pgVersion+" on the same machine")
+		for i, mode := range []string{"async", "sync"} {
+			a = mustAddr()
+			add(&server{name: "full-" + mode,
+				desc: fmt.Sprintf("gated with `--catalog %s`, a POLICY.md of %d grants and the audit in PostgreSQL, `--audit-durability %s`", c.catalog, c.grants, mode),
+				args: []string{c.gated, "serve", "--addr", a, "--log-level", "error", "--catalog", c.catalog, "--policy", policyDir,
+					"--database-url", dbs[i], "--audit-hmac-key", strings.Repeat("k", 32), "--audit-durability", mode,
+					"--spool-dir", filepath.Join(work, mode+"-spool")},
+				url: "http://" + a + "/pre-tool-check", health: "http://" + a + "/healthz", body: eventFile, check: accept})
+		}
+	}
+	if !c.skipOPA {
+		bundle := filepath.Join(work, "opa")
+		body, err := writeOPABundle(c.gated, c.catalog, policyDir, bundle)
+		if err != nil {
+			return err
+		}
+		a = mustAddr()
+		add(&server{name: "opa", desc: fmt.Sprintf("`opa run --server` (%s) with the Rego `gated policy compile` generates from the same %d grants plus one allow rule; no decision logs; the event sent as input with the fields gated computes", c.opaVer, c.grants),
+			args: []string{c.opa, "run", "--server", "--addr", a, "--log-level", "error", "--skip-version-check",
+				filepath.Join(bundle, "grants.rego"), filepath.Join(bundle, "decision.rego")},
+			url: "http://" + a + "/v1/data/gated/bench/allow", health: "http://" + a + "/health", body: body,
+			check: func(status int, body []byte) error {
+				var r struct {
+					Result bool `json:"result"`
+				}
+				if status != http.StatusOK || json.Unmarshal(body, &r) != nil || !r.Result {
+					return fmt.Errorf("expected 200 with result true, got %d: %.300s", status, body)
+				}
+				return nil
+			}})
+	}
+	if err != nil {
+		return err
+	}
+
+	defer func() {
+		for _, s := range servers {
+			if serr := s.stop(); serr != nil && err == nil {
+				err = serr
+			}
+		}
+	}()
+	for _, s := range servers {
+		if err := s.start(ctx); err != nil {
+			return err
+		}
+	}
+	progress := os.Stderr
+	if c.warmup > 0 {
+		for _, s := range servers {
+			fmt.Fprintf(progress, "warm-up %s %s\n", s.name, c.warmup)
+			if _, err := drive(ctx, c.hey, s.cmd.Process.Pid, s.url, s.body, c.warmup, c.concurrency); err != nil {
+				return fmt.Errorf("%s: %w", s.name, err)
+			}
+		}
+	}
+	samples := make([][]sample, len(servers))
+	for r := range c.rounds {
+		for k := range servers {
+			// Rotate the order each round so no server always follows the
+			// same one (or always runs first, on a cold machine).
+			i := (k + r) % len(servers)
+			s := servers[i]
+			time.Sleep(c.pause)
+			sm, err := drive(ctx, c.hey, s.cmd.Process.Pid, s.url, s.body, c.duration, c.concurrency)
+			if err != nil {
+				return fmt.Errorf("%s: %w", s.name, err)
+			}
+			fmt.Fprintf(progress, "round %d/%d %-10s %8.0f req/s  p50 %s  p99 %s  CPU %.1f µs/req\n",
+				r+1, c.rounds, s.name, sm.rps, ms(sm.p50), ms(sm.p99), float64(sm.cpuPerOp)/1e3)
+			samples[i] = append(samples[i], sm)
+		}
+	}
+	results := make([]result, len(servers))
+	for i, s := range servers {
+		results[i] = result{name: s.name, desc: s.desc, med: medians(samples[i]), rounds: len(samples[i])}
+	}
+
+	var allocs []benchLine
+	if !c.skipAllocs {
+		if allocs, err = allocBenchmarks(ctx, c.benchtime); err != nil {
+			return err
+		}
+	}
+
+	var rep bytes.Buffer
+	writeReport(&rep, c, started, m, results, allocs)
+	if _, err := out.Write(rep.Bytes()); err != nil {
+		return err
+	}
+	if c.doc != "" {
+		return updateDoc(c.doc, rep.String())
+	}
+	return nil
+}
+
+func writeReport(w io.Writer, c config, started time.Time, m []string, rs []result, allocs []benchLine) {
+	fmt.Fprintf(w, "Measured %s with `make bench-http`, which ran:\n\n", started.Format("2006-01-02 15:04 MST"))
+	fmt.Fprintf(w, "```sh\n%s\n```\n\n", c.commandLine)
+	fmt.Fprintf(w, "Machine: %s.\n\n", strings.Join(m, "; "))
+	fmt.Fprintf(w, "POST of the same %d-byte event (bench/cmd/benchhttp/event.json; the hook row posts its own hook input), %d connections, %d round(s) of %s per server in rotating order; medians of the rounds. Ratios are to the baseline of this run (req/s: higher is better; latency and CPU: lower is better). CPU is the server process's own user+system time; PostgreSQL's and hey's are not counted.\n\n",
+		len(event), c.concurrency, c.rounds, c.duration)
+	writeTable(w, rs)
+	by := map[string]sample{}
+	for _, r := range rs {
+		by[r.name] = r.med
+	}
+	if o, ok := by["opa"]; ok {
+		fmt.Fprintln(w)
+		for _, n := range []string{"defaults", "full-async", "full-sync"} {
+			if g, ok := by[n]; ok {
+				fmt.Fprintf(w, "%s / opa: %.2f× the req/s, %.2f× the CPU per request.\n", n, ratio(g.rps, o.rps), ratio(float64(g.cpuPerOp), float64(o.cpuPerOp)))
+			}
+		}
+	}
+	if len(allocs) > 0 {
+		fmt.Fprintf(w, "\nAllocations per decision: `go test -run '^$' -bench 'BenchmarkDecide$' -benchmem ./internal/gate` (in-process decision and envelope) and `-bench 'BenchmarkPreToolCheck$' ./internal/server` (the whole handler, defaults)")
+		if c.benchtime != "" {
+			fmt.Fprintf(w, ", `-benchtime %s`", c.benchtime)
+		}
+		fmt.Fprint(w, ":\n\n")
+		writeAllocTable(w, allocs)
+	}
+}
+
+// machine describes the host for the report.
+func machine(c config) []string {
+	var m []string
+	cpu := "unknown CPU"
+	if raw, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for l := range strings.SplitSeq(string(raw), "\n") {
+			if k, v, ok := strings.Cut(l, ":"); ok && strings.TrimSpace(k) == "model name" {
+				cpu = strings.TrimSpace(v)
+				break
+			}
+		}
+	}
+	m = append(m, fmt.Sprintf("%d cores (%s, %s)", runtime.NumCPU(), cpu, runtime.GOARCH))
+	if raw, err := os.ReadFile("/proc/meminfo"); err == nil {
+		var kb int64
+		if _, err := fmt.Sscanf(string(raw), "MemTotal: %d kB", &kb); err == nil {
+			m = append(m, fmt.Sprintf("%.0f GiB", float64(kb)/(1<<20)))
+		}
+	}
+	if raw, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
+		m = append(m, "Linux "+strings.TrimSpace(string(raw)))
+	}
+	m = append(m, runtime.Version())
+	if c.heyVersion != "" {
+		m = append(m, "hey "+c.heyVersion+" on the same cores")
+	}
+	return m
+}
+
+func (s *server) start(ctx context.Context) error {
+	logf, err := os.Create(s.log)
+	if err != nil {
+		return err
+	}
+	s.cmd = exec.Command(s.args[0], s.args[1:]...)
+	s.cmd.Stdout, s.cmd.Stderr = logf, logf
+	if err := s.cmd.Start(); err != nil {
+		_ = logf.Close()
+		return fmt.Errorf("start %s: %w", s.name, err)
+	}
+	_ = logf.Close() // the child holds its own descriptor
+	exited := make(chan struct{})
+	go func() { _ = s.cmd.Wait(); close(exited) }()
+	s.exited = exited
+
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		select {
+		case <-exited:
+			return fmt.Errorf("%s exited at start: %s", s.name, tail(s.log))
+		case <-ctx.Done():
+			return ctx.Err()
+		default:
+		}
+		if resp, err := http.Get(s.health); err == nil {
+			_ = resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s did not answer %s within a minute: %s", s.name, s.health, tail(s.log))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	body, err := os.ReadFile(s.body)
+	if err != nil {
+		return err
+	}
+	resp, err := http.Post(s.url, "application/json", bytes.NewReader(body))
+	if err != nil {
+		return fmt.Errorf("%s: %w", s.name, err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	got, _ := io.ReadAll(resp.Body)
+	if err := s.check(resp.StatusCode, got); err != nil {
+		return fmt.Errorf("%s does not decide the benchmark event as expected: %w", s.name, err)
+	}
+	return nil
+}
