@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -29,15 +30,34 @@ var canaries = map[string]string{
 	"request id":       "sk-canaryRequestId99abc",
 }
 
-func writeTokens(t *testing.T) string {
+// token is one entry of a test's tokens file, with its plaintext.
+type token struct {
+	name, plain string
+	scopes      string // YAML flow list: "[pre_tool_check, shadow]"
+	principals  string // YAML flow list, "" for none
+}
+
+// tokensFile writes a tokens file of entries (hashes only, as gated reads
+// them) into a directory of the test's own and returns its path.
+func tokensFile(t *testing.T, entries ...token) string {
 	t.Helper()
+	var b strings.Builder
+	for _, e := range entries {
+		fmt.Fprintf(&b, "- name: %s\n  sha256: %s\n  scopes: %s\n", e.name, auth.Hash(e.plain), e.scopes)
+		if e.principals != "" {
+			fmt.Fprintf(&b, "  principals: %s\n", e.principals)
+		}
+	}
 	p := filepath.Join(t.TempDir(), "tokens.yaml")
-	content := "- name: agent\n  sha256: " + auth.Hash(canaries["bearer token"]) +
-		"\n  scopes: [pre_tool_check, decisions_read]\n"
-	if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+	if err := os.WriteFile(p, []byte(b.String()), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	return p
+}
+
+func writeTokens(t *testing.T) string {
+	t.Helper()
+	return tokensFile(t, token{"agent", canaries["bearer token"], "[pre_tool_check, decisions_read]", ""})
 }
 
 // TestAuditCanariesThroughHTTP drives decisions through the real server

@@ -9,14 +9,11 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/gatedhq/gated/internal/auth"
 	"github.com/gatedhq/gated/internal/server"
 )
 
@@ -29,14 +26,8 @@ const (
 
 func hardeningTokens(t *testing.T) string {
 	t.Helper()
-	p := filepath.Join(t.TempDir(), "tokens.yaml")
-	content := "- name: agent\n  sha256: " + auth.Hash(hardAgent) + "\n  scopes: [pre_tool_check]\n" +
-		"- name: shadow\n  sha256: " + auth.Hash(hardShadow) + "\n  scopes: [pre_tool_check, shadow]\n" +
-		"- name: scraper\n  sha256: " + auth.Hash(hardScraper) + "\n  scopes: [metrics]\n"
-	if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return p
+	return tokensFile(t, token{"agent", hardAgent, "[pre_tool_check]", ""},
+		token{"shadow", hardShadow, "[pre_tool_check, shadow]", ""}, token{"scraper", hardScraper, "[metrics]", ""})
 }
 
 // rawFirstAnswer sends only the head of a POST that declares length body

@@ -14,8 +14,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/gatedhq/gated/internal/auth"
 )
 
 // env returns a getenv over a fixed map, so tests never see the real environment.
@@ -182,13 +180,8 @@ func TestServeShadowFlagFromEnvironment(t *testing.T) {
 
 func TestServeWithTokens(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	tokens := filepath.Join(dir, "tokens.yaml")
-	content := "- name: agent\n  sha256: " + auth.Hash("s3cret-agent-token") + "\n  scopes: [pre_tool_check]\n" +
-		"- name: reader\n  sha256: " + auth.Hash("reader-token") + "\n  scopes: [catalog_read]\n"
-	if err := os.WriteFile(tokens, []byte(content), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	tokens := tokensFile(t, token{"agent", "s3cret-agent-token", "[pre_tool_check]", ""},
+		token{"reader", "reader-token", "[catalog_read]", ""})
 	base, logs := startServe(t, nil, map[string]string{"GATED_TOKENS": tokens})
 	ev := readExample(t, "search_docs_accept.json")
 	for _, c := range []struct {

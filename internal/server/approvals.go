@@ -36,6 +36,9 @@ type Approvals interface {
 	// Subscribe returns the ids of approvals as they change ("" means
 	// re-read everything), closed when ctx ends.
 	Subscribe(ctx context.Context) <-chan string
+	// Listening returns once changes reach Subscribe as their ids (the
+	// store listens for them), or with ctx's error.
+	Listening(ctx context.Context) error
 }
 
 // Error codes of the approvals API, besides the approval.Code* refusals.
@@ -54,6 +57,9 @@ const (
 	// approvalKeepAlive is how often the event stream sends a comment, so
 	// proxies keep it open and a client that went away is noticed.
 	approvalKeepAlive = 15 * time.Second
+	// approvalListenWait bounds how long a new event stream waits for the
+	// store's listener (it connects at start and after a drop).
+	approvalListenWait = 5 * time.Second
 )
 
 // needTokens answers every approvals route 403 when gated runs without
@@ -343,8 +349,13 @@ func handleApprovalEvents(d *Deps) http.HandlerFunc {
 			}
 			return rc.Flush() == nil
 		}
-		// Subscribed before this first line: a change made once the client
-		// has read it is delivered.
+		// Subscribed, and (but for a store still connecting after
+		// approvalListenWait, which then sends a resync) listening before
+		// this first line: a change made once the client has read it is
+		// delivered as its id.
+		lctx, lcancel := context.WithTimeout(ctx, approvalListenWait)
+		_ = d.Approvals.Listening(lctx)
+		lcancel()
 		if !send(": gated approval events\nretry: 3000\n\n") {
 			return
 		}
