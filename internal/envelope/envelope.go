@@ -7,6 +7,8 @@
 package envelope
 
 import (
+	"encoding/json"
+
 	"github.com/gatedhq/gated/internal/audit"
 	"github.com/gatedhq/gated/internal/catalog"
 	"github.com/gatedhq/gated/internal/contract"
@@ -100,14 +102,14 @@ type EvidenceUse struct {
 
 // ExecutionPolicy tells the runtime whether it may execute, and why.
 type ExecutionPolicy struct {
-	Mode                string              `json:"mode"`
-	AANAAllowsExecution bool                `json:"aana_allows_execution"`
-	ExecutionAllowed    bool                `json:"execution_allowed"`
-	FailClosed          bool                `json:"fail_closed"`
-	Reason              string              `json:"reason"`
-	RequiredRoute       route.Route         `json:"required_route"`
-	RouteTable          map[string]RouteRow `json:"route_table"`
-	Observed            Observed            `json:"observed"`
+	Mode                string          `json:"mode"`
+	AANAAllowsExecution bool            `json:"aana_allows_execution"`
+	ExecutionAllowed    bool            `json:"execution_allowed"`
+	FailClosed          bool            `json:"fail_closed"`
+	Reason              string          `json:"reason"`
+	RequiredRoute       route.Route     `json:"required_route"`
+	RouteTable          json.RawMessage `json:"route_table"`
+	Observed            Observed        `json:"observed"`
 }
 
 // RouteRow is one row of the reference's route table.
@@ -138,6 +140,16 @@ var routeTable = map[string]RouteRow{
 	"defer":    {"Route to stronger evidence, a domain owner, review queue, or human reviewer.", false, "defer_to_review"},
 	"refuse":   {"Do not execute because a hard blocker prevents safe action.", false, "refuse_action"},
 }
+
+// routeTableJSON is routeTable encoded once: the largest part of every
+// answer, the same in all of them.
+var routeTableJSON = func() json.RawMessage {
+	b, err := json.Marshal(routeTable)
+	if err != nil {
+		panic(err) // a map of strings and booleans always encodes
+	}
+	return b
+}()
 
 var recovery = [...]string{
 	route.Accept: "Execute the checked action within its scope.",
@@ -186,7 +198,7 @@ func executionPolicy(d *gate.Decision, gateDecision string) ExecutionPolicy {
 	pass := d.Outcome().Pass()
 	p := ExecutionPolicy{
 		Mode: "enforce", AANAAllowsExecution: pass, ExecutionAllowed: d.Execute, FailClosed: true,
-		RequiredRoute: route.Accept, RouteTable: routeTable,
+		RequiredRoute: route.Accept, RouteTable: routeTableJSON,
 		Observed: Observed{
 			GateDecision: gateDecision, RecommendedAction: d.Route, ArchitectureRoute: d.Route,
 			// The reference counts the top-level, aix and architecture lists.
