@@ -456,7 +456,10 @@ func (s *Store) ExpireDue(ctx context.Context, now time.Time) (int, error) {
 // audit retention, so an approval lasts as long as the decisions that
 // link to it.
 func (s *Store) Purge(ctx context.Context, before time.Time) (int, error) {
+	// Only final approvals go: one still pending or approved is first
+	// marked expired (ExpireDue), so that its end is counted and seen.
 	tag, err := s.pool.Exec(ctx, `DELETE FROM approvals WHERE expires_at < $1
+		AND status IN ('expired', 'denied', 'used')
 		AND (decided_at IS NULL OR decided_at < $1) AND (used_at IS NULL OR used_at < $1)`, before)
 	if err != nil {
 		return 0, fmt.Errorf("the approvals past retention cannot be purged: %w", err)

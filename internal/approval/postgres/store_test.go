@@ -633,4 +633,19 @@ func TestExpireAndPurge(t *testing.T) {
 	if n, err := s.Purge(ctx, now.Add(-day)); err != nil || n != 0 {
 		t.Fatalf("Purge of an approval decided after the cut = %d, %v", n, err)
 	}
+	// One past retention but not yet marked expired is marked first, so
+	// its end is counted, and purged on the next sweep.
+	late := create(t, s, pendingApproval(t, now.Add(-100*day)))
+	if n, err := s.Purge(ctx, now.Add(-90*day)); err != nil || n != 0 {
+		t.Fatalf("Purge of a pending approval = %d, %v; want it marked expired first", n, err)
+	}
+	if n, err := s.ExpireDue(ctx, now); err != nil || n != 1 {
+		t.Fatalf("ExpireDue = %d, %v", n, err)
+	}
+	if n, err := s.Purge(ctx, now.Add(-90*day)); err != nil || n != 1 {
+		t.Fatalf("Purge after the mark = %d, %v", n, err)
+	}
+	if _, err := s.Get(ctx, late.ID); !errors.Is(err, ErrNotFound) {
+		t.Errorf("purged %s: %v", late.ID, err)
+	}
 }
