@@ -84,7 +84,6 @@ const confirmedRefund = `{"tool_name":"issue_refund","tool_category":"write","au
 // on a list of them allocates a few kilobytes, where validating them used
 // to allocate megabytes per number (and cost tens of milliseconds each).
 func TestWildNumbersCostNoArithmetic(t *testing.T) {
-	t.Parallel()
 	e := numbersEngine(t)
 	doc := decode(t, []byte(numbersEvent("1e999999", 20)))
 	d := e.Decide(context.Background(), Request{Event: doc})

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -200,6 +201,15 @@ func (s *Set) eval(ctx context.Context, in Input) (*evalOutput, error) {
 	if err != nil {
 		return nil, fmt.Errorf("input: %w", err)
 	}
+	action, err := s.actionValue(in.Action)
+	if err != nil {
+		return nil, fmt.Errorf("input: %w", err)
+	}
+	obj, ok := input.(ast.Object)
+	if !ok {
+		return nil, errors.New("input: not an object")
+	}
+	obj.Insert(ast.InternedTerm("action"), ast.NewTerm(action))
 	rs, err := s.run(ctx, input)
 	if err != nil {
 		return nil, regoFailure(err)
@@ -218,18 +228,46 @@ func (s *Set) eval(ctx context.Context, in Input) (*evalOutput, error) {
 	return &out, nil
 }
 
-// inputDocument builds the documented Rego input (docs/policy.md).
+// actionValue is the action view as Rego reads it (input.action). A view
+// is immutable and a catalog reload builds a new policy Set, so the
+// conversion (a JSON round trip of the whole view) is done once per view
+// and Set, not per request; a value that is not a pointer is converted
+// each time.
+func (s *Set) actionValue(a any) (ast.Value, error) {
+	if a == nil {
+		return ast.NullValue, nil
+	}
+	cacheable := reflect.TypeOf(a).Kind() == reflect.Pointer
+	if cacheable {
+		if v, ok := s.actions.Load(a); ok {
+			return v.(ast.Value), nil
+		}
+	}
+	raw, err := json.Marshal(a)
+	if err != nil {
+		return nil, err
+	}
+	var doc any
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		return nil, err
+	}
+	v, err := ast.InterfaceToValue(doc)
+	if err != nil {
+		return nil, err
+	}
+	if cacheable {
+		s.actions.Store(a, v)
+	}
+	return v, nil
+}
+
+// inputDocument builds the documented Rego input (docs/policy.md), but for
+// input.action, which actionValue converts once per view.
 func inputDocument(in Input) (map[string]any, error) {
 	var event any
 	raw, err := json.Marshal(in.Event)
 	if err == nil {
 		err = json.Unmarshal(raw, &event)
-	}
-	var action any
-	if err == nil && in.Action != nil {
-		if raw, err = json.Marshal(in.Action); err == nil {
-			err = json.Unmarshal(raw, &action)
-		}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("input: %w", err)
@@ -254,7 +292,6 @@ func inputDocument(in Input) (map[string]any, error) {
 		"category":         string(in.Category),
 		"action_id":        in.ActionID,
 		"action_wildcards": wildcardKeys(in.ActionID),
-		"action":           action,
 		"principals":       principals,
 		"principal_set":    set,
 		"principal":        requestPrincipal(in.Principals),

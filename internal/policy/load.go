@@ -8,6 +8,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/open-policy-agent/opa/v1/ast"
@@ -82,6 +83,7 @@ type Set struct {
 	memory       uint64            // memory budget of one evaluation, bytes
 	afterEval    func(steps int64) // tests: runs in the evaluating goroutine once OPA returns
 	warnings     []Problem
+	actions      sync.Map // action view pointer → its ast.Value (actionValue)
 }
 
 type requirement struct {
