@@ -120,16 +120,16 @@ func requesterOf(req Request) approval.Identity {
 }
 
 // digestOf binds an approval to ev as decided on category, made by
-// requester.
-func digestOf(ev *route.Event, category string, requester approval.Identity) (string, error) {
-	args, err := json.Marshal(ev.ProposedArguments)
-	if err != nil {
-		return "", err
+// requester; it returns the encoded arguments too, for the preview.
+func digestOf(ev *route.Event, category string, requester approval.Identity) (digest string, args []byte, err error) {
+	if args, err = json.Marshal(ev.ProposedArguments); err != nil {
+		return "", nil, err
 	}
-	return approval.Digest(approval.Subject{
+	digest, err = approval.Digest(approval.Subject{
 		ToolName: ev.ToolName, ToolCategory: category, RiskDomain: ev.RiskDomain,
 		ProposedArguments: args, Requester: requester, AgentID: ev.AgentID,
 	})
+	return digest, args, err
 }
 
 // checkApprovalRef finds the event's gated approval ref and checks it
@@ -153,7 +153,7 @@ func (e *Engine) checkApprovalRef(ctx context.Context, req Request, ev *route.Ev
 	u.requester = requesterOf(req)
 	// The category the rules run on, as the asking decision had it: the
 	// contract's identity-bound rule can turn a public read private.
-	digest, err := digestOf(ev, string(contract.Evaluate(ev, category, now).Category), u.requester)
+	digest, _, err := digestOf(ev, string(contract.Evaluate(ev, category, now).Category), u.requester)
 	if err != nil {
 		return u.refuse(approval.CodeDigestMismatch, "the call cannot be bound to an approval: its arguments cannot be canonicalised")
 	}
@@ -204,11 +204,10 @@ func (e *Engine) offerApproval(ctx context.Context, d *Decision, ev *route.Event
 		return
 	}
 	requester := requesterOf(req)
-	digest, err := digestOf(ev, d.ToolCategory, requester)
+	digest, args, err := digestOf(ev, d.ToolCategory, requester)
 	if err != nil {
 		return
 	}
-	args, _ := json.Marshal(ev.ProposedArguments) // digestOf marshalled it already
 	preview, err := approval.Preview(args, d.Action.SensitiveArguments())
 	if err != nil {
 		return
