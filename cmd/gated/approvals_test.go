@@ -19,7 +19,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 	"go.uber.org/zap"
 
 	"github.com/gatedhq/gated/internal/approval"
@@ -413,7 +412,7 @@ func TestApprovalsRefusals(t *testing.T) {
 	if code, _ := r.decide(t, lateID, "approve", apAlice); code != http.StatusOK {
 		t.Fatalf("approve: %d", code)
 	}
-	execOn(t, dbURL, "UPDATE approvals SET expires_at = now() - interval '1 second' WHERE id = $1", lateID)
+	pgtest.ExecOn(t, dbURL, "UPDATE approvals SET expires_at = now() - interval '1 second' WHERE id = $1", lateID)
 	wantRefused(t, r.check(t, withEvidence(t, refundEvent("14"), late["evidence_ref"])), approval.CodeExpired)
 	if code, d := r.decide(t, lateID, "deny", apAlice); code != http.StatusConflict || d["code"] != approval.CodeDecided {
 		t.Errorf("deciding an approved one again: %d %v", code, d)
@@ -503,20 +502,6 @@ func TestApprovalsGuardsWebhookMetrics(t *testing.T) {
 	}
 	if d := func() map[string]any { _, d := post(t, open+"/pre-tool-check", refundEvent("12.5"), nil); return d }(); d["approval"] != nil {
 		t.Errorf("an ask without tokens carries an approval: %v", d["approval"])
-	}
-}
-
-// execOn runs one statement on the database at dbURL.
-func execOn(t *testing.T, dbURL, sql string, args ...any) {
-	t.Helper()
-	ctx := context.Background()
-	c, err := pgx.Connect(ctx, dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close(ctx)
-	if _, err := c.Exec(ctx, sql, args...); err != nil {
-		t.Fatalf("%s: %v", sql, err)
 	}
 }
 

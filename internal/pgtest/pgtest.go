@@ -41,16 +41,7 @@ func WithDatabase(t testing.TB, u, name string) string {
 // Exec runs one statement on the maintenance database.
 func Exec(t testing.TB, sql string, args ...any) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	c, err := pgx.Connect(ctx, AdminURL())
-	if err != nil {
-		t.Fatalf("connect to the test PostgreSQL (set GATED_TEST_DATABASE_URL): %v", err)
-	}
-	defer c.Close(ctx)
-	if _, err := c.Exec(ctx, sql, args...); err != nil {
-		t.Fatalf("%s: %v", sql, err)
-	}
+	ExecOn(t, AdminURL(), sql, args...)
 }
 
 // Fresh creates an empty database for the test, dropped (with its
@@ -97,4 +88,19 @@ func QueryInt(t testing.TB, dbURL, sql string, args ...any) int {
 		t.Fatalf("%s: %v", sql, err)
 	}
 	return n
+}
+
+// ExecOn runs one statement on the database at dbURL.
+func ExecOn(t testing.TB, dbURL, sql string, args ...any) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := pgx.Connect(ctx, dbURL)
+	if err != nil {
+		t.Fatalf("connect to the test PostgreSQL (set GATED_TEST_DATABASE_URL): %v", err)
+	}
+	defer c.Close(ctx)
+	if _, err := c.Exec(ctx, sql, args...); err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
 }
