@@ -59,6 +59,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		return usageError("%v", err)
 	}
 	defer func() { _ = log.Sync() }()
+	tuneMemory(getenv, log)
 
 	// Everything that can be wrong with the configuration is checked before
 	// anything is opened.
