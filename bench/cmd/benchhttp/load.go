@@ -151,3 +151,21 @@ func parseStatCPU(stat string) (time.Duration, error) {
 	}
 	return time.Duration(u+s) * clockTick, nil
 }
+
+// peakRSS is process pid's peak resident memory (VmHWM in
+// /proc/<pid>/status), in bytes; 0 when it cannot be read.
+func peakRSS(pid int) int64 {
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for line := range strings.Lines(string(raw)) {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			f := strings.Fields(rest) // "123456 kB"
+			if n, err := strconv.ParseInt(f[0], 10, 64); err == nil && len(f) == 2 && f[1] == "kB" {
+				return n << 10
+			}
+		}
+	}
+	return 0
+}

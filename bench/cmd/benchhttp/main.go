@@ -47,6 +47,8 @@ type config struct {
 	pause              time.Duration
 	concurrency        int
 	grants             int
+	overloadC          int // 0: no overload rows
+	gogcCompare        string
 	quick              bool
 	skipOPA, skipDB    bool
 	databaseURL        string
@@ -69,6 +71,8 @@ func main() {
 	fs.DurationVar(&c.pause, "pause", time.Second, "idle time between two servers' runs (lets async audit queues drain)")
 	fs.IntVar(&c.concurrency, "c", 32, "concurrent connections of the load generator")
 	fs.IntVar(&c.grants, "grants", 1000, "grants in the generated POLICY.md of the full path")
+	fs.IntVar(&c.overloadC, "overload-c", 128, "also drive the baseline and the full path at this many connections, reported in a table of their own (0: not)")
+	fs.StringVar(&c.gogcCompare, "gogc-compare", "", "also run gated on defaults with this GOGC (gated's own default is 400), to measure the collector's share")
 	fs.BoolVar(&c.quick, "quick", false, "smoke run: 1 round of 1 s, no warm-up, short benchmarks (checks that the harness works, measures nothing)")
 	fs.BoolVar(&c.skipOPA, "skip-opa", false, "leave out the OPA server")
 	fs.BoolVar(&c.skipDB, "skip-db", false, "leave out the full path (it needs PostgreSQL)")
@@ -116,6 +120,7 @@ func envOr(k, def string) string {
 type server struct {
 	name, desc string
 	args       []string // binary and arguments
+	env        []string // added to the harness's environment
 	url        string   // what the load generator posts to
 	health     string
 	body       string // file posted
@@ -190,6 +195,15 @@ func run(ctx context.Context, c config, out io.Writer) (err error) {
 	add(&server{name: "defaults", desc: "`gated serve` on its embedded defaults: no catalog or policy, file audit sink, async",
 		args: []string{c.gated, "serve", "--addr", a, "--log-level", "warn", "--audit-file", filepath.Join(work, "defaults-audit.jsonl"), "--spool-dir", filepath.Join(work, "defaults-spool")},
 		url:  "http://" + a + "/pre-tool-check", health: "http://" + a + "/healthz", body: eventFile, check: accept})
+
+	if c.gogcCompare != "" {
+		a = mustAddr()
+		name := "defaults-gogc" + c.gogcCompare
+		add(&server{name: name, desc: "as defaults, with `GOGC=" + c.gogcCompare + "` in the environment (gated's own default is 400)",
+			args: []string{c.gated, "serve", "--addr", a, "--log-level", "warn", "--audit-file", filepath.Join(work, name+"-audit.jsonl"), "--spool-dir", filepath.Join(work, name+"-spool")},
+			env:  []string{"GOGC=" + c.gogcCompare},
+			url:  "http://" + a + "/pre-tool-check", health: "http://" + a + "/healthz", body: eventFile, check: accept})
+	}
 
 	// Claude Code's HTTP hook: the hook input Claude Code sends, decided
 	// against the example Claude Code catalog (argument rules included).
@@ -270,6 +284,24 @@ func run(ctx context.Context, c config, out io.Writer) (err error) {
 			return err
 		}
 	}
+	// Each server is driven at the harness's concurrency; the baseline and
+	// the full path also at the overload concurrency, in a table of their
+	// own (its ratios are to the baseline at that concurrency).
+	type job struct {
+		s *server
+		c int
+	}
+	var jobs []job
+	for _, s := range servers {
+		jobs = append(jobs, job{s, c.concurrency})
+	}
+	if c.overloadC > 0 && c.overloadC != c.concurrency {
+		for _, s := range servers {
+			if s.name == "baseline" || strings.HasPrefix(s.name, "full-") {
+				jobs = append(jobs, job{s, c.overloadC})
+			}
+		}
+	}
 	progress := os.Stderr
 	if c.warmup > 0 {
 		for _, s := range servers {
@@ -279,26 +311,26 @@ func run(ctx context.Context, c config, out io.Writer) (err error) {
 			}
 		}
 	}
-	samples := make([][]sample, len(servers))
+	samples := make([][]sample, len(jobs))
 	for r := range c.rounds {
-		for k := range servers {
+		for k := range jobs {
 			// Rotate the order each round so no server always follows the
 			// same one (or always runs first, on a cold machine).
-			i := (k + r) % len(servers)
-			s := servers[i]
+			i := (k + r) % len(jobs)
+			l := jobs[i]
 			time.Sleep(c.pause)
-			sm, err := drive(ctx, c.hey, s.cmd.Process.Pid, s.url, s.body, c.duration, c.concurrency)
+			sm, err := drive(ctx, c.hey, l.s.cmd.Process.Pid, l.s.url, l.s.body, c.duration, l.c)
 			if err != nil {
-				return fmt.Errorf("%s: %w", s.name, err)
+				return fmt.Errorf("%s at %d connections: %w", l.s.name, l.c, err)
 			}
-			fmt.Fprintf(progress, "round %d/%d %-10s %8.0f req/s  p50 %s  p99 %s  CPU %.1f µs/req\n",
-				r+1, c.rounds, s.name, sm.rps, ms(sm.p50), ms(sm.p99), float64(sm.cpuPerOp)/1e3)
+			fmt.Fprintf(progress, "round %d/%d %-16s c=%-4d %8.0f req/s  p50 %s  p99 %s  CPU %.1f µs/req\n",
+				r+1, c.rounds, l.s.name, l.c, sm.rps, ms(sm.p50), ms(sm.p99), float64(sm.cpuPerOp)/1e3)
 			samples[i] = append(samples[i], sm)
 		}
 	}
-	results := make([]result, len(servers))
-	for i, s := range servers {
-		results[i] = result{name: s.name, desc: s.desc, med: medians(samples[i]), rounds: len(samples[i])}
+	results := make([]result, len(jobs))
+	for i, l := range jobs {
+		results[i] = result{name: l.s.name, desc: l.s.desc, c: l.c, med: medians(samples[i]), rounds: len(samples[i]), peakRSS: peakRSS(l.s.cmd.Process.Pid)}
 	}
 
 	var allocs []benchLine
@@ -323,12 +355,14 @@ func writeReport(w io.Writer, c config, started time.Time, m []string, rs []resu
 	fmt.Fprintf(w, "Measured %s with `make bench-http`, which ran:\n\n", started.Format("2006-01-02 15:04 MST"))
 	fmt.Fprintf(w, "```sh\n%s\n```\n\n", c.commandLine)
 	fmt.Fprintf(w, "Machine: %s.\n\n", strings.Join(m, "; "))
-	fmt.Fprintf(w, "POST of the same %d-byte event (bench/cmd/benchhttp/event.json; the hook row posts its own hook input), %d connections, %d round(s) of %s per server in rotating order; medians of the rounds. Ratios are to the baseline of this run (req/s: higher is better; latency and CPU: lower is better). CPU is the server process's own user+system time; PostgreSQL's and hey's are not counted.\n\n",
+	fmt.Fprintf(w, "POST of the same %d-byte event (bench/cmd/benchhttp/event.json; the hook row posts its own hook input), %d connections, %d round(s) of %s per server in rotating order; medians of the rounds. Ratios are to the baseline of this run (req/s: higher is better; latency and CPU: lower is better). CPU is the server process's own user+system time; PostgreSQL's and hey's are not counted. Peak RSS is the server process's over the whole run.\n\n",
 		len(event), c.concurrency, c.rounds, c.duration)
 	writeTable(w, rs)
 	by := map[string]sample{}
 	for _, r := range rs {
-		by[r.name] = r.med
+		if r.c == c.concurrency {
+			by[r.name] = r.med
+		}
 	}
 	if o, ok := by["opa"]; ok {
 		fmt.Fprintln(w)
@@ -383,6 +417,7 @@ func (s *server) start(ctx context.Context) error {
 		return err
 	}
 	s.cmd = exec.Command(s.args[0], s.args[1:]...)
+	s.cmd.Env = append(os.Environ(), s.env...)
 	s.cmd.Stdout, s.cmd.Stderr = logf, logf
 	if err := s.cmd.Start(); err != nil {
 		_ = logf.Close()

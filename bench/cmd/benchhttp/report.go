@@ -14,8 +14,10 @@ import (
 // result is one server's medians over the rounds.
 type result struct {
 	name, desc string
+	c          int // connections
 	med        sample
 	rounds     int
+	peakRSS    int64 // the process's peak resident memory over the whole run, bytes (0: unknown)
 }
 
 // median of xs (the mean of the two middle values for an even count).
@@ -65,27 +67,54 @@ func ratio(x, base float64) float64 {
 	return x / base
 }
 
-// writeTable prints the markdown table: ratios to the first result (the
-// baseline) first, since only they carry from one machine to another, then
-// the absolute figures they come from.
+// writeTable prints one markdown table per concurrency, in the order the
+// results come: ratios to that table's first result (the baseline at the
+// same concurrency) first, since only they carry from one machine to
+// another, then the absolute figures they come from.
 func writeTable(w io.Writer, rs []result) {
-	if len(rs) == 0 {
-		return
-	}
-	b := rs[0].med
-	fmt.Fprintln(w, "| server | req/s | p50 | p99 | CPU/req | req/s (abs) | p50 (abs) | p99 (abs) | CPU µs/req (abs) |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|")
+	var cs []int
 	for _, r := range rs {
-		m := r.med
-		fmt.Fprintf(w, "| %s | %.2f× | %.2f× | %.2f× | %.2f× | %s | %s | %s | %.1f |\n", r.name,
-			ratio(m.rps, b.rps), ratio(float64(m.p50), float64(b.p50)),
-			ratio(float64(m.p99), float64(b.p99)), ratio(float64(m.cpuPerOp), float64(b.cpuPerOp)),
-			thousands(m.rps), ms(m.p50), ms(m.p99), float64(m.cpuPerOp)/float64(time.Microsecond))
+		if !slices.Contains(cs, r.c) {
+			cs = append(cs, r.c)
+		}
+	}
+	for i, c := range cs {
+		if i > 0 {
+			fmt.Fprintf(w, "\nAt %d connections (overload), ratios to the baseline at %d:\n\n", c, c)
+		}
+		var b *sample
+		fmt.Fprintln(w, "| server | req/s | p50 | p99 | CPU/req | req/s (abs) | p50 (abs) | p99 (abs) | CPU µs/req (abs) | peak RSS (abs) |")
+		fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|")
+		for _, r := range rs {
+			if r.c != c {
+				continue
+			}
+			m := r.med
+			if b == nil {
+				b = &m
+			}
+			fmt.Fprintf(w, "| %s | %.2f× | %.2f× | %.2f× | %.2f× | %s | %s | %s | %.1f | %s |\n", r.name,
+				ratio(m.rps, b.rps), ratio(float64(m.p50), float64(b.p50)),
+				ratio(float64(m.p99), float64(b.p99)), ratio(float64(m.cpuPerOp), float64(b.cpuPerOp)),
+				thousands(m.rps), ms(m.p50), ms(m.p99), float64(m.cpuPerOp)/float64(time.Microsecond), mib(r.peakRSS))
+		}
 	}
 	fmt.Fprintln(w)
+	seen := map[string]bool{}
 	for _, r := range rs {
-		fmt.Fprintf(w, "- **%s**: %s\n", r.name, r.desc)
+		if !seen[r.name] {
+			seen[r.name] = true
+			fmt.Fprintf(w, "- **%s**: %s\n", r.name, r.desc)
+		}
 	}
+}
+
+// mib formats bytes as MiB, or "–" when unknown.
+func mib(n int64) string {
+	if n <= 0 {
+		return "–"
+	}
+	return strconv.FormatInt((n+1<<19)>>20, 10) + " MiB"
 }
 
 func ms(d time.Duration) string {

@@ -82,18 +82,25 @@ func TestMedians(t *testing.T) {
 func TestWriteTableRatios(t *testing.T) {
 	var b strings.Builder
 	writeTable(&b, []result{
-		{name: "baseline", desc: "b", med: sample{rps: 10000, p50: 2 * time.Millisecond, p99: 10 * time.Millisecond, cpuPerOp: 100 * time.Microsecond}},
-		{name: "defaults", desc: "d", med: sample{rps: 7000, p50: 3 * time.Millisecond, p99: 20 * time.Millisecond, cpuPerOp: 150 * time.Microsecond}},
+		{name: "baseline", desc: "b", c: 32, peakRSS: 20 << 20, med: sample{rps: 10000, p50: 2 * time.Millisecond, p99: 10 * time.Millisecond, cpuPerOp: 100 * time.Microsecond}},
+		{name: "defaults", desc: "d", c: 32, med: sample{rps: 7000, p50: 3 * time.Millisecond, p99: 20 * time.Millisecond, cpuPerOp: 150 * time.Microsecond}},
+		{name: "baseline", desc: "b", c: 128, peakRSS: 20 << 20, med: sample{rps: 8000, p50: 8 * time.Millisecond, p99: 40 * time.Millisecond, cpuPerOp: 100 * time.Microsecond}},
+		{name: "full-async", desc: "f", c: 128, peakRSS: 70 << 20, med: sample{rps: 4000, p50: 16 * time.Millisecond, p99: 60 * time.Millisecond, cpuPerOp: 200 * time.Microsecond}},
 	})
 	out := b.String()
 	for _, want := range []string{
-		"| baseline | 1.00× | 1.00× | 1.00× | 1.00× | 10,000 | 2.00 ms | 10.00 ms | 100.0 |",
-		"| defaults | 0.70× | 1.50× | 2.00× | 1.50× | 7,000 | 3.00 ms | 20.00 ms | 150.0 |",
+		"| baseline | 1.00× | 1.00× | 1.00× | 1.00× | 10,000 | 2.00 ms | 10.00 ms | 100.0 | 20 MiB |",
+		"| defaults | 0.70× | 1.50× | 2.00× | 1.50× | 7,000 | 3.00 ms | 20.00 ms | 150.0 | – |",
+		"At 128 connections (overload), ratios to the baseline at 128:",
+		"| full-async | 0.50× | 2.00× | 1.50× | 2.00× | 4,000 | 16.00 ms | 60.00 ms | 200.0 | 70 MiB |",
 		"- **defaults**: d",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("table lacks %q:\n%s", want, out)
 		}
+	}
+	if n := strings.Count(out, "- **baseline**"); n != 1 {
+		t.Errorf("the baseline is described %d times, want once:\n%s", n, out)
 	}
 }
 
