@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"strconv"
@@ -17,6 +19,10 @@ type sample struct {
 	p50, p99 time.Duration // latency percentiles from hey's distribution
 	cpuPerOp time.Duration // the server process's user+system CPU per request
 	requests int
+	// notAccepted counts the decisions gated's metrics show with a route
+	// other than accept during the round (0 for servers without them): an
+	// overloaded gated that refused would otherwise look fast.
+	notAccepted int
 }
 
 // heyResult is what the harness reads from hey's text report.
@@ -29,8 +35,12 @@ type heyResult struct {
 
 // drive runs hey against url for d at concurrency c, posting the file body,
 // and measures the CPU the server process pid spent meanwhile.
-func drive(ctx context.Context, hey string, pid int, url, body string, d time.Duration, c int) (sample, error) {
+func drive(ctx context.Context, hey string, pid int, url, metrics, body string, d time.Duration, c int) (sample, error) {
 	before, err := procCPU(pid)
+	if err != nil {
+		return sample{}, err
+	}
+	decided, err := notAccepted(metrics)
 	if err != nil {
 		return sample{}, err
 	}
@@ -41,6 +51,10 @@ func drive(ctx context.Context, hey string, pid int, url, body string, d time.Du
 		return sample{}, fmt.Errorf("hey: %w", exitDetail(err))
 	}
 	after, err := procCPU(pid)
+	if err != nil {
+		return sample{}, err
+	}
+	decidedAfter, err := notAccepted(metrics)
 	if err != nil {
 		return sample{}, err
 	}
@@ -58,7 +72,7 @@ func drive(ctx context.Context, hey string, pid int, url, body string, d time.Du
 	if ok == 0 || ok != total {
 		return sample{}, fmt.Errorf("%s: %d of %d requests answered 200 (statuses %v, %d errors)", url, ok, total, r.responses, r.errors)
 	}
-	return sample{rps: r.rps, p50: r.p50, p99: r.p99, cpuPerOp: (after - before) / time.Duration(ok), requests: ok}, nil
+	return sample{rps: r.rps, p50: r.p50, p99: r.p99, cpuPerOp: (after - before) / time.Duration(ok), requests: ok, notAccepted: decidedAfter - decided}, nil
 }
 
 // parseHey reads hey's default text report (hey v0.1.4).
@@ -168,4 +182,41 @@ func peakRSS(pid int) int64 {
 		}
 	}
 	return 0
+}
+
+// notAccepted reads gated's /metrics at url and sums gated_decisions_total
+// over every route but accept; an empty url (not gated) reads as 0.
+func notAccepted(url string) (int, error) {
+	if url == "" {
+		return 0, nil
+	}
+	resp, err := http.Get(url)
+	if err != nil {
+		return 0, fmt.Errorf("read the decision counts: %w", err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		return 0, fmt.Errorf("read the decision counts from %s: status %d, %v", url, resp.StatusCode, err)
+	}
+	return sumNotAccepted(string(raw))
+}
+
+// sumNotAccepted sums the gated_decisions_total samples of a Prometheus
+// text exposition whose route label is not accept.
+func sumNotAccepted(text string) (int, error) {
+	n := 0
+	for line := range strings.Lines(text) {
+		rest, ok := strings.CutPrefix(line, "gated_decisions_total{")
+		if !ok || strings.Contains(rest, `route="accept"`) {
+			continue
+		}
+		f := strings.Fields(rest)
+		v, err := strconv.ParseFloat(f[len(f)-1], 64)
+		if err != nil {
+			return 0, fmt.Errorf("unreadable decision count %q: %w", strings.TrimSpace(line), err)
+		}
+		n += int(v)
+	}
+	return n, nil
 }

@@ -123,6 +123,7 @@ type server struct {
 	env        []string // added to the harness's environment
 	url        string   // what the load generator posts to
 	health     string
+	metrics    string // gated's /metrics, to count decisions that were not accepted; "" for other servers
 	body       string // file posted
 	check      func(status int, body []byte) error
 	cmd        *exec.Cmd
@@ -170,6 +171,9 @@ func run(ctx context.Context, c config, out io.Writer) (err error) {
 	var servers []*server
 	add := func(s *server) {
 		s.log = filepath.Join(work, s.name+".log")
+		if s.args[0] == c.gated {
+			s.metrics = strings.TrimSuffix(s.health, "/healthz") + "/metrics"
+		}
 		servers = append(servers, s)
 	}
 	addr := func() (string, error) {
@@ -306,7 +310,7 @@ func run(ctx context.Context, c config, out io.Writer) (err error) {
 	if c.warmup > 0 {
 		for _, s := range servers {
 			fmt.Fprintf(progress, "warm-up %s %s\n", s.name, c.warmup)
-			if _, err := drive(ctx, c.hey, s.cmd.Process.Pid, s.url, s.body, c.warmup, c.concurrency); err != nil {
+			if _, err := drive(ctx, c.hey, s.cmd.Process.Pid, s.url, s.metrics, s.body, c.warmup, c.concurrency); err != nil {
 				return fmt.Errorf("%s: %w", s.name, err)
 			}
 		}
@@ -319,7 +323,7 @@ func run(ctx context.Context, c config, out io.Writer) (err error) {
 			i := (k + r) % len(jobs)
 			l := jobs[i]
 			time.Sleep(c.pause)
-			sm, err := drive(ctx, c.hey, l.s.cmd.Process.Pid, l.s.url, l.s.body, c.duration, l.c)
+			sm, err := drive(ctx, c.hey, l.s.cmd.Process.Pid, l.s.url, l.s.metrics, l.s.body, c.duration, l.c)
 			if err != nil {
 				return fmt.Errorf("%s at %d connections: %w", l.s.name, l.c, err)
 			}
@@ -330,7 +334,7 @@ func run(ctx context.Context, c config, out io.Writer) (err error) {
 	}
 	results := make([]result, len(jobs))
 	for i, l := range jobs {
-		results[i] = result{name: l.s.name, desc: l.s.desc, c: l.c, med: medians(samples[i]), rounds: len(samples[i]), peakRSS: peakRSS(l.s.cmd.Process.Pid)}
+		results[i] = result{name: l.s.name, desc: l.s.desc, c: l.c, med: medians(samples[i]), rounds: len(samples[i]), peakRSS: peakRSS(l.s.cmd.Process.Pid), gated: l.s.metrics != ""}
 	}
 
 	var allocs []benchLine
@@ -355,7 +359,7 @@ func writeReport(w io.Writer, c config, started time.Time, m []string, rs []resu
 	fmt.Fprintf(w, "Measured %s with `make bench-http`, which ran:\n\n", started.Format("2006-01-02 15:04 MST"))
 	fmt.Fprintf(w, "```sh\n%s\n```\n\n", c.commandLine)
 	fmt.Fprintf(w, "Machine: %s.\n\n", strings.Join(m, "; "))
-	fmt.Fprintf(w, "POST of the same %d-byte event (bench/cmd/benchhttp/event.json; the hook row posts its own hook input), %d connections, %d round(s) of %s per server in rotating order; medians of the rounds. Ratios are to the baseline of this run (req/s: higher is better; latency and CPU: lower is better). CPU is the server process's own user+system time; PostgreSQL's and hey's are not counted. Peak RSS is the server process's over the whole run.\n\n",
+	fmt.Fprintf(w, "POST of the same %d-byte event (bench/cmd/benchhttp/event.json; the hook row posts its own hook input), %d connections, %d round(s) of %s per server in rotating order; medians of the rounds. Ratios are to the baseline of this run (req/s: higher is better; latency and CPU: lower is better). CPU is the server process's own user+system time; PostgreSQL's and hey's are not counted. Peak RSS is the server process's over the whole run. Not accepted: gated's decisions with another route over all rounds, from its `gated_decisions_total` (the event is one every gated row accepts, so anything else is a refusal under load, such as the policy's time budget).\n\n",
 		len(event), c.concurrency, c.rounds, c.duration)
 	writeTable(w, rs)
 	by := map[string]sample{}

@@ -18,6 +18,7 @@ type result struct {
 	med        sample
 	rounds     int
 	peakRSS    int64 // the process's peak resident memory over the whole run, bytes (0: unknown)
+	gated      bool  // counts its decisions (notAccepted means something)
 }
 
 // median of xs (the mean of the two middle values for an even count).
@@ -47,8 +48,10 @@ func medians(samples []sample) sample {
 	}
 	rps := make([]float64, len(samples))
 	reqs := make([]int, len(samples))
+	refused := 0
 	for i, s := range samples {
 		rps[i], reqs[i] = s.rps, s.requests
+		refused += s.notAccepted
 	}
 	return sample{
 		rps:      median(rps),
@@ -56,6 +59,8 @@ func medians(samples []sample) sample {
 		p99:      pick(func(s sample) time.Duration { return s.p99 }),
 		cpuPerOp: pick(func(s sample) time.Duration { return s.cpuPerOp }),
 		requests: median(reqs),
+		// Summed, not a median: one refusal in any round counts.
+		notAccepted: refused,
 	}
 }
 
@@ -83,8 +88,8 @@ func writeTable(w io.Writer, rs []result) {
 			fmt.Fprintf(w, "\nAt %d connections (overload), ratios to the baseline at %d:\n\n", c, c)
 		}
 		var b *sample
-		fmt.Fprintln(w, "| server | req/s | p50 | p99 | CPU/req | req/s (abs) | p50 (abs) | p99 (abs) | CPU µs/req (abs) | peak RSS (abs) |")
-		fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|")
+		fmt.Fprintln(w, "| server | req/s | p50 | p99 | CPU/req | req/s (abs) | p50 (abs) | p99 (abs) | CPU µs/req (abs) | peak RSS (abs) | not accepted |")
+		fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|")
 		for _, r := range rs {
 			if r.c != c {
 				continue
@@ -93,10 +98,14 @@ func writeTable(w io.Writer, rs []result) {
 			if b == nil {
 				b = &m
 			}
-			fmt.Fprintf(w, "| %s | %.2f× | %.2f× | %.2f× | %.2f× | %s | %s | %s | %.1f | %s |\n", r.name,
+			na := "–"
+			if r.gated {
+				na = strconv.Itoa(m.notAccepted)
+			}
+			fmt.Fprintf(w, "| %s | %.2f× | %.2f× | %.2f× | %.2f× | %s | %s | %s | %.1f | %s | %s |\n", r.name,
 				ratio(m.rps, b.rps), ratio(float64(m.p50), float64(b.p50)),
 				ratio(float64(m.p99), float64(b.p99)), ratio(float64(m.cpuPerOp), float64(b.cpuPerOp)),
-				thousands(m.rps), ms(m.p50), ms(m.p99), float64(m.cpuPerOp)/float64(time.Microsecond), mib(r.peakRSS))
+				thousands(m.rps), ms(m.p50), ms(m.p99), float64(m.cpuPerOp)/float64(time.Microsecond), mib(r.peakRSS), na)
 		}
 	}
 	fmt.Fprintln(w)

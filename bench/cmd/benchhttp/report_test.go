@@ -83,16 +83,16 @@ func TestWriteTableRatios(t *testing.T) {
 	var b strings.Builder
 	writeTable(&b, []result{
 		{name: "baseline", desc: "b", c: 32, peakRSS: 20 << 20, med: sample{rps: 10000, p50: 2 * time.Millisecond, p99: 10 * time.Millisecond, cpuPerOp: 100 * time.Microsecond}},
-		{name: "defaults", desc: "d", c: 32, med: sample{rps: 7000, p50: 3 * time.Millisecond, p99: 20 * time.Millisecond, cpuPerOp: 150 * time.Microsecond}},
+		{name: "defaults", desc: "d", c: 32, gated: true, med: sample{rps: 7000, p50: 3 * time.Millisecond, p99: 20 * time.Millisecond, cpuPerOp: 150 * time.Microsecond}},
 		{name: "baseline", desc: "b", c: 128, peakRSS: 20 << 20, med: sample{rps: 8000, p50: 8 * time.Millisecond, p99: 40 * time.Millisecond, cpuPerOp: 100 * time.Microsecond}},
-		{name: "full-async", desc: "f", c: 128, peakRSS: 70 << 20, med: sample{rps: 4000, p50: 16 * time.Millisecond, p99: 60 * time.Millisecond, cpuPerOp: 200 * time.Microsecond}},
+		{name: "full-async", desc: "f", c: 128, peakRSS: 70 << 20, gated: true, med: sample{notAccepted: 3, rps: 4000, p50: 16 * time.Millisecond, p99: 60 * time.Millisecond, cpuPerOp: 200 * time.Microsecond}},
 	})
 	out := b.String()
 	for _, want := range []string{
-		"| baseline | 1.00× | 1.00× | 1.00× | 1.00× | 10,000 | 2.00 ms | 10.00 ms | 100.0 | 20 MiB |",
-		"| defaults | 0.70× | 1.50× | 2.00× | 1.50× | 7,000 | 3.00 ms | 20.00 ms | 150.0 | – |",
+		"| baseline | 1.00× | 1.00× | 1.00× | 1.00× | 10,000 | 2.00 ms | 10.00 ms | 100.0 | 20 MiB | – |",
+		"| defaults | 0.70× | 1.50× | 2.00× | 1.50× | 7,000 | 3.00 ms | 20.00 ms | 150.0 | – | 0 |",
 		"At 128 connections (overload), ratios to the baseline at 128:",
-		"| full-async | 0.50× | 2.00× | 1.50× | 2.00× | 4,000 | 16.00 ms | 60.00 ms | 200.0 | 70 MiB |",
+		"| full-async | 0.50× | 2.00× | 1.50× | 2.00× | 4,000 | 16.00 ms | 60.00 ms | 200.0 | 70 MiB | 3 |",
 		"- **defaults**: d",
 	} {
 		if !strings.Contains(out, want) {
@@ -133,5 +133,21 @@ func TestPolicyAndEvent(t *testing.T) {
 	}
 	if len(event) < 1400 || len(event) > 1700 {
 		t.Errorf("the event is %d bytes; the harness promises about 1.5 KB", len(event))
+	}
+}
+
+func TestSumNotAccepted(t *testing.T) {
+	text := `# HELP gated_decisions_total Decisions by route.
+# TYPE gated_decisions_total counter
+gated_decisions_total{execute="true",route="accept",shadow="false",tool_category="write"} 900
+gated_decisions_total{execute="false",route="refuse",shadow="false",tool_category="write"} 7
+gated_decisions_total{execute="false",route="ask",shadow="false",tool_category="write"} 2
+gated_tool_decisions_total{route="refuse",tool_name="x"} 50
+`
+	if n, err := sumNotAccepted(text); err != nil || n != 9 {
+		t.Errorf("got %d, %v; want 9 (refuse 7 + ask 2, neither accept nor another metric)", n, err)
+	}
+	if _, err := sumNotAccepted(`gated_decisions_total{route="refuse"} many` + "\n"); err == nil {
+		t.Error("an unreadable count was taken for a number")
 	}
 }
