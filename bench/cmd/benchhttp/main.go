@@ -36,6 +36,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -49,6 +50,7 @@ type config struct {
 	grants             int
 	overloadC          int // 0: no overload rows
 	gogcCompare        string
+	profile            string // servers to profile with perf, comma-separated
 	quick              bool
 	skipOPA, skipDB    bool
 	databaseURL        string
@@ -72,6 +74,7 @@ func main() {
 	fs.IntVar(&c.concurrency, "c", 32, "concurrent connections of the load generator")
 	fs.IntVar(&c.grants, "grants", 1000, "grants in the generated POLICY.md of the full path")
 	fs.IntVar(&c.overloadC, "overload-c", 128, "also drive the baseline and the full path at this many connections, reported in a table of their own (0: not)")
+	fs.StringVar(&c.profile, "profile", "", "after the rounds, profile these servers (comma-separated names, e.g. full-async) with perf for one more run each, and add where their CPU went to the report")
 	fs.StringVar(&c.gogcCompare, "gogc-compare", "", "also run gated on defaults with this GOGC (gated's own default is 400), to measure the collector's share")
 	fs.BoolVar(&c.quick, "quick", false, "smoke run: 1 round of 1 s, no warm-up, short benchmarks (checks that the harness works, measures nothing)")
 	fs.BoolVar(&c.skipOPA, "skip-opa", false, "leave out the OPA server")
@@ -142,6 +145,12 @@ func run(ctx context.Context, c config, out io.Writer) (err error) {
 	if !c.skipOPA {
 		if _, err := os.Stat(c.opa); err != nil {
 			return fmt.Errorf("%s is missing (make bench-http builds it; or pass -skip-opa)", c.opa)
+		}
+	}
+	var perf string
+	if c.profile != "" {
+		if perf, err = findPerf(); err != nil {
+			return err
 		}
 	}
 	work, err := os.MkdirTemp("", "benchhttp-")
@@ -337,6 +346,20 @@ func run(ctx context.Context, c config, out io.Writer) (err error) {
 		results[i] = result{name: l.s.name, desc: l.s.desc, c: l.c, med: medians(samples[i]), rounds: len(samples[i]), peakRSS: peakRSS(l.s.cmd.Process.Pid), gated: l.s.metrics != ""}
 	}
 
+	var profiles []string
+	for _, name := range strings.FieldsFunc(c.profile, func(r rune) bool { return r == ',' }) {
+		i := slices.IndexFunc(servers, func(s *server) bool { return s.name == name })
+		if i < 0 {
+			return fmt.Errorf("-profile: there is no server %q in this run", name)
+		}
+		fmt.Fprintf(progress, "profile %s %s\n", name, c.duration)
+		p, err := profileRun(ctx, perf, c.hey, servers[i], c.duration, c.concurrency, work)
+		if err != nil {
+			return fmt.Errorf("profile %s: %w", name, err)
+		}
+		profiles = append(profiles, p)
+	}
+
 	var allocs []benchLine
 	if !c.skipAllocs {
 		if allocs, err = allocBenchmarks(ctx, c.benchtime); err != nil {
@@ -345,7 +368,7 @@ func run(ctx context.Context, c config, out io.Writer) (err error) {
 	}
 
 	var rep bytes.Buffer
-	writeReport(&rep, c, started, m, results, allocs)
+	writeReport(&rep, c, started, m, results, profiles, allocs)
 	if _, err := out.Write(rep.Bytes()); err != nil {
 		return err
 	}
@@ -355,7 +378,7 @@ func run(ctx context.Context, c config, out io.Writer) (err error) {
 	return nil
 }
 
-func writeReport(w io.Writer, c config, started time.Time, m []string, rs []result, allocs []benchLine) {
+func writeReport(w io.Writer, c config, started time.Time, m []string, rs []result, profiles []string, allocs []benchLine) {
 	fmt.Fprintf(w, "Measured %s with `make bench-http`, which ran:\n\n", started.Format("2006-01-02 15:04 MST"))
 	fmt.Fprintf(w, "```sh\n%s\n```\n\n", c.commandLine)
 	fmt.Fprintf(w, "Machine: %s.\n\n", strings.Join(m, "; "))
@@ -375,6 +398,9 @@ func writeReport(w io.Writer, c config, started time.Time, m []string, rs []resu
 				fmt.Fprintf(w, "%s / opa: %.2f× the req/s, %.2f× the CPU per request.\n", n, ratio(g.rps, o.rps), ratio(float64(g.cpuPerOp), float64(o.cpuPerOp)))
 			}
 		}
+	}
+	for _, p := range profiles {
+		fmt.Fprintf(w, "\n%s", p)
 	}
 	if len(allocs) > 0 {
 		fmt.Fprintf(w, "\nAllocations per decision: `go test -run '^$' -bench 'BenchmarkDecide$' -benchmem ./internal/gate` (in-process decision and envelope) and `-bench 'BenchmarkPreToolCheck$' ./internal/server` (the whole handler, defaults)")

@@ -151,3 +151,37 @@ gated_tool_decisions_total{route="refuse",tool_name="x"} 50
 		t.Error("an unreadable count was taken for a number")
 	}
 }
+
+func TestProfileStages(t *testing.T) {
+	// Three samples in perf script's ip,sym form, leaf first.
+	script := `    4a1 runtime.memmove
+    4b2 github.com/gatedhq/gated/internal/contract.validate
+    4c3 github.com/gatedhq/gated/internal/contract.Prepare
+    4d4 github.com/gatedhq/gated/internal/gate.(*Engine).Decide
+
+    5a1 runtime.scanobject
+    5b2 runtime.gcBgMarkWorker
+
+    6a1 runtime.memmove
+    6b2 github.com/gatedhq/gated/internal/server.writeJSON
+`
+	stacks, err := readStacks(strings.NewReader(script))
+	if err != nil || len(stacks) != 3 || stacks[0][1] != "github.com/gatedhq/gated/internal/contract.validate" {
+		t.Fatalf("stacks %q, %v", stacks, err)
+	}
+	var b strings.Builder
+	writeProfile(&b, stacks)
+	out := b.String()
+	for _, want := range []string{
+		"| decision (the rows below but the policy goroutine) | 33.3 % |",
+		"| · · of which JSON Schema validation | 33.3 % |",
+		"| garbage collector (background marking) | 33.3 % |",
+		"| HTTP: encode and write the answer | 33.3 % |",
+		"| · policy (OPA), with its evaluation goroutine | 0.0 % |",
+		"| `runtime.memmove` | 66.7 % |",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("profile lacks %q:\n%s", want, out)
+		}
+	}
+}
