@@ -51,29 +51,49 @@ func HasPII(s string) bool {
 	return digitGroup(s) >= 10 && phoneRE.MatchString(s)
 }
 
-// digitGroup returns the largest number of digits in one run of digits and
-// the separators the number patterns allow (space, dash, dot, parentheses,
-// plus). It bounds what any number pattern could match.
+// digitGroup bounds what any number pattern could match in s: the largest
+// count of digits in one run of digits and the separators the patterns
+// allow (space, dash, dot, parentheses, plus, whitespace), counted from a
+// digit that can begin a match. Every number pattern begins its digits at a
+// word boundary (\b), so a digit right after a letter or an underscore
+// cannot: the digits of a hex hash ("sha256:ef0b58…") count for nothing,
+// and the regexps are not run on every revision and fingerprint.
 func digitGroup(s string) int {
-	best, cur := 0, 0
+	best, cur, started := 0, 0, false
 	for i := 0; i < len(s); i++ {
 		switch c := s[i]; {
 		case c >= '0' && c <= '9':
-			cur++
-			best = max(best, cur)
+			if !started && (i == 0 || !isWordByte(s[i-1])) {
+				started = true
+			}
+			if started {
+				cur++
+				best = max(best, cur)
+			}
 		case c == ' ' || c == '-' || c == '.' || c == '(' || c == ')' || c == '+' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v':
 		default:
-			cur = 0
+			cur, started = 0, false
 		}
 	}
 	return best
 }
 
-// containsFold reports whether s holds any of words (lower case), ignoring case.
+// isWordByte is regexp's \w: what \b separates from everything else.
+func isWordByte(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_'
+}
+
+// containsFold reports whether s holds any of words (lower-case ASCII),
+// ignoring case. The first byte is compared before the whole word, so a
+// long string with none of the words costs one pass.
 func containsFold(s string, words []string) bool {
-	for _, w := range words {
-		for i := 0; i+len(w) <= len(s); i++ {
-			if strings.EqualFold(s[i:i+len(w)], w) {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		for _, w := range words {
+			if c == w[0] && i+len(w) <= len(s) && strings.EqualFold(s[i:i+len(w)], w) {
 				return true
 			}
 		}

@@ -85,3 +85,54 @@ func TestHasPII(t *testing.T) {
 		}
 	}
 }
+
+// digitGroup is the prefilter that decides whether the number regexps run
+// at all: it must never say a string is too short for a match the regexps
+// would find.
+func FuzzDigitGroupBound(f *testing.F) {
+	for _, s := range []string{
+		"123-45-6789", "4111 1111 1111 1111", "4111-1111-1111-1111", "(555) 123-4567", "+1 555.123.4567",
+		"x+15551234567", "sha256:ef0b587d12a90c52786e0fd61d3619f055d4e99a27573702593433958d0ba503",
+		"a1234567890123 4567", "id_123456789012345", "é4111111111111111", "call 555-123-4567 now", "12 34 56 78 90 12 34",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		n := digitGroup(s)
+		if n < 9 && numberRE.MatchString(s) {
+			t.Errorf("digitGroup(%q) = %d, but the number pattern matches %q", s, n, numberRE.FindString(s))
+		}
+		if n < 10 && phoneRE.MatchString(s) {
+			t.Errorf("digitGroup(%q) = %d, but the phone pattern matches %q", s, n, phoneRE.FindString(s))
+		}
+	})
+}
+
+func TestDigitGroupSkipsHashes(t *testing.T) {
+	t.Parallel()
+	for s, want := range map[string]int{
+		"sha256:ef0b587d12a90c52786e0fd61d3619f055d4e99a27573702593433958d0ba503": 0,
+		"4111 1111 1111 1111":   16,
+		"ticket T-1001":         4, // after the dash, a match could begin
+		"v2026":                 0,
+		"x 2026-11-24T06:48:12": 4 + 2 + 2,
+	} {
+		if got := digitGroup(s); got != want {
+			t.Errorf("digitGroup(%q) = %d, want %d", s, got, want)
+		}
+	}
+}
+
+// The strings an audit record screens on every decision, revisions first.
+func BenchmarkScreenRecordStrings(b *testing.B) {
+	ss := []string{
+		"sha256:ef0b587d12a90c52786e0fd61d3619f055d4e99a27573702593433958d0ba503",
+		"sha256:0d393493b16fb76d8427b3ed190546b259d3544d7e4b3af68add54aa678d8c53",
+		"bench-0001", "support-agent", "update_ticket", "tickets:update", "customer_support", "auth.account_validated",
+	}
+	for b.Loop() {
+		for _, s := range ss {
+			_ = HasSecret(s) || HasPII(s)
+		}
+	}
+}
