@@ -3,7 +3,8 @@
 # Crashers found land in the package's testdata/fuzz and then run as
 # regression seeds in every `go test`.
 
-FUZZ_TARGETS := ./internal/server:FuzzDecide ./internal/opfile:FuzzFrontmatter ./internal/policy:FuzzParse ./internal/redact:FuzzDigitGroupBound
+FUZZ_TARGETS := ./internal/server:FuzzDecide ./internal/opfile:FuzzFrontmatter ./internal/policy:FuzzParse ./internal/redact:FuzzDigitGroupBound \
+	./internal/opfile/fastschema:FuzzFastSchema ./internal/opfile/fastschema:FuzzFastSchemaGenerated
 .PHONY: fuzz fuzz-short
 
 fuzz-short:

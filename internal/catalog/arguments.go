@@ -168,7 +168,7 @@ func (v *View) SensitiveArguments() []string {
 			walk(p, at+opfile.Pointer(name), depth+1)
 		}
 	}
-	walk(v.input, "", 0)
+	walk(v.input.Schema, "", 0)
 	slices.Sort(out)
 	return slices.Compact(out)
 }

@@ -68,3 +68,25 @@ func TestSensitiveArguments(t *testing.T) {
 		t.Fatalf("no view: %q", got)
 	}
 }
+
+// Every input schema of the example catalogs is validated on the fast path
+// (valid arguments never reach the library): otherwise the fast path
+// would go silently unused for the schemas gated ships.
+func TestExampleInputSchemasHaveFastPath(t *testing.T) {
+	t.Parallel()
+	n := 0
+	for _, dir := range []string{examples, "../../examples/claude-code/catalog"} {
+		for _, v := range mustLoad(t, dir).Views() {
+			if v.input == nil {
+				continue
+			}
+			n++
+			if err := v.input.FastPath(); err != nil {
+				t.Errorf("%s: %v", v.ToolID, err)
+			}
+		}
+	}
+	if n < 20 {
+		t.Fatalf("%d input schemas; the examples have more", n)
+	}
+}

@@ -10,8 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
-
 	"github.com/gatedhq/gated/internal/opfile"
 	"github.com/gatedhq/gated/internal/route"
 )
@@ -63,7 +61,7 @@ type View struct {
 	Approvers []string `json:"approvers,omitempty"`
 
 	approvalTTL time.Duration
-	input       *jsonschema.Schema
+	input       *opfile.Schema
 	file        string // the path problems name
 	nameField   string // the field its tool_id comes from, for problems
 }

@@ -106,7 +106,7 @@ type toolDoc struct {
 type toolDef struct {
 	f     file
 	doc   toolDoc
-	input *jsonschema.Schema
+	input *opfile.Schema
 	rules []*Rule
 	ttl   time.Duration // metadata.gated.approval_ttl; 0 when not set
 }
@@ -132,7 +132,7 @@ const maxFrontmatterBytes = 256 << 10
 
 // decode validates a parsed document against its format schema and decodes
 // it into out; it reports false (after adding problems) when it is invalid.
-func (l *loader) decode(f file, sch *jsonschema.Schema, doc opfile.Doc, out any) bool {
+func (l *loader) decode(f file, sch *opfile.Schema, doc opfile.Doc, out any) bool {
 	vs := opfile.Validate(sch, doc.Value, opfile.Message)
 	for _, v := range vs {
 		l.ps.add(f.path, v.Pointer(), v.Code(), "%s", v.Message)
@@ -239,7 +239,7 @@ func (l *loader) approvalTTL(f file, s string) time.Duration {
 
 // inputSchema compiles a tool's argument schema; a schema that does not
 // compile, or reaches outside itself, is a problem.
-func (l *loader) inputSchema(f file, field string, doc any) *jsonschema.Schema {
+func (l *loader) inputSchema(f file, field string, doc any) *opfile.Schema {
 	if doc == nil {
 		return nil
 	}

@@ -3,8 +3,6 @@ package catalog
 import (
 	"embed"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
-
 	"github.com/gatedhq/gated/internal/opfile"
 )
 
@@ -24,7 +22,7 @@ var (
 
 // mustCompileEmbedded compiles one of the package's own schemas, at start:
 // a schema that does not compile fails every test of the package.
-func mustCompileEmbedded(name string) *jsonschema.Schema {
+func mustCompileEmbedded(name string) *opfile.Schema {
 	b, err := schemaFiles.ReadFile("schemas/" + name)
 	if err != nil {
 		panic(err)

@@ -10,6 +10,8 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
+
+	"github.com/gatedhq/gated/internal/opfile/fastschema"
 )
 
 // refuseLoader makes every $ref that leaves the schema document an error:
@@ -20,12 +22,29 @@ func (refuseLoader) Load(url string) (any, error) {
 	return nil, fmt.Errorf("external reference %q is not allowed: a schema must be self-contained", url)
 }
 
+// Schema is a compiled schema: the library's, which callers may read (the
+// contract counts its properties, the catalog looks for writeOnly), and
+// when fastschema decides all of it, a fast validator. Validate and Leaves
+// ask the fast validator first: most documents are valid, and it says so
+// without the library's error tree. What it finds invalid goes to the
+// library, so violations are always worded by the library. (The embedded
+// schema's own Validate method is the library's alone.)
+type Schema struct {
+	*jsonschema.Schema
+	fast   *fastschema.Validator
+	noFast error // why fast is nil
+}
+
+// FastPath reports why valid documents cannot skip the library, or nil
+// when they do; tests use it to keep the fast path from going unused.
+func (s *Schema) FastPath() error { return s.noFast }
+
 // CompileSchema compiles doc, a JSON value with json.Number numbers, as the
 // schema at url: draft 2020-12 unless it declares another $schema, and
 // self-contained. Formats and content encodings are asserted: a date-time
 // that is not one, or base64 that does not decode, is as invalid as a
 // wrong type.
-func CompileSchema(url string, doc any) (*jsonschema.Schema, error) {
+func CompileSchema(url string, doc any) (*Schema, error) {
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
 	c.UseLoader(refuseLoader{})
@@ -34,13 +53,18 @@ func CompileSchema(url string, doc any) (*jsonschema.Schema, error) {
 	if err := c.AddResource(url, doc); err != nil {
 		return nil, err
 	}
-	return c.Compile(url)
+	sch, err := c.Compile(url)
+	if err != nil {
+		return nil, err
+	}
+	fast, noFast := fastschema.Compile(sch)
+	return &Schema{Schema: sch, fast: fast, noFast: noFast}, nil
 }
 
 // MustCompileSchema compiles one of gated's own schemas (JSON text) with
 // CompileSchema. They are constants of the program, so a failure is a
 // build defect and panics (each package's tests compile its schemas).
-func MustCompileSchema(url string, data []byte) *jsonschema.Schema {
+func MustCompileSchema(url string, data []byte) *Schema {
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
 	if err != nil {
 		panic(fmt.Sprintf("schema %s is not JSON: %v", url, err))
@@ -95,21 +119,24 @@ func (v Violation) Code() string {
 // person fixing the file wants them: a missing or unknown property at the
 // property's own path, and a failed anyOf or oneOf once, with the forms it
 // tried, rather than once per form. msg words each violation.
-func Validate(sch *jsonschema.Schema, doc any, msg func(jsonschema.ErrorKind) string) []Violation {
+func Validate(sch *Schema, doc any, msg func(jsonschema.ErrorKind) string) []Violation {
 	return check(sch, doc, msg, group)
 }
 
 // Leaves checks doc against sch and lists the leaves of the validator's
 // error tree as they are, for answers whose form is fixed elsewhere (the
 // contract's validation_errors follow the reference implementation).
-func Leaves(sch *jsonschema.Schema, doc any, msg func(jsonschema.ErrorKind) string) []Violation {
+func Leaves(sch *Schema, doc any, msg func(jsonschema.ErrorKind) string) []Violation {
 	return check(sch, doc, msg, leaves)
 }
 
 type flattener func(ve *jsonschema.ValidationError, msg func(jsonschema.ErrorKind) string, out []Violation) []Violation
 
-func check(sch *jsonschema.Schema, doc any, msg func(jsonschema.ErrorKind) string, flatten flattener) []Violation {
-	err := sch.Validate(doc)
+func check(sch *Schema, doc any, msg func(jsonschema.ErrorKind) string, flatten flattener) []Violation {
+	if sch.fast != nil && sch.fast.Valid(doc) {
+		return nil
+	}
+	err := sch.Schema.Validate(doc)
 	if err == nil {
 		return nil
 	}

@@ -77,3 +77,23 @@ func TestCompileSchemaRefusesExternalRefs(t *testing.T) {
 		}
 	}
 }
+
+// A valid document is answered by the fast path without calling the
+// library, which allocates scopes even for a valid one; an invalid one
+// still gets the library's violations (the tests above).
+func TestValidDocumentsSkipTheLibrary(t *testing.T) {
+	sch := MustCompileSchema("urn:test", []byte(testSchema))
+	if err := sch.FastPath(); err != nil {
+		t.Fatal(err)
+	}
+	doc := mustDoc(t, "id: abc\nwho: {ref: x}\n").Value
+	if sch.Schema.Validate(doc) != nil {
+		t.Fatal("the document is not valid")
+	}
+	if n := testing.AllocsPerRun(100, func() { _ = Validate(sch, doc, Message) }); n != 0 {
+		t.Errorf("Validate of a valid document allocated %v times; the library was called", n)
+	}
+	if n := testing.AllocsPerRun(100, func() { _ = sch.Schema.Validate(doc) }); n == 0 {
+		t.Error("the library validated without allocating: this test no longer shows it was skipped")
+	}
+}
