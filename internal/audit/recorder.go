@@ -62,7 +62,7 @@ type Config struct {
 	Fail           FailMode      // FailClosed (default) or FailOpen
 	BatchSize      int           // default 1000 records per write
 	FlushInterval  time.Duration // async: longest a record waits for a batch; default 100ms
-	QueueSize      int           // default 10000; when full, records go straight to the spool
+	QueueSize      int           // default 10000; when full, records go straight to the spool (file sink: to the writer's next batch)
 	SpoolMaxBytes  int64         // default 1 GiB
 	WriteTimeout   time.Duration // a sink write slower than this counts as an outage; default 5s
 	ResolveTimeout time.Duration // longest wait to learn whether an unacknowledged commit happened; default WriteTimeout
@@ -133,6 +133,7 @@ func NewRecorder(ctx context.Context, sink Sink, cfg Config) (Recorder, error) {
 			zap.String("dir", sp.Dir()))
 	}
 	r := newRecorder(cfg, sink, remote, sp)
+	sp.OnCommit(r.backpressure.SpoolBatch)
 	r.lastFrame.Store(1 << 10) // until an append says otherwise
 	if err := r.adopt(); err != nil {
 		cfg.Logger.Warn("audit spool: looking for spools left by stopped processes", zap.Error(err))
@@ -169,14 +170,22 @@ type item struct {
 }
 
 type recorder struct {
-	cfg    Config
-	name   string       // the sink's, for results and metrics
-	sink   Sink         // the primary sink
-	remote RemoteSink   // sink, when it can be away; nil otherwise
-	spool  *spool.Spool // nil unless remote is set
+	cfg          Config
+	backpressure Backpressure // cfg.Metrics's, or a no-op
+	name         string       // the sink's, for results and metrics
+	sink         Sink         // the primary sink
+	remote       RemoteSink   // sink, when it can be away; nil otherwise
+	spool        *spool.Spool // nil unless remote is set
 
-	queue  chan *item
-	mu     sync.RWMutex // guards closed against sends on the closed queue
+	queue chan *item
+	// overflow hands the writer records of a local sink that found the
+	// queue full: they join its next batch (nil for a remote sink, whose
+	// overflow goes to the spool).
+	overflow   chan *item
+	writerDone chan struct{} // closed when writeLoop returns
+	// mu guards closed against sends on the closed queue. It is held for
+	// the check and a send that does not wait, never across I/O.
+	mu     sync.RWMutex
 	closed bool
 
 	primaryOK   atomic.Bool // the last write (or probe) of the primary sink succeeded
@@ -199,11 +208,21 @@ type recorder struct {
 func newRecorder(cfg Config, sink Sink, remote RemoteSink, sp *spool.Spool) *recorder {
 	ctx, cancel := context.WithCancel(context.Background())
 	bg, stopBg := context.WithCancel(ctx)
-	return &recorder{
-		cfg: cfg, name: sink.Name(), sink: sink, remote: remote, spool: sp,
-		queue: make(chan *item, cfg.QueueSize),
-		ctx:   ctx, cancel: cancel, bg: bg, stopBg: stopBg,
+	bp, ok := cfg.Metrics.(Backpressure)
+	if !ok {
+		bp = nopMetrics{}
 	}
+	bp.QueueCapacity(cfg.QueueSize)
+	r := &recorder{
+		cfg: cfg, backpressure: bp, name: sink.Name(), sink: sink, remote: remote, spool: sp,
+		queue:      make(chan *item, cfg.QueueSize),
+		writerDone: make(chan struct{}),
+		ctx:        ctx, cancel: cancel, bg: bg, stopBg: stopBg,
+	}
+	if sp == nil {
+		r.overflow = make(chan *item)
+	}
+	return r
 }
 
 func (r *recorder) start() {
@@ -236,16 +255,15 @@ func validate(rec *Record) error {
 // has room kept for it should the database fail before the batch is
 // written. Otherwise the caller waits for the record to be durable, as in
 // sync mode, and is refused if it cannot be.
+//
+// No lock Record takes is held across I/O: a caller that must wait for a
+// write waits for its own result on a channel, while the writer or the
+// spool's appender stores it with the others waiting then.
 func (r *recorder) Record(ctx context.Context, rec *Record) (Result, error) {
 	if err := validate(rec); err != nil {
 		return Result{}, fmt.Errorf("%w: %w", ErrUnavailable, err)
 	}
 	it := &item{rec: rec}
-	r.mu.RLock()
-	if r.closed {
-		r.mu.RUnlock()
-		return r.unavailable(rec, errors.New("recorder closed"))
-	}
 	wait, direct := r.cfg.Durability == Sync, false
 	primaryOK := r.primaryOK.Load()
 	switch {
@@ -255,7 +273,7 @@ func (r *recorder) Record(ctx context.Context, rec *Record) (Result, error) {
 		direct = true
 	case wait, r.cfg.Fail == FailOpen:
 	case r.spool == nil:
-		direct = !primaryOK // the sink failed last time: answer from a write, not a hope
+		wait = !primaryOK // the sink failed last time: answer from a write, not a hope
 	case primaryOK && r.spool.Healthy():
 		if n := spool.FrameSize(encodedSizeBound(rec)); r.spool.Reserve(n) {
 			it.reserved = n
@@ -269,7 +287,9 @@ func (r *recorder) Record(ctx context.Context, rec *Record) (Result, error) {
 		it.done = make(chan outcome, 1)
 	}
 	queued := false
-	if !direct {
+	r.mu.RLock()
+	closed := r.closed
+	if !closed && !direct {
 		select {
 		case r.queue <- it:
 			queued = true
@@ -277,7 +297,16 @@ func (r *recorder) Record(ctx context.Context, rec *Record) (Result, error) {
 		}
 	}
 	r.mu.RUnlock()
+	if closed {
+		if it.reserved > 0 {
+			r.spool.Release(it.reserved)
+		}
+		return r.unavailable(rec, errors.New("recorder closed"))
+	}
 	if !queued {
+		if !direct {
+			r.backpressure.QueueFull(r.name)
+		}
 		return r.direct(it)
 	}
 	if it.done == nil {
@@ -315,23 +344,34 @@ func (r *recorder) answer(rec *Record, o outcome) (Result, error) {
 }
 
 // direct stores one record without the queue (queue full, or nothing is
-// known to work): into the spool for a remote sink, straight into the
-// sink otherwise.
+// known to work): into the spool for a remote sink, with the appends of
+// other callers waiting then; for a local sink, in the writer's next batch.
+// Either way the caller waits for its own result, not for a lock.
 func (r *recorder) direct(it *item) (Result, error) {
-	recs := []*Record{it.rec}
-	if r.spool != nil {
-		if err := r.spoolAppend(recs, nil, it.reserved); err != nil {
-			r.spool.Release(it.reserved)
-			return r.unavailable(it.rec, err)
-		}
-		r.cfg.Metrics.Recorded(r.name, StatusSpooled)
-		return Result{Sink: r.name, Status: StatusSpooled}, nil
+	if r.spool == nil {
+		return r.handOver(it)
 	}
-	if err := r.writePrimary(r.ctx, recs, nil); err != nil {
+	if err := r.spoolAppend([]*Record{it.rec}, nil, it.reserved); err != nil {
+		r.spool.Release(it.reserved)
 		return r.unavailable(it.rec, err)
 	}
-	r.cfg.Metrics.Recorded(r.name, StatusWritten)
-	return Result{Sink: r.name, Status: StatusWritten}, nil
+	r.cfg.Metrics.Recorded(r.name, StatusSpooled)
+	return Result{Sink: r.name, Status: StatusSpooled}, nil
+}
+
+// handOver has the writer store a local sink's record that found the queue
+// full, and waits until it is written: writing it here would wait for the
+// sink's lock, held across the writer's write.
+func (r *recorder) handOver(it *item) (Result, error) {
+	if it.done == nil {
+		it.done = make(chan outcome, 1)
+	}
+	select {
+	case r.overflow <- it:
+	case <-r.writerDone:
+		return r.unavailable(it.rec, errors.New("recorder closed"))
+	}
+	return r.answer(it.rec, <-it.done)
 }
 
 // unavailable applies the fail mode to a record that cannot be stored.
@@ -395,13 +435,19 @@ func (r *recorder) reportSpool() {
 // is queued right now (group commit) so no caller waits on a timer.
 func (r *recorder) writeLoop() {
 	defer r.wg.Done()
+	defer close(r.writerDone)
 	batch := make([]*item, 0, r.cfg.BatchSize)
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	for {
-		it, ok := <-r.queue
-		if !ok {
-			return
+		var it *item
+		select {
+		case it = <-r.overflow:
+		case q, ok := <-r.queue:
+			if !ok {
+				return
+			}
+			it = q
 		}
 		batch = append(batch[:0], it)
 		open := r.fill(&batch, timer)
@@ -431,6 +477,9 @@ func (r *recorder) fill(batch *[]*item, timer *time.Timer) bool {
 	defer timer.Stop()
 	for len(*batch) < r.cfg.BatchSize {
 		select {
+		case it := <-r.overflow:
+			*batch = append(*batch, it)
+			return true // its caller waits
 		case it, ok := <-r.queue:
 			if !ok {
 				return false
@@ -450,10 +499,13 @@ func waiting(batch []*item) bool {
 	return slices.ContainsFunc(batch, func(it *item) bool { return it.done != nil })
 }
 
-// drainInto takes what is queued now without waiting; false once closed.
+// drainInto takes what is queued or handed over now without waiting; false
+// once the queue is closed.
 func (r *recorder) drainInto(batch *[]*item) bool {
 	for len(*batch) < r.cfg.BatchSize {
 		select {
+		case it := <-r.overflow:
+			*batch = append(*batch, it)
 		case it, ok := <-r.queue:
 			if !ok {
 				return false
@@ -714,11 +766,9 @@ func (r *recorder) retryFixes() {
 
 func (r *recorder) Ready() bool {
 	r.mu.RLock()
-	defer r.mu.RUnlock()
-	if r.closed {
-		return false
-	}
-	return r.primaryOK.Load() || (r.spool != nil && r.spoolCanTake())
+	closed := r.closed
+	r.mu.RUnlock() // spoolCanTake asks the file system: not under mu
+	return !closed && (r.primaryOK.Load() || (r.spool != nil && r.spoolCanTake()))
 }
 
 // spoolCanTake reports whether the spool's disk works and it has room for

@@ -15,11 +15,21 @@ var auditOutcomes = map[string]bool{
 	AuditReplayed: true, AuditDropped: true, AuditUnavailable: true,
 }
 
-// The methods below have the shape of internal/audit's Metrics interface, so
-// *Metrics can be handed to the audit recorder as is.
+// The methods below have the shape of internal/audit's Metrics and
+// Backpressure interfaces, so *Metrics can be handed to the audit recorder
+// as is.
 
 // QueueDepth reports how many audit records wait in memory.
 func (m *Metrics) QueueDepth(n int) { m.auditQueueDepth.Set(float64(n)) }
+
+// QueueCapacity reports how many audit records the queue holds.
+func (m *Metrics) QueueCapacity(n int) { m.auditQueueCapacity.Set(float64(n)) }
+
+// QueueFull counts one audit record for sink that found the queue full.
+func (m *Metrics) QueueFull(sink string) { m.auditQueueFull.WithLabelValues(bounded(sink)).Inc() }
+
+// SpoolBatch observes how many records one spool write (one fsync) stored.
+func (m *Metrics) SpoolBatch(records int) { m.auditSpoolBatch.Observe(float64(records)) }
 
 // Recorded counts one audit record reaching outcome at sink ("postgres",
 // "file", "spool"). Unknown outcomes and malformed sinks count as other.

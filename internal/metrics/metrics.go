@@ -33,10 +33,13 @@ type Metrics struct {
 	httpRequests *prometheus.CounterVec
 	httpDuration *prometheus.HistogramVec
 
-	auditQueueDepth  prometheus.Gauge
-	auditRecords     *prometheus.CounterVec
-	auditSpoolBytes  prometheus.Gauge
-	auditWriteErrors *prometheus.CounterVec
+	auditQueueDepth    prometheus.Gauge
+	auditQueueCapacity prometheus.Gauge
+	auditQueueFull     *prometheus.CounterVec
+	auditRecords       *prometheus.CounterVec
+	auditSpoolBytes    prometheus.Gauge
+	auditSpoolBatch    prometheus.Histogram
+	auditWriteErrors   *prometheus.CounterVec
 
 	catalogReloads *prometheus.CounterVec
 	policyReloads  *prometheus.CounterVec
@@ -81,6 +84,14 @@ func New(version string) *Metrics {
 			Name: "gated_audit_queue_depth",
 			Help: "Audit records waiting in memory to be written.",
 		}),
+		auditQueueCapacity: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "gated_audit_queue_capacity",
+			Help: "Audit records the in-memory queue holds; past it, records are stored without the queue.",
+		}),
+		auditQueueFull: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "gated_audit_queue_full_total",
+			Help: "Audit records that found the queue full, by sink: spooled (postgres) or written with the writer's next batch (file).",
+		}, []string{"sink"}),
 		auditRecords: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "gated_audit_records_total",
 			Help: "Audit records by sink and outcome (written, spooled, replayed, dropped, unavailable).",
@@ -88,6 +99,12 @@ func New(version string) *Metrics {
 		auditSpoolBytes: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "gated_audit_spool_bytes",
 			Help: "Bytes of audit records spooled on local disk awaiting replay.",
+		}),
+		auditSpoolBatch: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "gated_audit_spool_batch_records",
+			Help: "Audit records per spool write (one fsync): concurrent appends share one.",
+			// 1 to 4096, the most one write takes (a writer batch of more goes alone).
+			Buckets: prometheus.ExponentialBuckets(1, 2, 13),
 		}),
 		auditWriteErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "gated_audit_write_errors_total",
@@ -119,7 +136,8 @@ func New(version string) *Metrics {
 		buildInfo,
 		m.decisions, m.toolDecisions, m.decisionDuration, m.hardBlockers,
 		m.httpRequests, m.httpDuration,
-		m.auditQueueDepth, m.auditRecords, m.auditSpoolBytes, m.auditWriteErrors,
+		m.auditQueueDepth, m.auditQueueCapacity, m.auditQueueFull,
+		m.auditRecords, m.auditSpoolBytes, m.auditSpoolBatch, m.auditWriteErrors,
 		m.catalogReloads, m.policyReloads, m.revisionInfo,
 	)
 	m.approvals = newApprovals(m.reg)
@@ -139,6 +157,7 @@ func New(version string) *Metrics {
 		for outcome := range auditOutcomes {
 			m.auditRecords.WithLabelValues(sink, outcome)
 		}
+		m.auditQueueFull.WithLabelValues(sink)
 	}
 	return m
 }

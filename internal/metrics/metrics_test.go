@@ -186,6 +186,57 @@ func TestAuditHooks(t *testing.T) {
 	}
 }
 
+// auditBackpressure is internal/audit's Backpressure interface, restated
+// likewise: the recorder reports overload only to a Metrics that fits it.
+type auditBackpressure interface {
+	QueueCapacity(n int)
+	QueueFull(sink string)
+	SpoolBatch(records int)
+}
+
+func TestAuditBackpressureHooks(t *testing.T) {
+	t.Parallel()
+	m := metrics.New("x")
+	// Before any overload the counters read 0, so rate() and alerts work.
+	before := scrape(t, m)
+	for _, want := range []string{
+		`gated_audit_queue_full_total{sink="postgres"} 0`,
+		`gated_audit_queue_full_total{sink="file"} 0`,
+		"gated_audit_spool_batch_records_count 0",
+	} {
+		if !strings.Contains(before, want) {
+			t.Errorf("before any overload, the scrape lacks %q", want)
+		}
+	}
+	var a auditBackpressure = m
+	a.QueueCapacity(10000)
+	a.QueueFull("postgres")
+	a.QueueFull("postgres")
+	a.QueueFull("Sink With Secret sk-1")
+	for _, n := range []int{1, 3, 128, 5000} {
+		a.SpoolBatch(n)
+	}
+	out := scrape(t, m)
+	for _, want := range []string{
+		"gated_audit_queue_capacity 10000",
+		`gated_audit_queue_full_total{sink="postgres"} 2`,
+		`gated_audit_queue_full_total{sink="other"} 1`,
+		`gated_audit_spool_batch_records_bucket{le="1"} 1`,
+		`gated_audit_spool_batch_records_bucket{le="4"} 2`,
+		`gated_audit_spool_batch_records_bucket{le="128"} 3`,
+		`gated_audit_spool_batch_records_bucket{le="4096"} 3`,
+		`gated_audit_spool_batch_records_bucket{le="+Inf"} 4`,
+		"gated_audit_spool_batch_records_sum 5132",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("scrape lacks %q", want)
+		}
+	}
+	if strings.Contains(out, "sk-1") {
+		t.Error("a malformed sink name reached a label")
+	}
+}
+
 func TestReloadAndRevisions(t *testing.T) {
 	t.Parallel()
 	m := metrics.New("x")

@@ -8,6 +8,10 @@
 // lock on it, held until Close. Processes sharing one --spool-dir each Claim
 // a subdirectory of it, and Adopt the subdirectories whose owner is gone
 // (their lock is free) to replay what those left behind.
+//
+// Appends are group-committed: one goroutine per spool writes every append
+// waiting at that moment with one write and one fsync, so concurrent callers
+// share the fsync instead of queueing behind each other's.
 package spool
 
 import (
@@ -48,6 +52,12 @@ const (
 	segmentSize = 8 << 20 // rotate after this many bytes so replay frees disk in steps
 	lockName    = ".lock"
 	probePrefix = ".probe-"
+
+	// A group commit takes the waiting appends up to about this many bytes
+	// and frames (an append larger than that goes alone): a bounded write,
+	// and a bounded wait for the first caller in it.
+	groupBytes  = 1 << 20
+	groupFrames = 4096
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -65,17 +75,34 @@ type Spool struct {
 
 	// capMu makes the size limit check and its accounting one step; it is
 	// never held across I/O, so Reserve on the hot path does not wait for an
-	// fsync.
+	// fsync (nor for statfs).
 	capMu    sync.Mutex
 	size     atomic.Int64 // bytes in all segments, sealed and active
 	reserved atomic.Int64 // bytes promised to records not yet appended
 	healthy  atomic.Bool  // the last append or probe reached the disk
 	closed   atomic.Bool
 
-	mu      sync.Mutex // the files
+	mu      sync.Mutex // the files; held across their I/O, so never by an appending caller
 	active  *os.File   // nil until the next append
 	activeN int64
 	nextSeq uint64
+
+	// Appends wait in pending for the appender goroutine (appendLoop);
+	// pendMu is held only to add or take them.
+	pendMu   sync.Mutex
+	pending  []*appendReq
+	stopping bool          // Close has begun: no more appends are taken
+	wake     chan struct{} // one token: pending may hold appends
+	stopped  chan struct{} // closed when appendLoop returns; nil for an adopted spool
+	onCommit atomic.Pointer[func(frames int)]
+}
+
+// appendReq is one Append waiting for its group commit.
+type appendReq struct {
+	buf    []byte // the framed records
+	frames int
+	res    int64      // reserved bytes the records use up
+	done   chan error // buffered: the appender never waits for the caller
 }
 
 // Open opens (creating if needed) the spool in dir and locks it. Segments
@@ -93,6 +120,8 @@ func Open(dir string, maxBytes int64) (*Spool, error) {
 		return nil, err
 	}
 	_ = s.Probe()
+	s.wake, s.stopped = make(chan struct{}, 1), make(chan struct{})
+	go s.appendLoop()
 	return s, nil
 }
 
@@ -281,9 +310,10 @@ func (s *Spool) list() ([]string, error) {
 // appended later, so that record cannot be refused as ErrFull. It reports
 // false when the limit leaves no room. Release what is not appended.
 func (s *Spool) Reserve(n int64) bool {
+	avail, known := diskAvail(s.dir) // before capMu: statfs may wait on the file system
 	s.capMu.Lock()
 	defer s.capMu.Unlock()
-	if s.closed.Load() || s.adopted || (s.maxBytes > 0 && s.size.Load()+s.reserved.Load()+n > s.maxBytes) || !s.diskHolds(n) {
+	if s.closed.Load() || s.adopted || (s.maxBytes > 0 && s.size.Load()+s.reserved.Load()+n > s.maxBytes) || (known && !s.diskFits(avail, n)) {
 		return false
 	}
 	s.reserved.Add(n)
@@ -296,9 +326,11 @@ func (s *Spool) Reserve(n int64) bool {
 // lost, so a reservation must see the disk as it is now.
 func (s *Spool) diskHolds(n int64) bool {
 	avail, ok := diskAvail(s.dir)
-	if !ok {
-		return true
-	}
+	return !ok || s.diskFits(avail, n)
+}
+
+// diskFits is diskHolds for a file system with avail bytes free.
+func (s *Spool) diskFits(avail, n int64) bool {
 	const page = 4096
 	return avail >= s.reserved.Load()+(n+page-1)/page*page+page
 }
@@ -315,13 +347,19 @@ func (s *Spool) Room(n int64) bool {
 	return (s.maxBytes <= 0 || s.size.Load()+s.reserved.Load()+n <= s.maxBytes) && s.diskHolds(n)
 }
 
-// Append writes the records as one write and fsyncs before returning: once
-// it returns nil, the records survive a crash. On a failed write the segment
-// is cut back to its last good length and sealed.
+// Append writes the records, together, and fsyncs before returning: once it
+// returns nil, the records survive a crash. Appends waiting at the same
+// time share one write and one fsync; an append that does not fit the size
+// limit fails alone (ErrFull), a failed write fails every append in it. On
+// a failed write the segment is cut back to its last good length and
+// sealed.
 func (s *Spool) Append(records ...[]byte) error { return s.AppendReserved(0, records...) }
 
 // AppendReserved is Append for records that hold res reserved bytes: the
 // reservation is used up when they are appended and kept when they are not.
+//
+// The caller waits for its own result on a channel, never on a lock held
+// across the write: the appender goroutine does the I/O.
 func (s *Spool) AppendReserved(res int64, records ...[]byte) error {
 	var n int
 	for _, r := range records {
@@ -337,25 +375,115 @@ func (s *Spool) AppendReserved(res int64, records ...[]byte) error {
 		buf = append(buf, r...)
 	}
 
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	if s.closed.Load() {
 		return ErrClosed
 	}
 	if s.adopted {
 		return errors.New("spool: a spool adopted from another process takes no appends")
 	}
-	if !s.take(int64(len(buf)), res) {
-		return ErrFull // a capacity limit, not a disk fault: health is unchanged
+	req := &appendReq{buf: buf, frames: len(records), res: res, done: make(chan error, 1)}
+	s.pendMu.Lock()
+	if s.stopping {
+		s.pendMu.Unlock()
+		return ErrClosed
+	}
+	s.pending = append(s.pending, req)
+	s.pendMu.Unlock()
+	s.signal()
+	return <-req.done
+}
+
+// signal wakes the appender; a token already there will do.
+func (s *Spool) signal() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// appendLoop group-commits the pending appends until Close, and answers
+// what was pending when Close began before it returns.
+func (s *Spool) appendLoop() {
+	defer close(s.stopped)
+	for {
+		s.pendMu.Lock()
+		group := s.nextGroup()
+		stop := len(group) == 0 && s.stopping
+		s.pendMu.Unlock()
+		switch {
+		case stop:
+			return
+		case len(group) > 0:
+			s.commit(group)
+		default:
+			<-s.wake
+		}
+	}
+}
+
+// nextGroup takes the oldest pending appends, up to the group bounds; the
+// first is always taken, whatever its size.
+func (s *Spool) nextGroup() []*appendReq {
+	var n, bytes, frames int
+	for _, req := range s.pending {
+		if n > 0 && (bytes+len(req.buf) > groupBytes || frames+req.frames > groupFrames) {
+			break
+		}
+		n, bytes, frames = n+1, bytes+len(req.buf), frames+req.frames
+	}
+	group := slices.Clone(s.pending[:n])
+	s.pending = slices.Delete(s.pending, 0, n)
+	return group
+}
+
+// commit writes a group of appends with one write and one fsync, and
+// answers each caller: ErrFull to those the size limit leaves no room for,
+// the write's result to the others.
+func (s *Spool) commit(group []*appendReq) {
+	s.mu.Lock()
+	in := make([]*appendReq, 0, len(group))
+	var bytes, frames int
+	for _, req := range group {
+		if !s.take(int64(len(req.buf)), req.res) {
+			req.done <- ErrFull // a capacity limit, not a disk fault: health is unchanged
+			continue
+		}
+		in = append(in, req)
+		bytes += len(req.buf)
+		frames += req.frames
+	}
+	if len(in) == 0 {
+		s.mu.Unlock()
+		return
+	}
+	buf := in[0].buf
+	if len(in) > 1 {
+		buf = make([]byte, 0, bytes)
+		for _, req := range in {
+			buf = append(buf, req.buf...)
+		}
 	}
 	err := s.appendLocked(buf)
 	if err != nil {
-		s.size.Add(-int64(len(buf)))
-		s.reserved.Add(res)
+		for _, req := range in {
+			s.size.Add(-int64(len(req.buf)))
+			s.reserved.Add(req.res)
+		}
 	}
 	s.healthy.Store(err == nil)
-	return err
+	s.mu.Unlock()
+	if f := s.onCommit.Load(); f != nil && err == nil {
+		(*f)(frames)
+	}
+	for _, req := range in {
+		req.done <- err
+	}
 }
+
+// OnCommit has f called with the number of records each group commit
+// stored (one write, one fsync). f runs on the appender goroutine before
+// the commit's callers are answered: appends wait while it runs.
+func (s *Spool) OnCommit(f func(frames int)) { s.onCommit.Store(&f) }
 
 // take accounts n bytes against the limit, turning res reserved bytes into
 // them.
@@ -543,6 +671,14 @@ func (s *Spool) Healthy() bool { return s.healthy.Load() && !s.closed.Load() }
 // more is removed: the lock file goes first, so a process that opened it
 // just before sees a lock on nothing and moves on.
 func (s *Spool) Close() error {
+	if s.stopped != nil {
+		// Appends already taken are written; later ones fail as ErrClosed.
+		s.pendMu.Lock()
+		s.stopping = true
+		s.pendMu.Unlock()
+		s.signal()
+		<-s.stopped
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed.Swap(true) {

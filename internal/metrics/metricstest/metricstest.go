@@ -30,6 +30,9 @@ func Exercise(m *metrics.Metrics) {
 	r.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/missing", nil))
 
 	m.QueueDepth(3)
+	m.QueueCapacity(10000)
+	m.QueueFull("postgres")
+	m.SpoolBatch(12)
 	for _, o := range []string{metrics.AuditWritten, metrics.AuditSpooled, metrics.AuditReplayed, metrics.AuditDropped, metrics.AuditUnavailable} {
 		m.Recorded("postgres", o)
 	}
