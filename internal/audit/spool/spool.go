@@ -30,6 +30,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // ErrFull is returned when an append would take the spool past its size limit.
@@ -80,6 +81,7 @@ type Spool struct {
 	size     atomic.Int64 // bytes in all segments, sealed and active
 	reserved atomic.Int64 // bytes promised to records not yet appended
 	healthy  atomic.Bool  // the last append or probe reached the disk
+	disk     atomic.Pointer[diskStat]
 	closed   atomic.Bool
 
 	mu      sync.Mutex // the files; held across their I/O, so never by an appending caller
@@ -310,7 +312,7 @@ func (s *Spool) list() ([]string, error) {
 // appended later, so that record cannot be refused as ErrFull. It reports
 // false when the limit leaves no room. Release what is not appended.
 func (s *Spool) Reserve(n int64) bool {
-	avail, known := diskAvail(s.dir) // before capMu: statfs may wait on the file system
+	avail, known := s.diskAvail() // before capMu: statfs may wait on the file system
 	s.capMu.Lock()
 	defer s.capMu.Unlock()
 	if s.closed.Load() || s.adopted || (s.maxBytes > 0 && s.size.Load()+s.reserved.Load()+n > s.maxBytes) || (known && !s.diskFits(avail, n)) {
@@ -325,8 +327,38 @@ func (s *Spool) Reserve(n int64) bool {
 // only when they happen, and an async record accepted before then would be
 // lost, so a reservation must see the disk as it is now.
 func (s *Spool) diskHolds(n int64) bool {
-	avail, ok := diskAvail(s.dir)
+	avail, ok := s.diskAvail()
 	return !ok || s.diskFits(avail, n)
+}
+
+// diskCacheFor is how long a statfs of the spool's file system stands in
+// for the next ones. Every async record reserves room, and a statfs each
+// took a system call per decision; the spool's own appends since are
+// subtracted from the figure, so only other writers filling the disk within
+// this window go unseen (as they can between any statfs and the append).
+const diskCacheFor = 50 * time.Millisecond
+
+// diskStat is one statfs: when, the free bytes it found, and the spool's
+// size then.
+type diskStat struct {
+	at          time.Time
+	avail, size int64
+}
+
+// diskAvail is the free space on the spool's file system: a statfs at most
+// diskCacheFor old, less what the spool has written since.
+func (s *Spool) diskAvail() (int64, bool) {
+	if d := s.disk.Load(); d != nil && time.Since(d.at) < diskCacheFor {
+		// Segments removed since make this smaller than the truth: erring
+		// on the side of no room.
+		return d.avail - max(0, s.size.Load()-d.size), true
+	}
+	size := s.size.Load()
+	avail, ok := diskAvail(s.dir)
+	if ok {
+		s.disk.Store(&diskStat{at: time.Now(), avail: avail, size: size})
+	}
+	return avail, ok
 }
 
 // diskFits is diskHolds for a file system with avail bytes free.
