@@ -133,9 +133,9 @@ func TestBudgetBoundsMemory(t *testing.T) {
 // Should OPA not stop once told to (inside one operation it cannot
 // interrupt; here the evaluating goroutine is held for real), Evaluate
 // still answers, refusing, and every evaluation refuses until that one has
-// returned: no stuck evaluations pile up.
+// returned: no stuck evaluations pile up. Not parallel: while it holds its
+// evaluation, every evaluation in the process refuses, other tests' too.
 func TestBudgetAbandonsEvaluationThatDoesNotStop(t *testing.T) {
-	t.Parallel()
 	release := make(chan struct{})
 	returned := make(chan struct{})
 	stuck := loadBudgeted(t, "package gated.custom.stuck\n\nfindings contains {\"code\": \"c\", \"route\": \"accept\", \"blocking\": false, \"message\": \"\"} if true\n",
