@@ -2,7 +2,10 @@ package policy
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
+
+	"github.com/open-policy-agent/opa/v1/ast"
 )
 
 // Resolver turns an action ref that is not a bare id (a registry ref such as
@@ -72,14 +75,14 @@ func resolve(ref string, res Resolver) (pattern, bool) {
 // wildcardKeys lists the `kind:*`-style refs that match actionID, keyed by
 // depth ("w1" for "storage:*", "w2" for "secrets:rotate:*"). They go into the
 // Rego input so that wildcard grants are indexed like exact ones.
-func wildcardKeys(actionID string) map[string]any {
-	m := map[string]any{}
+func wildcardKeys(actionID string) ast.Object {
+	obj := ast.NewObject()
 	depth := 0
 	for i := 0; i < len(actionID); i++ {
 		if actionID[i] == ':' {
 			depth++
-			m[fmt.Sprintf("w%d", depth)] = actionID[:i+1] + "*"
+			obj.Insert(ast.StringTerm("w"+strconv.Itoa(depth)), ast.StringTerm(actionID[:i+1]+"*"))
 		}
 	}
-	return m
+	return obj
 }

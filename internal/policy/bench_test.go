@@ -10,27 +10,41 @@ import (
 )
 
 // BenchmarkEvaluate measures one decision against 10, 1,000 and 10,000
-// grants, each on its own action. With rule indexing on the action id the
-// time should barely grow with the number of grants.
+// grants, each on its own action ("grants=N"), and against 10 and 10,000
+// grants all on the decision's action, each for its own principal
+// ("one-action/grants=N"). With rule indexing on the action id and the
+// principal the time should barely grow with the number of grants in
+// either case.
 func BenchmarkEvaluate(b *testing.B) {
 	for _, n := range []int{10, 1000, 10000} {
 		b.Run(fmt.Sprintf("grants=%d", n), func(b *testing.B) {
-			var g strings.Builder
-			for i := range n {
-				fmt.Fprintf(&g, "  - {principal: \"operator://u%d\", actions: [{action: \"kind%d:verb%d\"}]}\n", i, i%50, i)
-			}
-			s := mustLoad(b, nil, oneGrant(g.String()))
-			in := input(fmt.Sprintf("kind%d:verb%d", 7%50, 7), "operator://u7")
-			if o := route.Combine(s.Evaluate(context.Background(), in).Findings); o.Route != route.Accept {
-				b.Fatalf("setup: %s %v", o.Route, o.HardBlockers)
-			}
-			ctx := context.Background()
-			b.ReportAllocs()
-			b.ResetTimer()
-			for b.Loop() {
-				s.Evaluate(ctx, in)
-			}
+			benchmarkGrants(b, n, func(i int) string { return fmt.Sprintf("kind%d:verb%d", i%50, i) })
 		})
+	}
+	for _, n := range []int{10, 10000} {
+		b.Run(fmt.Sprintf("one-action/grants=%d", n), func(b *testing.B) {
+			benchmarkGrants(b, n, func(int) string { return "kind7:verb7" })
+		})
+	}
+}
+
+// benchmarkGrants decides, n times over, the call of operator://u7 on
+// kind7:verb7 against n grants, grant i for operator://u<i> on action(i).
+func benchmarkGrants(b *testing.B, n int, action func(i int) string) {
+	var g strings.Builder
+	for i := range n {
+		fmt.Fprintf(&g, "  - {principal: \"operator://u%d\", actions: [{action: %q}]}\n", i, action(i))
+	}
+	s := mustLoad(b, nil, oneGrant(g.String()))
+	in := input("kind7:verb7", "operator://u7")
+	res := s.Evaluate(context.Background(), in)
+	if o := route.Combine(res.Findings); o.Route != route.Accept || res.Block.Grant == nil || res.Block.Grant.Index != 7 {
+		b.Fatalf("setup: %s %v %+v", o.Route, o.HardBlockers, res.Block)
+	}
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		s.Evaluate(ctx, in)
 	}
 }
 

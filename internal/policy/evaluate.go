@@ -103,13 +103,13 @@ const (
 
 // candidate is one grant that matched the action and a principal.
 type candidate struct {
-	Policy     string `json:"policy"`
-	Layer      int    `json:"layer"`
-	Grant      int    `json:"grant"`
-	Principal  string `json:"principal"`
-	Revoked    bool   `json:"revoked"`
-	Expired    bool   `json:"expired"`
-	Conditions bool   `json:"conditions"`
+	Policy     string
+	Layer      int
+	Grant      int
+	Principal  string
+	Revoked    bool
+	Expired    bool
+	Conditions bool
 }
 
 // stage orders how far a candidate got: the best failing candidate explains
@@ -133,11 +133,12 @@ type customFinding struct {
 	Message  string `json:"message"`
 }
 
+// evalOutput is the decision module's `out`, read by output.
 type evalOutput struct {
-	Candidates []candidate      `json:"candidates"`
-	Findings   []map[string]any `json:"findings"`
-	Malformed  int              `json:"malformed"` // findings of the wrong shape
-	Total      int              `json:"total"`     // findings of every shape
+	Candidates []candidate
+	Findings   []map[string]any
+	Malformed  int // findings of the wrong shape
+	Total      int // findings of every shape
 }
 
 // Evaluate decides the policy part of one request. It never panics and never
@@ -191,25 +192,16 @@ func (s *Set) Evaluate(ctx context.Context, in Input) (res Result) {
 }
 
 func (s *Set) eval(ctx context.Context, in Input) (*evalOutput, error) {
-	doc, err := inputDocument(in)
-	if err != nil {
-		return nil, err
-	}
-	// Converted here, outside the budget: its cost is the event's size,
-	// which the body limit bounds, not the policy's.
-	input, err := ast.InterfaceToValue(doc)
-	if err != nil {
-		return nil, fmt.Errorf("input: %w", err)
-	}
 	action, err := s.actionValue(in.Action)
 	if err != nil {
 		return nil, fmt.Errorf("input: %w", err)
 	}
-	obj, ok := input.(ast.Object)
-	if !ok {
-		return nil, errors.New("input: not an object")
+	// Built here, outside the budget: its cost is the event's size, which
+	// the body limit bounds, not the policy's.
+	input, err := inputValue(in, action)
+	if err != nil {
+		return nil, err
 	}
-	obj.Insert(ast.InternedTerm("action"), ast.NewTerm(action))
 	rs, err := s.run(ctx, input)
 	if err != nil {
 		return nil, regoFailure(err)
@@ -217,15 +209,7 @@ func (s *Set) eval(ctx context.Context, in Input) (*evalOutput, error) {
 	if len(rs) != 1 || len(rs[0].Expressions) != 1 {
 		return nil, fmt.Errorf("rego: %d results, want 1", len(rs))
 	}
-	raw, err := json.Marshal(rs[0].Expressions[0].Value)
-	if err != nil {
-		return nil, fmt.Errorf("rego result: %w", err)
-	}
-	var out evalOutput
-	if err := json.Unmarshal(raw, &out); err != nil {
-		return nil, fmt.Errorf("rego result: %w", err)
-	}
-	return &out, nil
+	return output(rs[0].Expressions[0].Value)
 }
 
 // actionValue is the action view as Rego reads it (input.action). A view
@@ -259,47 +243,6 @@ func (s *Set) actionValue(a any) (ast.Value, error) {
 		s.actions.Store(a, v)
 	}
 	return v, nil
-}
-
-// inputDocument builds the documented Rego input (docs/policy.md), but for
-// input.action, which actionValue converts once per view.
-func inputDocument(in Input) (map[string]any, error) {
-	var event any
-	raw, err := json.Marshal(in.Event)
-	if err == nil {
-		err = json.Unmarshal(raw, &event)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("input: %w", err)
-	}
-	set := make(map[string]any, len(in.Principals))
-	principals := make([]any, len(in.Principals))
-	for i, p := range in.Principals {
-		set[p] = true
-		principals[i] = p
-	}
-	ip := ""
-	if in.ClientIP.IsValid() {
-		ip = in.ClientIP.Unmap().String()
-	}
-	auth := authEventTimes(in.Event)
-	authNs := make([]any, len(auth))
-	for i, t := range auth {
-		authNs[i] = t
-	}
-	return map[string]any{
-		"event":            event,
-		"category":         string(in.Category),
-		"action_id":        in.ActionID,
-		"action_wildcards": wildcardKeys(in.ActionID),
-		"principals":       principals,
-		"principal_set":    set,
-		"principal":        requestPrincipal(in.Principals),
-		"client_ip":        ip,
-		"now":              in.Now.UTC().Format(time.RFC3339Nano),
-		"now_ns":           unixNanos(in.Now),
-		"auth_events_ns":   authNs,
-	}, nil
 }
 
 // authEventTimes are the retrieved_at times (Unix ns) of the event's verified

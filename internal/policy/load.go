@@ -311,22 +311,22 @@ func (s *Set) prepare(sources []source) []Problem {
 			customPkgs = append(customPkgs, pkg)
 		}
 	}
-	generated := map[string]string{
-		"generated:gated/grants.rego":   s.grantsModule,
-		"generated:gated/decision.rego": decisionModule(customPkgs),
-	}
-	for name, src := range generated {
+	generated := func(name, src string) *ast.Module {
 		if _, clash := modules[name]; clash {
 			errs = append(errs, Problem{File: name, Code: "rego_generated", Message: "a custom module's path clashes with a generated module's name"})
-			continue
+			return nil
 		}
 		m, err := ast.ParseModuleWithOpts(name, src, opts)
 		if err != nil {
 			// A generator bug, not the operator's: still refuse to load.
 			errs = append(errs, regoProblems(name, "rego_generated", err)...)
-			continue
+			return nil
 		}
 		modules[name] = m
+		return m
+	}
+	if grants := generated("generated:gated/grants.rego", s.grantsModule); grants != nil {
+		generated("generated:gated/decision.rego", decisionModule(customPkgs, definesCandidates(grants)))
 	}
 	if len(errs) > 0 {
 		return errs
@@ -339,6 +339,7 @@ func (s *Set) prepare(sources []source) []Problem {
 		rego.Query("data."+decisionPackage+".out"),
 		rego.Compiler(compiler),
 		rego.StrictBuiltinErrors(true), // a failing builtin is an error (refuse), not a silently undefined rule
+		rego.GenerateJSON(resultValue),
 	).PrepareForEval(context.Background())
 	if err != nil {
 		return []Problem{{Code: "rego_prepare", Message: err.Error()}}
@@ -360,12 +361,19 @@ const (
 // custom package into `out`, the one document the query returns. Findings
 // of the wrong shape are only counted, never returned: converting a value
 // that shares structure would cost its expanded size.
-func decisionModule(customPkgs []string) string {
+//
+// The candidates are the grants module's set itself, not a copy made
+// member by member; without a grant rule that set is undefined rather than
+// empty, so out names an empty set instead.
+func decisionModule(customPkgs []string, grants bool) string {
 	var b strings.Builder
 	b.WriteString("package " + decisionPackage + "\n\n")
-	b.WriteString("candidates contains c if some c in data." + grantsPackage + ".candidates\n")
+	candidates := "set()"
+	if grants {
+		candidates = "data." + grantsPackage + ".candidates"
+	}
 	if len(customPkgs) == 0 {
-		b.WriteString("\nout := {\"candidates\": candidates, \"findings\": [], \"malformed\": 0, \"total\": 0}\n")
+		fmt.Fprintf(&b, "out := {\"candidates\": %s, \"findings\": [], \"malformed\": 0, \"total\": 0}\n", candidates)
 		return b.String()
 	}
 	for _, p := range customPkgs {
@@ -384,13 +392,19 @@ well_formed(f) if {
 }
 
 out := {
-	"candidates": candidates,
+	"candidates": %s,
 	"findings": [f | count(raw) <= %d; some f in raw; well_formed(f)],
 	"malformed": count([1 | some f in raw; not well_formed(f)]),
 	"total": count(raw),
 }
-`, maxCodeChars, maxMessageChars, maxCustomFindings)
+`, maxCodeChars, maxMessageChars, candidates, maxCustomFindings)
 	return b.String()
+}
+
+// definesCandidates reports whether the generated grants module has a
+// `candidates` rule: none when no grant can match anything.
+func definesCandidates(grants *ast.Module) bool {
+	return slices.ContainsFunc(grants.Rules, func(r *ast.Rule) bool { return r.Head.Ref().String() == "candidates" })
 }
 
 // regoProblems flattens OPA's error list into Problems naming file and line.

@@ -88,6 +88,7 @@ func writeOPABundle(gated, catalogDir, policyDir, dir string) (body string, err 
 		"event":         ev,
 		"action_id":     grantedAction,
 		"principal":     grantedPrincipal,
+		"principals":    []string{grantedPrincipal},
 		"principal_set": map[string]bool{grantedPrincipal: true},
 		"now_ns":        benchNowNs,
 	}}
