@@ -119,6 +119,16 @@ func envOr(k, def string) string {
 	return def
 }
 
+// closedPort is a loopback address nothing listens on: one just closed.
+func closedPort() string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "127.0.0.1:1"
+	}
+	defer func() { _ = l.Close() }()
+	return l.Addr().String()
+}
+
 // server is one process under load.
 type server struct {
 	name, desc string
@@ -259,6 +269,15 @@ func run(ctx context.Context, c config, out io.Writer) (err error) {
 					"--spool-dir", filepath.Join(work, mode+"-spool")},
 				url: "http://" + a + "/pre-tool-check", health: "http://" + a + "/healthz", body: eventFile, check: accept})
 		}
+		// The audit database away: every record is fsynced to the spool,
+		// the appends waiting at one moment sharing one write and fsync.
+		a = mustAddr()
+		add(&server{name: "full-async-db-away",
+			desc: "as full-async, with `--database-url` naming a port nothing listens on: every record goes to the local spool (fsynced; appends waiting together share one fsync)",
+			args: []string{c.gated, "serve", "--addr", a, "--log-level", "error", "--catalog", c.catalog, "--policy", policyDir,
+				"--database-url", "postgres://gated@" + closedPort() + "/gated?sslmode=disable&connect_timeout=1", "--audit-hmac-key", strings.Repeat("k", 32),
+				"--audit-durability", "async", "--spool-dir", filepath.Join(work, "away-spool")},
+			url: "http://" + a + "/pre-tool-check", health: "http://" + a + "/healthz", body: eventFile, check: accept})
 	}
 	if !c.skipOPA {
 		bundle := filepath.Join(work, "opa")
