@@ -227,15 +227,7 @@ func (s *Set) actionValue(a any) (ast.Value, error) {
 			return v.(ast.Value), nil
 		}
 	}
-	raw, err := json.Marshal(a)
-	if err != nil {
-		return nil, err
-	}
-	var doc any
-	if err := json.Unmarshal(raw, &doc); err != nil {
-		return nil, err
-	}
-	v, err := ast.InterfaceToValue(doc)
+	v, err := jsonValue(a, 0)
 	if err != nil {
 		return nil, err
 	}
