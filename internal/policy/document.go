@@ -168,7 +168,7 @@ type rawGrant struct {
 func (p *parser) check(raw *rawDocument) *Document {
 	doc := &Document{File: p.file, ID: raw.ID, Default: raw.Default}
 	if doc.ID == "" {
-		p.errorf("/id", "id_required", "a standalone POLICY.md needs an id `@<owner>/<slug>`")
+		p.errorf("/id", "id_required", "a standalone POLICY.md needs an id `@<owner>/<slug>` or `@<owner>/<path>/<slug>`")
 	}
 	if doc.Default == "" {
 		doc.Default = "deny" // AIP-38 conformance rule 1
