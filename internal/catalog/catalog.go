@@ -49,6 +49,7 @@ type View struct {
 	NeverExecute  bool     `json:"never_execute,omitempty"` // action.json R4, or a missing or unknown tier
 	RiskTier      string   `json:"risk_tier,omitempty"`     // action.json only: the tier gated applied
 	Aliases       []string `json:"aliases,omitempty"`       // other tool_name values that match
+	Env           []EnvVar `json:"env,omitempty"`           // ACTIONS.yaml only: names, never values
 	Source        string   `json:"source"`                  // path relative to its catalog directory
 	Format        string   `json:"format"`
 	InputSchema   bool     `json:"input_schema"`    // whether proposed_arguments are validated

@@ -257,6 +257,7 @@ func (l *loader) inputSchema(f file, field string, doc any) *opfile.Schema {
 }
 
 type actionsYAMLDoc struct {
+	Env     map[string]envDoc `json:"env"`
 	Actions []struct {
 		Name        string `json:"name"`
 		Annotations struct {
@@ -280,10 +281,12 @@ func (l *loader) parseActionsYAML(f file) {
 		return
 	}
 	skill := l.skillName(f)
+	env := envVars(d.Env)
 	items := doc.Value["actions"].([]any)
 	for i, a := range d.Actions {
 		field := opfile.Pointer("actions", strconv.Itoa(i))
-		v := &View{ToolID: a.Name, Approval: approvalAuto, Source: f.rel, Format: f.format, file: f.path, nameField: field + "/name"}
+		item := items[i].(map[string]any)
+		v := &View{ToolID: a.Name, Approval: approvalAuto, Env: env, Source: f.rel, Format: f.format, file: f.path, nameField: field + "/name"}
 		if skill != "" {
 			v.ToolID = skill + "/" + a.Name
 			v.Aliases = []string{a.Name}
@@ -296,7 +299,12 @@ func (l *loader) parseActionsYAML(f file) {
 		default:
 			v.RiskLevel, v.Mutates = 2, []string{"external:*"}
 		}
-		v.input = l.inputSchema(f, field+"/inputSchema", items[i].(map[string]any)["inputSchema"])
+		v.input = l.inputSchema(f, field+"/inputSchema", item["inputSchema"])
+		var props map[string]any
+		if v.input != nil {
+			props = inputProperties(item["inputSchema"])
+		}
+		l.checkCommand(f, field, item["command"], props)
 		l.addImported(f, v)
 	}
 }
