@@ -117,7 +117,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		Engine: gate.New(opts...), Logger: log, Tokens: tokens, TrustedProxies: proxies, Hosts: c.hosts(c.addr),
 		MaxBodyBytes: c.maxBodyBytes, HookMaxBodyBytes: c.hookMaxBody, HookAuthorizationState: c.hookAuthState,
 		RateLimit: c.rateLimit, AuthFailureLimit: authFailureLimit(c.authFailures), AllowRequestShadow: c.requestShadow, OpenAPI: api.OpenAPI, Version: gatedVersion(),
-		Catalog: src.CatalogDocument(), Policy: src.PolicyDocument(), Decisions: store,
+		Catalog: src.CatalogDocument(), Policy: src.PolicyDocument(), Decisions: store, Redactor: red,
 		Approvals: apv, Stopping: stopping, Console: con,
 		Metrics: m, MetricsElsewhere: c.metricsAddr != "",
 		Ready: func(context.Context) error {

@@ -141,7 +141,7 @@ func (r *Redactor) Build(in Input) *Record {
 		FindingCodes:      r.screenAll(in.FindingCodes),
 		Evidence:          r.evidence(in.Evidence),
 		ArgumentKeys:      argumentKeys(in.Arguments),
-		ArgumentsHMAC:     r.argumentsHMAC(in.Arguments),
+		ArgumentsHMAC:     r.jsonHMAC(in.Arguments),
 		CatalogRevision:   r.screen(in.CatalogRevision),
 		PolicyRevision:    r.screen(in.PolicyRevision),
 		TokenName:         r.screen(in.TokenName),
@@ -193,11 +193,12 @@ func (r *Redactor) evidence(refs []route.EvidenceRef) []EvidenceMeta {
 	return out
 }
 
-// argumentsHMAC fingerprints the canonical arguments: encoding/json writes
-// map keys sorted, so equal arguments give equal fingerprints whatever order
-// the caller sent. Values that cannot be encoded give an empty fingerprint.
-func (r *Redactor) argumentsHMAC(args any) string {
-	b, err := json.Marshal(args)
+// jsonHMAC fingerprints a value (the arguments, an outcome's output) as
+// canonical JSON: encoding/json writes map keys sorted, so equal values give
+// equal fingerprints whatever order the caller sent. Values that cannot be
+// encoded give an empty fingerprint.
+func (r *Redactor) jsonHMAC(v any) string {
+	b, err := json.Marshal(v)
 	if err != nil {
 		return ""
 	}

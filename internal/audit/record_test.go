@@ -42,7 +42,7 @@ func TestBuildKeepsEveryField(t *testing.T) {
 		Evidence: []EvidenceMeta{{SourceID: "draft_id:123", Kind: "approval", TrustTier: "verified",
 			RedactionStatus: "redacted", Freshness: "fresh"}},
 		ArgumentKeys:    []string{MaskedKey, "to"},
-		ArgumentsHMAC:   rd.argumentsHMAC(map[string]any{"password": "p", "to": "a"}),
+		ArgumentsHMAC:   rd.jsonHMAC(map[string]any{"password": "p", "to": "a"}),
 		CatalogRevision: "cat", PolicyRevision: "pol", TokenName: "ci", LatencyMS: 2.5, GatedVersion: "v9",
 		ApprovalID: "0190a5b4-7c3e-7a1b-8f00-000000000001",
 	}

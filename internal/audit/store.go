@@ -36,10 +36,17 @@ type Page struct {
 	NextCursor string    `json:"next_cursor,omitempty"`
 }
 
-// Store reads stored decisions back (GET /v1/decisions);
-// internal/audit/postgres implements it. The file sink has none.
+// Store reads stored decisions back (GET /v1/decisions) and keeps their
+// outcomes; internal/audit/postgres implements it. The file sink has none.
 type Store interface {
 	Get(ctx context.Context, id string) (*Record, error)
 	List(ctx context.Context, f Filter) (Page, error)
+	// AddOutcome stores o for its decision: ErrNotFound when the decision
+	// is not stored, ErrNotYours when o's token is not the decision's,
+	// ErrNotExecuted when the decision did not let the tool run, and
+	// ErrOutcomeExists when it already has one.
+	AddOutcome(ctx context.Context, o *Outcome) error
+	// Outcome returns the outcome of decision id, nil when none is stored.
+	Outcome(ctx context.Context, id string) (*Outcome, error)
 	Close()
 }

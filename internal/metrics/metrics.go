@@ -45,6 +45,8 @@ type Metrics struct {
 	policyReloads  *prometheus.CounterVec
 	revisionInfo   *prometheus.GaugeVec
 
+	outcomes *prometheus.CounterVec
+
 	approvals
 }
 
@@ -141,6 +143,7 @@ func New(version string) *Metrics {
 		m.catalogReloads, m.policyReloads, m.revisionInfo,
 	)
 	m.approvals = newApprovals(m.reg)
+	m.outcomes = newOutcomes(m.reg)
 	// Reload results are a closed set: pre-create them so "failure" reads 0,
 	// not absent, and alerts on increase() work from the first failure.
 	for _, r := range []string{resultSuccess, resultFailure} {

@@ -11,6 +11,7 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/prometheus/client_golang/prometheus/testutil/promlint"
 
+	"github.com/gatedhq/gated/internal/actionresult"
 	"github.com/gatedhq/gated/internal/metrics"
 	"github.com/gatedhq/gated/internal/metrics/metricstest"
 	"github.com/gatedhq/gated/internal/route"
@@ -346,5 +347,27 @@ func TestApprovalMetrics(t *testing.T) {
 	}
 	if strings.Contains(out, "operator://bob") || strings.Contains(out, "SELECT") {
 		t.Error("a value outside the closed sets became a label")
+	}
+}
+
+// Outcomes: the result envelope's statuses, pre-created; nothing else
+// becomes a label.
+func TestOutcomeMetrics(t *testing.T) {
+	t.Parallel()
+	m := metrics.New("test")
+	if before := scrape(t, m); !strings.Contains(before, `gated_outcomes_total{status="failed"} 0`) {
+		t.Error("before any outcome, the scrape lacks the failed series at 0")
+	}
+	m.OutcomeRecorded(actionresult.Succeeded)
+	m.OutcomeRecorded(actionresult.Succeeded)
+	m.OutcomeRecorded("sk-not-a-status")
+	out := scrape(t, m)
+	for _, want := range []string{`gated_outcomes_total{status="succeeded"} 2`, `gated_outcomes_total{status="other"} 1`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("scrape lacks %s", want)
+		}
+	}
+	if strings.Contains(out, "sk-not-a-status") {
+		t.Error("a value outside the statuses became a label")
 	}
 }

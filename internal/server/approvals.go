@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"mime"
 	"net/http"
 	"strconv"
 	"time"
@@ -301,18 +300,9 @@ func handleDecideApproval(d *Deps, approve bool) http.HandlerFunc {
 // is, so a cross-site form cannot post one), bounded, no other field.
 func decodeDecision(w http.ResponseWriter, r *http.Request, maxBytes int64) (decisionBody, *bodyError) {
 	var b decisionBody
-	if berr := declaredTooLarge(r, maxBytes); berr != nil {
+	raw, berr := readJSON(w, r, maxBytes)
+	if berr != nil {
 		return b, berr
-	}
-	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
-		return b, &bodyError{http.StatusUnsupportedMediaType, "the body must be sent with Content-Type: application/json"}
-	}
-	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBytes))
-	if err != nil {
-		if _, tooBig := errors.AsType[*http.MaxBytesError](err); tooBig {
-			return b, &bodyError{http.StatusRequestEntityTooLarge, fmt.Sprintf("request body exceeds %d bytes", maxBytes)}
-		}
-		return b, &bodyError{http.StatusBadRequest, "could not read the request body"}
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()

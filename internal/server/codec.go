@@ -51,9 +51,24 @@ func writeCodedError(w http.ResponseWriter, status int, code, msg string) {
 }
 
 // decodeEvent reads a request body that must be one JSON object, bounded in
-// size and nesting, sent as application/json. The content type matters: a
-// web page can post text/plain across sites without asking, but not JSON.
+// size and nesting, sent as application/json.
 func decodeEvent(w http.ResponseWriter, r *http.Request, maxBytes int64, maxDepth int) (map[string]any, *bodyError) {
+	body, berr := readJSON(w, r, maxBytes)
+	if berr != nil {
+		return nil, berr
+	}
+	obj, err := DecodeEvent(body, maxDepth)
+	if err != nil {
+		return nil, &bodyError{http.StatusBadRequest, err.Error()}
+	}
+	return obj, nil
+}
+
+// readJSON reads a request body of at most maxBytes sent as
+// application/json, as every body gated acts on is. The content type
+// matters: a web page can post text/plain across sites without asking, but
+// not JSON.
+func readJSON(w http.ResponseWriter, r *http.Request, maxBytes int64) ([]byte, *bodyError) {
 	if berr := declaredTooLarge(r, maxBytes); berr != nil {
 		return nil, berr
 	}
@@ -62,17 +77,12 @@ func decodeEvent(w http.ResponseWriter, r *http.Request, maxBytes int64, maxDept
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBytes))
 	if err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
+		if _, tooBig := errors.AsType[*http.MaxBytesError](err); tooBig {
 			return nil, &bodyError{http.StatusRequestEntityTooLarge, fmt.Sprintf("request body exceeds %d bytes", maxBytes)}
 		}
 		return nil, &bodyError{http.StatusBadRequest, "could not read the request body"}
 	}
-	obj, err := DecodeEvent(body, maxDepth)
-	if err != nil {
-		return nil, &bodyError{http.StatusBadRequest, err.Error()}
-	}
-	return obj, nil
+	return body, nil
 }
 
 // declaredTooLarge refuses a body whose Content-Length already exceeds

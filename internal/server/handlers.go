@@ -147,22 +147,35 @@ func handleMethodNotAllowed() http.HandlerFunc {
 	}
 }
 
-// handleGetDecision returns one stored record.
+// decisionView is one stored record with the outcome its runtime reported,
+// if any.
+type decisionView struct {
+	*audit.Record
+	Outcome *audit.Outcome `json:"outcome,omitempty"`
+}
+
+// handleGetDecision returns one stored record and its outcome.
 func handleGetDecision(store audit.Store) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if store == nil {
 			writeError(w, http.StatusNotFound, noDecisionStore)
 			return
 		}
-		rec, err := store.Get(r.Context(), chi.URLParam(r, "id"))
-		switch {
-		case errors.Is(err, audit.ErrNotFound):
+		id := chi.URLParam(r, "id")
+		rec, err := store.Get(r.Context(), id)
+		if errors.Is(err, audit.ErrNotFound) {
 			writeError(w, http.StatusNotFound, "no decision with that id")
-		case err != nil:
-			writeError(w, http.StatusServiceUnavailable, "the decision store is unavailable")
-		default:
-			writeJSON(w, http.StatusOK, rec)
+			return
 		}
+		var o *audit.Outcome
+		if err == nil {
+			o, err = store.Outcome(r.Context(), id)
+		}
+		if err != nil {
+			writeError(w, http.StatusServiceUnavailable, "the decision store is unavailable")
+			return
+		}
+		writeJSON(w, http.StatusOK, decisionView{Record: rec, Outcome: o})
 	}
 }
 

@@ -77,6 +77,12 @@ func routes(d *Deps, lim, failures *limiter) http.Handler {
 		r.Get("/v1/decisions", handleListDecisions(d.Decisions))
 		r.Get("/v1/decisions/{id}", handleGetDecision(d.Decisions))
 	})
+	// The runtime that asked reports what happened: the scope it asked
+	// with, and the handler holds it to the token on the decision.
+	r.Group(func(r chi.Router) {
+		guard(r, auth.ScopePreToolCheck, writeError)
+		r.Post("/v1/decisions/{id}/outcome", handleRecordOutcome(d))
+	})
 	// Approvals: the approver and the requester are tokens, so without
 	// tokens every route answers 403. Every state change is a POST with a
 	// JSON body, behind the Host/Origin guard.

@@ -58,8 +58,12 @@ type Deps struct {
 	Catalog func() any
 	// Policy, when set, returns the document GET /v1/policy serves.
 	Policy func() any
-	// Decisions, when set, serves stored decision records.
+	// Decisions, when set, serves stored decision records and, with
+	// Redactor, keeps their outcomes.
 	Decisions audit.Store
+	// Redactor fingerprints outcome outputs with the audit HMAC key, as
+	// the decision path fingerprints arguments.
+	Redactor *audit.Redactor
 	// Approvals, when set, serves the approvals API (it needs Tokens too:
 	// without them every approvals route answers 403).
 	Approvals Approvals

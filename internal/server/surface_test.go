@@ -60,7 +60,7 @@ func TestWholeSurfaceConforms(t *testing.T) {
 			gate.WithMetrics(m))
 		d.Catalog = func() any { return cat.Document(nil, time.Time{}) }
 		d.Policy = func() any { return pol.Summary(nil, time.Time{}) }
-		d.Decisions = store
+		d.Decisions, d.Redactor = store, audit.NewRedactor([]byte("0123456789abcdef0123456789abcdef"))
 		d.Metrics = m
 		d.OpenAPI = api.OpenAPI
 	})
@@ -138,6 +138,12 @@ func TestWholeSurfaceConforms(t *testing.T) {
 		if r := f.do(request{method: http.MethodGet, target: probe}); r.status != http.StatusOK {
 			t.Fatalf("%s: %d", probe, r.status)
 		}
+	}
+
+	// The outcome of a decision that did not let the tool run is refused.
+	if r := f.do(request{method: http.MethodPost, target: "/v1/decisions/" + id + "/outcome", body: strings.NewReader(`{"status":"succeeded"}`),
+		header: map[string]string{"Authorization": "Bearer " + runtimeSecret}}); r.status != http.StatusConflict || r.str("code") != "decision_not_executed" {
+		t.Errorf("outcome of a %s: %d %.200s, want 409", res.str("route"), r.status, r.raw)
 	}
 
 	// Without a catalog or a database those endpoints say so, with a route.

@@ -85,7 +85,8 @@ const partitionsAhead = 3
 
 // Maintain creates partitions from yesterday (clock skew near midnight) to
 // partitionsAhead days ahead, so the writer rarely pays for DDL, and drops
-// partitions wholly older than the retention.
+// partitions wholly older than the retention, with their decisions'
+// outcomes.
 func (s *Sink) Maintain(ctx context.Context, now time.Time) error {
 	today := day(now)
 	for i := -1; i <= partitionsAhead; i++ {
@@ -118,6 +119,12 @@ func (s *Sink) Maintain(ctx context.Context, now time.Time) error {
 		delete(s.days, d)
 		s.mu.Unlock()
 		s.log.Info("audit partition dropped by retention", zap.String("partition", n))
+	}
+	// Outcomes go with their decisions. A partition is dropped once its
+	// whole day is before the cutoff, so the dropped ones held exactly the
+	// decisions made before the cutoff's day.
+	if _, err := s.pool.Exec(ctx, "DELETE FROM decision_outcomes WHERE decided_at < $1", day(cutoff)); err != nil {
+		return fmt.Errorf("delete outcomes past retention: %w", err)
 	}
 	return nil
 }

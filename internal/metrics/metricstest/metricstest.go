@@ -9,6 +9,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/gatedhq/gated/internal/actionresult"
 	"github.com/gatedhq/gated/internal/metrics"
 	"github.com/gatedhq/gated/internal/route"
 )
@@ -41,4 +42,5 @@ func Exercise(m *metrics.Metrics) {
 	m.CatalogReload(true)
 	m.PolicyReload(false)
 	m.SetRevisions("catalog-rev", "policy-rev")
+	m.OutcomeRecorded(actionresult.Succeeded)
 }

@@ -1,0 +1,203 @@
+package server_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gatedhq/gated/internal/audit"
+	"github.com/gatedhq/gated/internal/audit/postgres"
+	"github.com/gatedhq/gated/internal/auth"
+	"github.com/gatedhq/gated/internal/gate"
+	"github.com/gatedhq/gated/internal/metrics"
+	"github.com/gatedhq/gated/internal/pgtest"
+	"github.com/gatedhq/gated/internal/server"
+)
+
+// outputCanary is planted in every output sent; it must never be stored.
+const outputCanary = "canary-output-3f9e1d"
+
+// outcomeServer is the real handler over a fresh PostgreSQL: decisions are
+// recorded synchronously, so an answered decision is stored. tokens nil
+// runs open. It returns the database's URL too.
+func outcomeServer(t *testing.T, tokens *auth.Tokens, mod func(*server.Deps)) (*fixture, string) {
+	t.Helper()
+	ctx := context.Background()
+	_, dbURL := pgtest.Fresh(t)
+	if err := postgres.Migrate(ctx, dbURL, "up", io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	sink, err := postgres.Open(ctx, postgres.Config{URL: dbURL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := audit.NewRecorder(ctx, sink, audit.Config{Durability: audit.Sync, SpoolDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = rec.Close(ctx) })
+	store, err := postgres.OpenStore(ctx, dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(store.Close)
+	red := audit.NewRedactor([]byte("0123456789abcdef0123456789abcdef"))
+	f := newServer(t, func(d *server.Deps) {
+		d.Engine = gate.New(gate.WithClock(func() time.Time { return fixedNow }), gate.WithAudit(rec, red, "test"))
+		d.Tokens, d.Decisions, d.Redactor = tokens, store, red
+		if mod != nil {
+			mod(d)
+		}
+	})
+	return f, dbURL
+}
+
+// decide sends event with hdr and returns the decision's id and route.
+func (f *fixture) decide(event string, hdr map[string]string) (id, route string) {
+	f.t.Helper()
+	res := f.do(request{method: http.MethodPost, target: "/pre-tool-check", body: strings.NewReader(event), header: hdr})
+	if res.status != http.StatusOK || res.str("decision_id") == "" {
+		f.t.Fatalf("decide: %d %.300s", res.status, res.raw)
+	}
+	return res.str("decision_id"), res.str("route")
+}
+
+// outcome posts body as decision id's outcome with hdr.
+func (f *fixture) outcome(id, body string, hdr map[string]string) *response {
+	f.t.Helper()
+	return f.do(request{method: http.MethodPost, target: "/v1/decisions/" + id + "/outcome", body: strings.NewReader(body), header: hdr})
+}
+
+func TestOutcomes(t *testing.T) {
+	t.Parallel()
+	m := metrics.New("test")
+	f, dbURL := outcomeServer(t, testTokens(t), func(d *server.Deps) { d.Metrics = m })
+	runtime := map[string]string{"Authorization": "Bearer " + runtimeSecret}
+	other := map[string]string{"Authorization": "Bearer " + otherSecret} // pre_tool_check and decisions_read
+	id, route := f.decide(validEvent, runtime)
+	if route != "accept" {
+		t.Fatalf("the fixture event was not accepted: %s", route)
+	}
+	asked, route := f.decide(eventWith(t, map[string]string{"tool_category": `"write"`, "authorization_state": `"user_claimed"`}), runtime)
+	if route == "accept" {
+		t.Fatal("the write was accepted; the not-executed case would prove nothing")
+	}
+
+	// Bodies gated will not store, each with a precise 4xx; nothing is stored.
+	for _, c := range []struct {
+		name, body string
+		status     int
+		ctype      string
+	}{
+		{"no status", `{"verification":{"ok":true}}`, http.StatusBadRequest, ""},
+		{"unknown status", `{"status":"done"}`, http.StatusBadRequest, ""},
+		{"status not a string", `{"status":true}`, http.StatusBadRequest, ""},
+		{"unknown field", `{"status":"succeeded","feedback":{}}`, http.StatusBadRequest, ""},
+		{"half a block", `{"status":"reverted","rollback":{"attempted":true}}`, http.StatusBadRequest, ""},
+		{"verification without ok", `{"status":"succeeded","verification":{}}`, http.StatusBadRequest, ""},
+		{"not an object", `["succeeded"]`, http.StatusBadRequest, ""},
+		{"trailing data", `{"status":"succeeded"} {}`, http.StatusBadRequest, ""},
+		{"too deep", `{"status":"succeeded","output":` + strings.Repeat("[", 100) + strings.Repeat("]", 100) + `}`, http.StatusBadRequest, ""},
+		{"too large", `{"status":"succeeded","output":"` + strings.Repeat("x", server.DefaultMaxBodyBytes) + `"}`, http.StatusRequestEntityTooLarge, ""},
+		{"form post", `status=succeeded`, http.StatusUnsupportedMediaType, "application/x-www-form-urlencoded"},
+	} {
+		hdr := map[string]string{"Authorization": runtime["Authorization"]}
+		if c.ctype != "" {
+			hdr["Content-Type"] = c.ctype
+		}
+		if res := f.outcome(id, c.body, hdr); res.status != c.status || res.str("route") != "refuse" {
+			t.Errorf("%s: %d %.200s, want %d", c.name, res.status, res.raw, c.status)
+		}
+	}
+	if res := f.outcome(id, `{"status":"succeeded"}`, other); res.status != http.StatusForbidden || res.str("code") != "decision_not_yours" {
+		t.Errorf("another token: %d %.200s, want 403", res.status, res.raw)
+	}
+	if res := f.outcome(id, `{"status":"succeeded"}`, nil); res.status != http.StatusUnauthorized {
+		t.Errorf("no token: %d, want 401", res.status)
+	}
+	if res := f.outcome("01a1fafc-0000-7000-8000-000000000000", `{"status":"succeeded"}`, runtime); res.status != http.StatusNotFound || res.str("code") != "decision_unknown" {
+		t.Errorf("unknown decision: %d %.200s, want 404", res.status, res.raw)
+	}
+	if res := f.outcome(asked, `{"status":"succeeded"}`, runtime); res.status != http.StatusConflict || res.str("code") != "decision_not_executed" {
+		t.Errorf("a decision that did not let the tool run: %d %.200s, want 409", res.status, res.raw)
+	}
+	if n := pgtest.QueryInt(t, dbURL, "SELECT count(*) FROM decision_outcomes"); n != 0 {
+		t.Fatalf("%d outcomes stored by refused requests", n)
+	}
+
+	// The outcome: stored once, answered without the output.
+	body := `{"status":"succeeded","verification":{"ok":true},"repair":{"attempted":false,"ok":false},
+		"rollback":{"attempted":false,"ok":false},"output":{"forecast":"` + outputCanary + `","temp_c":21.5}}`
+	res := f.outcome(id, body, runtime)
+	if res.status != http.StatusCreated || res.str("decision_id") != id || res.str("status") != "succeeded" ||
+		res.str("token_name") != "runtime" || !strings.HasPrefix(res.str("output_fingerprint"), "hmac-sha256:") ||
+		res.body["output_conforms"] != nil {
+		t.Fatalf("outcome: %d %.400s", res.status, res.raw)
+	}
+	if strings.Contains(string(res.raw), outputCanary) {
+		t.Error("the answer carries the output")
+	}
+	if again := f.outcome(id, `{"status":"failed"}`, runtime); again.status != http.StatusConflict || again.str("code") != "outcome_exists" {
+		t.Errorf("a second outcome: %d %.200s, want 409", again.status, again.raw)
+	}
+
+	// The decision links it; the stored outcome is the first one.
+	got := f.do(request{method: http.MethodGet, target: "/v1/decisions/" + id, header: other})
+	o, _ := got.body["outcome"].(map[string]any)
+	if got.status != http.StatusOK || o["status"] != "succeeded" || o["output_fingerprint"] != res.str("output_fingerprint") ||
+		o["verification"].(map[string]any)["ok"] != true {
+		t.Fatalf("GET decision: %d %.400s", got.status, got.raw)
+	}
+	if got := f.do(request{method: http.MethodGet, target: "/v1/decisions/" + asked, header: other}); got.body["outcome"] != nil {
+		t.Errorf("a decision without outcome shows one: %.300s", got.raw)
+	}
+	if n := pgtest.QueryInt(t, dbURL, "SELECT count(*) FROM decision_outcomes"); n != 1 {
+		t.Fatalf("%d outcomes stored, want 1", n)
+	}
+	if n := pgtest.QueryInt(t, dbURL, "SELECT count(*) FROM decision_outcomes o WHERE row_to_json(o)::text LIKE '%' || $1 || '%'", outputCanary); n != 0 {
+		t.Error("the output is stored")
+	}
+
+	scraped := f.do(request{method: http.MethodGet, target: "/metrics", header: map[string]string{"Authorization": "Bearer " + scraperSecret}})
+	for _, want := range []string{`gated_outcomes_total{status="succeeded"} 1`, `gated_outcomes_total{status="failed"} 0`} {
+		if !strings.Contains(string(scraped.raw), want) {
+			t.Errorf("metrics lack %s", want)
+		}
+	}
+}
+
+// A page on another site cannot report an outcome, even for a gated that
+// runs open: the Host/Origin guard refuses it before anything is read.
+func TestOutcomeCrossSiteRefused(t *testing.T) {
+	t.Parallel()
+	f, dbURL := outcomeServer(t, nil, func(d *server.Deps) {
+		d.Hosts = server.Hosts{Enforce: true, Allowed: []string{"example.com"}} // httptest's Host
+	})
+	id, route := f.decide(validEvent, nil)
+	if route != "accept" {
+		t.Fatalf("the fixture event was not accepted: %s", route)
+	}
+	res := f.outcome(id, `{"status":"succeeded"}`, map[string]string{"Origin": "https://evil.example"})
+	if res.status != http.StatusForbidden || !strings.Contains(res.str("error"), "forbidden origin") {
+		t.Fatalf("cross-site outcome: %d %.200s, want 403", res.status, res.raw)
+	}
+	if n := pgtest.QueryInt(t, dbURL, "SELECT count(*) FROM decision_outcomes"); n != 0 {
+		t.Fatal("a cross-site request stored an outcome")
+	}
+	// Open, decisions carry no token: a same-site caller may report.
+	if res := f.outcome(id, `{"status":"reverted","rollback":{"attempted":true,"ok":true}}`, map[string]string{"Origin": "http://localhost:3000"}); res.status != http.StatusCreated || res.str("token_name") != "" {
+		t.Fatalf("open outcome: %d %.200s", res.status, res.raw)
+	}
+}
+
+func TestOutcomeNeedsTheStore(t *testing.T) {
+	t.Parallel()
+	f := newServer(t, nil)
+	res := f.outcome("x", `{"status":"succeeded"}`, map[string]string{"Authorization": "Bearer " + runtimeSecret})
+	if res.status != http.StatusNotFound || !strings.Contains(res.str("error"), "--database-url") {
+		t.Fatalf("without a database: %d %.200s, want 404", res.status, res.raw)
+	}
+}
