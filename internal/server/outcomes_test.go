@@ -2,12 +2,12 @@ package server_test
 
 import (
 	"context"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/gatedhq/gated/internal/approval/approvaltest"
 	"github.com/gatedhq/gated/internal/audit"
 	"github.com/gatedhq/gated/internal/audit/postgres"
 	"github.com/gatedhq/gated/internal/auth"
@@ -25,21 +25,9 @@ const outputCanary = "canary-output-3f9e1d"
 // runs open. It returns the database's URL too.
 func outcomeServer(t *testing.T, tokens *auth.Tokens, mod func(*server.Deps)) (*fixture, string) {
 	t.Helper()
-	ctx := context.Background()
-	_, dbURL := pgtest.Fresh(t)
-	if err := postgres.Migrate(ctx, dbURL, "up", io.Discard); err != nil {
-		t.Fatal(err)
-	}
-	sink, err := postgres.Open(ctx, postgres.Config{URL: dbURL})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec, err := audit.NewRecorder(ctx, sink, audit.Config{Durability: audit.Sync, SpoolDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = rec.Close(ctx) })
-	store, err := postgres.OpenStore(ctx, dbURL)
+	_, dbURL := approvaltest.Database(t, fixedNow)
+	rec := approvaltest.SyncRecorder(t, dbURL)
+	store, err := postgres.OpenStore(context.Background(), dbURL)
 	if err != nil {
 		t.Fatal(err)
 	}
