@@ -109,6 +109,11 @@ type toolDef struct {
 	input *opfile.Schema
 	rules []*Rule
 	ttl   time.Duration // metadata.gated.approval_ttl; 0 when not set
+	// inline is implements.inline as parsed, validated only when the tools
+	// are resolved (nil when the tool has none).
+	inline   map[string]any
+	inlined  *Action // the inline action, once registered
+	inlineOK bool    // whether it was valid and registered
 }
 
 // parse reads one file into actions, views or pending tools; what is wrong
@@ -165,6 +170,15 @@ func (l *loader) parseActionMD(f file) {
 	if !l.decode(f, actionMDSchema, doc, &d) {
 		return
 	}
+	a := newAction(d, f)
+	if l.addAction(a, "/id") {
+		l.actionFile[path.Join(f.root, f.rel)] = a
+	}
+}
+
+// newAction is the action an ACTION.md, or a TOOL.md's inline action,
+// declares in f.
+func newAction(d actionDoc, f file) *Action {
 	a := &Action{
 		ID: d.ID, Version: d.Version, Category: d.Category, TargetKind: d.TargetKind,
 		RiskLevel: d.RiskLevel, Approval: d.Approval,
@@ -174,9 +188,7 @@ func (l *loader) parseActionMD(f file) {
 	if a.TargetKind == "" {
 		a.TargetKind, _, _ = strings.Cut(a.ID, ":")
 	}
-	if l.addAction(a, "/id") {
-		l.actionFile[path.Join(f.root, f.rel)] = a
-	}
+	return a
 }
 
 // addAction registers an action by id and registry slug; a clash with an
@@ -208,6 +220,9 @@ func (l *loader) parseToolMD(f file) {
 	t.input = l.inputSchema(f, "/inputs", doc.Value["inputs"])
 	t.rules = l.compileRules(f, t.doc.Metadata.Gated.Rules)
 	t.ttl = l.approvalTTL(f, t.doc.Metadata.Gated.ApprovalTTL)
+	if impl, ok := doc.Value["implements"].(map[string]any); ok {
+		t.inline, _ = impl["inline"].(map[string]any)
+	}
 	l.tools = append(l.tools, t)
 }
 

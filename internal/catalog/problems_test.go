@@ -65,7 +65,26 @@ func TestProblems(t *testing.T) {
 		{"file ref escapes", map[string]string{"t/TOOL.md": tool("t.x", "implements: {file: ../../outside/ACTION.md}")}, "t/TOOL.md", "/implements/file", "action_ref_escapes_catalog", nil},
 		{"file ref escapes via dots", map[string]string{"TOOL.md": tool("t.x", "implements: ./a/../../x")}, "TOOL.md", "/implements", "action_ref_escapes_catalog", nil},
 		{"absolute file ref", map[string]string{"TOOL.md": tool("t.x", "implements: {file: /etc/passwd}")}, "TOOL.md", "/implements/file", "action_ref_escapes_catalog", nil},
-		{"inline action", map[string]string{"TOOL.md": tool("t.x", "implements: {inline: {id: a:b, description: d}}")}, "TOOL.md", "/implements/inline", "inline_action_unsupported", nil},
+		{"inline action breaks the ACTION.md schema", map[string]string{"TOOL.md": tool("t.x", "implements: {inline: {id: a:b, description: d, risk_level: 7}}")}, "TOOL.md", "/implements/inline/risk_level", "out_of_range", []string{"inline action"}},
+		{"inline action without a description", map[string]string{"TOOL.md": tool("t.x", "implements: {inline: {id: a:b}}")}, "TOOL.md", "/implements/inline/description", "missing_field", nil},
+		{"inline action with an unknown field", map[string]string{"TOOL.md": tool("t.x", "implements: {inline: {id: a:b, description: d, colour: red}}")}, "TOOL.md", "/implements/inline/colour", "unknown_field", nil},
+		{"inline action with a wrong schema marker", map[string]string{"TOOL.md": tool("t.x", "implements: {inline: {schema: action/v2, id: a:b, description: d}}")}, "TOOL.md", "/implements/inline/schema", "invalid_value", nil},
+		{"two tools inline one id differently", map[string]string{
+			"a/TOOL.md": tool("t.one", "implements: {inline: {id: a:b, description: d, risk_level: 1}}"),
+			"b/TOOL.md": tool("t.two", "implements: {inline: {id: a:b, description: d, risk_level: 2}}"),
+		}, "b/TOOL.md", "/implements/inline/id", "inline_action_conflict", []string{"a/TOOL.md"}},
+		{"inline id of an ACTION.md", map[string]string{"ACTION.md": action("a:b"), "TOOL.md": tool("t.x", "implements: {inline: {id: a:b, description: d}}")}, "TOOL.md", "/implements/inline/id", "duplicate_id", []string{"ACTION.md"}},
+		{"inline id sharing an ACTION.md's slug", map[string]string{"ACTION.md": action("a:b"), "TOOL.md": tool("t.x", "implements: {inline: {id: a-b, description: d}}")}, "TOOL.md", "/implements/inline/id", "duplicate_action_slug", nil},
+		{"inline id of an imported action", map[string]string{"p/action.json": `{"name": "diagnose", "riskTier": "R0"}`, "TOOL.md": tool("t.x", "implements: {inline: {id: diagnose, description: d}}")}, "TOOL.md", "/implements/inline/id", "duplicate_id", []string{"action.json"}},
+		{"ref to another tool's inline action", map[string]string{
+			"a/TOOL.md": tool("t.one", "implements: {inline: {id: a:b, description: d}}"),
+			"b/TOOL.md": tool("t.two", "implements: a:b"),
+		}, "b/TOOL.md", "/implements", "action_ref_unresolvable", []string{"inline", "a/TOOL.md"}},
+		{"registry ref to an inline action", map[string]string{
+			"a/TOOL.md": tool("t.one", "implements: {inline: {id: a:b, description: d}}"),
+			"b/TOOL.md": tool("t.two", "implements: '@o/lib/a-b'"),
+		}, "b/TOOL.md", "/implements", "action_ref_unresolvable", []string{"inline"}},
+		{"tool widens its inline action", map[string]string{"TOOL.md": tool("t.x", "implements: {inline: {id: a:b, description: d, risk_level: 2}}", "risk_level: 1")}, "TOOL.md", "/risk_level", "widens_risk_level", nil},
 		{"two ref forms", map[string]string{"TOOL.md": tool("t.x", "implements: {ref: a:b, file: ./x}")}, "TOOL.md", "/implements", "invalid_value", nil},
 		{"invalid action is unresolvable", map[string]string{"a/ACTION.md": action("a:b", "risk_level: 7"), "TOOL.md": tool("t.x", "implements: a:b")}, "TOOL.md", "/implements", "action_ref_unresolvable", nil},
 

@@ -2,10 +2,13 @@ package catalog
 
 import (
 	"encoding/json"
+	"maps"
 	"path"
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/gatedhq/gated/internal/opfile"
 )
 
 // Approval classes.
@@ -81,8 +84,14 @@ func missing(floor, got []string) []string {
 }
 
 // resolveTools joins every TOOL.md to the action it implements and builds
-// its view, rejecting any widening of the action's floors.
+// its view, rejecting any widening of the action's floors. Inline actions
+// are registered first, so that a ref naming one is told what it is.
 func (l *loader) resolveTools() {
+	for _, t := range l.tools {
+		if t.inline != nil {
+			t.inlined, t.inlineOK = l.inlineAction(t)
+		}
+	}
 	for _, t := range l.tools {
 		a, ok := l.implemented(t)
 		if !ok {
@@ -94,17 +103,72 @@ func (l *loader) resolveTools() {
 	}
 }
 
+// inlineField is where a TOOL.md's inline action sits.
+const inlineField = "/implements/inline"
+
+// inlineAction validates a tool's inline action as an ACTION.md and
+// registers it in the catalog's action index, where POLICY.md grants find
+// it. Tools may inline the same id only with the same content; an id an
+// ACTION.md (or an imported action) already has is a duplicate.
+func (l *loader) inlineAction(t *toolDef) (*Action, bool) {
+	p := t.f.path
+	doc := maps.Clone(t.inline)
+	if _, ok := doc["schema"]; !ok {
+		// AIP-39's own inline example has no schema marker: the TOOL.md
+		// around it already says what it is.
+		doc["schema"] = "action/v1"
+	}
+	vs := opfile.Validate(actionMDSchema, doc, opfile.Message)
+	for _, v := range vs {
+		l.ps.add(p, inlineField+v.Pointer(), v.Code(), "inline action: %s", v.Message)
+	}
+	if len(vs) > 0 {
+		return nil, false
+	}
+	d := actionDoc{Version: "1.0.0", Approval: approvalAuto}
+	raw, err := json.Marshal(doc)
+	if err == nil {
+		err = json.Unmarshal(raw, &d)
+	}
+	if err != nil {
+		l.ps.add(p, inlineField, "invalid_type", "inline action: %v", err)
+		return nil, false
+	}
+	a := newAction(d, t.f)
+	if prev, ok := l.actions[a.ID]; ok && prev.Format == FormatToolMD {
+		if !prev.sameContent(a) {
+			l.ps.add(p, inlineField+"/id", "inline_action_conflict", "inline action %q differs from the one %s inlines under the same id; tools may share an inline action only with identical content", a.ID, prev.file)
+			return nil, false
+		}
+		return prev, true
+	}
+	if !l.addAction(a, inlineField+"/id") {
+		return nil, false
+	}
+	return a, true
+}
+
+// sameContent reports whether two actions declare the same thing, wherever
+// they are declared.
+func (a *Action) sameContent(b *Action) bool {
+	return a.ID == b.ID && a.Version == b.Version && a.Category == b.Category && a.TargetKind == b.TargetKind &&
+		a.RiskLevel == b.RiskLevel && a.Approval == b.Approval && slices.Equal(a.Mutates, b.Mutates) &&
+		slices.Equal(a.Requires, b.Requires) && slices.Equal(a.FiresEvents, b.FiresEvents)
+}
+
 // implemented resolves a tool's implements ref. A tool without one is an
 // orphan: valid, but tied to no action.
 func (l *loader) implemented(t *toolDef) (*Action, bool) {
+	if t.inline != nil {
+		return t.inlined, t.inlineOK
+	}
 	raw := t.doc.Implements
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil, true
 	}
 	var ref struct {
-		Ref    string         `json:"ref"`
-		File   string         `json:"file"`
-		Inline map[string]any `json:"inline"`
+		Ref  string `json:"ref"`
+		File string `json:"file"`
 	}
 	var s string
 	if json.Unmarshal(raw, &s) != nil {
@@ -113,9 +177,6 @@ func (l *loader) implemented(t *toolDef) (*Action, bool) {
 	}
 	p := t.f.path
 	switch {
-	case ref.Inline != nil:
-		l.ps.add(p, "/implements/inline", "inline_action_unsupported", "gated does not accept inline actions: put the action in an ACTION.md in the catalog and reference it")
-		return nil, false
 	case ref.File != "":
 		return l.byFile(t, "/implements/file", ref.File)
 	case ref.Ref != "":
@@ -123,15 +184,22 @@ func (l *loader) implemented(t *toolDef) (*Action, bool) {
 	case strings.HasPrefix(s, ".") || strings.HasPrefix(s, "/") || (strings.Contains(s, "/") && !strings.HasPrefix(s, "@")):
 		return l.byFile(t, "/implements", s)
 	}
-	if slug, isRegistry := registrySlug(s); isRegistry {
-		if a, ok := l.slugs[slug]; ok && slug != "" {
-			return a, true
-		}
+	var a *Action
+	slug, isRegistry := registrySlug(s)
+	if isRegistry && slug != "" {
+		a = l.slugs[slug]
+	} else if !isRegistry {
+		a = l.actions[s]
+	}
+	switch {
+	case a != nil && a.Format == FormatToolMD:
+		l.ps.add(p, "/implements", "action_ref_unresolvable", "%q names the action %s inlines; an inline action belongs to the tools that declare it, so put it in an ACTION.md to share it", s, a.file)
+		return nil, false
+	case a != nil:
+		return a, true
+	case isRegistry:
 		l.ps.add(p, "/implements", "action_ref_unresolvable", "no loaded action has the registry slug of %q (the last path segment must be an action id with ':' written as '-')", s)
 		return nil, false
-	}
-	if a, ok := l.actions[s]; ok {
-		return a, true
 	}
 	l.ps.add(p, "/implements", "action_ref_unresolvable", "no loaded action has the id %q", s)
 	return nil, false
