@@ -86,6 +86,20 @@ func TestProblems(t *testing.T) {
 		}, "b/TOOL.md", "/implements", "action_ref_unresolvable", []string{"inline"}},
 		{"tool widens its inline action", map[string]string{"TOOL.md": tool("t.x", "implements: {inline: {id: a:b, description: d, risk_level: 2}}", "risk_level: 1")}, "TOOL.md", "/risk_level", "widens_risk_level", nil},
 		{"two ref forms", map[string]string{"TOOL.md": tool("t.x", "implements: {ref: a:b, file: ./x}")}, "TOOL.md", "/implements", "invalid_value", nil},
+		// Version pins.
+		{"malformed version range", map[string]string{"ACTION.md": action("a:b"), "TOOL.md": tool("t.x", "implements: {ref: a:b, version: '^^1'}")}, "TOOL.md", "/implements/version", "invalid_version_range", []string{"^^1"}},
+		{"malformed @ suffix", map[string]string{"ACTION.md": action("a:b"), "TOOL.md": tool("t.x", "implements: 'a:b@latest'")}, "TOOL.md", "/implements", "invalid_version_range", []string{"latest"}},
+		{"empty @ suffix", map[string]string{"ACTION.md": action("a:b"), "TOOL.md": tool("t.x", "implements: 'a:b@'")}, "TOOL.md", "/implements", "invalid_version_range", nil},
+		{"malformed range of an unresolvable ref", map[string]string{"TOOL.md": tool("t.x", "implements: {ref: x:y, version: nope}")}, "TOOL.md", "/implements/version", "invalid_version_range", nil},
+		{"pin refuses a newer major", map[string]string{"ACTION.md": action("a:b", "version: 2.0.0"), "TOOL.md": tool("t.x", "implements: {ref: a:b, version: '^1.2'}")}, "TOOL.md", "/implements/version", "action_version_mismatch", []string{"2.0.0", "^1.2"}},
+		{"@ suffix refuses a newer major", map[string]string{"ACTION.md": action("a:b", "version: 2.0.0"), "TOOL.md": tool("t.x", "implements: '@o/lib/a-b@^1'")}, "TOOL.md", "/implements", "action_version_mismatch", []string{"2.0.0"}},
+		{"exact @ suffix refuses another patch", map[string]string{"ACTION.md": action("a:b", "version: 1.0.1"), "TOOL.md": tool("t.x", "implements: 'a:b@1.0.0'")}, "TOOL.md", "/implements", "action_version_mismatch", nil},
+		{"pin refuses an older minor", map[string]string{"ACTION.md": action("a:b", "version: 1.1.0"), "TOOL.md": tool("t.x", "implements: {ref: a:b, version: '^1.2'}")}, "TOOL.md", "/implements/version", "action_version_mismatch", nil},
+		{"file pin refuses a newer minor", map[string]string{"a/ACTION.md": action("a:b", "version: 1.3.0"), "TOOL.md": tool("t.x", "implements: {file: ./a, version: '~1.2'}")}, "TOOL.md", "/implements/version", "action_version_mismatch", nil},
+		{"pin on an action without a version", map[string]string{"p/action.json": `{"name": "diagnose", "riskTier": "R0"}`, "TOOL.md": tool("t.x", "implements: {ref: diagnose, version: '^1'}")}, "TOOL.md", "/implements/version", "action_version_mismatch", []string{"no semantic version"}},
+		{"two pins", map[string]string{"ACTION.md": action("a:b"), "TOOL.md": tool("t.x", "implements: {ref: 'a:b@1.0.0', version: '^1'}")}, "TOOL.md", "/implements", "action_pin_ambiguous", nil},
+		{"pin on an inline action", map[string]string{"TOOL.md": tool("t.x", "implements: {inline: {id: a:b, description: d}, version: '^1'}")}, "TOOL.md", "/implements", "invalid_value", nil},
+		{"version without a ref", map[string]string{"TOOL.md": tool("t.x", "implements: {version: '^1'}")}, "TOOL.md", "/implements", "invalid_value", nil},
 		{"invalid action is unresolvable", map[string]string{"a/ACTION.md": action("a:b", "risk_level: 7"), "TOOL.md": tool("t.x", "implements: a:b")}, "TOOL.md", "/implements", "action_ref_unresolvable", nil},
 
 		// Narrowing, never widening.

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/Masterminds/semver/v3"
+
 	"github.com/gatedhq/gated/internal/opfile"
 )
 
@@ -156,8 +158,9 @@ func (a *Action) sameContent(b *Action) bool {
 		slices.Equal(a.Requires, b.Requires) && slices.Equal(a.FiresEvents, b.FiresEvents)
 }
 
-// implemented resolves a tool's implements ref. A tool without one is an
-// orphan: valid, but tied to no action.
+// implemented resolves a tool's implements ref, and checks the version
+// range it pins the action to. A tool without one is an orphan: valid, but
+// tied to no action.
 func (l *loader) implemented(t *toolDef) (*Action, bool) {
 	if t.inline != nil {
 		return t.inlined, t.inlineOK
@@ -167,23 +170,53 @@ func (l *loader) implemented(t *toolDef) (*Action, bool) {
 		return nil, true
 	}
 	var ref struct {
-		Ref  string `json:"ref"`
-		File string `json:"file"`
+		Ref     string `json:"ref"`
+		File    string `json:"file"`
+		Version string `json:"version"`
 	}
 	var s string
 	if json.Unmarshal(raw, &s) != nil {
-		// The schema admits only a string or a one-key object.
+		// The schema admits only a string or an object of one form.
 		_ = json.Unmarshal(raw, &ref)
 	}
-	p := t.f.path
+	pin := versionPin{text: ref.Version, field: "/implements/version", given: ref.Version != ""}
+	if ref.Ref != "" {
+		s = ref.Ref
+	}
+	var a *Action
+	var ok bool
 	switch {
 	case ref.File != "":
-		return l.byFile(t, "/implements/file", ref.File)
-	case ref.Ref != "":
-		s = ref.Ref
-	case strings.HasPrefix(s, ".") || strings.HasPrefix(s, "/") || (strings.Contains(s, "/") && !strings.HasPrefix(s, "@")):
-		return l.byFile(t, "/implements", s)
+		a, ok = l.byFile(t, "/implements/file", ref.File)
+	case ref.Ref == "" && isFileRef(s):
+		a, ok = l.byFile(t, "/implements", s)
+	default:
+		id, suffix, pinned := cutVersionSuffix(s)
+		if pinned && pin.given {
+			l.ps.add(t.f.path, "/implements", "action_pin_ambiguous", "%q pins a version with its @ suffix and version pins %q too; give one", s, pin.text)
+			return nil, false
+		}
+		if pinned {
+			pin = versionPin{text: suffix, field: "/implements", given: true}
+		}
+		a, ok = l.byRef(t, id)
 	}
+	pinOK := !pin.given || l.parsePin(t, &pin)
+	if !ok || !pinOK || !pin.given {
+		return a, ok && pinOK
+	}
+	return a, l.checkPin(t, a, pin)
+}
+
+// isFileRef reports whether an implements string is a catalog path rather
+// than an action id or registry ref.
+func isFileRef(s string) bool {
+	return strings.HasPrefix(s, ".") || strings.HasPrefix(s, "/") || (strings.Contains(s, "/") && !strings.HasPrefix(s, "@"))
+}
+
+// byRef resolves a bare action id or a registry ref.
+func (l *loader) byRef(t *toolDef, s string) (*Action, bool) {
+	p := t.f.path
 	var a *Action
 	slug, isRegistry := registrySlug(s)
 	if isRegistry && slug != "" {
@@ -203,6 +236,53 @@ func (l *loader) implemented(t *toolDef) (*Action, bool) {
 	}
 	l.ps.add(p, "/implements", "action_ref_unresolvable", "no loaded action has the id %q", s)
 	return nil, false
+}
+
+// versionPin is the semver range a tool binds its action under (AIP-14's
+// implements[].version), and the field it was written in.
+type versionPin struct {
+	text, field string
+	given       bool // an empty @ suffix is a pin too, and a malformed one
+	constraint  *semver.Constraints
+}
+
+// cutVersionSuffix splits the "@<range>" the AIPs write after an action id
+// or registry ref ("@acme/actions/storage-commit@2.0.0"). The leading @ of a
+// registry ref is not a suffix; ids and slugs cannot hold an @.
+func cutVersionSuffix(s string) (ref, version string, ok bool) {
+	i := strings.LastIndex(s, "@")
+	if i <= 0 {
+		return s, "", false
+	}
+	return s[:i], s[i+1:], true
+}
+
+// parsePin compiles a pin's range; a range that does not parse is a load
+// error whether or not the action resolves.
+func (l *loader) parsePin(t *toolDef, pin *versionPin) bool {
+	c, err := semver.NewConstraint(pin.text)
+	if err != nil {
+		l.ps.add(t.f.path, pin.field, "invalid_version_range", "version range %q does not parse (write ^1.2, ~1.2.3, 1.2.3 or 1.x): %v", pin.text, err)
+		return false
+	}
+	pin.constraint = c
+	return true
+}
+
+// checkPin refuses the bind when the action's version is outside the pin:
+// AIP-39's "resolution to a newer major MUST refuse the bind until the
+// implementor explicitly upgrades", and likewise for an older one.
+func (l *loader) checkPin(t *toolDef, a *Action, pin versionPin) bool {
+	v, err := semver.NewVersion(a.Version)
+	if err != nil {
+		l.ps.add(t.f.path, pin.field, "action_version_mismatch", "action %s (%s) declares no semantic version, so the pin %q cannot be checked", a.ID, a.file, pin.text)
+		return false
+	}
+	if pin.constraint.Check(v) {
+		return true
+	}
+	l.ps.add(t.f.path, pin.field, "action_version_mismatch", "action %s (%s) is version %s, outside the pinned range %q; the tool binds another version only once its pin is updated", a.ID, a.file, a.Version, pin.text)
+	return false
 }
 
 // byFile resolves a catalog-relative path to a loaded ACTION.md: the file
