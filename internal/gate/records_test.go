@@ -18,6 +18,13 @@ import (
 // returns the decision and the stored record.
 func decideRecorded(t *testing.T, doc map[string]any, httpRequestID string) (*gate.Decision, map[string]any) {
 	t.Helper()
+	return decideRequestRecorded(t, gate.Request{Event: doc, RequestID: httpRequestID})
+}
+
+// decideRequestRecorded is decideRecorded for a whole request, with the
+// engine's other options.
+func decideRequestRecorded(t *testing.T, req gate.Request, opts ...gate.Option) (*gate.Decision, map[string]any) {
+	t.Helper()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "audit.jsonl")
 	sink, err := file.Open(path, true)
@@ -28,8 +35,8 @@ func decideRecorded(t *testing.T, doc map[string]any, httpRequestID string) (*ga
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := gate.New(gate.WithAudit(rec, audit.NewRedactor([]byte("0123456789abcdef0123456789abcdef")), "test"))
-	d := e.Decide(ctx, gate.Request{Event: doc, RequestID: httpRequestID})
+	e := gate.New(append(opts, gate.WithAudit(rec, audit.NewRedactor([]byte("0123456789abcdef0123456789abcdef")), "test"))...)
+	d := e.Decide(ctx, req)
 	if err := rec.Close(ctx); err != nil {
 		t.Fatal(err)
 	}
