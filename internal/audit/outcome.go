@@ -29,9 +29,9 @@ type Outcome struct {
 	// OutputFingerprint is hmac-sha256 of the canonical output, as
 	// arguments_hmac is of the arguments; empty when no output was sent.
 	OutputFingerprint string `json:"output_fingerprint,omitempty"`
-	// OutputConforms is whether the output met the action's outputSchema;
-	// null when none was checked — for now always: the catalog does not
-	// keep outputSchema yet.
+	// OutputConforms is whether the output met the outputSchema the
+	// catalog gives the decision's tool; null when none was checked (no
+	// output, or no outputSchema).
 	OutputConforms *bool     `json:"output_conforms"`
 	TokenName      string    `json:"token_name"`
 	RecordedAt     time.Time `json:"recorded_at"`
@@ -50,16 +50,18 @@ type Attempt struct {
 }
 
 // OutcomeInput is what a runtime reports about one decision. Output is
-// the raw JSON it sent (nil: none), already known to be valid JSON.
+// the raw JSON it sent (nil: none), already known to be valid JSON;
+// OutputConforms is what gated found checking it (nil: not checked).
 type OutcomeInput struct {
-	DecisionID   string
-	Status       actionresult.Status
-	Verification *Verification
-	Repair       *Attempt
-	Rollback     *Attempt
-	Output       json.RawMessage
-	TokenName    string
-	Time         time.Time
+	DecisionID     string
+	Status         actionresult.Status
+	Verification   *Verification
+	Repair         *Attempt
+	Rollback       *Attempt
+	Output         json.RawMessage
+	OutputConforms *bool
+	TokenName      string
+	Time           time.Time
 }
 
 // BuildOutcome redacts in into an Outcome: the output becomes its keyed
@@ -69,8 +71,9 @@ func (r *Redactor) BuildOutcome(in OutcomeInput) *Outcome {
 	o := &Outcome{
 		DecisionID: in.DecisionID, Status: in.Status,
 		Verification: in.Verification, Repair: in.Repair, Rollback: in.Rollback,
-		TokenName:  r.screen(in.TokenName),
-		RecordedAt: in.Time.UTC().Truncate(time.Microsecond), // PostgreSQL's precision
+		OutputConforms: in.OutputConforms,
+		TokenName:      r.screen(in.TokenName),
+		RecordedAt:     in.Time.UTC().Truncate(time.Microsecond), // PostgreSQL's precision
 	}
 	if in.Output != nil {
 		// Decoded and encoded again, so that equal outputs give equal

@@ -158,7 +158,7 @@ func TestEnvProblemsDoNotQuoteValues(t *testing.T) {
 
 // TestRFC001CrawlerExample: the SKILL.md and ACTIONS.yaml of RFC-001's
 // specification section, read from the vendored RFC, load into the three
-// actions its text describes.
+// actions its text describes, with the outputSchema two of them declare.
 func TestRFC001CrawlerExample(t *testing.T) {
 	t.Parallel()
 	rfc, err := os.ReadFile(filepath.Join("..", "..", "spec", "rfc-001-agent-actions.md"))
@@ -181,12 +181,16 @@ func TestRFC001CrawlerExample(t *testing.T) {
 		category route.Category
 		good     map[string]any
 		bad      map[string]any
+		output   any // a conforming output, nil for no outputSchema
+		badOut   any
 	}{
 		// readOnlyHint: true.
-		{"scrape", 0, []string{}, route.PrivateRead, map[string]any{"url": "https://example.com"}, map[string]any{}},
+		{"scrape", 0, []string{}, route.PrivateRead, map[string]any{"url": "https://example.com"}, map[string]any{},
+			map[string]any{"content": "# Example", "metadata": map[string]any{"status": 200}}, map[string]any{"content": []any{"# Example"}}},
 		// No hints: a write with external side effects.
-		{"crawl", 2, []string{"external:*"}, route.Write, map[string]any{"url": "https://example.com", "depth": 3}, map[string]any{"url": "https://example.com", "depth": "deep"}},
-		{"search", 2, []string{"external:*"}, route.Write, map[string]any{"query": "go", "limit": 5}, map[string]any{"limit": 5}},
+		{"crawl", 2, []string{"external:*"}, route.Write, map[string]any{"url": "https://example.com", "depth": 3}, map[string]any{"url": "https://example.com", "depth": "deep"},
+			map[string]any{"pages": []any{"https://example.com/a"}}, "pages"},
+		{"search", 2, []string{"external:*"}, route.Write, map[string]any{"query": "go", "limit": 5}, map[string]any{"limit": 5}, nil, nil},
 	}
 	for _, tt := range tests {
 		v, ok := c.Lookup("mendable/firecrawl/" + tt.name)
@@ -206,6 +210,54 @@ func TestRFC001CrawlerExample(t *testing.T) {
 		}
 		if errs := v.ValidateArguments(tt.bad); len(errs) == 0 {
 			t.Errorf("%s: invalid arguments %v accepted", tt.name, tt.bad)
+		}
+		if v.OutputSchema != (tt.output != nil) {
+			t.Errorf("%s: output_schema %v", tt.name, v.OutputSchema)
+		}
+		if tt.output == nil {
+			if got := v.OutputConforms(map[string]any{"anything": 1}); got != nil {
+				t.Errorf("%s: an output was checked without an outputSchema: %v", tt.name, *got)
+			}
+			continue
+		}
+		if got := v.OutputConforms(tt.output); got == nil || !*got {
+			t.Errorf("%s: a conforming output %v did not conform", tt.name, tt.output)
+		}
+		if got := v.OutputConforms(tt.badOut); got == nil || *got {
+			t.Errorf("%s: output %v conformed", tt.name, tt.badOut)
+		}
+	}
+}
+
+// TestActionJSONOutputSchema: the Action API's minimum contract writes
+// outputSchema {}, which every output meets; a schema that says more is
+// checked, up to MaxArgumentValues values.
+func TestActionJSONOutputSchema(t *testing.T) {
+	t.Parallel()
+	dir := writeTree(t, t.TempDir(), map[string]string{
+		"a/action.json": `{"name": "example_action", "riskTier": "R2", "inputSchema": {}, "outputSchema": {}}`,
+		"b/action.json": `{"name": "count_lines", "riskTier": "R0", "outputSchema": {"type": "object", "required": ["lines"], "properties": {"lines": {"type": "integer"}}}}`,
+	})
+	c := mustLoad(t, dir)
+	open, _ := c.Lookup("example_action")
+	strict, _ := c.Lookup("count_lines")
+	many := make([]any, MaxArgumentValues)
+	for _, tt := range []struct {
+		name   string
+		v      *View
+		output any
+		want   bool
+	}{
+		{"empty schema, object", open, map[string]any{"files": []any{"a.go"}}, true},
+		{"empty schema, string", open, "done", true},
+		{"declared shape", strict, map[string]any{"lines": 12}, true},
+		{"wrong type", strict, map[string]any{"lines": "12"}, false},
+		{"missing field", strict, map[string]any{}, false},
+		{"more values than gated checks", strict, map[string]any{"lines": 1, "rest": many}, false},
+	} {
+		got := tt.v.OutputConforms(tt.output)
+		if !tt.v.OutputSchema || got == nil || *got != tt.want {
+			t.Errorf("%s: output_schema %v, conforms %v, want %v", tt.name, tt.v.OutputSchema, got, tt.want)
 		}
 	}
 }

@@ -52,8 +52,9 @@ type View struct {
 	Env           []EnvVar `json:"env,omitempty"`           // ACTIONS.yaml only: names, never values
 	Source        string   `json:"source"`                  // path relative to its catalog directory
 	Format        string   `json:"format"`
-	InputSchema   bool     `json:"input_schema"`    // whether proposed_arguments are validated
-	Rules         []*Rule  `json:"rules,omitempty"` // TOOL.md argument rules (rules.go), read-only
+	InputSchema   bool     `json:"input_schema"`            // whether proposed_arguments are validated
+	OutputSchema  bool     `json:"output_schema,omitempty"` // whether reported outputs are checked (OutputConforms)
+	Rules         []*Rule  `json:"rules,omitempty"`         // TOOL.md argument rules (rules.go), read-only
 	// ApprovalTTL is TOOL.md's metadata.gated.approval_ttl as written: how
 	// long an approval of a call to this tool stays open (ApprovalExpiry).
 	ApprovalTTL string `json:"approval_ttl,omitempty"`
@@ -63,6 +64,7 @@ type View struct {
 
 	approvalTTL time.Duration
 	input       *opfile.Schema
+	output      *opfile.Schema
 	file        string // the path problems name
 	nameField   string // the field its tool_id comes from, for problems
 }

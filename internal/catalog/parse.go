@@ -217,7 +217,7 @@ func (l *loader) parseToolMD(f file) {
 	if !l.decode(f, toolMDSchema, doc, &t.doc) {
 		return
 	}
-	t.input = l.inputSchema(f, "/inputs", doc.Value["inputs"])
+	t.input = l.compileSchema(f, "/inputs", "input", doc.Value["inputs"])
 	t.rules = l.compileRules(f, t.doc.Metadata.Gated.Rules)
 	t.ttl = l.approvalTTL(f, t.doc.Metadata.Gated.ApprovalTTL)
 	if impl, ok := doc.Value["implements"].(map[string]any); ok {
@@ -252,18 +252,19 @@ func (l *loader) approvalTTL(f file, s string) time.Duration {
 	return 0
 }
 
-// inputSchema compiles a tool's argument schema; a schema that does not
-// compile, or reaches outside itself, is a problem.
-func (l *loader) inputSchema(f file, field string, doc any) *opfile.Schema {
+// compileSchema compiles a tool's input or output schema (kind "input" or
+// "output" names the problem codes); a schema that does not compile, or
+// reaches outside itself, is a problem.
+func (l *loader) compileSchema(f file, field, kind string, doc any) *opfile.Schema {
 	if doc == nil {
 		return nil
 	}
-	sch, err := opfile.CompileSchema("urn:gated:input-schema", doc)
+	sch, err := opfile.CompileSchema("urn:gated:"+kind+"-schema", doc)
 	if err != nil {
-		code := "input_schema_invalid"
+		code := kind + "_schema_invalid"
 		var le *jsonschema.LoadURLError
 		if errors.As(err, &le) {
-			code = "input_schema_external_ref"
+			code = kind + "_schema_external_ref"
 		}
 		l.ps.add(f.path, field, code, "%v", err)
 		return nil
@@ -314,7 +315,8 @@ func (l *loader) parseActionsYAML(f file) {
 		default:
 			v.RiskLevel, v.Mutates = 2, []string{"external:*"}
 		}
-		v.input = l.inputSchema(f, field+"/inputSchema", item["inputSchema"])
+		v.input = l.compileSchema(f, field+"/inputSchema", "input", item["inputSchema"])
+		v.output = l.compileSchema(f, field+"/outputSchema", "output", item["outputSchema"])
 		var props map[string]any
 		if v.input != nil {
 			props = inputProperties(item["inputSchema"])
@@ -382,7 +384,8 @@ func (l *loader) parseActionJSON(f file) {
 		v.RiskLevel, v.Approval, v.NeverExecute = 3, approvalAlways, true
 	}
 	v.RiskTier = tier
-	v.input = l.inputSchema(f, "/inputSchema", doc.Value["inputSchema"])
+	v.input = l.compileSchema(f, "/inputSchema", "input", doc.Value["inputSchema"])
+	v.output = l.compileSchema(f, "/outputSchema", "output", doc.Value["outputSchema"])
 	l.addImported(f, v)
 }
 
@@ -391,7 +394,7 @@ func (l *loader) parseActionJSON(f file) {
 func (l *loader) addImported(f file, v *View) {
 	v.ActionID = v.ToolID
 	v.Requires, v.FiresEvents = []string{}, []string{}
-	v.InputSchema = v.input != nil
+	v.InputSchema, v.OutputSchema = v.input != nil, v.output != nil
 	a := &Action{
 		ID: v.ActionID, RiskLevel: v.RiskLevel, Approval: v.Approval,
 		Mutates: v.Mutates, Requires: v.Requires, FiresEvents: v.FiresEvents,

@@ -131,6 +131,8 @@ func TestProblems(t *testing.T) {
 		{"file $ref", map[string]string{"p/action.json": `{"name": "x", "riskTier": "R0", "inputSchema": {"$ref": "file:///etc/passwd"}}`}, "p/action.json", "/inputSchema", "input_schema_external_ref", nil},
 		{"schema that does not compile", map[string]string{"TOOL.md": strings.Replace(tool("t.x"), "inputs: {type: object}", "inputs: {type: 5}", 1)}, "TOOL.md", "/inputs", "input_schema_invalid", nil},
 		{"bad actions.yaml input schema", map[string]string{"ACTIONS.yaml": "actions:\n  - {name: a, description: d, command: [x], inputSchema: {minLength: -1}}\n"}, "ACTIONS.yaml", "/actions/0/inputSchema", "input_schema_invalid", nil},
+		{"bad actions.yaml output schema", map[string]string{"ACTIONS.yaml": "actions:\n  - {name: a, description: d, command: [x], inputSchema: {}, outputSchema: {type: 5}}\n"}, "ACTIONS.yaml", "/actions/0/outputSchema", "output_schema_invalid", nil},
+		{"remote $ref in an output schema", map[string]string{"p/action.json": `{"name": "x", "riskTier": "R0", "outputSchema": {"$ref": "https://example.com/s.json"}}`}, "p/action.json", "/outputSchema", "output_schema_external_ref", nil},
 
 		// Importer schemas.
 		{"actions.yaml without command", map[string]string{"ACTIONS.yaml": "actions:\n  - {name: a, description: d, inputSchema: {}}\n"}, "ACTIONS.yaml", "/actions/0/command", "missing_field", nil},

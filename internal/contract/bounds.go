@@ -82,19 +82,19 @@ func sizeErrors(doc map[string]any) []ValidationError {
 	return out
 }
 
-// numbersInRange reports whether every number in v is within the bounds.
+// NumbersInRange reports whether every number in v is within the bounds.
 // It allocates nothing, so the common case costs one walk.
-func numbersInRange(v any) bool {
+func NumbersInRange(v any) bool {
 	switch v := v.(type) {
 	case map[string]any:
 		for _, x := range v {
-			if !numbersInRange(x) {
+			if !NumbersInRange(x) {
 				return false
 			}
 		}
 	case []any:
 		for _, x := range v {
-			if !numbersInRange(x) {
+			if !NumbersInRange(x) {
 				return false
 			}
 		}
@@ -108,7 +108,7 @@ func numbersInRange(v any) bool {
 
 // numberErrors locates the numbers out of range in doc, walking keys in
 // sorted order so the answer is the same whatever the map order. Only an
-// event that failed numbersInRange pays for the sorting; paths are
+// event that failed NumbersInRange pays for the sorting; paths are
 // rendered for the numbers reported only.
 func numberErrors(doc map[string]any) []ValidationError {
 	var out []ValidationError
@@ -140,7 +140,7 @@ func numberErrors(doc map[string]any) []ValidationError {
 				at = at[:len(at)-1]
 			}
 		default:
-			if !numbersInRange(v) {
+			if !NumbersInRange(v) {
 				out = append(out, ValidationError{Path: jsonPath(at, doc), Keyword: "numberRange", Message: fmt.Sprintf(
 					"a number must have at most %d significant digits and an exponent within ±%d", MaxNumberDigits, MaxNumberExponent)})
 			}

@@ -58,7 +58,7 @@ func Prepare(doc map[string]any) *Prepared {
 		p.ValidationErrors, p.Findings = errs, []route.Finding{schemaFailed()}
 		return p
 	}
-	if !numbersInRange(doc) {
+	if !NumbersInRange(doc) {
 		p.ValidationErrors = numberErrors(doc)
 		p.Findings = []route.Finding{{
 			Source: route.SourceContract, Code: CodeNumberOutOfRange, Route: route.Refuse, Blocking: true,

@@ -382,6 +382,26 @@ func (e *Engine) Category(tool string) route.Category {
 	return route.Unknown
 }
 
+// OutputConforms checks an output reported for a call to tool against the
+// current catalog's outputSchema for it (the catalog current now, which a
+// reload may have changed since the decision). It returns nil when nothing
+// is checked: no catalog, a tool it does not describe, or no outputSchema.
+// An output holding a number the contract would refuse in arguments does
+// not conform: the validator is not given it.
+func (e *Engine) OutputConforms(tool string, output any) *bool {
+	if e.catalog == nil {
+		return nil
+	}
+	v, ok := e.catalog().Lookup(tool)
+	if !ok || !v.OutputSchema {
+		return nil
+	}
+	if !contract.NumbersInRange(output) {
+		return new(false)
+	}
+	return v.OutputConforms(output)
+}
+
 func notInCatalog(r route.Route) route.Finding {
 	return route.Finding{Source: route.SourceCatalog, Code: CodeNotInCatalog, Route: r, Blocking: true,
 		Message: "the tool is not described by any loaded catalog"}

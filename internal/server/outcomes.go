@@ -122,25 +122,51 @@ func handleRecordOutcome(d *Deps) http.HandlerFunc {
 		if t := tokenFrom(r.Context()); t != nil {
 			in.TokenName = t.Name
 		}
-		o := d.Redactor.BuildOutcome(in)
-		err := d.Decisions.AddOutcome(r.Context(), o)
-		switch {
-		case errors.Is(err, audit.ErrNotFound):
-			writeCodedError(w, http.StatusNotFound, codeDecisionUnknown,
-				"no decision with that id is stored (one just answered may not be yet: in async audit mode its record is written within about 100 ms, later while the database is away)")
-		case errors.Is(err, audit.ErrNotYours):
-			writeCodedError(w, http.StatusForbidden, codeDecisionNotYours, err.Error())
-		case errors.Is(err, audit.ErrNotExecuted):
-			writeCodedError(w, http.StatusConflict, codeDecisionNotExecuted, err.Error())
-		case errors.Is(err, audit.ErrOutcomeExists):
-			writeCodedError(w, http.StatusConflict, codeOutcomeExists, err.Error())
-		case err != nil:
-			writeError(w, http.StatusServiceUnavailable, "the decision store is unavailable")
-		default:
-			if d.Metrics != nil {
-				d.Metrics.OutcomeRecorded(o.Status)
+		if in.Output != nil && d.Engine != nil {
+			// The decision's tool names the outputSchema; the store checks
+			// the rest (that it is the caller's, and let the tool run).
+			rec, err := d.Decisions.Get(r.Context(), in.DecisionID)
+			if err != nil {
+				writeOutcomeError(w, err)
+				return
 			}
-			writeJSON(w, http.StatusCreated, o)
+			in.OutputConforms = d.Engine.OutputConforms(rec.ToolName, decodeOutput(in.Output))
 		}
+		o := d.Redactor.BuildOutcome(in)
+		if err := d.Decisions.AddOutcome(r.Context(), o); err != nil {
+			writeOutcomeError(w, err)
+			return
+		}
+		if d.Metrics != nil {
+			d.Metrics.OutcomeRecorded(o.Status)
+		}
+		writeJSON(w, http.StatusCreated, o)
+	}
+}
+
+// decodeOutput decodes an output already known to be valid JSON, numbers
+// as written, as the catalog's schemas expect them.
+func decodeOutput(raw json.RawMessage) any {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	_ = dec.Decode(&v) // valid JSON: decodeOutcome decoded it
+	return v
+}
+
+// writeOutcomeError answers a refusal of the decision store.
+func writeOutcomeError(w http.ResponseWriter, err error) {
+	switch {
+	case errors.Is(err, audit.ErrNotFound):
+		writeCodedError(w, http.StatusNotFound, codeDecisionUnknown,
+			"no decision with that id is stored (one just answered may not be yet: in async audit mode its record is written within about 100 ms, later while the database is away)")
+	case errors.Is(err, audit.ErrNotYours):
+		writeCodedError(w, http.StatusForbidden, codeDecisionNotYours, err.Error())
+	case errors.Is(err, audit.ErrNotExecuted):
+		writeCodedError(w, http.StatusConflict, codeDecisionNotExecuted, err.Error())
+	case errors.Is(err, audit.ErrOutcomeExists):
+		writeCodedError(w, http.StatusConflict, codeOutcomeExists, err.Error())
+	default:
+		writeError(w, http.StatusServiceUnavailable, "the decision store is unavailable")
 	}
 }

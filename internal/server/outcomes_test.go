@@ -3,6 +3,8 @@ package server_test
 import (
 	"context"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +13,7 @@ import (
 	"github.com/gatedhq/gated/internal/audit"
 	"github.com/gatedhq/gated/internal/audit/postgres"
 	"github.com/gatedhq/gated/internal/auth"
+	"github.com/gatedhq/gated/internal/catalog"
 	"github.com/gatedhq/gated/internal/gate"
 	"github.com/gatedhq/gated/internal/metrics"
 	"github.com/gatedhq/gated/internal/pgtest"
@@ -22,8 +25,8 @@ const outputCanary = "canary-output-3f9e1d"
 
 // outcomeServer is the real handler over a fresh PostgreSQL: decisions are
 // recorded synchronously, so an answered decision is stored. tokens nil
-// runs open. It returns the database's URL too.
-func outcomeServer(t *testing.T, tokens *auth.Tokens, mod func(*server.Deps)) (*fixture, string) {
+// runs open; opts add to the engine's. It returns the database's URL too.
+func outcomeServer(t *testing.T, tokens *auth.Tokens, mod func(*server.Deps), opts ...gate.Option) (*fixture, string) {
 	t.Helper()
 	_, dbURL := approvaltest.Database(t, fixedNow)
 	rec := approvaltest.SyncRecorder(t, dbURL)
@@ -34,7 +37,7 @@ func outcomeServer(t *testing.T, tokens *auth.Tokens, mod func(*server.Deps)) (*
 	t.Cleanup(store.Close)
 	red := audit.NewRedactor([]byte("0123456789abcdef0123456789abcdef"))
 	f := newServer(t, func(d *server.Deps) {
-		d.Engine = gate.New(gate.WithClock(func() time.Time { return fixedNow }), gate.WithAudit(rec, red, "test"))
+		d.Engine = gate.New(append([]gate.Option{gate.WithClock(func() time.Time { return fixedNow }), gate.WithAudit(rec, red, "test")}, opts...)...)
 		d.Tokens, d.Decisions, d.Redactor = tokens, store, red
 		if mod != nil {
 			mod(d)
@@ -187,5 +190,74 @@ func TestOutcomeNeedsTheStore(t *testing.T) {
 	res := f.outcome("x", `{"status":"succeeded"}`, map[string]string{"Authorization": "Bearer " + runtimeSecret})
 	if res.status != http.StatusNotFound || !strings.Contains(res.str("error"), "--database-url") {
 		t.Fatalf("without a database: %d %.200s, want 404", res.status, res.raw)
+	}
+}
+
+// weatherActions catalogs validEvent's tool with an RFC-001 outputSchema,
+// and a second tool without one.
+const weatherActions = `actions:
+  - name: get_weather
+    description: The forecast for a city
+    command: [weather, "{{city}}"]
+    inputSchema: {type: object, properties: {city: {type: string}}}
+    outputSchema:
+      type: object
+      required: [forecast]
+      properties: {forecast: {type: string}, temp_c: {type: number}}
+    annotations: {readOnlyHint: true}
+  - name: get_time
+    description: The time in a city
+    command: [clock, "{{city}}"]
+    inputSchema: {type: object, properties: {city: {type: string}}}
+    annotations: {readOnlyHint: true}
+`
+
+// TestOutcomeOutputConformance: with an outputSchema in the catalog, gated
+// stores whether the output met it, and the output's fingerprint only.
+func TestOutcomeOutputConformance(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "ACTIONS.yaml"), []byte(weatherActions), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cat, err := catalog.Load([]string{dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, dbURL := outcomeServer(t, testTokens(t), nil,
+		gate.WithCatalog(func() *catalog.Catalog { return cat }, gate.UnknownDefer, catalog.ArgumentsEnforce))
+	runtime := map[string]string{"Authorization": "Bearer " + runtimeSecret}
+	clock := eventWith(t, map[string]string{"tool_name": `"get_time"`})
+	for _, c := range []struct {
+		name, event, output string
+		want                any // output_conforms: true, false or nil
+	}{
+		{"conforming output", validEvent, `{"forecast":"` + outputCanary + `","temp_c":21.5}`, true},
+		{"a required field missing", validEvent, `{"temp_c":21.5,"note":"` + outputCanary + `"}`, false},
+		{"a field of the wrong type", validEvent, `{"forecast":"sun","temp_c":"` + outputCanary + `"}`, false},
+		{"not an object", validEvent, `"` + outputCanary + `"`, false},
+		{"a number gated will not validate", validEvent, `{"forecast":"` + outputCanary + `","temp_c":1e999999}`, false},
+		{"more values than gated checks", validEvent, `{"forecast":"sun","extra":[` + strings.Repeat("0,", catalog.MaxArgumentValues) + `0]}`, false},
+		{"no output", validEvent, "", nil},
+		{"a tool without outputSchema", clock, `{"anything":"` + outputCanary + `"}`, nil},
+	} {
+		id, route := f.decide(c.event, runtime)
+		if route != "accept" {
+			t.Fatalf("%s: the event was not accepted: %s", c.name, route)
+		}
+		body := `{"status":"succeeded"}`
+		if c.output != "" {
+			body = `{"status":"succeeded","output":` + c.output + `}`
+		}
+		res := f.outcome(id, body, runtime)
+		if res.status != http.StatusCreated || res.body["output_conforms"] != c.want {
+			t.Errorf("%s: %d %.300s, want output_conforms %v", c.name, res.status, res.raw, c.want)
+		}
+		if stored := pgtest.QueryInt(t, dbURL, "SELECT count(*) FROM decision_outcomes WHERE decision_id = $1 AND output_conforms IS NOT DISTINCT FROM $2", id, c.want); stored != 1 {
+			t.Errorf("%s: output_conforms is not stored as %v", c.name, c.want)
+		}
+	}
+	if n := pgtest.QueryInt(t, dbURL, "SELECT count(*) FROM decision_outcomes o WHERE row_to_json(o)::text LIKE '%' || $1 || '%'", outputCanary); n != 0 {
+		t.Error("an output is stored")
 	}
 }
