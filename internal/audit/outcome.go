@@ -32,9 +32,13 @@ type Outcome struct {
 	// OutputConforms is whether the output met the outputSchema the
 	// catalog gives the decision's tool; null when none was checked (no
 	// output, or no outputSchema).
-	OutputConforms *bool     `json:"output_conforms"`
-	TokenName      string    `json:"token_name"`
-	RecordedAt     time.Time `json:"recorded_at"`
+	OutputConforms *bool `json:"output_conforms"`
+	// ErrorClass is the class of the error a failed call raised, as an
+	// SDK's guard reports it (never the message), screened as a record's
+	// fields are; empty when none was reported.
+	ErrorClass string    `json:"error_class,omitempty"`
+	TokenName  string    `json:"token_name"`
+	RecordedAt time.Time `json:"recorded_at"`
 }
 
 // Verification is the result envelope's verification block, without its
@@ -60,6 +64,7 @@ type OutcomeInput struct {
 	Rollback       *Attempt
 	Output         json.RawMessage
 	OutputConforms *bool
+	ErrorClass     string
 	TokenName      string
 	Time           time.Time
 }
@@ -71,9 +76,9 @@ func (r *Redactor) BuildOutcome(in OutcomeInput) *Outcome {
 	o := &Outcome{
 		DecisionID: in.DecisionID, Status: in.Status,
 		Verification: in.Verification, Repair: in.Repair, Rollback: in.Rollback,
-		OutputConforms: in.OutputConforms,
-		TokenName:      r.screen(in.TokenName),
-		RecordedAt:     in.Time.UTC().Truncate(time.Microsecond), // PostgreSQL's precision
+		OutputConforms: in.OutputConforms, ErrorClass: r.screen(in.ErrorClass),
+		TokenName:  r.screen(in.TokenName),
+		RecordedAt: in.Time.UTC().Truncate(time.Microsecond), // PostgreSQL's precision
 	}
 	if in.Output != nil {
 		// Decoded and encoded again, so that equal outputs give equal

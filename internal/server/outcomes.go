@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"regexp"
 	"time"
 	"unicode/utf8"
 
@@ -33,10 +34,17 @@ type outcomeBody struct {
 	Verification *struct {
 		OK *bool `json:"ok"`
 	} `json:"verification"`
-	Repair   *attemptBody    `json:"repair"`
-	Rollback *attemptBody    `json:"rollback"`
-	Output   json.RawMessage `json:"output"`
+	Repair     *attemptBody    `json:"repair"`
+	Rollback   *attemptBody    `json:"rollback"`
+	Output     json.RawMessage `json:"output"`
+	ErrorClass *string         `json:"error_class"`
 }
+
+// errorClassPattern is what an error_class may be: a class or type name as
+// Python, JavaScript and Go's %T print one (dots, $, a pointer's *, a
+// package path's slashes, generics' brackets), never free text — no space,
+// quote or '=' — so that an error message cannot pass for a class.
+var errorClassPattern = regexp.MustCompile(`^[A-Za-z_$*][A-Za-z0-9_$.*:<>\[\],/-]{0,127}$`)
 
 type attemptBody struct {
 	Attempted *bool `json:"attempted"`
@@ -76,7 +84,7 @@ func decodeOutcome(w http.ResponseWriter, r *http.Request, maxBytes int64, maxDe
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&b); err != nil {
-		return bad(`the body must be a JSON object {"status", "verification", "repair", "rollback", "output"} and nothing else: ` + err.Error())
+		return bad(`the body must be a JSON object {"status", "verification", "repair", "rollback", "output", "error_class"} and nothing else: ` + err.Error())
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return bad("malformed JSON: unexpected data after the object")
@@ -100,6 +108,15 @@ func decodeOutcome(w http.ResponseWriter, r *http.Request, maxBytes int64, maxDe
 	}
 	if in.Rollback, err = b.Rollback.attempt("rollback"); err != nil {
 		return bad(err.Error())
+	}
+	if b.ErrorClass != nil {
+		switch {
+		case status != actionresult.Failed && status != actionresult.Reverted:
+			return bad("error_class goes with status failed or reverted only: the call failed")
+		case !errorClassPattern.MatchString(*b.ErrorClass):
+			return bad("error_class must be a class or type name (letters, digits and _ $ . * : < > [ ] , / -, at most 128), never an error's message")
+		}
+		in.ErrorClass = *b.ErrorClass
 	}
 	return in, nil
 }

@@ -93,6 +93,9 @@ func TestOutcomes(t *testing.T) {
 		{"trailing data", `{"status":"succeeded"} {}`, http.StatusBadRequest, ""},
 		{"too deep", `{"status":"succeeded","output":` + strings.Repeat("[", 100) + strings.Repeat("]", 100) + `}`, http.StatusBadRequest, ""},
 		{"too large", `{"status":"succeeded","output":"` + strings.Repeat("x", server.DefaultMaxBodyBytes) + `"}`, http.StatusRequestEntityTooLarge, ""},
+		{"error_class on a success", `{"status":"succeeded","error_class":"ValueError"}`, http.StatusBadRequest, ""},
+		{"error_class that is a message", `{"status":"failed","error_class":"connect failed: password=hunter2"}`, http.StatusBadRequest, ""},
+		{"error_class not a string", `{"status":"failed","error_class":5}`, http.StatusBadRequest, ""},
 		{"form post", `status=succeeded`, http.StatusUnsupportedMediaType, "application/x-www-form-urlencoded"},
 	} {
 		hdr := map[string]string{"Authorization": runtime["Authorization"]}
@@ -259,5 +262,33 @@ func TestOutcomeOutputConformance(t *testing.T) {
 	}
 	if n := pgtest.QueryInt(t, dbURL, "SELECT count(*) FROM decision_outcomes o WHERE row_to_json(o)::text LIKE '%' || $1 || '%'", outputCanary); n != 0 {
 		t.Error("an output is stored")
+	}
+}
+
+// TestOutcomeErrorClass: a failed call's error class (what the SDKs'
+// guard reports) is stored and shown, screened like a record's fields.
+func TestOutcomeErrorClass(t *testing.T) {
+	t.Parallel()
+	f, dbURL := outcomeServer(t, nil, nil)
+	for _, c := range []struct{ status, class, want string }{
+		{"failed", "requests.exceptions.ConnectionError", "requests.exceptions.ConnectionError"},
+		{"reverted", "*url.Error", "*url.Error"},
+		{"failed", "AKIAIOSFODNN7EXAMPLE", "hmac-sha256:"}, // looks like an AWS key: fingerprinted
+	} {
+		id, route := f.decide(validEvent, nil)
+		if route != "accept" {
+			t.Fatalf("the fixture event was not accepted: %s", route)
+		}
+		res := f.outcome(id, `{"status":"`+c.status+`","error_class":"`+c.class+`"}`, nil)
+		if res.status != http.StatusCreated || !strings.HasPrefix(res.str("error_class"), c.want) {
+			t.Fatalf("%s: %d %.300s", c.class, res.status, res.raw)
+		}
+		got := f.do(request{method: http.MethodGet, target: "/v1/decisions/" + id})
+		if o, _ := got.body["outcome"].(map[string]any); o["error_class"] != res.str("error_class") {
+			t.Errorf("%s: GET decision shows %.300s", c.class, got.raw)
+		}
+	}
+	if n := pgtest.QueryInt(t, dbURL, "SELECT count(*) FROM decision_outcomes WHERE error_class LIKE '%AKIA%'"); n != 0 {
+		t.Error("a secret-looking error class is stored as sent")
 	}
 }

@@ -42,10 +42,10 @@ func (s *pgStore) AddOutcome(ctx context.Context, o *audit.Outcome) error {
 		rollbackAttempted, rollbackOK = &o.Rollback.Attempted, &o.Rollback.OK
 	}
 	tag, err := s.pool.Exec(ctx, `INSERT INTO decision_outcomes (decision_id, decided_at, status, verification_ok,
-		repair_attempted, repair_ok, rollback_attempted, rollback_ok, output_fingerprint, output_conforms, token_name, recorded_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) ON CONFLICT (decision_id) DO NOTHING`,
+		repair_attempted, repair_ok, rollback_attempted, rollback_ok, output_fingerprint, output_conforms, error_class, token_name, recorded_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) ON CONFLICT (decision_id) DO NOTHING`,
 		o.DecisionID, decidedAt, string(o.Status), verificationOK, repairAttempted, repairOK, rollbackAttempted, rollbackOK,
-		o.OutputFingerprint, o.OutputConforms, o.TokenName, o.RecordedAt)
+		o.OutputFingerprint, o.OutputConforms, o.ErrorClass, o.TokenName, o.RecordedAt)
 	if err != nil {
 		return fmt.Errorf("record outcome: %w", err)
 	}
@@ -59,9 +59,9 @@ func (s *pgStore) Outcome(ctx context.Context, id string) (*audit.Outcome, error
 	o := &audit.Outcome{DecisionID: id}
 	var verificationOK, repairAttempted, repairOK, rollbackAttempted, rollbackOK *bool
 	err := s.pool.QueryRow(ctx, `SELECT status, verification_ok, repair_attempted, repair_ok, rollback_attempted, rollback_ok,
-		output_fingerprint, output_conforms, token_name, recorded_at FROM decision_outcomes WHERE decision_id = $1`, id).
+		output_fingerprint, output_conforms, error_class, token_name, recorded_at FROM decision_outcomes WHERE decision_id = $1`, id).
 		Scan(&o.Status, &verificationOK, &repairAttempted, &repairOK, &rollbackAttempted, &rollbackOK,
-			&o.OutputFingerprint, &o.OutputConforms, &o.TokenName, &o.RecordedAt)
+			&o.OutputFingerprint, &o.OutputConforms, &o.ErrorClass, &o.TokenName, &o.RecordedAt)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, nil
 	}
