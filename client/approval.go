@@ -127,7 +127,9 @@ func parseApproval(raw []byte, id string) (*Approval, error) {
 type GuardOption func(*guardConfig)
 
 type guardConfig struct {
-	wait time.Duration
+	wait          time.Duration
+	reportOutcome bool
+	onReportError func(error)
 }
 
 // WaitForApproval makes Guard wait up to d for a person to decide when
@@ -170,21 +172,21 @@ func isJSONObject(raw json.RawMessage) bool {
 }
 
 // awaitApproval waits up to wait for asked's approval and retries event
-// once when it is approved. It returns nil when the tool may run on the
-// retried answer, and otherwise the BlockedError to return.
-func (c *Client) awaitApproval(ctx context.Context, event Event, asked *Decision, wait time.Duration) *BlockedError {
+// once when it is approved. It returns the retried decision when the tool
+// may run on it, and otherwise the BlockedError to return.
+func (c *Client) awaitApproval(ctx context.Context, event Event, asked *Decision, wait time.Duration) (*Decision, *BlockedError) {
 	deadline := time.Now().Add(wait)
 	for {
 		left := time.Until(deadline)
 		if left <= 0 {
-			return &BlockedError{Decision: asked, Reason: ReasonApprovalTimeout}
+			return nil, &BlockedError{Decision: asked, Reason: ReasonApprovalTimeout}
 		}
 		polled := time.Now()
 		a, err := c.approval(ctx, asked.Approval.ID, min(left, approvalPoll))
 		if err != nil {
 			d, _ := refusal(err)
 			c.report(d)
-			return &BlockedError{Decision: d, Err: err, Reason: err.Blocker}
+			return nil, &BlockedError{Decision: d, Err: err, Reason: err.Blocker}
 		}
 		switch a.Status {
 		case ApprovalPending:
@@ -192,18 +194,18 @@ func (c *Client) awaitApproval(ctx context.Context, event Event, asked *Decision
 			continue
 		case ApprovalApproved:
 		default:
-			return &BlockedError{Decision: asked, Reason: "approval_" + a.Status}
+			return nil, &BlockedError{Decision: asked, Reason: "approval_" + a.Status}
 		}
 		retry, rerr := withEvidence(event, asked.Approval.EvidenceRef)
 		if rerr != nil {
-			return &BlockedError{Decision: asked, Err: rerr}
+			return nil, &BlockedError{Decision: asked, Err: rerr}
 		}
 		d, cerr := c.Check(ctx, retry)
 		c.report(d)
 		if d.Route != "accept" || !d.Execute {
-			return &BlockedError{Decision: d, Err: cerr}
+			return nil, &BlockedError{Decision: d, Err: cerr}
 		}
-		return nil
+		return d, nil
 	}
 }
 

@@ -188,7 +188,11 @@ func (c *Client) do(ctx context.Context, method, path string, body []byte, timeo
 	case err != nil:
 		return nil, &Error{BlockerBadAnswer, fmt.Errorf("gated's answer was cut short: %w", err)}
 	case resp.StatusCode < 200 || resp.StatusCode > 299:
-		return nil, &Error{HTTPBlocker(resp.StatusCode), fmt.Errorf("gated answered HTTP %d", resp.StatusCode)}
+		var body struct {
+			Code string `json:"code"`
+		}
+		_ = json.Unmarshal(raw, &body) // only a nicety: the status decides the blocker
+		return nil, &Error{HTTPBlocker(resp.StatusCode), &HTTPError{Status: resp.StatusCode, Code: body.Code}}
 	case len(raw) > maxAnswerBytes:
 		return nil, &Error{BlockerBadAnswer, fmt.Errorf("gated's answer exceeds %d bytes", maxAnswerBytes)}
 	}
@@ -242,7 +246,21 @@ func refusal(e *Error) (*Decision, error) {
 // Error is a failure to get a usable answer from gated.
 type Error struct {
 	Blocker string // gated_unreachable, gated_timeout, gated_http_<status> or gated_bad_answer
-	Err     error
+	Err     error  // an *HTTPError for a non-2xx answer
+}
+
+// HTTPError is a non-2xx answer of gated: its status, and its error code
+// when the answer has one (decision_unknown, outcome_exists …).
+type HTTPError struct {
+	Status int
+	Code   string
+}
+
+func (e *HTTPError) Error() string {
+	if e.Code != "" {
+		return fmt.Sprintf("gated answered HTTP %d (%s)", e.Status, e.Code)
+	}
+	return fmt.Sprintf("gated answered HTTP %d", e.Status)
 }
 
 func (e *Error) Error() string { return e.Blocker + ": " + e.Err.Error() }
@@ -280,7 +298,8 @@ func (e *BlockedError) Unwrap() error { return e.Err }
 //
 // With WaitForApproval, an ask or defer answer carrying an approval is
 // waited for, and the event retried once the approval is given; see
-// WaitForApproval.
+// WaitForApproval. With ReportOutcome, what run returned is reported to
+// gated as the call's outcome; see ReportOutcome.
 func Guard[T any](ctx context.Context, c *Client, event Event, run func(context.Context) (T, error), opts ...GuardOption) (T, error) {
 	var cfg guardConfig
 	for _, o := range opts {
@@ -289,16 +308,20 @@ func Guard[T any](ctx context.Context, c *Client, event Event, run func(context.
 	var zero T
 	d, err := c.Check(ctx, event)
 	c.report(d)
-	if d.Runs() {
-		return run(ctx)
+	if !d.Runs() {
+		if cfg.wait <= 0 || !d.awaitsApproval() {
+			return zero, &BlockedError{Decision: d, Err: err}
+		}
+		var blocked *BlockedError
+		if d, blocked = c.awaitApproval(ctx, event, d, cfg.wait); blocked != nil {
+			return zero, blocked
+		}
 	}
-	if cfg.wait <= 0 || !d.awaitsApproval() {
-		return zero, &BlockedError{Decision: d, Err: err}
+	out, err := run(ctx)
+	if cfg.reportOutcome {
+		c.reportOutcome(ctx, d, err, cfg.onReportError)
 	}
-	if blocked := c.awaitApproval(ctx, event, d, cfg.wait); blocked != nil {
-		return zero, blocked
-	}
-	return run(ctx)
+	return out, err
 }
 
 // report hands d to the OnDecision callback, if any.

@@ -42,6 +42,7 @@ type vectors struct {
 		WantBlocker string `json:"want_blocker"`
 	} `json:"failures"`
 	Approvals approvalVectors `json:"approvals"`
+	Outcomes  outcomeVectors  `json:"outcomes"`
 }
 
 const testdata = "../sdk/testdata"
