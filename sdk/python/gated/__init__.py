@@ -4,6 +4,7 @@
     decision = client.check(event)            # never raises for gated's failures
     send_email = client.guard(send_email, tool_category="write", ...)
     send_email = client.guard(send_email, wait_for_approval=300, ...)  # waits for a person on ask
+    send_email = client.guard(send_email, report_outcome=True, ...)    # tells gated how it went
     hooks = {"on_pre_tool_use": gated.copilot_pre_tool_use(client)}  # GitHub Copilot SDK
 
 See README.md next to this package and ../README.md for the shared contract.

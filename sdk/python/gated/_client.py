@@ -17,7 +17,7 @@ import re
 import socket
 import ssl
 import time
-from typing import Any, Callable, Dict, Generator, Optional
+from typing import Any, Callable, Dict, Generator, Optional, Tuple
 from urllib.parse import quote, urlsplit
 
 from . import __version__
@@ -39,6 +39,15 @@ _MAX_APPROVAL_WAIT_SECONDS = 60.0
 # (a gated or proxy that does not hold it) is followed by a pause, so that
 # it is not asked again in a tight loop.
 _APPROVAL_POLL_MIN_SECONDS = 1.0
+
+# The pauses before each new try of an outcome report gated answered 404
+# decision_unknown: with the default async audit durability a decision's
+# record is stored within about 100 ms of its answer, so a fast tool's
+# report can arrive first.
+_OUTCOME_RETRY_SECONDS = (0.1, 0.2, 0.4, 0.8)
+
+# The longest error_class gated takes.
+_MAX_ERROR_CLASS = 128
 
 # The most of an answer the client reads: a real decision is a few KiB, and
 # a hostile or broken answer must not be able to exhaust memory.
@@ -87,13 +96,16 @@ class GatedError(Exception):
     Raised by Client.hook(); check() turns the same failures into a refusal.
     ``blocker`` names the failure (gated_unreachable, gated_timeout,
     gated_http_<status>, gated_bad_answer) and ``sentence`` says what went
-    wrong; the message is "<blocker>: <sentence>".
+    wrong; the message is "<blocker>: <sentence>". ``code`` is gated's own
+    error code on a non-2xx answer that has one (decision_unknown,
+    outcome_exists, ...), else None.
     """
 
-    def __init__(self, blocker: str, sentence: str):
+    def __init__(self, blocker: str, sentence: str, code: Optional[str] = None):
         super().__init__("%s: %s" % (blocker, sentence))
         self.blocker = blocker
         self.sentence = sentence
+        self.code = code
 
 
 class _BadAnswer(Exception):
@@ -260,6 +272,54 @@ class Client:
         except GatedError as e:
             return e
 
+    # -- outcomes ---------------------------------------------------------
+
+    def record_outcome(self, decision_id: str, status: str,
+                       error_class: Optional[str] = None, **fields: Any) -> Dict[str, Any]:
+        """Report what happened after a call gated let run, and return the
+        outcome gated stored (docs/audit.md#outcomes).
+
+        status is an Action API terminal status (succeeded, reverted,
+        queued, rejected, failed); error_class, with failed or reverted
+        only, the class of the error the call raised, never its message.
+        fields may add ``output`` (gated keeps only its fingerprint, and
+        whether it met the tool's outputSchema), ``verification``,
+        ``repair`` and ``rollback``. gated takes it once, from the token
+        that asked for the decision. A 404 decision_unknown is tried again
+        for about 1.5 s, while an async record may not be stored yet. On
+        any failure it raises GatedError, whose ``code`` is gated's
+        (outcome_exists, decision_not_yours, ...).
+        """
+        if not isinstance(decision_id, str) or not decision_id:
+            raise GatedError("gated_bad_answer", "an outcome needs the decision's id.")
+        outcome = dict(fields, status=status)
+        if error_class is not None:
+            outcome["error_class"] = error_class
+        body = json.dumps(outcome, separators=(",", ":"), allow_nan=False).encode("utf-8")
+        path = self._prefix + "/v1/decisions/" + quote(decision_id, safe="") + "/outcome"
+        for pause in (*_OUTCOME_RETRY_SECONDS, None):
+            try:
+                return self._ask(path, body, _json_object)
+            except GatedError as e:
+                if e.code != "decision_unknown" or pause is None:
+                    raise
+            time.sleep(pause)
+        raise AssertionError("unreachable")  # the last try returns or raises
+
+    def _report_outcome(self, decision: Decision, error: Optional[BaseException],
+                        on_error: Optional[Callable[[GatedError], Any]]) -> None:
+        """Report a guarded call's outcome on the decision it ran on; a
+        failure goes to on_error, never to the caller of the tool."""
+        fields: Dict[str, Any] = {"status": "succeeded"}
+        if error is not None:
+            fields = {"status": "failed",
+                      "error_class": type(error).__qualname__[:_MAX_ERROR_CLASS]}
+        try:
+            self.record_outcome(decision.get("decision_id"), **fields)
+        except GatedError as e:
+            if on_error is not None:
+                on_error(e)
+
     # -- the exchange -----------------------------------------------------
 
     def _ask(self, path: str, body: Optional[bytes], parse: Callable[[bytes], Any],
@@ -309,8 +369,9 @@ class Client:
             _budget(sock, deadline)
             resp = conn.getresponse()
             if not 200 <= resp.status < 300:
+                detail, code = _error_detail(resp, sock, deadline)
                 raise GatedError("gated_http_%d" % resp.status, "gated answered HTTP %d%s."
-                                 % (resp.status, _error_detail(resp, sock, deadline)))
+                                 % (resp.status, detail), code)
             return _read(resp, sock, deadline, MAX_ANSWER_BYTES)
         finally:
             if resp is not None:
@@ -320,6 +381,8 @@ class Client:
     # -- guard ------------------------------------------------------------
 
     def guard(self, fn: Callable[..., Any], wait_for_approval: Optional[float] = None,
+              report_outcome: bool = False,
+              on_outcome_error: Optional[Callable[[GatedError], Any]] = None,
               **event_fields: Any) -> Callable[..., Any]:
         """Wrap fn so it runs only when gated lets it; otherwise raise Blocked.
 
@@ -338,6 +401,14 @@ class Client:
         Blocked with the asking decision and a reason (approval_denied, ...,
         approval_timeout); a failure while waiting raises Blocked with the
         refusal naming it. See ../README.md.
+
+        report_outcome (off by default): after the tool ran, report its
+        outcome to gated on the decision it ran on — succeeded when it
+        returned, failed with its exception's class name (never the
+        message) when it raised an Exception. The call returns or raises
+        exactly what the tool did, whatever the report did; a failed report
+        is passed to on_outcome_error (None: dropped). See
+        ../README.md#reporting-outcomes.
         """
         if not callable(fn):
             raise TypeError("guard() takes a callable tool.")
@@ -347,6 +418,10 @@ class Client:
                 or not math.isfinite(wait_for_approval) or wait_for_approval <= 0):
             raise ValueError("wait_for_approval must be None or a positive number of "
                              "seconds, got %r." % (wait_for_approval,))
+        if not isinstance(report_outcome, bool):
+            raise ValueError("report_outcome must be True or False, got %r." % (report_outcome,))
+        if on_outcome_error is not None and not callable(on_outcome_error):
+            raise ValueError("on_outcome_error must be callable or None.")
         if "proposed_arguments" in event_fields:
             raise ValueError("guard() builds proposed_arguments from each call's "
                              "arguments; do not pass it as an event field.")
@@ -369,12 +444,12 @@ class Client:
         def exchanges(event: Decision) -> Generator[tuple, Any, None]:
             """The call's exchanges with gated. It yields (function, *args)
             for the caller to run, here or off the event loop, gets each
-            result back, and returns when the tool may run; otherwise it
-            raises Blocked."""
+            result back, and returns the decision the tool may run on;
+            otherwise it raises Blocked."""
             decision = yield (self.check, event)
             report(decision)
             if _runs(decision):
-                return
+                return decision
             approval = _awaited(decision) if wait_for_approval else None
             if approval is None:
                 raise Blocked(decision, tool_name)
@@ -406,6 +481,7 @@ class Client:
             # Only accept: a retry never runs the tool on anything else.
             if not (retried.get("route") == "accept" and retried.get("execute") is True):
                 raise Blocked(retried, tool_name)
+            return retried
 
         if inspect.iscoroutinefunction(fn):
             @functools.wraps(fn)
@@ -419,9 +495,17 @@ class Client:
                         else:
                             # Each exchange blocks on a socket: run it off the event loop.
                             step = steps.send(await asyncio.to_thread(*step))
-                except StopIteration:
-                    pass
-                return await fn(*args, **kwargs)
+                except StopIteration as done:
+                    decision = done.value
+                if not report_outcome:
+                    return await fn(*args, **kwargs)
+                try:
+                    result = await fn(*args, **kwargs)
+                except Exception as e:
+                    await asyncio.to_thread(self._report_outcome, decision, e, on_outcome_error)
+                    raise
+                await asyncio.to_thread(self._report_outcome, decision, None, on_outcome_error)
+                return result
             return guarded_async
 
         @functools.wraps(fn)
@@ -431,9 +515,17 @@ class Client:
                 step = next(steps)
                 while True:
                     step = steps.send(step[0](*step[1:]))
-            except StopIteration:
-                pass
-            return fn(*args, **kwargs)
+            except StopIteration as done:
+                decision = done.value
+            if not report_outcome:
+                return fn(*args, **kwargs)
+            try:
+                result = fn(*args, **kwargs)
+            except Exception as e:
+                self._report_outcome(decision, e, on_outcome_error)
+                raise
+            self._report_outcome(decision, None, on_outcome_error)
+            return result
         return guarded
 
 
@@ -481,13 +573,18 @@ def _read(resp: http.client.HTTPResponse, sock: socket.socket,
     return b"".join(chunks)
 
 
-def _decision(raw: bytes) -> Decision:
+def _json_object(raw: bytes) -> Dict[str, Any]:
     try:
         answer = json.loads(raw.decode("utf-8"))
     except (ValueError, RecursionError):  # not UTF-8, not JSON, nested too deep
         raise _BadAnswer("gated's answer is not JSON.") from None
     if not isinstance(answer, dict):
         raise _BadAnswer("gated's answer is not a JSON object.")
+    return answer
+
+
+def _decision(raw: bytes) -> Decision:
+    answer = _json_object(raw)
     if not isinstance(answer.get("route"), str) or answer["route"] not in ROUTES:
         raise _BadAnswer("gated's answer has no route of accept, ask, defer or refuse.")
     if not isinstance(answer.get("execute"), bool):
@@ -530,13 +627,16 @@ def _hook_answer(raw: bytes) -> Dict[str, Any]:
 
 
 def _error_detail(resp: http.client.HTTPResponse, sock: socket.socket,
-                  deadline: float) -> str:
-    """gated's own error sentence from a non-2xx answer, if it has one."""
+                  deadline: float) -> Tuple[str, Optional[str]]:
+    """gated's own error sentence and code from a non-2xx answer, if it has
+    them."""
     try:
-        error = json.loads(_read(resp, sock, deadline, 65536).decode("utf-8")).get("error")
+        answer = json.loads(_read(resp, sock, deadline, 65536).decode("utf-8"))
+        error, code = answer.get("error"), answer.get("code")
     except Exception:  # only a nicety: the status alone decides the blocker
-        return ""
-    return ": " + error[:200].rstrip(".") if isinstance(error, str) and error else ""
+        return "", None
+    detail = ": " + error[:200].rstrip(".") if isinstance(error, str) and error else ""
+    return detail, code if isinstance(code, str) and code else None
 
 
 def _binder(fn: Callable[..., Any]) -> Callable[[tuple, dict], Dict[str, Any]]:

@@ -128,9 +128,15 @@ def approvals_gated() -> Gated:
 def approver_call(base_url: str, method: str, path: str, body=None):
     """One plain HTTP call to gated as the approver of the approvals
     vectors; returns (status, decoded JSON answer or None)."""
+    return call_as(VECTORS["approvals"]["approver_token"], base_url, method, path, body)
+
+
+def call_as(token_name: str, base_url: str, method: str, path: str, body=None):
+    """One plain HTTP call to gated with the vectors' token token_name;
+    returns (status, decoded JSON answer or None)."""
     parts = urlsplit(base_url)
     conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=30)
-    headers = {"Authorization": "Bearer " + TOKENS[VECTORS["approvals"]["approver_token"]],
+    headers = {"Authorization": "Bearer " + TOKENS[token_name],
                "Accept": "application/json"}
     payload = None
     if body is not None:
