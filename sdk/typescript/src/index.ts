@@ -148,6 +148,31 @@ export interface GuardOptions {
    * waiting throws BlockedError with the refusal naming it. Off by default.
    */
   waitForApprovalMs?: number;
+  /**
+   * Report the outcome of a call the tool ran to gated, on the decision it
+   * ran on: succeeded when it resolved, failed with the class of what it
+   * threw (its constructor's name, never its message) when it threw. The
+   * guarded call still resolves or rejects exactly as the tool did; a failed
+   * report goes to onOutcomeError. Off by default.
+   */
+  reportOutcome?: boolean;
+  /** Called with a failed outcome report (reportOutcome), before the guarded call settles; left out, the failure is dropped. */
+  onOutcomeError?: (error: GatedError) => void;
+}
+
+/** The Action API's terminal statuses, an outcome's status. */
+export type OutcomeStatus = "succeeded" | "reverted" | "queued" | "rejected" | "failed";
+
+/** What a runtime reports about a call gated let run (docs/audit.md#outcomes). */
+export interface OutcomeReport {
+  status: OutcomeStatus;
+  /** With failed or reverted only: the class of the error the call raised, never its message. */
+  error_class?: string;
+  /** The call's output: gated keeps only its fingerprint, and whether it met the tool's outputSchema. */
+  output?: unknown;
+  verification?: { ok: boolean };
+  repair?: { attempted: boolean; ok: boolean };
+  rollback?: { attempted: boolean; ok: boolean };
 }
 
 /** gated's answer, or a refusal synthesized by the SDK (which has `error` and no `decision_id`). */
@@ -228,6 +253,14 @@ export interface Client {
    * the caller must block the tool. copilotPreToolUse() is built on it.
    */
   hook(runtime: string, input: Record<string, unknown>): Promise<HookAnswer>;
+  /**
+   * Reports the outcome of a decision with the client's token (gated takes
+   * one per decision, from the token that asked) and resolves with what gated
+   * stored. A 404 decision_unknown is tried again for about 1.5 s, while an
+   * async record may not be stored yet. Rejects with a GatedError on any
+   * failure; its code is gated's (outcome_exists, decision_not_yours, ...).
+   */
+  recordOutcome(decisionId: string, outcome: OutcomeReport): Promise<Record<string, unknown>>;
 }
 
 /** A coding agent's permission decision, as gated's hook endpoints answer it. */
@@ -250,11 +283,14 @@ export interface HookAnswer {
  */
 export class GatedError extends Error {
   readonly blocker: FailureBlocker;
+  /** gated's error code on a non-2xx answer that has one (decision_unknown, outcome_exists, ...). */
+  readonly code: string | undefined;
 
-  constructor(blocker: FailureBlocker, sentence: string) {
+  constructor(blocker: FailureBlocker, sentence: string, code?: string) {
     super(`${blocker}: ${sentence}`);
     this.name = "GatedError";
     this.blocker = blocker;
+    this.code = code;
   }
 }
 
@@ -296,6 +332,15 @@ const APPROVAL_POLL_MIN_MS = 1_000;
 
 // setTimeout fires at once for delays beyond 2^31-1 ms.
 const MAX_TIMER_MS = 2147483647;
+
+// The pauses before each new try of an outcome report gated answered 404
+// decision_unknown: with the default async audit durability a decision's
+// record is stored within about 100 ms of its answer, so a fast tool's report
+// can arrive first.
+const OUTCOME_RETRY_MS = [100, 200, 400, 800];
+
+// The longest error_class gated takes.
+const MAX_ERROR_CLASS = 128;
 
 export function createClient(options: ClientOptions): Client {
   const opts = validate(options);
@@ -390,6 +435,34 @@ export function createClient(options: ClientOptions): Client {
     }
   }
 
+  async function recordOutcome(decisionId: string, outcome: OutcomeReport): Promise<Record<string, unknown>> {
+    if (typeof decisionId !== "string" || decisionId === "") {
+      throw new GatedError("gated_bad_answer", "an outcome needs the decision's id.");
+    }
+    const body = JSON.stringify(outcome);
+    const target = `${base}/v1/decisions/${encodeURIComponent(decisionId)}/outcome`;
+    for (let attempt = 0; ; attempt++) {
+      let text: string;
+      try {
+        text = await exchange(target, headers, body, opts.timeoutMs);
+      } catch (err) {
+        if (!(err instanceof Failure)) throw err;
+        if (err.code !== "decision_unknown" || attempt === OUTCOME_RETRY_MS.length) {
+          throw new GatedError(err.blocker, err.sentence, err.code);
+        }
+        await new Promise((resolve) => setTimeout(resolve, OUTCOME_RETRY_MS[attempt]));
+        continue;
+      }
+      try {
+        const answer: unknown = JSON.parse(text);
+        if (typeof answer === "object" && answer !== null && !Array.isArray(answer)) return answer as Record<string, unknown>;
+      } catch {
+        // reported below
+      }
+      throw new GatedError("gated_bad_answer", "gated's answer is not the stored outcome.");
+    }
+  }
+
   function guard<F extends (args: any, ...rest: any[]) => unknown>(
     tool: F,
     eventFields: GuardFields,
@@ -404,13 +477,38 @@ export function createClient(options: ClientOptions): Client {
     if (waitMs !== undefined && (typeof waitMs !== "number" || !(waitMs > 0) || !Number.isFinite(waitMs))) {
       throw new RangeError("waitForApprovalMs must be a number of milliseconds above 0, or left out.");
     }
+    const { reportOutcome = false, onOutcomeError } = guardOptions;
+    if (typeof reportOutcome !== "boolean") throw new TypeError("reportOutcome must be true or false.");
+    if (onOutcomeError !== undefined && typeof onOutcomeError !== "function") throw new TypeError("onOutcomeError must be a function.");
     const fields = { ...eventFields }; // later changes to the caller's object do not leak in
     const toolName = fields.tool_name ?? tool.name;
     if (typeof toolName !== "string" || toolName === "") {
       throw new TypeError("guard() needs a tool name: pass a named function or set eventFields.tool_name.");
     }
-    const run = async (args: Parameters<F>): Promise<Awaited<ReturnType<F>>> =>
+    const call = async (args: Parameters<F>): Promise<Awaited<ReturnType<F>>> =>
       (await (tool as (...a: unknown[]) => unknown)(...args)) as Awaited<ReturnType<F>>;
+    // Reports an outcome; a failure goes to onOutcomeError, never to the caller.
+    const report = async (decision: Decision, outcome: OutcomeReport): Promise<void> => {
+      try {
+        await recordOutcome(decision.decision_id ?? "", outcome);
+      } catch (err) {
+        if (!(err instanceof GatedError)) throw err;
+        onOutcomeError?.(err);
+      }
+    };
+    // Runs the tool on decision, reporting its outcome when asked to.
+    const run = async (args: Parameters<F>, decision: Decision): Promise<Awaited<ReturnType<F>>> => {
+      if (!reportOutcome) return call(args);
+      let result: Awaited<ReturnType<F>>;
+      try {
+        result = await call(args);
+      } catch (err) {
+        await report(decision, { status: "failed", error_class: errorClass(err) });
+        throw err;
+      }
+      await report(decision, { status: "succeeded" });
+      return result;
+    };
     return async (...args: Parameters<F>): Promise<Awaited<ReturnType<F>>> => {
       const event = {
         ...fields,
@@ -421,7 +519,7 @@ export function createClient(options: ClientOptions): Client {
       } as ContractEvent;
       const decision = await check(event);
       opts.onDecision?.(decision);
-      if (decision.execute === true && (decision.route === "accept" || decision.shadow === true)) return run(args);
+      if (decision.execute === true && (decision.route === "accept" || decision.shadow === true)) return run(args, decision);
       const asked = waitMs === undefined ? undefined : awaited(decision);
       if (asked === undefined) throw new BlockedError(decision);
 
@@ -449,12 +547,21 @@ export function createClient(options: ClientOptions): Client {
       const retried = await check({ ...event, evidence_refs: [...event.evidence_refs, asked.evidence_ref] });
       opts.onDecision?.(retried);
       // Only accept: a retry never runs the tool on anything else.
-      if (retried.route === "accept" && retried.execute === true) return run(args);
+      if (retried.route === "accept" && retried.execute === true) return run(args, retried);
       throw new BlockedError(retried);
     };
   }
 
-  return { check, guard, hook, approval };
+  return { check, guard, hook, approval, recordOutcome };
+}
+
+// The class of what a tool threw: its constructor's name, or the type of a
+// thrown primitive; never its message.
+function errorClass(thrown: unknown): string {
+  if (thrown === null) return "null";
+  if (typeof thrown !== "object") return typeof thrown;
+  const name = (thrown as { constructor?: { name?: unknown } }).constructor?.name;
+  return (typeof name === "string" && name !== "" ? name : "Object").slice(0, MAX_ERROR_CLASS);
 }
 
 // proposed_arguments must be a JSON object; a tool called with anything else
@@ -552,6 +659,7 @@ class Failure extends Error {
   constructor(
     readonly blocker: FailureBlocker,
     readonly sentence: string,
+    readonly code?: string,
   ) {
     super(`${blocker}: ${sentence}`);
   }
@@ -585,14 +693,16 @@ async function exchange(url: string, headers: Record<string, string>, body: stri
       // Whatever the body says, a non-2xx is a failure; gated's error sentence,
       // when there is one, makes the refusal easier to act on.
       let detail = "";
+      let code: string | undefined;
       try {
-        const answer: unknown = JSON.parse(await readBounded(res));
-        const error = (answer as { error?: unknown } | null)?.error;
+        const answer = JSON.parse(await readBounded(res)) as { error?: unknown; code?: unknown } | null;
+        const error = answer?.error;
         if (typeof error === "string" && error !== "") detail = `: ${error.replace(/[\x00-\x1f\x7f]+/g, " ").slice(0, 300)}`;
+        if (typeof answer?.code === "string" && answer.code !== "") code = answer.code;
       } catch {
         // The status alone decides.
       }
-      throw new Failure(`gated_http_${res.status}`, `gated answered HTTP ${res.status}${detail.replace(/\.$/, "")}.`);
+      throw new Failure(`gated_http_${res.status}`, `gated answered HTTP ${res.status}${detail.replace(/\.$/, "")}.`, code);
     }
 
     try {

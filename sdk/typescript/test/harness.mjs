@@ -68,6 +68,8 @@ export async function startGated(serveArgs) {
 
   return {
     baseUrl: `http://${addr}`,
+    /** What gated logged on stderr so far (its first 200 lines). */
+    logs: () => stderr.join("\n"),
     /** SIGKILL gated: its connections drop at once, as in a crash. */
     async kill() {
       if (proc.exitCode === null && proc.signalCode === null) {
@@ -267,8 +269,16 @@ export function startApprovalsGated(vectors) {
  * One plain HTTP call to gated as the approver of the approvals vectors;
  * resolves with { status, answer } (the decoded JSON answer, or undefined).
  */
-export async function approverCall(vectors, baseUrl, method, path, body) {
-  const headers = { authorization: `Bearer ${vectors.tokens[vectors.approvals.approver_token]}`, accept: "application/json" };
+export function approverCall(vectors, baseUrl, method, path, body) {
+  return callAs(vectors, vectors.approvals.approver_token, baseUrl, method, path, body);
+}
+
+/**
+ * One plain HTTP call to gated with the vectors' token tokenName; resolves
+ * with { status, answer } (the decoded JSON answer, or undefined).
+ */
+export async function callAs(vectors, tokenName, baseUrl, method, path, body) {
+  const headers = { authorization: `Bearer ${vectors.tokens[tokenName]}`, accept: "application/json" };
   const init = { method, headers, redirect: "manual" };
   if (body !== undefined) {
     headers["content-type"] = "application/json";

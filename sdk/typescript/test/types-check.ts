@@ -108,6 +108,17 @@ export async function usage(): Promise<void> {
   client.guard(sendEmail, fields, { waitForApprovalMs: "5m" });
   void badStatus;
 
+  // Reporting outcomes.
+  const reporting = client.guard(sendEmail, fields, {
+    reportOutcome: true,
+    onOutcomeError: (e: GatedError) => void [e.blocker, e.code],
+  });
+  void reporting;
+  const stored: Record<string, unknown> = await client.recordOutcome("0193", { status: "failed", error_class: "TypeError", output: { ok: false } });
+  void stored;
+  // @ts-expect-error: not an outcome status
+  await client.recordOutcome("0193", { status: "done" });
+
   // @ts-expect-error: not a route
   const wrong: Route = "maybe";
   // @ts-expect-error: a guarded call needs the tool's arguments
