@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"time"
+
+	"github.com/gatedhq/gated/internal/actionresult"
 )
 
 // ErrNotFound is returned by Get for an unknown decision id.
@@ -34,6 +36,9 @@ type Filter struct {
 type Page struct {
 	Records    []*Record `json:"records"`
 	NextCursor string    `json:"next_cursor,omitempty"`
+	// Outcomes is the outcome status of each decision on the page that has
+	// one, by decision id; readers show it beside the record.
+	Outcomes map[string]actionresult.Status `json:"-"`
 }
 
 // Store reads stored decisions back (GET /v1/decisions) and keeps their

@@ -60,6 +60,7 @@ type Approvals interface {
 type Decisions interface {
 	Get(ctx context.Context, id string) (*audit.Record, error)
 	List(ctx context.Context, f audit.Filter) (audit.Page, error)
+	Outcome(ctx context.Context, id string) (*audit.Outcome, error)
 }
 
 // Tokens authenticates the token a person signs in with, and finds it again

@@ -17,6 +17,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/gatedhq/gated/internal/actionresult"
 	"github.com/gatedhq/gated/internal/approval"
 	approvalpg "github.com/gatedhq/gated/internal/approval/postgres"
 	"github.com/gatedhq/gated/internal/audit"
@@ -57,6 +58,7 @@ type env struct {
 	srv       *httptest.Server
 	approvals *approvalpg.Store
 	sink      *auditpg.Sink
+	store     audit.Store
 	now       time.Time
 }
 
@@ -118,7 +120,7 @@ func newEnv(t *testing.T, tweak ...func(*console.Options)) *env {
 	mux.Handle(console.Prefix, c)
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
-	return &env{srv: srv, approvals: aps, sink: sink, now: now}
+	return &env{srv: srv, approvals: aps, sink: sink, store: store, now: now}
 }
 
 // pending stores a pending approval asked for by requester.
@@ -487,11 +489,17 @@ func TestDecisionsExplorer(t *testing.T) {
 	ask := decision("dec-ask", e.now.Add(-3*time.Minute), "wire_transfer", "ask")
 	ask.HardBlockers, ask.ApprovalID = []string{"write_missing_explicit_confirmation"}, uuid.NewString()
 	accept := decision("dec-accept", e.now.Add(-time.Minute), "wire_transfer", "accept")
-	accept.ApprovalID = ask.ApprovalID
+	accept.ApprovalID, accept.Execute = ask.ApprovalID, true
 	other := decision("dec-other", e.now.Add(-2*time.Minute), "get_weather", "accept")
-	other.AgentID = "agent-9"
+	other.AgentID, other.Execute = "agent-9", true
 	old := decision("dec-old", e.now.Add(-3*time.Hour), "wire_transfer", "refuse")
 	e.record(t, ask, accept, other, old)
+	conforms := false
+	if err := e.store.AddOutcome(deadline(t), &audit.Outcome{DecisionID: "dec-accept", Status: actionresult.Failed,
+		ErrorClass: "ConnectionError", OutputFingerprint: "hmac-sha256:0f0f", OutputConforms: &conforms,
+		Rollback: &audit.Attempt{Attempted: true, OK: true}, TokenName: "agent", RecordedAt: e.now}); err != nil {
+		t.Fatal(err)
+	}
 
 	b := e.browser(t)
 	mustSignIn(t, b, readerSecret)
@@ -528,6 +536,19 @@ func TestDecisionsExplorer(t *testing.T) {
 	// A decision's page: findings, revisions and the approval it names.
 	wantStatus(t, b.get("/ui/decisions/dec-ask"), http.StatusOK, "write_missing_explicit_confirmation", "sha256:cat", "sha256:pol", ask.ApprovalID)
 	wantStatus(t, b.get("/ui/decisions/nope"), http.StatusNotFound, "no decision with that id")
+
+	// Outcomes: the status in the list, the whole outcome on the page.
+	list := b.get("/ui/decisions?tool=wire_transfer")
+	if row := rowOf(list.body, "dec-accept"); !strings.Contains(row, "<td>failed</td>") {
+		t.Errorf("the list does not show dec-accept's outcome: %s", row)
+	}
+	if row := rowOf(list.body, "dec-ask"); strings.Contains(row, "failed") {
+		t.Errorf("the list shows an outcome for dec-ask: %s", row)
+	}
+	wantStatus(t, b.get("/ui/decisions/dec-accept"), http.StatusOK, "failed", "ConnectionError", "did not meet the outputSchema",
+		"hmac-sha256:0f0f", "attempted, succeeded")
+	wantStatus(t, b.get("/ui/decisions/dec-other"), http.StatusOK, "No outcome reported yet")
+	wantStatus(t, b.get("/ui/decisions/dec-ask"), http.StatusOK, "None: the tool did not run")
 	bob := e.browser(t)
 	mustSignIn(t, bob, bobSecret)
 	wantStatus(t, bob.get("/ui/decisions/dec-accept"), http.StatusOK, `href="/ui/approvals/`+ask.ApprovalID+`"`)
@@ -602,4 +623,18 @@ func TestClosedWithoutTokens(t *testing.T) {
 	if _, err := console.New(console.Options{Key: []byte("short")}); err == nil {
 		t.Fatal("a short key was accepted")
 	}
+}
+
+// rowOf returns the table row of a page that links decision id.
+func rowOf(body, id string) string {
+	i := strings.Index(body, "/ui/decisions/"+id+`"`)
+	if i < 0 {
+		return ""
+	}
+	start := strings.LastIndex(body[:i], "<tr>")
+	end := strings.Index(body[i:], "</tr>")
+	if start < 0 || end < 0 {
+		return ""
+	}
+	return body[start : i+end]
 }

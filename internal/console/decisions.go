@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/gatedhq/gated/internal/actionresult"
 	"github.com/gatedhq/gated/internal/audit"
 )
 
@@ -14,7 +15,9 @@ const noDecisions = "Decisions are stored in PostgreSQL only: start gated with -
 type decisionsView struct {
 	Q       decisionQuery
 	Records []*audit.Record
-	Next    string
+	// Outcomes is the outcome status of each listed decision that has one.
+	Outcomes map[string]actionresult.Status
+	Next     string
 	// Approvals says whether linked approvals may be opened.
 	Approvals bool
 }
@@ -89,14 +92,28 @@ func (c *Console) decisions(w http.ResponseWriter, r *http.Request, u *user) {
 		c.storeFailed(w, r, u, "decision", err)
 		return
 	}
-	d.Records, d.Next = page.Records, nextQuery(r, page.NextCursor)
+	d.Records, d.Outcomes, d.Next = page.Records, page.Outcomes, nextQuery(r, page.NextCursor)
 	c.render(w, r, http.StatusOK, "decisions", v)
 }
 
 // decisionView is one decision's page.
 type decisionView struct {
-	R         *audit.Record
+	R *audit.Record
+	// Outcome is what its runtime reported after the call; nil: nothing.
+	Outcome   *audit.Outcome
 	Approvals bool
+}
+
+// OutputCheck says what gated found checking the outcome's output against
+// the tool's outputSchema.
+func (v decisionView) OutputCheck() string {
+	switch {
+	case v.Outcome == nil || v.Outcome.OutputConforms == nil:
+		return "not checked"
+	case *v.Outcome.OutputConforms:
+		return "met the outputSchema"
+	}
+	return "did not meet the outputSchema"
 }
 
 func (c *Console) decisionPage(w http.ResponseWriter, r *http.Request, u *user) {
@@ -105,6 +122,10 @@ func (c *Console) decisionPage(w http.ResponseWriter, r *http.Request, u *user) 
 		return
 	}
 	rec, err := c.opt.Decisions.Get(r.Context(), r.PathValue("id"))
+	var o *audit.Outcome
+	if err == nil {
+		o, err = c.opt.Decisions.Outcome(r.Context(), rec.DecisionID)
+	}
 	switch {
 	case errors.Is(err, audit.ErrNotFound):
 		c.fail(w, r, u, http.StatusNotFound, "There is no decision with that id.")
@@ -114,5 +135,5 @@ func (c *Console) decisionPage(w http.ResponseWriter, r *http.Request, u *user) 
 		return
 	}
 	c.render(w, r, http.StatusOK, "decision", &view{Title: "Decision " + shortID(rec.DecisionID), Active: "decisions", User: u,
-		Data: decisionView{R: rec, Approvals: canApprove(u.token)}})
+		Data: decisionView{R: rec, Outcome: o, Approvals: canApprove(u.token)}})
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/go-chi/chi/v5/middleware"
 	"go.uber.org/zap"
 
+	"github.com/gatedhq/gated/internal/actionresult"
 	"github.com/gatedhq/gated/internal/audit"
 	"github.com/gatedhq/gated/internal/auth"
 	"github.com/gatedhq/gated/internal/envelope"
@@ -154,6 +155,26 @@ type decisionView struct {
 	Outcome *audit.Outcome `json:"outcome,omitempty"`
 }
 
+// decisionListItem is one listed record with its outcome's status, if any:
+// the list links each decision's outcome, GET /v1/decisions/{id} shows it.
+type decisionListItem struct {
+	*audit.Record
+	OutcomeStatus actionresult.Status `json:"outcome_status,omitempty"`
+}
+
+type decisionList struct {
+	Records    []decisionListItem `json:"records"`
+	NextCursor string             `json:"next_cursor,omitempty"`
+}
+
+func listView(p audit.Page) decisionList {
+	items := make([]decisionListItem, len(p.Records))
+	for i, r := range p.Records {
+		items[i] = decisionListItem{Record: r, OutcomeStatus: p.Outcomes[r.DecisionID]}
+	}
+	return decisionList{Records: items, NextCursor: p.NextCursor}
+}
+
 // handleGetDecision returns one stored record and its outcome.
 func handleGetDecision(store audit.Store) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
@@ -198,7 +219,7 @@ func handleListDecisions(store audit.Store) http.HandlerFunc {
 		case err != nil:
 			writeError(w, http.StatusServiceUnavailable, "the decision store is unavailable")
 		default:
-			writeJSON(w, http.StatusOK, page)
+			writeJSON(w, http.StatusOK, listView(page))
 		}
 	}
 }

@@ -148,6 +148,17 @@ func TestOutcomes(t *testing.T) {
 	if got := f.do(request{method: http.MethodGet, target: "/v1/decisions/" + asked, header: other}); got.body["outcome"] != nil {
 		t.Errorf("a decision without outcome shows one: %.300s", got.raw)
 	}
+	// The list shows each decision's outcome status, and none without one.
+	list := f.do(request{method: http.MethodGet, target: "/v1/decisions", header: other})
+	statuses := map[string]any{}
+	records, _ := list.body["records"].([]any)
+	for _, r := range records {
+		r := r.(map[string]any)
+		statuses[r["decision_id"].(string)] = r["outcome_status"]
+	}
+	if list.status != http.StatusOK || len(statuses) != 2 || statuses[id] != "succeeded" || statuses[asked] != nil {
+		t.Fatalf("GET decisions: %d %.600s", list.status, list.raw)
+	}
 	if n := pgtest.QueryInt(t, dbURL, "SELECT count(*) FROM decision_outcomes"); n != 1 {
 		t.Fatalf("%d outcomes stored, want 1", n)
 	}

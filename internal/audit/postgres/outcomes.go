@@ -8,6 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/gatedhq/gated/internal/actionresult"
 	"github.com/gatedhq/gated/internal/audit"
 )
 
@@ -79,4 +80,31 @@ func (s *pgStore) Outcome(ctx context.Context, id string) (*audit.Outcome, error
 		o.Rollback = &audit.Attempt{Attempted: *rollbackAttempted, OK: *rollbackOK}
 	}
 	return o, nil
+}
+
+// outcomeStatuses returns the outcome status of each of recs that has one:
+// one lookup by primary key for the page, rather than a join whose column
+// names the two tables share.
+func (s *pgStore) outcomeStatuses(ctx context.Context, recs []*audit.Record) (map[string]actionresult.Status, error) {
+	out := map[string]actionresult.Status{}
+	if len(recs) == 0 {
+		return out, nil
+	}
+	ids := make([]string, len(recs))
+	for i, r := range recs {
+		ids[i] = r.DecisionID
+	}
+	rows, err := s.pool.Query(ctx, "SELECT decision_id, status FROM decision_outcomes WHERE decision_id = ANY($1)", ids)
+	if err != nil {
+		return nil, fmt.Errorf("list outcomes: %w", err)
+	}
+	var id string
+	var status actionresult.Status
+	if _, err := pgx.ForEachRow(rows, []any{&id, &status}, func() error {
+		out[id] = status
+		return nil
+	}); err != nil {
+		return nil, fmt.Errorf("list outcomes: %w", err)
+	}
+	return out, nil
 }

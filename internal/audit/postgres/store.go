@@ -125,5 +125,8 @@ func (s *pgStore) List(ctx context.Context, f audit.Filter) (audit.Page, error) 
 	if p.Records == nil {
 		p.Records = []*audit.Record{}
 	}
+	if p.Outcomes, err = s.outcomeStatuses(ctx, p.Records); err != nil {
+		return audit.Page{}, err
+	}
 	return p, nil
 }
