@@ -65,8 +65,9 @@ type View struct {
 	approvalTTL time.Duration
 	input       *opfile.Schema
 	output      *opfile.Schema
-	file        string // the path problems name
-	nameField   string // the field its tool_id comes from, for problems
+	plugin      *plugin // action.json only
+	file        string  // the path problems name
+	nameField   string  // the field its tool_id comes from, for problems
 }
 
 // Action is a resolved action: an ACTION.md, or the action an ACTIONS.yaml

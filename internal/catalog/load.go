@@ -40,8 +40,14 @@ func Load(dirs []string) (*Catalog, error) {
 			l.skills[skillKey(f.root, path.Dir(f.rel))] = f
 		}
 	}
-	for _, f := range files {
-		l.parse(f)
+	// Plugin actions (action.json) last: a plugin may not take a name the
+	// core catalog uses, whichever file the scan met first.
+	for _, plugins := range []bool{false, true} {
+		for _, f := range files {
+			if (f.format == FormatActionJSON) == plugins {
+				l.parse(f)
+			}
+		}
 	}
 	l.resolveTools()
 	l.index()

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -352,8 +353,17 @@ func (l *loader) skillName(f file) string {
 }
 
 type actionJSONDoc struct {
-	Name     string `json:"name"`
-	RiskTier any    `json:"riskTier"`
+	Name        string `json:"name"`
+	RiskTier    any    `json:"riskTier"`
+	Permissions struct {
+		Commands []string `json:"commands"`
+	} `json:"permissions"`
+	Verification struct {
+		Required bool `json:"required"`
+	} `json:"verification"`
+	Rollback struct {
+		Required bool `json:"required"`
+	} `json:"rollback"`
 }
 
 // parseActionJSON imports an Action API plugin action. R0–R2 map to the same
@@ -386,7 +396,38 @@ func (l *loader) parseActionJSON(f file) {
 	v.RiskTier = tier
 	v.input = l.compileSchema(f, "/inputSchema", "input", doc.Value["inputSchema"])
 	v.output = l.compileSchema(f, "/outputSchema", "output", doc.Value["outputSchema"])
+	v.plugin = &plugin{
+		commands:             argvs(d.Permissions.Commands),
+		fileInputs:           fileProperties(doc.Value["inputSchema"]),
+		verificationRequired: d.Verification.Required,
+		rollbackRequired:     d.Rollback.Required,
+	}
+	if core, ok := l.coreName(d.Name); ok {
+		l.ps.add(f.path, "/name", "plugin_overrides_core_action",
+			"plugin action %q has the name of core %s; plugin actions cannot override core actions", d.Name, core)
+		return
+	}
 	l.addImported(f, v)
+}
+
+// coreName reports which core definition (an ACTION.md, TOOL.md or
+// ACTIONS.yaml entry, parsed before any action.json) already claims name as
+// an action id or a tool name.
+func (l *loader) coreName(name string) (string, bool) {
+	if a, ok := l.actions[name]; ok && a.Format != FormatActionJSON {
+		return "action " + a.Source, true
+	}
+	for _, v := range l.views {
+		if v.Format != FormatActionJSON && (v.ToolID == name || slices.Contains(v.Aliases, name)) {
+			return "tool " + v.Source, true
+		}
+	}
+	for _, t := range l.tools {
+		if t.doc.ID == name || slices.Contains(t.doc.Metadata.Gated.Aliases, name) {
+			return "tool " + t.f.rel, true
+		}
+	}
+	return "", false
 }
 
 // addImported registers an ACTIONS.yaml or action.json entry, which is both

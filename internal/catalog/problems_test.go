@@ -50,10 +50,27 @@ func TestProblems(t *testing.T) {
 			"a/TOOL.md": tool("tool.one"),
 			"b/TOOL.md": tool("tool.two", "metadata: {gated: {aliases: [tool.one]}}"),
 		}, "b/TOOL.md", "/metadata/gated/aliases", "ambiguous_tool_name", []string{"tool.one"}},
-		{"same name in two formats", map[string]string{
-			"x/action.json": `{"name": "send_email", "riskTier": "R1"}`,
+		// Plugin actions cannot override core actions, whichever file comes first.
+		{"plugin takes a core tool alias", map[string]string{
+			"a/action.json": `{"name": "send_email", "riskTier": "R1"}`,
 			"t/TOOL.md":     tool("support.mail", "metadata: {gated: {aliases: [send_email]}}"),
-		}, "t/TOOL.md", "/metadata/gated/aliases", "ambiguous_tool_name", []string{"x/action.json"}},
+		}, "a/action.json", "/name", "plugin_overrides_core_action", []string{"t/TOOL.md"}},
+		{"plugin takes a core tool id", map[string]string{
+			"a/action.json": `{"name": "support.mail", "riskTier": "R1"}`,
+			"t/TOOL.md":     tool("support.mail"),
+		}, "a/action.json", "/name", "plugin_overrides_core_action", nil},
+		{"plugin takes a core action id", map[string]string{
+			"a/action.json": `{"name": "a:b", "riskTier": "R0"}`,
+			"z/ACTION.md":   action("a:b"),
+		}, "a/action.json", "/name", "plugin_overrides_core_action", []string{"z/ACTION.md"}},
+		{"plugin takes an ACTIONS.yaml name", map[string]string{
+			"a/action.json":  `{"name": "search", "riskTier": "R0"}`,
+			"z/ACTIONS.yaml": "actions:\n  - {name: search, description: d, command: x, inputSchema: {}}\n",
+		}, "a/action.json", "/name", "plugin_overrides_core_action", nil},
+		{"two plugins with one name", map[string]string{
+			"a/action.json": `{"name": "p", "riskTier": "R0"}`,
+			"b/action.json": `{"name": "p", "riskTier": "R0"}`,
+		}, "b/action.json", "/name", "duplicate_id", nil},
 		{"two tools with one id", map[string]string{"a/TOOL.md": tool("tool.one"), "b/TOOL.md": tool("tool.one")}, "b/TOOL.md", "/id", "ambiguous_tool_name", nil},
 		{"two actions.yaml entries with one name", map[string]string{"ACTIONS.yaml": "actions:\n  - {name: a, description: d, command: x, inputSchema: {}}\n  - {name: a, description: d, command: y, inputSchema: {}}\n"}, "ACTIONS.yaml", "/actions/1/name", "duplicate_id", nil},
 
