@@ -64,6 +64,9 @@ type Request struct {
 	// NoApproval: the surface can neither show an approval nor retry with
 	// one (hooks), so an ask creates none.
 	NoApproval bool
+	// Checks adds a surface's own findings after the catalog join (the
+	// Action API's plan rules); view is nil for an uncatalogued tool.
+	Checks func(view *catalog.View, ev *route.Event) []route.Finding
 }
 
 // Engine is the decision path. It is safe for concurrent use.
@@ -237,6 +240,9 @@ func (e *Engine) decide(ctx context.Context, d *Decision, req Request, now time.
 		if f, ok := catalog.UnresolvedApprovalPolicy(view); ok && e.policy == nil {
 			findings = append(findings, f)
 		}
+	}
+	if req.Checks != nil {
+		findings = append(findings, req.Checks(view, ev)...)
 	}
 	findings = append(findings, e.evaluatePolicy(ctx, d, req, ev, view, eval.Category, now)...)
 	gateOutcome := route.Combine(findings)

@@ -109,12 +109,13 @@ func (c Category) Valid() bool {
 type Source string
 
 const (
-	SourceContract Source = "contract"
-	SourceEvidence Source = "evidence"
-	SourceRuntime  Source = "runtime"
-	SourceCatalog  Source = "catalog"
-	SourcePolicy   Source = "policy"
-	SourceGated    Source = "gated" // gated's own failures: audit, internal errors
+	SourceContract  Source = "contract"
+	SourceEvidence  Source = "evidence"
+	SourceRuntime   Source = "runtime"
+	SourceCatalog   Source = "catalog"
+	SourcePolicy    Source = "policy"
+	SourceGated     Source = "gated"      // gated's own failures: audit, internal errors
+	SourceActionAPI Source = "action_api" // an Action API plan's own rules
 )
 
 // Finding is one rule's verdict. Blocking findings become hard blockers; a

@@ -53,6 +53,7 @@ func routes(d *Deps, lim, failures *limiter) http.Handler {
 		r.Post("/v1/pre-tool-check", check)
 		r.Post("/tool-precheck", check) // the AANA reference clients' path
 		r.Post("/validate-tool-precheck", handleValidate(d))
+		r.Post("/v1/action-check", handleActionCheck(d))
 		r.Handle("/mcp", handleMCP(d))
 	})
 	// Hook calls fail with a 2xx deny, never an error status (see hookDeny).

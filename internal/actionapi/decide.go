@@ -1,0 +1,229 @@
+package actionapi
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/gatedhq/gated/internal/catalog"
+	"github.com/gatedhq/gated/internal/gate"
+	"github.com/gatedhq/gated/internal/route"
+)
+
+// Blocker codes of the plan rules.
+const (
+	CodeNeverAuto               = "plan_risk_tier_never_auto"
+	CodeRequiresApproval        = "plan_risk_tier_requires_approval"
+	CodeRollbackRequired        = "plan_rollback_required"
+	CodeVerificationRequired    = "plan_verification_required"
+	CodeCommandNotAllowed       = "plan_verification_command_not_allowed"
+	CodePathOutsideWorkspace    = "plan_path_outside_workspace"
+	CodePathForbidden           = "plan_path_forbidden"
+	CodePathOutOfScope          = "plan_path_out_of_scope"
+	CodePathInvalid             = "plan_path_invalid"
+	CodeScopeInvalid            = "plan_scope_invalid"
+	tierNeverAuto, tierApproval = 4, 3
+)
+
+// LTS terminal statuses gated answers with. gated decides and never
+// executes, so a plan that may run is "approved" (the spec's "approved by
+// policy"): succeeded, reverted and failed are the executor's to report.
+const (
+	StatusApproved = "approved"
+	StatusQueued   = "queued"
+	StatusRejected = "rejected"
+)
+
+// Event is the Agent Action Contract v1 event the plan stands for: the
+// action type is the tool, the input its arguments, and category the one
+// the catalog gives it (a plan cannot say). The planner proposes to run it
+// (recommended_route accept).
+func (p *Plan) Event(category route.Category) map[string]any {
+	ev := map[string]any{
+		"tool_name": p.ActionType, "tool_category": string(category), "authorization_state": "none",
+		"evidence_refs": []any{}, "risk_domain": "unknown", "proposed_arguments": p.Input,
+		"recommended_route": "accept",
+	}
+	if p.ActionID != "" {
+		ev["request_id"] = p.ActionID
+	}
+	if x := p.Gated; x != nil {
+		set := func(k, v string) {
+			if v != "" {
+				ev[k] = v
+			}
+		}
+		set("agent_id", x.AgentID)
+		set("authorization_state", x.AuthorizationState)
+		set("risk_domain", x.RiskDomain)
+		if x.EvidenceRefs != nil {
+			ev["evidence_refs"] = x.EvidenceRefs
+		}
+	}
+	return ev
+}
+
+// tier is a plan's declared risk tier, 0–4; a missing or unknown one is 4,
+// as the spec treats missing values conservatively.
+func (p *Plan) tier() int {
+	if p.RiskTier != nil {
+		if t, ok := parseTier(*p.RiskTier); ok {
+			return t
+		}
+	}
+	return tierNeverAuto
+}
+
+func parseTier(s string) (int, bool) {
+	if len(s) == 2 && s[0] == 'R' && s[1] >= '0' && s[1] <= '4' {
+		return int(s[1] - '0'), true
+	}
+	return 0, false
+}
+
+// catalogTier is the floor the catalog puts on the tier: an action.json's
+// own tier, or the risk level of any other tool.
+func catalogTier(v *catalog.View) int {
+	if v == nil {
+		return 0
+	}
+	if t, ok := parseTier(v.RiskTier); ok {
+		return t
+	}
+	if v.NeverExecute {
+		return tierNeverAuto
+	}
+	return v.RiskLevel
+}
+
+// Check holds one plan's decision: the tier gated applied once the
+// decision path has run.
+type Check struct {
+	plan *Plan
+	tier int
+}
+
+// NewCheck prepares the plan rules for p.
+func NewCheck(p *Plan) *Check { return &Check{plan: p, tier: p.tier()} }
+
+// Tier is the tier applied: the plan's, raised to the catalog's.
+func (c *Check) Tier() string { return "R" + strconv.Itoa(c.tier) }
+
+// Findings are the plan's frozen rules for the catalogued view (nil when
+// the action is not catalogued: then no command is allowed and no file
+// input is known). It is gate.Request.Checks.
+func (c *Check) Findings(v *catalog.View, ev *route.Event) []route.Finding {
+	p := c.plan
+	c.tier = max(c.tier, catalogTier(v))
+	var out []route.Finding
+	switch {
+	case c.tier >= tierNeverAuto:
+		out = append(out, finding(CodeNeverAuto, route.Refuse, "action %s has risk tier %s (a missing or unknown tier counts as R4), which never runs automatically", p.ActionType, c.declared()))
+	case c.tier == tierApproval && !gatedApproved(ev):
+		out = append(out, finding(CodeRequiresApproval, route.Ask, "action %s has risk tier R3, which never runs without an approval granted through gated", p.ActionType))
+	}
+	verify, rollback := v.PluginRequires()
+	writeLike := v == nil || v.Category() == route.Write
+	if (c.tier >= 2 && writeLike) || rollback {
+		if !hasRollbackPlan(p.RollbackPlan) {
+			out = append(out, finding(CodeRollbackRequired, route.Refuse, "action %s is a write-like %s action and needs a rollbackPlan", p.ActionType, c.Tier()))
+		}
+	}
+	if (c.tier >= 2 && writeLike) || verify {
+		if p.Verification == nil || p.Verification.Required == nil || !*p.Verification.Required {
+			out = append(out, finding(CodeVerificationRequired, route.Refuse, "action %s is a write-like %s action and needs verification.required true", p.ActionType, c.Tier()))
+		}
+	}
+	if p.Verification != nil {
+		for i, cmd := range p.Verification.Commands {
+			if !v.PluginCommandAllowed(catalog.Argv(cmd)) {
+				// The index, not the command: it may hold values the
+				// record must not.
+				out = append(out, finding(CodeCommandNotAllowed, route.Refuse, "verification.commands/%d is not one of the permissions.commands of action %s (exact argument match)", i, p.ActionType))
+			}
+		}
+	}
+	return append(out, scopeFindings(p, v)...)
+}
+
+// gatedApproved reports whether the event carries one of gated's own
+// approvals, checked against the approval store for this very call. An
+// approval the caller merely claims does not lift R3: that would be the
+// planner approving itself.
+func gatedApproved(ev *route.Event) bool {
+	for _, r := range ev.EvidenceRefs {
+		if r.GatedVerified {
+			return true
+		}
+	}
+	return false
+}
+
+// declared names the tier the plan declared, for messages.
+func (c *Check) declared() string {
+	if c.plan.RiskTier == nil {
+		return "missing"
+	}
+	if _, ok := parseTier(*c.plan.RiskTier); ok {
+		return *c.plan.RiskTier + " (applied " + c.Tier() + ")"
+	}
+	return "unknown"
+}
+
+// hasRollbackPlan: null, an empty string, object or list is no plan.
+func hasRollbackPlan(v any) bool {
+	switch x := v.(type) {
+	case nil:
+		return false
+	case string:
+		return x != ""
+	case map[string]any:
+		return len(x) > 0
+	case []any:
+		return len(x) > 0
+	}
+	return true
+}
+
+func finding(code string, r route.Route, format string, args ...any) route.Finding {
+	return route.Finding{Source: route.SourceActionAPI, Code: code, Route: r, Blocking: true, Message: fmt.Sprintf(format, args...)}
+}
+
+// Status is the LTS terminal status of a route.
+func Status(r route.Route) string {
+	switch r {
+	case route.Accept:
+		return StatusApproved
+	case route.Ask, route.Defer:
+		return StatusQueued
+	}
+	return StatusRejected
+}
+
+// Answer is the answer to a plan. Names follow the LTS envelope's camelCase.
+type Answer struct {
+	Status         string                  `json:"status"`
+	ActionID       string                  `json:"actionId,omitempty"`
+	ActionType     string                  `json:"actionType"`
+	RiskTier       string                  `json:"riskTier"` // the tier applied
+	DecisionID     string                  `json:"decisionId"`
+	Route          route.Route             `json:"route"`
+	Execute        bool                    `json:"execute"`
+	Shadow         bool                    `json:"shadow"`
+	Blockers       []string                `json:"blockers"`
+	Findings       []route.Finding         `json:"findings"`
+	Approval       *gate.PendingApproval   `json:"approval,omitempty"`
+	ArgumentErrors []catalog.ArgumentError `json:"argumentErrors,omitempty"`
+}
+
+// NewAnswer presents the decision on the plan c checked.
+func NewAnswer(c *Check, d *gate.Decision) Answer {
+	blockers := d.HardBlockers
+	if blockers == nil {
+		blockers = []string{}
+	}
+	return Answer{
+		Status: Status(d.Route), ActionID: c.plan.ActionID, ActionType: c.plan.ActionType, RiskTier: c.Tier(),
+		DecisionID: d.DecisionID, Route: d.Route, Execute: d.Execute, Shadow: d.Shadow,
+		Blockers: blockers, Findings: d.Findings, Approval: d.Approval, ArgumentErrors: d.ArgumentErrors,
+	}
+}

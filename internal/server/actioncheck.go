@@ -1,0 +1,36 @@
+package server
+
+import (
+	"net/http"
+
+	"github.com/gatedhq/gated/internal/actionapi"
+)
+
+// handleActionCheck decides one Action API v4 LTS plan envelope through the
+// same decision path as /pre-tool-check (record, metrics, approvals), with
+// the plan's frozen rules added after the catalog join.
+func handleActionCheck(d *Deps) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		body, berr := readJSON(w, r, d.MaxBodyBytes)
+		if berr != nil {
+			writeError(w, berr.status, berr.msg)
+			return
+		}
+		// Size, UTF-8, nesting and object shape as for an event; then the
+		// plan's own strict decoding.
+		if _, err := DecodeEvent(body, d.MaxDepth); err != nil {
+			writeError(w, http.StatusBadRequest, err.Error())
+			return
+		}
+		plan, err := actionapi.Decode(body)
+		if err != nil {
+			writeError(w, http.StatusBadRequest, err.Error())
+			return
+		}
+		check := actionapi.NewCheck(plan)
+		c := callerOf(d, r)
+		c.req.Checks = check.Findings
+		dec := c.decide(r.Context(), d.Engine, plan.Event(d.Engine.Category(plan.ActionType)))
+		writeJSON(w, http.StatusOK, actionapi.NewAnswer(check, dec))
+	}
+}

@@ -1,0 +1,303 @@
+package server_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gatedhq/gated/internal/approval/approvaltest"
+	"github.com/gatedhq/gated/internal/audit"
+	"github.com/gatedhq/gated/internal/audit/postgres"
+	"github.com/gatedhq/gated/internal/catalog"
+	"github.com/gatedhq/gated/internal/gate"
+	"github.com/gatedhq/gated/internal/metrics"
+	"github.com/gatedhq/gated/internal/server"
+)
+
+// The plugin actions the Action API tests decide against: the spec's own
+// action.json example (a write-like R2 with a verification command), the
+// examples' diagnose_error (R1), and an R3.
+var actionCatalog = map[string]string{
+	"example_action/action.json": `{
+  "name": "example_action",
+  "riskTier": "R2",
+  "inputSchema": {"type": "object", "required": ["file"], "additionalProperties": false,
+    "properties": {"file": {"type": "string", "format": "file-path"},
+                   "also": {"type": "array", "items": {"type": "string", "format": "file-path"}}}},
+  "outputSchema": {},
+  "permissions": {"commands": ["node --check src/file.js"], "filesystem": "workspace"},
+  "verification": {"required": true, "commands": ["node --check src/file.js"]},
+  "rollback": {"required": true}
+}`,
+	"diagnose_error/action.json": `{"name": "diagnose_error", "riskTier": "R1",
+  "inputSchema": {"type": "object", "properties": {"service": {"type": "string"}}},
+  "permissions": {"commands": ["kubectl logs"]}}`,
+	"scale_cluster/action.json": `{"name": "scale_cluster", "riskTier": "R3", "inputSchema": {"type": "object"}}`,
+}
+
+// specPlan is the spec's plan envelope example, word for word.
+const specPlan = `{
+"actionId": "action:example",
+"actionType": "diagnose_error",
+"riskTier": "R1",
+"confidence": 0.9,
+"reason": "why this action is proposed",
+"input": {},
+"rollbackPlan": null,
+"verification": {
+"required": true,
+"commands": []
+},
+"scope": {
+"allowedFiles": [],
+"allowedDirs": [],
+"forbiddenFiles": []
+}
+}`
+
+// confirmedRef is the authority a runtime vouches for in gated's extension.
+const confirmed = `{"authorization_state": "confirmed", "risk_domain": "devops", "evidence_refs": [{"source_id": "ticket.7",
+  "kind": "approval", "trust_tier": "verified", "redaction_status": "redacted", "freshness": {"status": "fresh"},
+  "provenance": "connector", "retrieved_at": "2026-11-20T11:00:00Z"}]}`
+
+// actionServer is the real handler over the plugin catalog and a fresh
+// PostgreSQL audit store.
+func actionServer(t *testing.T) (*fixture, audit.Store) {
+	t.Helper()
+	dir := t.TempDir()
+	for name, body := range actionCatalog {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cat, err := catalog.Load([]string{dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, dbURL := approvaltest.Database(t, fixedNow)
+	rec := approvaltest.SyncRecorder(t, dbURL)
+	store, err := postgres.OpenStore(context.Background(), dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(store.Close)
+	m := metrics.New("test")
+	red := audit.NewRedactor([]byte("0123456789abcdef0123456789abcdef"))
+	f := newServer(t, func(d *server.Deps) {
+		d.Engine = gate.New(gate.WithClock(func() time.Time { return fixedNow }),
+			gate.WithCatalog(func() *catalog.Catalog { return cat }, gate.UnknownDefer, catalog.ArgumentsEnforce),
+			gate.WithAudit(rec, red, "test"), gate.WithMetrics(m))
+		d.Decisions, d.Redactor, d.Metrics = store, red, m
+	})
+	return f, store
+}
+
+func (f *fixture) plan(body string) *response {
+	f.t.Helper()
+	return f.do(request{method: http.MethodPost, target: "/v1/action-check", body: strings.NewReader(body),
+		header: map[string]string{"Authorization": "Bearer " + runtimeSecret}})
+}
+
+// planWith is body with top-level fields replaced (raw JSON) or, for "",
+// removed.
+func planWith(t *testing.T, body string, fields map[string]string) string {
+	t.Helper()
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(body), &m); err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range fields {
+		if v == "" {
+			delete(m, k)
+		} else {
+			m[k] = json.RawMessage(v)
+		}
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func blockersOf(r *response) []string {
+	var out []string
+	for _, b := range r.body["blockers"].([]any) {
+		out = append(out, b.(string))
+	}
+	return out
+}
+
+// writePlan is a write-like R2 plan of example_action that passes every
+// plan rule.
+const writePlan = `{"actionId": "action:w1", "actionType": "example_action", "riskTier": "R2", "confidence": 0.8,
+  "reason": "fix the syntax error", "input": {"file": "src/file.js"}, "rollbackPlan": {"strategy": "git checkout"},
+  "verification": {"required": true, "commands": ["node --check src/file.js"]},
+  "scope": {"allowedFiles": ["src/file.js"], "allowedDirs": ["lib"], "forbiddenFiles": ["lib/secret.js"]}}`
+
+func TestActionCheckPlans(t *testing.T) {
+	t.Parallel()
+	f, store := actionServer(t)
+	tests := []struct {
+		name     string
+		body     string
+		status   string
+		route    string
+		tier     string
+		blockers []string // all of these, and with want exact, nothing else
+		exact    bool
+	}{
+		// The spec's example as sent: no authority, so a human must look.
+		{"spec example", specPlan, "queued", "defer", "R1", nil, false},
+		{"spec example with authority", planWith(t, specPlan, map[string]string{"gated": confirmed}), "approved", "accept", "R1", nil, true},
+		{"R2 write with everything", planWith(t, writePlan, map[string]string{"gated": confirmed}), "approved", "accept", "R2", nil, true},
+
+		// riskTier: R4, missing or unknown never runs; R3 asks at least.
+		{"R4", planWith(t, specPlan, map[string]string{"gated": confirmed, "riskTier": `"R4"`}), "rejected", "refuse", "R4", []string{"plan_risk_tier_never_auto"}, false},
+		{"missing tier", planWith(t, specPlan, map[string]string{"gated": confirmed, "riskTier": ""}), "rejected", "refuse", "R4", []string{"plan_risk_tier_never_auto"}, false},
+		{"null tier", planWith(t, specPlan, map[string]string{"gated": confirmed, "riskTier": "null"}), "rejected", "refuse", "R4", []string{"plan_risk_tier_never_auto"}, false},
+		{"unknown tier", planWith(t, specPlan, map[string]string{"gated": confirmed, "riskTier": `"r1"`}), "rejected", "refuse", "R4", []string{"plan_risk_tier_never_auto"}, false},
+		{"R3", planWith(t, specPlan, map[string]string{"gated": confirmed, "riskTier": `"R3"`, "rollbackPlan": `"revert"`,
+			"verification": `{"required": true}`}), "queued", "ask", "R3", []string{"plan_risk_tier_requires_approval"}, true},
+		// The catalog's tier is a floor: scale_cluster is R3 whatever the plan says.
+		{"catalog floor", planWith(t, specPlan, map[string]string{"gated": confirmed, "actionType": `"scale_cluster"`, "riskTier": `"R0"`,
+			"rollbackPlan": `"revert"`}), "queued", "ask", "R3", []string{"plan_risk_tier_requires_approval"}, false},
+
+		// R2 write-like needs a rollbackPlan and verification.required true.
+		{"R2 null rollback", planWith(t, writePlan, map[string]string{"gated": confirmed, "rollbackPlan": "null"}), "rejected", "refuse", "R2", []string{"plan_rollback_required"}, true},
+		{"R2 empty rollback", planWith(t, writePlan, map[string]string{"gated": confirmed, "rollbackPlan": "{}"}), "rejected", "refuse", "R2", []string{"plan_rollback_required"}, true},
+		{"R2 verification off", planWith(t, writePlan, map[string]string{"gated": confirmed, "verification": `{"required": false, "commands": []}`}), "rejected", "refuse", "R2", []string{"plan_verification_required"}, true},
+		{"R2 no verification", planWith(t, writePlan, map[string]string{"gated": confirmed, "verification": ""}), "rejected", "refuse", "R2", []string{"plan_verification_required"}, true},
+		// A plan may not lower the tier below the catalog's R2.
+		{"R2 declared R1", planWith(t, writePlan, map[string]string{"gated": confirmed, "riskTier": `"R1"`, "rollbackPlan": ""}), "rejected", "refuse", "R2", []string{"plan_rollback_required"}, true},
+
+		// inputSchema and the command allowlist.
+		{"input fails the schema", planWith(t, writePlan, map[string]string{"gated": confirmed, "input": `{"file": 7}`}), "rejected", "refuse", "R2", []string{"arguments_invalid"}, true},
+		{"command not allowed", planWith(t, writePlan, map[string]string{"gated": confirmed,
+			"verification": `{"required": true, "commands": ["node --check src/file.js", "rm -rf /"]}`}), "rejected", "refuse", "R2", []string{"plan_verification_command_not_allowed"}, true},
+		{"command with an extra argument", planWith(t, writePlan, map[string]string{"gated": confirmed,
+			"verification": `{"required": true, "commands": ["node --check src/file.js --eval=x"]}`}), "rejected", "refuse", "R2", []string{"plan_verification_command_not_allowed"}, true},
+		{"command spacing does not matter", planWith(t, writePlan, map[string]string{"gated": confirmed,
+			"verification": `{"required": true, "commands": ["node   --check\tsrc/file.js"]}`}), "approved", "accept", "R2", nil, true},
+		{"no command of an uncatalogued kind", planWith(t, specPlan, map[string]string{"gated": confirmed,
+			"verification": `{"required": true, "commands": ["kubectl logs api"]}`}), "rejected", "refuse", "R1", []string{"plan_verification_command_not_allowed"}, true},
+
+		// Scope paths.
+		{"file in allowedDirs", planWith(t, writePlan, map[string]string{"gated": confirmed, "input": `{"file": "./lib/x/../a.js"}`}), "approved", "accept", "R2", nil, true},
+		{"forbidden file wins", planWith(t, writePlan, map[string]string{"gated": confirmed, "input": `{"file": "lib/./secret.js"}`}), "rejected", "refuse", "R2", []string{"plan_path_forbidden"}, true},
+		{"dot-dot escape", planWith(t, writePlan, map[string]string{"gated": confirmed, "input": `{"file": "lib/../../etc/passwd"}`}), "rejected", "refuse", "R2", []string{"plan_path_outside_workspace"}, true},
+		{"dot-dot out of a dir", planWith(t, writePlan, map[string]string{"gated": confirmed, "input": `{"file": "lib/../src/other.js"}`}), "rejected", "refuse", "R2", []string{"plan_path_out_of_scope"}, true},
+		{"absolute path", planWith(t, writePlan, map[string]string{"gated": confirmed, "input": `{"file": "/src/file.js"}`}), "rejected", "refuse", "R2", []string{"plan_path_outside_workspace"}, true},
+		{"prefix is not a dir", planWith(t, writePlan, map[string]string{"gated": confirmed, "input": `{"file": "library/a.js"}`}), "rejected", "refuse", "R2", []string{"plan_path_out_of_scope"}, true},
+		{"backslash", planWith(t, writePlan, map[string]string{"gated": confirmed, "input": `{"file": "lib\\..\\..\\x"}`}), "rejected", "refuse", "R2", []string{"plan_path_invalid"}, true},
+		{"list of files", planWith(t, writePlan, map[string]string{"gated": confirmed, "input": `{"file": "src/file.js", "also": ["lib/a.js", "docs/x.md"]}`}), "rejected", "refuse", "R2", []string{"plan_path_out_of_scope"}, true},
+		{"no scope", planWith(t, writePlan, map[string]string{"gated": confirmed, "scope": ""}), "rejected", "refuse", "R2", []string{"plan_path_out_of_scope"}, true},
+		{"escaping scope entry", planWith(t, writePlan, map[string]string{"gated": confirmed, "scope": `{"allowedDirs": ["../"]}`}), "rejected", "refuse", "R2", []string{"plan_scope_invalid"}, true},
+		{"workspace root", planWith(t, writePlan, map[string]string{"gated": confirmed, "scope": `{"allowedDirs": ["."]}`}), "approved", "accept", "R2", nil, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := f.plan(tt.body)
+			if r.status != http.StatusOK {
+				t.Fatalf("status %d: %.400s", r.status, r.raw)
+			}
+			got := blockersOf(r)
+			if r.str("status") != tt.status || r.str("route") != tt.route || r.str("riskTier") != tt.tier {
+				t.Errorf("status %s route %s tier %s (blockers %v), want %s %s %s\n%s", r.str("status"), r.str("route"), r.str("riskTier"), got, tt.status, tt.route, tt.tier, r.body["findings"])
+			}
+			for _, b := range tt.blockers {
+				if !slices.Contains(got, b) {
+					t.Errorf("blockers %v lack %s", got, b)
+				}
+			}
+			if tt.exact && len(got) != len(tt.blockers) {
+				t.Errorf("blockers %v, want exactly %v", got, tt.blockers)
+			}
+			if exec, _ := r.body["execute"].(bool); exec != (tt.status == "approved") {
+				t.Errorf("execute %v with status %s", exec, tt.status)
+			}
+			// The one decision path recorded it, argument values redacted.
+			rec, err := store.Get(context.Background(), r.str("decisionId"))
+			if err != nil {
+				t.Fatalf("the decision was not recorded: %v", err)
+			}
+			if rec.ToolName == "" || rec.FinalRoute != tt.route {
+				t.Errorf("record tool %q route %q, want route %s", rec.ToolName, rec.FinalRoute, tt.route)
+			}
+		})
+	}
+}
+
+func TestActionCheckRecordAndMetrics(t *testing.T) {
+	t.Parallel()
+	f, store := actionServer(t)
+	r := f.plan(planWith(t, writePlan, map[string]string{"gated": confirmed, "input": `{"file": "lib/../../etc/passwd"}`}))
+	rec, err := store.Get(context.Background(), r.str("decisionId"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.ToolName != "example_action" || rec.ActionID != "example_action" || rec.RequestID != "action:w1" ||
+		!slices.Contains(rec.HardBlockers, "plan_path_outside_workspace") || rec.FinalRoute != "refuse" {
+		t.Errorf("record %+v", rec)
+	}
+	// Nothing secret leaves: neither the path, the reason nor the rollback
+	// plan is in the record or the answer's messages.
+	stored, _ := json.Marshal(rec)
+	for _, secret := range []string{"etc/passwd", "fix the syntax error", "git checkout"} {
+		if strings.Contains(string(stored), secret) {
+			t.Errorf("the record holds %q: %s", secret, stored)
+		}
+		if strings.Contains(string(r.raw), secret) {
+			t.Errorf("the answer holds %q: %s", secret, r.raw)
+		}
+	}
+	mf := f.do(request{method: http.MethodGet, target: "/metrics", header: map[string]string{"Authorization": "Bearer " + scraperSecret}})
+	if !strings.Contains(string(mf.raw), `plan_path_outside_workspace`) {
+		t.Errorf("metrics do not count the plan decision:\n%s", mf.raw)
+	}
+}
+
+func TestActionCheckBadInput(t *testing.T) {
+	t.Parallel()
+	f := newServer(t, nil)
+	for _, c := range []struct {
+		name, body string
+		status     int
+		msg        string
+	}{
+		{"unknown field", planWith(t, specPlan, map[string]string{"colour": `"red"`}), 400, `unknown field "colour"`},
+		{"unknown nested field", planWith(t, specPlan, map[string]string{"scope": `{"allowedPaths": []}`}), 400, `unknown field "allowedPaths"`},
+		{"no actionType", planWith(t, specPlan, map[string]string{"actionType": ""}), 400, "actionType is required"},
+		{"empty actionType", planWith(t, specPlan, map[string]string{"actionType": `" "`}), 400, "actionType is required"},
+		{"no input", planWith(t, specPlan, map[string]string{"input": ""}), 400, "input is required"},
+		{"input not an object", planWith(t, specPlan, map[string]string{"input": `[1]`}), 400, "input must not be a JSON array"},
+		{"tier of the wrong type", planWith(t, specPlan, map[string]string{"riskTier": `4`}), 400, "riskTier must not be a JSON number"},
+		{"confidence out of range", planWith(t, specPlan, map[string]string{"confidence": `1.5`}), 400, "confidence must be a number from 0 to 1"},
+		{"commands of the wrong type", planWith(t, specPlan, map[string]string{"verification": `{"commands": "ls"}`}), 400, "verification.commands must not be a JSON string"},
+		{"array body", `[]`, 400, "must be a JSON object"},
+		{"malformed", `{"actionType":`, 400, "malformed JSON"},
+		{"too deep", `{"actionType": "x", "input": ` + strings.Repeat(`{"a":`, 100) + `1` + strings.Repeat(`}`, 100) + `}`, 400, "nesting exceeds"},
+		{"huge", `{"actionType": "x", "input": {"a": "` + strings.Repeat("x", 1<<20) + `"}}`, 413, "exceeds"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := f.plan(c.body)
+			if r.status != c.status || r.str("route") != "refuse" || !strings.Contains(r.str("error"), c.msg) {
+				t.Errorf("%d %.300s, want %d with %q", r.status, r.raw, c.status, c.msg)
+			}
+		})
+	}
+	// Without a token, nothing is decided.
+	if r := f.do(request{method: http.MethodPost, target: "/v1/action-check", body: strings.NewReader(specPlan)}); r.status != http.StatusUnauthorized {
+		t.Errorf("unauthenticated: %d", r.status)
+	}
+}
