@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/gatedhq/gated/internal/approval/approvaltest"
+	approvalpg "github.com/gatedhq/gated/internal/approval/postgres"
 	"github.com/gatedhq/gated/internal/audit"
 	"github.com/gatedhq/gated/internal/audit/postgres"
 	"github.com/gatedhq/gated/internal/catalog"
@@ -167,11 +168,17 @@ func TestActionCheckPlans(t *testing.T) {
 		{"missing tier", planWith(t, specPlan, map[string]string{"gated": confirmed, "riskTier": ""}), "rejected", "refuse", "R4", []string{"plan_risk_tier_never_auto"}, false},
 		{"null tier", planWith(t, specPlan, map[string]string{"gated": confirmed, "riskTier": "null"}), "rejected", "refuse", "R4", []string{"plan_risk_tier_never_auto"}, false},
 		{"unknown tier", planWith(t, specPlan, map[string]string{"gated": confirmed, "riskTier": `"r1"`}), "rejected", "refuse", "R4", []string{"plan_risk_tier_never_auto"}, false},
+		// confirmed carries the caller's own verified approval ref: it does not lift R3.
 		{"R3", planWith(t, specPlan, map[string]string{"gated": confirmed, "riskTier": `"R3"`, "rollbackPlan": `"revert"`,
 			"verification": `{"required": true}`}), "queued", "ask", "R3", []string{"plan_risk_tier_requires_approval"}, true},
 		// The catalog's tier is a floor: scale_cluster is R3 whatever the plan says.
 		{"catalog floor", planWith(t, specPlan, map[string]string{"gated": confirmed, "actionType": `"scale_cluster"`, "riskTier": `"R0"`,
 			"rollbackPlan": `"revert"`}), "queued", "ask", "R3", []string{"plan_risk_tier_requires_approval"}, false},
+
+		// An uncatalogued action defers (--unknown-tools) and allows no command.
+		{"uncatalogued", planWith(t, specPlan, map[string]string{"gated": confirmed, "actionType": `"nope"`,
+			"verification": `{"required": true, "commands": ["ls"]}`}), "rejected", "refuse", "R1",
+			[]string{"unknown_tool_category", "tool_not_in_catalog", "plan_verification_command_not_allowed"}, true},
 
 		// R2 write-like needs a rollbackPlan and verification.required true.
 		{"R2 null rollback", planWith(t, writePlan, map[string]string{"gated": confirmed, "rollbackPlan": "null"}), "rejected", "refuse", "R2", []string{"plan_rollback_required"}, true},
@@ -299,5 +306,57 @@ func TestActionCheckBadInput(t *testing.T) {
 	// Without a token, nothing is decided.
 	if r := f.do(request{method: http.MethodPost, target: "/v1/action-check", body: strings.NewReader(specPlan)}); r.status != http.StatusUnauthorized {
 		t.Errorf("unauthenticated: %d", r.status)
+	}
+}
+
+// An R3 plan is queued with one of gated's approvals; once a person
+// approves it, the same plan with the approval's ref runs, once.
+func TestActionCheckR3Approval(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	_, dbURL := approvaltest.Database(t, time.Now())
+	rec := approvaltest.SyncRecorder(t, dbURL)
+	store, err := approvalpg.Open(ctx, dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(store.Close)
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "action.json"), []byte(actionCatalog["scale_cluster/action.json"]), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cat, err := catalog.Load([]string{dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := newServer(t, func(d *server.Deps) {
+		d.Engine = gate.New(gate.WithCatalog(func() *catalog.Catalog { return cat }, gate.UnknownDefer, catalog.ArgumentsEnforce),
+			gate.WithAudit(rec, audit.NewRedactor([]byte("0123456789abcdef0123456789abcdef")), "test"),
+			gate.WithApprovals(store, ""))
+		d.Tokens, d.Approvals = approvalTokens(t), store
+	})
+	ext := func(extra string) string {
+		return `{"agent_id": "agent-7", "authorization_state": "confirmed", "risk_domain": "devops", "evidence_refs": [{"source_id": "ticket.7",
+  "kind": "policy", "trust_tier": "verified", "redaction_status": "redacted", "freshness": {"status": "fresh"}, "provenance": "connector"}` + extra + `]}`
+	}
+	plan := func(refs string) *response {
+		body := `{"actionId": "action:s1", "actionType": "scale_cluster", "riskTier": "R3", "input": {"nodes": 12},
+  "rollbackPlan": {"nodes": 8}, "verification": {"required": true, "commands": []}, "gated": ` + ext(refs) + `}`
+		return f.do(request{method: http.MethodPost, target: "/v1/action-check", body: strings.NewReader(body), header: bearer(askerSecret)})
+	}
+	first := plan("")
+	a, _ := first.body["approval"].(map[string]any)
+	if first.str("status") != "queued" || a == nil || !slices.Contains(blockersOf(first), "plan_risk_tier_requires_approval") {
+		t.Fatalf("R3 plan: %.600s", first.raw)
+	}
+	if r := f.decideApproval(a["id"].(string), "approve", aliceSecret, `{}`); r.status != http.StatusOK {
+		t.Fatalf("approve: %d %.300s", r.status, r.raw)
+	}
+	ref, _ := json.Marshal(a["evidence_ref"])
+	if r := plan("," + string(ref)); r.str("status") != "approved" || r.str("route") != "accept" {
+		t.Fatalf("the approved plan: %.600s", r.raw)
+	}
+	if r := plan("," + string(ref)); r.str("status") == "approved" {
+		t.Fatalf("the approval was spent twice: %.600s", r.raw)
 	}
 }
