@@ -11,17 +11,23 @@ import (
 
 // Blocker codes of the plan rules.
 const (
-	CodeNeverAuto               = "plan_risk_tier_never_auto"
-	CodeRequiresApproval        = "plan_risk_tier_requires_approval"
-	CodeRollbackRequired        = "plan_rollback_required"
-	CodeVerificationRequired    = "plan_verification_required"
-	CodeCommandNotAllowed       = "plan_verification_command_not_allowed"
-	CodePathOutsideWorkspace    = "plan_path_outside_workspace"
-	CodePathForbidden           = "plan_path_forbidden"
-	CodePathOutOfScope          = "plan_path_out_of_scope"
-	CodePathInvalid             = "plan_path_invalid"
-	CodeScopeInvalid            = "plan_scope_invalid"
-	tierNeverAuto, tierApproval = 4, 3
+	CodeNeverAuto            = "plan_risk_tier_never_auto"
+	CodeRequiresApproval     = "plan_risk_tier_requires_approval"
+	CodeRollbackRequired     = "plan_rollback_required"
+	CodeVerificationRequired = "plan_verification_required"
+	CodeCommandNotAllowed    = "plan_verification_command_not_allowed"
+	CodePathOutsideWorkspace = "plan_path_outside_workspace"
+	CodePathForbidden        = "plan_path_forbidden"
+	CodePathOutOfScope       = "plan_path_out_of_scope"
+	CodePathInvalid          = "plan_path_invalid"
+	CodeScopeInvalid         = "plan_scope_invalid"
+)
+
+// The tiers with rules of their own: R4 never runs automatically, R3 only
+// with an approval.
+const (
+	tierNeverAuto = 4
+	tierApproval  = 3
 )
 
 // LTS terminal statuses gated answers with. gated decides and never
