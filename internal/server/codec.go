@@ -124,7 +124,7 @@ func DecodeEvent(body []byte, maxDepth int) (map[string]any, error) {
 	}
 	obj, ok := v.(map[string]any)
 	if !ok {
-		return nil, fmt.Errorf("the body must be a JSON object (an Agent Action Contract v1 event), not %s", jsonKind(v))
+		return nil, fmt.Errorf("the body must be a JSON object, not %s", jsonKind(v))
 	}
 	return obj, nil
 }
