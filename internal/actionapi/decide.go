@@ -72,14 +72,15 @@ func (p *Plan) Event(category route.Category) map[string]any {
 // as the spec treats missing values conservatively.
 func (p *Plan) tier() int {
 	if p.RiskTier != nil {
-		if t, ok := parseTier(*p.RiskTier); ok {
+		if t, ok := ParseTier(*p.RiskTier); ok {
 			return t
 		}
 	}
 	return tierNeverAuto
 }
 
-func parseTier(s string) (int, bool) {
+// ParseTier reads an Action API risk tier, R0 to R4.
+func ParseTier(s string) (int, bool) {
 	if len(s) == 2 && s[0] == 'R' && s[1] >= '0' && s[1] <= '4' {
 		return int(s[1] - '0'), true
 	}
@@ -92,7 +93,7 @@ func catalogTier(v *catalog.View) int {
 	if v == nil {
 		return 0
 	}
-	if t, ok := parseTier(v.RiskTier); ok {
+	if t, ok := ParseTier(v.RiskTier); ok {
 		return t
 	}
 	if v.NeverExecute {
@@ -169,7 +170,7 @@ func (c *Check) declared() string {
 	if c.plan.RiskTier == nil {
 		return "missing"
 	}
-	if _, ok := parseTier(*c.plan.RiskTier); ok {
+	if _, ok := ParseTier(*c.plan.RiskTier); ok {
 		return *c.plan.RiskTier + " (applied " + c.Tier() + ")"
 	}
 	return "unknown"

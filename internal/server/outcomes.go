@@ -13,6 +13,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/gatedhq/gated/internal/actionapi"
 	"github.com/gatedhq/gated/internal/actionresult"
 	"github.com/gatedhq/gated/internal/audit"
 )
@@ -23,21 +24,44 @@ const (
 	codeDecisionNotYours    = "decision_not_yours"
 	codeDecisionNotExecuted = "decision_not_executed"
 	codeOutcomeExists       = "outcome_exists"
+	codeOutcomeOtherAction  = "outcome_action_mismatch"
 )
 
 // outcomeBody is the body of POST /v1/decisions/{id}/outcome: the Action
-// API result envelope's status and flags, under its own names, and the
-// output. Every field inside a block is required: a flag left out would
-// otherwise be stored as false.
+// API result envelope, whole and under its own names, and error_class.
+// Every field inside a block is required: a flag left out would otherwise
+// be stored as false. The envelope's fields gated does not store
+// (actionType and riskTier, checked; verification.checks and feedback,
+// free text that may quote what the call touched) are named in the
+// answer's not_kept, so that none reads as recorded.
 type outcomeBody struct {
 	Status       *string `json:"status"`
+	ActionType   *string `json:"actionType"`
+	RiskTier     *string `json:"riskTier"`
 	Verification *struct {
-		OK *bool `json:"ok"`
+		OK     *bool           `json:"ok"`
+		Checks json.RawMessage `json:"checks"`
 	} `json:"verification"`
 	Repair     *attemptBody    `json:"repair"`
 	Rollback   *attemptBody    `json:"rollback"`
 	Output     json.RawMessage `json:"output"`
+	Feedback   json.RawMessage `json:"feedback"`
 	ErrorClass *string         `json:"error_class"`
+}
+
+// outcomeRequest is a checked outcome body: what is stored, and what of
+// the envelope is only checked or dropped.
+type outcomeRequest struct {
+	audit.OutcomeInput
+	actionType string   // the envelope's actionType: must be the decision's tool
+	notKept    []string // envelope fields accepted but not stored
+}
+
+// outcomeAnswer is the 201 answer: the stored outcome, and the fields of
+// the body it does not hold.
+type outcomeAnswer struct {
+	*audit.Outcome
+	NotKept []string `json:"not_kept,omitempty"`
 }
 
 // errorClassPattern is what an error_class may be: a class or type name as
@@ -63,16 +87,17 @@ func (a *attemptBody) attempt(name string) (*audit.Attempt, error) {
 }
 
 // decodeOutcome reads and checks an outcome body: JSON only (a cross-site
-// form cannot post it), bounded in size and nesting, no field gated would
-// not store — a field it ignored would read as recorded.
-func decodeOutcome(w http.ResponseWriter, r *http.Request, maxBytes int64, maxDepth int) (audit.OutcomeInput, *bodyError) {
-	var in audit.OutcomeInput
+// form cannot post it), bounded in size and nesting, and no field outside
+// the result envelope and error_class.
+func decodeOutcome(w http.ResponseWriter, r *http.Request, maxBytes int64, maxDepth int) (outcomeRequest, *bodyError) {
+	var req outcomeRequest
+	in := &req.OutcomeInput
 	raw, berr := readJSON(w, r, maxBytes)
 	if berr != nil {
-		return in, berr
+		return req, berr
 	}
-	bad := func(msg string) (audit.OutcomeInput, *bodyError) {
-		return in, &bodyError{http.StatusBadRequest, msg}
+	bad := func(msg string) (outcomeRequest, *bodyError) {
+		return req, &bodyError{http.StatusBadRequest, msg}
 	}
 	if !utf8.Valid(raw) {
 		return bad("the body is not valid UTF-8 (RFC 8259 requires UTF-8 JSON text)")
@@ -84,7 +109,7 @@ func decodeOutcome(w http.ResponseWriter, r *http.Request, maxBytes int64, maxDe
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&b); err != nil {
-		return bad(`the body must be a JSON object {"status", "verification", "repair", "rollback", "output", "error_class"} and nothing else: ` + err.Error())
+		return bad(`the body must be an Action API result envelope {"status", "actionType", "riskTier", "output", "verification", "repair", "rollback", "feedback"}, with "error_class" besides, and nothing else: ` + err.Error())
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return bad("malformed JSON: unexpected data after the object")
@@ -97,11 +122,30 @@ func decodeOutcome(w http.ResponseWriter, r *http.Request, maxBytes int64, maxDe
 		return bad(err.Error())
 	}
 	in.Status, in.Output = status, b.Output
+	if b.ActionType != nil {
+		if *b.ActionType == "" {
+			return bad("actionType, when sent, must name the decision's tool")
+		}
+		req.actionType = *b.ActionType
+		req.notKept = append(req.notKept, "actionType")
+	}
+	if b.RiskTier != nil {
+		if _, ok := actionapi.ParseTier(*b.RiskTier); !ok {
+			return bad(fmt.Sprintf("riskTier %q is not one of R0, R1, R2, R3, R4", *b.RiskTier))
+		}
+		req.notKept = append(req.notKept, "riskTier")
+	}
 	if b.Verification != nil {
 		if b.Verification.OK == nil {
 			return bad("verification needs ok (a boolean)")
 		}
 		in.Verification = &audit.Verification{OK: *b.Verification.OK}
+		if b.Verification.Checks != nil {
+			req.notKept = append(req.notKept, "verification.checks")
+		}
+	}
+	if b.Feedback != nil {
+		req.notKept = append(req.notKept, "feedback")
 	}
 	if in.Repair, err = b.Repair.attempt("repair"); err != nil {
 		return bad(err.Error())
@@ -118,7 +162,7 @@ func decodeOutcome(w http.ResponseWriter, r *http.Request, maxBytes int64, maxDe
 		}
 		in.ErrorClass = *b.ErrorClass
 	}
-	return in, nil
+	return req, nil
 }
 
 // handleRecordOutcome stores what happened after a call gated let run,
@@ -130,26 +174,42 @@ func handleRecordOutcome(d *Deps) http.HandlerFunc {
 			writeError(w, http.StatusNotFound, noDecisionStore)
 			return
 		}
-		in, berr := decodeOutcome(w, r, d.MaxBodyBytes, d.MaxDepth)
+		req, berr := decodeOutcome(w, r, d.MaxBodyBytes, d.MaxDepth)
 		if berr != nil {
 			writeCodedError(w, berr.status, codeBadRequest, berr.msg)
 			return
 		}
+		in := &req.OutcomeInput
 		in.DecisionID, in.Time = chi.URLParam(r, "id"), time.Now()
 		if t := tokenFrom(r.Context()); t != nil {
 			in.TokenName = t.Name
 		}
-		if in.Output != nil && d.Engine != nil {
-			// The decision's tool names the outputSchema; the store checks
-			// the rest (that it is the caller's, and let the tool run).
-			rec, err := d.Decisions.Get(r.Context(), in.DecisionID)
-			if err != nil {
+		// The decision's tool names the outputSchema and must be the
+		// envelope's actionType; the store checks the rest (that it is the
+		// caller's, and let the tool run).
+		var rec *audit.Record
+		if (in.Output != nil && d.Engine != nil) || req.actionType != "" {
+			var err error
+			if rec, err = d.Decisions.Get(r.Context(), in.DecisionID); err != nil {
 				writeOutcomeError(w, err)
 				return
 			}
-			in.OutputConforms = d.Engine.OutputConforms(rec.ToolName, decodeOutput(in.Output))
+			if in.Output != nil && d.Engine != nil {
+				in.OutputConforms = d.Engine.OutputConforms(rec.ToolName, decodeOutput(in.Output))
+			}
 		}
-		o := d.Redactor.BuildOutcome(in)
+		o := d.Redactor.BuildOutcome(*in)
+		if req.actionType != "" && req.actionType != rec.ToolName {
+			// Said only to the token that asked: to anyone else, which tool
+			// a decision was about is not theirs to learn.
+			if rec.TokenName != o.TokenName {
+				writeOutcomeError(w, audit.ErrNotYours)
+				return
+			}
+			writeCodedError(w, http.StatusConflict, codeOutcomeOtherAction,
+				"actionType does not name the tool this decision was about; report each call's outcome against its own decision")
+			return
+		}
 		if err := d.Decisions.AddOutcome(r.Context(), o); err != nil {
 			writeOutcomeError(w, err)
 			return
@@ -157,7 +217,7 @@ func handleRecordOutcome(d *Deps) http.HandlerFunc {
 		if d.Metrics != nil {
 			d.Metrics.OutcomeRecorded(o.Status)
 		}
-		writeJSON(w, http.StatusCreated, o)
+		writeJSON(w, http.StatusCreated, outcomeAnswer{o, req.notKept})
 	}
 }
 

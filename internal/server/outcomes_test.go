@@ -86,7 +86,7 @@ func TestOutcomes(t *testing.T) {
 		{"no status", `{"verification":{"ok":true}}`, http.StatusBadRequest, ""},
 		{"unknown status", `{"status":"done"}`, http.StatusBadRequest, ""},
 		{"status not a string", `{"status":true}`, http.StatusBadRequest, ""},
-		{"unknown field", `{"status":"succeeded","feedback":{}}`, http.StatusBadRequest, ""},
+		{"unknown field", `{"status":"succeeded","colour":"red"}`, http.StatusBadRequest, ""},
 		{"half a block", `{"status":"reverted","rollback":{"attempted":true}}`, http.StatusBadRequest, ""},
 		{"verification without ok", `{"status":"succeeded","verification":{}}`, http.StatusBadRequest, ""},
 		{"not an object", `["succeeded"]`, http.StatusBadRequest, ""},
@@ -301,5 +301,82 @@ func TestOutcomeErrorClass(t *testing.T) {
 	}
 	if n := pgtest.QueryInt(t, dbURL, "SELECT count(*) FROM decision_outcomes WHERE error_class LIKE '%AKIA%'"); n != 0 {
 		t.Error("a secret-looking error class is stored as sent")
+	}
+}
+
+// specResult is the spec's result envelope example, word for word.
+const specResult = `{
+"status": "succeeded",
+"actionType": "diagnose_error",
+"riskTier": "R1",
+"output": {},
+"verification": {
+"ok": true,
+"checks": []
+},
+"repair": {
+"attempted": false,
+"ok": false
+},
+"rollback": {
+"attempted": false,
+"ok": false
+},
+"feedback": {}
+}`
+
+// The LTS result envelope is taken whole: what gated stores is stored, the
+// rest is checked or named as not kept, and actionType must be the
+// decision's own.
+func TestOutcomeSpecResultEnvelope(t *testing.T) {
+	t.Parallel()
+	f, _ := actionServer(t)
+	runtime := map[string]string{"Authorization": "Bearer " + runtimeSecret}
+	planned := func() string {
+		t.Helper()
+		res := f.plan(planWith(t, specPlan, map[string]string{"gated": confirmed}))
+		if res.str("route") != "accept" {
+			t.Fatalf("the spec's plan was not accepted: %.300s", res.raw)
+		}
+		return res.str("decisionId")
+	}
+
+	id := planned()
+	for _, c := range []struct{ name, body, code string }{
+		{"unknown tier", planWith(t, specResult, map[string]string{"riskTier": `"R9"`}), "bad_request"},
+		{"empty actionType", planWith(t, specResult, map[string]string{"actionType": `""`}), "bad_request"},
+		{"unknown field", planWith(t, specResult, map[string]string{"colour": `"red"`}), "bad_request"},
+	} {
+		if res := f.outcome(id, c.body, runtime); res.status != http.StatusBadRequest || res.str("code") != c.code {
+			t.Errorf("%s: %d %.200s, want 400 %s", c.name, res.status, res.raw, c.code)
+		}
+	}
+	other := planWith(t, specResult, map[string]string{"actionType": `"example_action"`})
+	if res := f.outcome(id, other, map[string]string{"Authorization": "Bearer " + otherSecret}); res.status != http.StatusForbidden {
+		t.Errorf("another token's mismatched actionType: %d %.200s, want 403 (the tool is not theirs to learn)", res.status, res.raw)
+	}
+	if res := f.outcome(id, other, runtime); res.status != http.StatusConflict || res.str("code") != "outcome_action_mismatch" {
+		t.Errorf("another action's result: %d %.200s, want 409 outcome_action_mismatch", res.status, res.raw)
+	}
+
+	res := f.outcome(id, specResult, runtime)
+	if res.status != http.StatusCreated || res.str("status") != "succeeded" || res.body["output_conforms"] != nil {
+		t.Fatalf("the spec's result envelope: %d %.400s", res.status, res.raw)
+	}
+	notKept, _ := res.body["not_kept"].([]any)
+	if len(notKept) != 4 || notKept[0] != "actionType" || notKept[1] != "riskTier" || notKept[2] != "verification.checks" || notKept[3] != "feedback" {
+		t.Errorf("not_kept %v, want actionType, riskTier, verification.checks, feedback", notKept)
+	}
+
+	// Feedback and checks are free text: accepted, never stored.
+	id = planned()
+	withText := planWith(t, specResult, map[string]string{"feedback": `{"note":"` + outputCanary + `"}`,
+		"verification": `{"ok":false,"checks":["` + outputCanary + `"]}`, "status": `"failed"`})
+	if res := f.outcome(id, withText, runtime); res.status != http.StatusCreated || strings.Contains(string(res.raw), outputCanary) {
+		t.Fatalf("feedback: %d %.400s", res.status, res.raw)
+	}
+	got := f.do(request{method: http.MethodGet, target: "/v1/decisions/" + id, header: map[string]string{"Authorization": "Bearer " + otherSecret}})
+	if o, _ := got.body["outcome"].(map[string]any); o["status"] != "failed" || strings.Contains(string(got.raw), outputCanary) {
+		t.Errorf("stored outcome: %.400s", got.raw)
 	}
 }
