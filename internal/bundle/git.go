@@ -1,0 +1,189 @@
+package bundle
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/config"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/storage/memory"
+)
+
+// DefaultGitBase is where github sources are fetched from: the repo's
+// owner/name is appended to it.
+const DefaultGitBase = "https://github.com/"
+
+// TagTTL is how long a tag's files are kept before the tag is resolved
+// again: AIP-26 caches vN.N.N tags for 24 hours, since a tag can move.
+const TagTTL = 24 * time.Hour
+
+// tagRef is AIP-26's tag shape (v1, v1.2.3); other non-SHA refs are
+// branches, resolved on every composition.
+var tagRef = regexp.MustCompile(`^v[0-9]+(\.[0-9]+)*$`)
+
+// Git fetches github sources with go-git over smart HTTP and caches them
+// by (repo, ref, path): a commit SHA forever, a tag for TagTTL, and a
+// branch only as long as it still resolves to the same commit (it is
+// resolved again on every fetch, with one ls-remote). It is safe for
+// concurrent use.
+type Git struct {
+	// Base is the URL the repo's owner/name is appended to; DefaultGitBase
+	// when empty.
+	Base string
+	// MaxBytes caps the files read from one repository folder;
+	// DefaultLimits.Bytes when zero.
+	MaxBytes int64
+	// Now is the clock tag expiry is measured with; time.Now when nil.
+	Now func() time.Time
+
+	mu    sync.Mutex
+	cache map[gitKey]gitEntry
+}
+
+type gitKey struct{ repo, ref, path string }
+
+type gitEntry struct {
+	sha   string
+	files map[string][]byte
+	at    time.Time
+}
+
+func (g *Git) now() time.Time {
+	if g.Now != nil {
+		return g.Now()
+	}
+	return time.Now()
+}
+
+func (g *Git) url(repo string) string {
+	base := g.Base
+	if base == "" {
+		base = DefaultGitBase
+	}
+	return strings.TrimSuffix(base, "/") + "/" + repo
+}
+
+// Fetch implements Fetcher.
+func (g *Git) Fetch(repo, ref, dir string) (string, map[string][]byte, error) {
+	k := gitKey{repo, ref, dir}
+	g.mu.Lock()
+	e, cached := g.cache[k]
+	g.mu.Unlock()
+	if cached && (IsSHA(ref) || tagRef.MatchString(ref) && g.now().Sub(e.at) < TagTTL) {
+		return e.sha, e.files, nil
+	}
+	url := g.url(repo)
+	want := ref
+	if !IsSHA(ref) {
+		tip, err := lsRemote(url, ref)
+		if err != nil {
+			return "", nil, fmt.Errorf("the github source %s@%s cannot be resolved: %w", repo, ref, err)
+		}
+		want = tip
+	}
+	// A branch or tag still at the cached commit has the same files.
+	if cached && want == e.sha {
+		g.store(k, e.sha, e.files)
+		return e.sha, e.files, nil
+	}
+	sha, files, err := g.clone(url, want, dir)
+	if err != nil {
+		return "", nil, fmt.Errorf("the github source %s@%s cannot be fetched: %w", repo, ref, err)
+	}
+	g.store(k, sha, files)
+	return sha, files, nil
+}
+
+func (g *Git) store(k gitKey, sha string, files map[string][]byte) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.cache == nil {
+		g.cache = map[gitKey]gitEntry{}
+	}
+	g.cache[k] = gitEntry{sha: sha, files: files, at: g.now()}
+}
+
+// lsRemote resolves a branch or tag name to the commit it points at (an
+// annotated tag peeled to its commit, as the server advertises it).
+func lsRemote(url, ref string) (string, error) {
+	r := git.NewRemote(memory.NewStorage(), &config.RemoteConfig{Name: "origin", URLs: []string{url}})
+	refs, err := r.List(&git.ListOptions{PeelingOption: git.AppendPeeled})
+	if err != nil {
+		return "", err
+	}
+	found := map[plumbing.ReferenceName]string{}
+	for _, rf := range refs {
+		found[rf.Name()] = rf.Hash().String()
+	}
+	for _, name := range []string{"refs/tags/" + ref + "^{}", "refs/tags/" + ref, "refs/heads/" + ref} {
+		if h, ok := found[plumbing.ReferenceName(name)]; ok {
+			return h, nil
+		}
+	}
+	return "", fmt.Errorf("no branch or tag %q", ref)
+}
+
+// clone fetches the repository into memory and reads the files below dir
+// at hash (a commit, or a tag object peeled to its commit).
+func (g *Git) clone(url, hash, dir string) (string, map[string][]byte, error) {
+	repo, err := git.Clone(memory.NewStorage(), nil, &git.CloneOptions{URL: url, Tags: git.AllTags, NoCheckout: true})
+	if err != nil {
+		return "", nil, err
+	}
+	h := plumbing.NewHash(hash)
+	commit, err := repo.CommitObject(h)
+	if errors.Is(err, plumbing.ErrObjectNotFound) {
+		if tag, terr := repo.TagObject(h); terr == nil {
+			commit, err = tag.Commit()
+		}
+	}
+	if err != nil {
+		return "", nil, fmt.Errorf("commit %s: %w", hash, err)
+	}
+	tree, err := commit.Tree()
+	if err != nil {
+		return "", nil, err
+	}
+	if dir != "" {
+		if tree, err = tree.Tree(dir); err != nil {
+			return "", nil, fmt.Errorf("the folder %s at commit %s: %w", dir, commit.Hash, err)
+		}
+	}
+	limit := g.MaxBytes
+	if limit == 0 {
+		limit = DefaultLimits.Bytes
+	}
+	files := map[string][]byte{}
+	var total int64
+	err = tree.Files().ForEach(func(f *object.File) error {
+		if f.Mode != filemode.Regular && f.Mode != filemode.Executable {
+			return nil // symlinks and submodules are not bundle content
+		}
+		if total += f.Size; total > limit {
+			return fmt.Errorf("the folder holds more than %d bytes, the bundle size cap", limit)
+		}
+		r, err := f.Reader()
+		if err != nil {
+			return err
+		}
+		defer r.Close()
+		data, err := io.ReadAll(r)
+		if err != nil {
+			return err
+		}
+		files[f.Name] = data
+		return nil
+	})
+	if err != nil {
+		return "", nil, err
+	}
+	return commit.Hash.String(), files, nil
+}
