@@ -411,3 +411,17 @@ func Materialise[T any](b *Bundle, load func(dir string) (T, error)) (T, error) 
 	}
 	return load(dir)
 }
+
+// Origin is where a loaded catalog or policy came from when a manifest
+// composed it: GET /v1/catalog and /v1/policy show it, and every decision
+// records its commits.
+type Origin struct {
+	Manifest string   `json:"manifest"`
+	Revision string   `json:"revision"`
+	Commits  []Commit `json:"commits"`
+}
+
+// Origin describes b as composed from manifest.
+func (b *Bundle) Origin(manifest string) *Origin {
+	return &Origin{Manifest: manifest, Revision: b.Revision, Commits: append([]Commit{}, b.Commits...)}
+}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gatedhq/gated/internal/bundle"
 	"github.com/gatedhq/gated/internal/opfile"
 	"github.com/gatedhq/gated/internal/route"
 )
@@ -31,6 +32,7 @@ type Catalog struct {
 	byID     map[string]*Action
 	bySlug   map[string]*Action
 	revision string
+	origin   *bundle.Origin // nil when loaded from directories
 }
 
 // View is the resolved description of one callable tool: what the event's
@@ -100,6 +102,15 @@ func (c *Catalog) Lookup(toolName string) (*View, bool) {
 // files give the same revision on every load.
 func (c *Catalog) Revision() string { return c.revision }
 
+// SetOrigin records the bundle the catalog was composed from. It is for
+// the loader, before the catalog is published: a catalog is immutable
+// once in use.
+func (c *Catalog) SetOrigin(o *bundle.Origin) { c.origin = o }
+
+// Origin is the bundle the catalog was composed from, nil when it was
+// loaded from directories.
+func (c *Catalog) Origin() *bundle.Origin { return c.origin }
+
 // Len is the number of views (callable tools).
 func (c *Catalog) Len() int { return len(c.views) }
 
@@ -156,10 +167,11 @@ func (v *View) Category() route.Category {
 
 // Document is what GET /v1/catalog returns.
 type Document struct {
-	Revision        string       `json:"revision"`
-	Tools           []*View      `json:"tools"`
-	Actions         []*Action    `json:"actions"`
-	LastReloadError *ReloadError `json:"last_reload_error,omitempty"`
+	Revision        string         `json:"revision"`
+	Bundle          *bundle.Origin `json:"bundle,omitempty"`
+	Tools           []*View        `json:"tools"`
+	Actions         []*Action      `json:"actions"`
+	LastReloadError *ReloadError   `json:"last_reload_error,omitempty"`
 }
 
 // ReloadError is a failed reload, kept beside the catalog still in use.
@@ -168,6 +180,6 @@ type ReloadError = opfile.ReloadError
 // Document describes the catalog; lastErr and at are the reloader's
 // LastError (nil when the last reload succeeded).
 func (c *Catalog) Document(lastErr error, at time.Time) Document {
-	return Document{Revision: c.revision, Tools: c.Views(), Actions: c.Actions(),
+	return Document{Revision: c.revision, Bundle: c.origin, Tools: c.Views(), Actions: c.Actions(),
 		LastReloadError: opfile.NewReloadError(lastErr, at, "catalog")}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/open-policy-agent/opa/v1/rego"
 	_ "time/tzdata" // business-hours time zones must not depend on the host's zoneinfo
 
+	"github.com/gatedhq/gated/internal/bundle"
 	"github.com/gatedhq/gated/internal/opfile"
 )
 
@@ -71,6 +72,7 @@ func (e *LoadError) Error() string { return opfile.List(e.Problems) }
 // use; reloading builds a new Set.
 type Set struct {
 	revision     string
+	origin       *bundle.Origin // nil when loaded from directories
 	docs         []*Document
 	byID         map[string]*Document
 	defaultAllow bool
@@ -109,6 +111,19 @@ var perDurations = map[string]time.Duration{
 // Rego (which includes how registry refs resolved).
 func (s *Set) Revision() string { return s.revision }
 
+// SetOrigin records the bundle the set was composed from. It is for the
+// loader, before the set is published: a set is immutable once in use.
+func (s *Set) SetOrigin(o *bundle.Origin) { s.origin = o }
+
+// Origin is the bundle the set was composed from, nil when it was loaded
+// from directories.
+func (s *Set) Origin() *bundle.Origin {
+	if s == nil {
+		return nil
+	}
+	return s.origin
+}
+
 // Enforced reports whether grants are enforced: false when no POLICY.md was
 // loaded.
 func (s *Set) Enforced() bool { return s != nil && len(s.docs) > 0 }
@@ -121,6 +136,7 @@ func (s *Set) Warnings() []Problem { return slices.Clone(s.warnings) }
 // policies, the warnings a lint would print, and the last failed reload.
 type Summary struct {
 	Revision        string              `json:"revision"`
+	Bundle          *bundle.Origin      `json:"bundle,omitempty"`
 	Enforced        bool                `json:"enforced"`
 	DefaultAllow    bool                `json:"default_allow"`
 	Policies        []PolicySummary     `json:"policies"`
@@ -140,7 +156,7 @@ type PolicySummary struct {
 
 // Summary describes the set; lastErr and at are the reloader's last failure.
 func (s *Set) Summary(lastErr error, at time.Time) Summary {
-	sum := Summary{Revision: s.revision, Enforced: s.Enforced(), DefaultAllow: s.defaultAllow,
+	sum := Summary{Revision: s.revision, Bundle: s.origin, Enforced: s.Enforced(), DefaultAllow: s.defaultAllow,
 		Policies: make([]PolicySummary, len(s.docs)), Warnings: s.Warnings(),
 		LastReloadError: opfile.NewReloadError(lastErr, at, "policy")}
 	for i, d := range s.docs {

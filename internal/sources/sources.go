@@ -6,10 +6,14 @@ package sources
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
+	"time"
 
 	"go.uber.org/zap"
 
+	"github.com/gatedhq/gated/internal/bundle"
 	"github.com/gatedhq/gated/internal/catalog"
 	"github.com/gatedhq/gated/internal/gate"
 	"github.com/gatedhq/gated/internal/metrics"
@@ -19,10 +23,22 @@ import (
 
 // Config names the sources to load.
 type Config struct {
+	// CatalogDirs and PolicyDirs are directories, or one AIP-26 bundle
+	// manifest (bundle.IsManifest) each.
 	CatalogDirs  []string
 	PolicyDirs   []string
 	UnknownTools gate.UnknownTools
 	Arguments    catalog.ArgumentMode
+	Bundles      Bundles
+}
+
+// Bundles configure sources composed from a bundle manifest.
+type Bundles struct {
+	Git           *bundle.Git
+	RequirePinned bool
+	// PollInterval, when positive, rebuilds every bundle this often, so
+	// that branches and tags are resolved again without a SIGHUP.
+	PollInterval time.Duration
 }
 
 // Sources are the loaded decision sources and what keeps them current.
@@ -32,43 +48,104 @@ type Sources struct {
 	catalog *reload.Reloader[catalog.Catalog] // nil without --catalog
 	policy  *reload.Reloader[policy.Set]      // nil without --policy
 	metrics *metrics.Metrics
+	// polled are the reloaders of bundles, rebuilt every pollInterval.
+	polled       []func()
+	pollInterval time.Duration
 }
 
 // Load loads every configured source once; an invalid one is an error
 // listing all its problems. log may be nil (one-shot commands).
 func Load(cfg Config, log *zap.Logger) (*Sources, error) {
-	var err error
-	out := &Sources{}
+	out := &Sources{pollInterval: cfg.Bundles.PollInterval}
 	if len(cfg.CatalogDirs) > 0 {
 		dirs := cfg.CatalogDirs
+		build, watch, isBundle, err := composed(cfg.Bundles, "--catalog", dirs, catalog.Load, (*catalog.Catalog).SetOrigin)
+		if err != nil {
+			return nil, err
+		}
 		out.catalog, err = reload.New(reload.Config[catalog.Catalog]{
-			Build:        func() (*catalog.Catalog, error) { return catalog.Load(dirs) },
-			Dirs:         dirs,
+			Build:        build,
+			Dirs:         watch,
 			OnResult:     out.reloaded(log, "catalog"),
 			OnWatchError: watchError(log, "catalog"),
 		})
 		if err != nil {
 			return nil, fmt.Errorf("the catalog in %s cannot be loaded: %w", strings.Join(dirs, ", "), err)
 		}
+		if isBundle {
+			out.polled = append(out.polled, out.catalog.Trigger)
+		}
 		out.Opts = append(out.Opts, gate.WithCatalog(out.catalog.Current, cfg.UnknownTools, cfg.Arguments))
 	}
 	if len(cfg.PolicyDirs) > 0 {
 		dirs := cfg.PolicyDirs
+		// Grants name actions by registry ref too, resolved through the
+		// catalog current at build time; a catalog reload rebuilds the policy.
+		load := func(dirs []string) (*policy.Set, error) { return policy.Load(dirs, out.resolver()) }
+		build, watch, isBundle, err := composed(cfg.Bundles, "--policy", dirs, load, (*policy.Set).SetOrigin)
+		if err != nil {
+			return nil, err
+		}
 		out.policy, err = reload.New(reload.Config[policy.Set]{
-			// Grants name actions by registry ref too, resolved through the
-			// catalog current at build time; a catalog reload rebuilds the policy.
-			Build:        func() (*policy.Set, error) { return policy.Load(dirs, out.resolver()) },
-			Dirs:         dirs,
+			Build:        build,
+			Dirs:         watch,
 			OnResult:     out.reloaded(log, "policy"),
 			OnWatchError: watchError(log, "policy"),
 		})
 		if err != nil {
 			return nil, fmt.Errorf("the policy in %s cannot be loaded: %w", strings.Join(dirs, ", "), err)
 		}
+		if isBundle {
+			out.polled = append(out.polled, out.policy.Trigger)
+		}
 		out.logPolicyWarnings(log)
 		out.Opts = append(out.Opts, gate.WithPolicy(out.policy.Current, policy.NewLimiter()))
 	}
 	return out, nil
+}
+
+// composed returns how to build a source from dirs, and what to watch:
+// the loader over the directories themselves, or, when the one value is a
+// bundle manifest, the loader over the bundle it composes, watching the
+// manifest's workspace for local edits.
+func composed[T any](b Bundles, flag string, dirs []string, load func([]string) (*T, error), setOrigin func(*T, *bundle.Origin)) (build func() (*T, error), watch []string, isBundle bool, err error) {
+	manifests := 0
+	for _, d := range dirs {
+		if isManifest(d) {
+			manifests++
+		}
+	}
+	if manifests == 0 {
+		return func() (*T, error) { return load(dirs) }, dirs, false, nil
+	}
+	if len(dirs) != 1 {
+		return nil, nil, false, fmt.Errorf("%s %s: a bundle manifest must be the only %s value", flag, strings.Join(dirs, ", "), flag)
+	}
+	manifest := dirs[0]
+	opts := bundle.Options{Git: b.Git, RequirePinned: b.RequirePinned}
+	build = func() (*T, error) {
+		bun, err := bundle.Compose(manifest, opts)
+		if err != nil {
+			return nil, fmt.Errorf("the bundle %s cannot be composed: %w", manifest, err)
+		}
+		v, err := bundle.Materialise(bun, func(dir string) (*T, error) { return load([]string{dir}) })
+		if err != nil {
+			return nil, fmt.Errorf("the bundle %s (revision %s) does not load: %w", manifest, bun.Revision, err)
+		}
+		setOrigin(v, bun.Origin(manifest))
+		return v, nil
+	}
+	return build, []string{filepath.Dir(manifest)}, true, nil
+}
+
+// isManifest reports whether a --catalog or --policy value names a bundle
+// manifest rather than a directory or a single policy file.
+func isManifest(p string) bool {
+	if !bundle.IsManifest(p) {
+		return false
+	}
+	fi, err := os.Stat(p)
+	return err != nil || !fi.IsDir() // a missing manifest is reported by Compose
 }
 
 // resolver resolves registry refs in grants through the current catalog.
@@ -81,6 +158,9 @@ func (s *Sources) resolver() policy.Resolver {
 
 // Watch keeps every source current until ctx ends.
 func (s *Sources) Watch(ctx context.Context, log *zap.Logger) {
+	if len(s.polled) > 0 && s.pollInterval > 0 {
+		go s.poll(ctx)
+	}
 	if s.catalog != nil {
 		go func() {
 			if err := s.catalog.Run(ctx); err != nil && ctx.Err() == nil {
@@ -94,6 +174,23 @@ func (s *Sources) Watch(ctx context.Context, log *zap.Logger) {
 				log.Error("policy watcher stopped; the policy will no longer reload", zap.Error(err))
 			}
 		}()
+	}
+}
+
+// poll rebuilds the bundles every pollInterval, so that their branches and
+// tags are resolved again.
+func (s *Sources) poll(ctx context.Context) {
+	t := time.NewTicker(s.pollInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			for _, trigger := range s.polled {
+				trigger()
+			}
+		}
 	}
 }
 
