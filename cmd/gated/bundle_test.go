@@ -1,6 +1,10 @@
 package main
 
 import (
+	"crypto/ed25519"
+	"crypto/x509"
+	"encoding/pem"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -89,4 +93,84 @@ func TestRequirePinnedRefusesBranch(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "--require-pinned accepts only a 40-hex commit SHA") {
 		t.Fatalf("check with a branch and --require-pinned: %v", err)
 	}
+}
+
+// writeKeys writes a fresh Ed25519 key pair as PEM and returns the paths.
+func writeKeys(t *testing.T, dir string) (pubFile, privFile string) {
+	t.Helper()
+	pub, priv, err := ed25519.GenerateKey(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pkix, err := x509.MarshalPKIXPublicKey(pub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pkcs8, err := x509.MarshalPKCS8PrivateKey(priv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pubFile, privFile = filepath.Join(dir, "bundle.pub"), filepath.Join(dir, "bundle.key")
+	if err := os.WriteFile(pubFile, pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pkix}), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(privFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: pkcs8}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return pubFile, privFile
+}
+
+// TestServeSignedBundle: with --bundle-public-key only a signed revision
+// loads. A push to the branch composes a revision nobody signed: the
+// previous one keeps serving and the reload error says why, until
+// `gated bundle sign` signs the new one.
+func TestServeSignedBundle(t *testing.T) {
+	t.Parallel()
+	srv := bundletest.NewServer(t)
+	repo := srv.Repo("team/catalog")
+	repo.Commit(treeFiles(t, "../../examples/catalog"))
+	dir := t.TempDir()
+	pubFile, privFile := writeKeys(t, t.TempDir())
+	manifest := filepath.Join(dir, "manifest.yaml")
+	if err := os.WriteFile(manifest, []byte("kind: code-workspace\ncode:\n  sources:\n    - github: { repo: team/catalog, ref: main }\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	noenv := func(string) string { return "" }
+	sign := func() {
+		t.Helper()
+		var out strings.Builder
+		if err := run(t.Context(), []string{"gated", "bundle", "sign", "--key", privFile, "--bundle-git-base", srv.Base, manifest}, noenv, nil, &out, io.Discard); err != nil {
+			t.Fatalf("gated bundle sign: %v", err)
+		}
+	}
+	args := []string{"--catalog", manifest, "--bundle-git-base", srv.Base, "--bundle-public-key", pubFile}
+	if err := run(t.Context(), append([]string{"gated", "check"}, args...), noenv, strings.NewReader("{}"), io.Discard, io.Discard); err == nil ||
+		!strings.Contains(err.Error(), "is not signed") {
+		t.Fatalf("check with an unsigned bundle: %v, want it refused as not signed", err)
+	}
+	sign()
+	base, _ := startServe(t, append(args, "--bundle-poll-interval", "20ms"), nil)
+	_, doc := get(t, base+"/v1/catalog", nil)
+	signedRev := doc["bundle"].(map[string]any)["revision"]
+
+	repo.Commit(map[string]string{"weather.TOOL.md": weatherTool})
+	ev := `{"tool_name":"get_weather","tool_category":"public_read","authorization_state":"none","evidence_refs":[],` +
+		`"risk_domain":"public_information","proposed_arguments":{"city":"Lisbon"},"recommended_route":"accept"}`
+	testwait.Until(t, "the reload error of the unsigned revision", func() bool {
+		_, doc = get(t, base+"/v1/catalog", nil)
+		e, _ := doc["last_reload_error"].(map[string]any)
+		return e != nil && strings.Contains(fmt.Sprint(e), "does not verify")
+	})
+	if rev := doc["bundle"].(map[string]any)["revision"]; rev != signedRev {
+		t.Fatalf("an unsigned revision was loaded: %v, want %v still serving", rev, signedRev)
+	}
+	if _, d := post(t, base+"/pre-tool-check", ev, nil); d["route"] != "defer" {
+		t.Fatalf("the unsigned revision's tool decided: route %v, want defer", d["route"])
+	}
+
+	sign()
+	testwait.Until(t, "the newly signed revision", func() bool {
+		_, d := post(t, base+"/pre-tool-check", ev, nil)
+		return d["route"] == "accept"
+	})
 }

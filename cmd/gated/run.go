@@ -40,6 +40,8 @@ commands:
   mcp       serve the aana_pre_tool_check MCP tool over stdio (flags as serve: --catalog, --policy, audit)
   catalog lint DIR...
             validate catalog directories; exit 1 on any problem
+  bundle revision|sign [--key PRIVATE.pem] MANIFEST
+            print the revision an AIP-26 bundle manifest composes to, or sign it into MANIFEST.sig
   policy lint|compile|test [--catalog DIR]... DIR...
             check POLICY.md files, print the Rego they compile to, or run their *_test.yaml cases
   migrate up|down|status --database-url URL
@@ -66,6 +68,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return runHook(ctx, rest, getenv, stdin, stdout, stderr)
 	case "catalog":
 		return runCatalog(rest, stdout)
+	case "bundle":
+		return runBundle(rest, getenv, stdout, stderr)
 	case "policy":
 		return runPolicy(ctx, rest, getenv, stdout, stderr)
 	case "migrate":

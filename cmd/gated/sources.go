@@ -3,6 +3,7 @@ package main
 import (
 	"flag"
 	"net/url"
+	"os"
 	"time"
 
 	"go.uber.org/zap"
@@ -19,17 +20,49 @@ type sourceFlags struct {
 	policyDirs   listFlag
 	unknownTools string
 	argMode      string
+	bundles      bundleFlags
+}
+
+// bundleFlags configure how bundle manifests are composed.
+type bundleFlags struct {
 	gitBase      string
 	pinned       bool
 	pollInterval time.Duration
+	publicKey    string
+}
+
+func (b *bundleFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&b.gitBase, "bundle-git-base", bundle.DefaultGitBase, "URL that a bundle's github sources are fetched from, owner/name appended")
+	fs.BoolVar(&b.pinned, "require-pinned", false, "refuse bundle github sources whose ref is not a 40-hex commit SHA")
+	fs.DurationVar(&b.pollInterval, "bundle-poll-interval", 0, "rebuild bundles this often, resolving their branches and tags again (0: only on SIGHUP and local edits)")
+	fs.StringVar(&b.publicKey, "bundle-public-key", "", "PEM Ed25519 public key: load a bundle only when <manifest>.sig signs its revision with it")
+}
+
+// config checks the flags.
+func (b *bundleFlags) config() (sources.Bundles, error) {
+	if b.pollInterval < 0 {
+		return sources.Bundles{}, usageError("--bundle-poll-interval must not be negative")
+	}
+	if u, err := url.Parse(b.gitBase); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		return sources.Bundles{}, usageError("--bundle-git-base %q is not an http(s) URL", b.gitBase)
+	}
+	out := sources.Bundles{Git: &bundle.Git{Base: b.gitBase}, RequirePinned: b.pinned, PollInterval: b.pollInterval}
+	if b.publicKey != "" {
+		data, err := os.ReadFile(b.publicKey)
+		if err != nil {
+			return sources.Bundles{}, usageError("--bundle-public-key: %v", err)
+		}
+		if out.PublicKey, err = bundle.ParsePublicKey(data); err != nil {
+			return sources.Bundles{}, usageError("--bundle-public-key %s: %v", b.publicKey, err)
+		}
+	}
+	return out, nil
 }
 
 func (s *sourceFlags) register(fs *flag.FlagSet) {
 	fs.Var(&s.catalogDirs, "catalog", "catalog directory of ACTION.md, TOOL.md, ACTIONS.yaml, action.json files (repeatable), or one AIP-26 bundle manifest (manifest.yaml, CODE.md)")
 	fs.Var(&s.policyDirs, "policy", "policy directory of POLICY.md files and custom *.rego modules (repeatable), or one AIP-26 bundle manifest (manifest.yaml, CODE.md)")
-	fs.StringVar(&s.gitBase, "bundle-git-base", bundle.DefaultGitBase, "URL that a bundle's github sources are fetched from, owner/name appended")
-	fs.BoolVar(&s.pinned, "require-pinned", false, "refuse bundle github sources whose ref is not a 40-hex commit SHA")
-	fs.DurationVar(&s.pollInterval, "bundle-poll-interval", 0, "rebuild bundles this often, resolving their branches and tags again (0: only on SIGHUP and local edits)")
+	s.bundles.register(fs)
 	fs.StringVar(&s.unknownTools, "unknown-tools", "defer", "tools not in a loaded catalog: defer, refuse or allow")
 	fs.StringVar(&s.argMode, "argument-validation", "enforce", "validate proposed_arguments against catalog input schemas: enforce, warn or off")
 }
@@ -44,12 +77,9 @@ func loadSources(s *sourceFlags, log *zap.Logger) (*sources.Sources, error) {
 	if err != nil {
 		return nil, usageError("--argument-validation: %v", err)
 	}
-	if s.pollInterval < 0 {
-		return nil, usageError("--bundle-poll-interval must not be negative")
+	bundles, err := s.bundles.config()
+	if err != nil {
+		return nil, err
 	}
-	if u, err := url.Parse(s.gitBase); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-		return nil, usageError("--bundle-git-base %q is not an http(s) URL", s.gitBase)
-	}
-	bundles := sources.Bundles{Git: &bundle.Git{Base: s.gitBase}, RequirePinned: s.pinned, PollInterval: s.pollInterval}
 	return sources.Load(sources.Config{CatalogDirs: s.catalogDirs, PolicyDirs: s.policyDirs, UnknownTools: unknown, Arguments: args, Bundles: bundles}, log)
 }

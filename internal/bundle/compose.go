@@ -1,6 +1,7 @@
 package bundle
 
 import (
+	"crypto/ed25519"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
@@ -47,6 +48,9 @@ type Options struct {
 	Git Fetcher
 	// RequirePinned refuses github sources whose ref is not a commit SHA.
 	RequirePinned bool
+	// PublicKey, when set, refuses a bundle without a signature by it over
+	// its revision (SigPath).
+	PublicKey ed25519.PublicKey
 }
 
 // Commit is what a github source resolved to: the bytes that ran can be
@@ -111,7 +115,13 @@ func Compose(manifest string, opts Options) (*Bundle, error) {
 	if err := checkTree(c.files); err != nil {
 		return nil, err
 	}
-	return &Bundle{Files: c.files, Revision: Revision(c.files), Commits: c.commits}, nil
+	b := &Bundle{Files: c.files, Revision: Revision(c.files), Commits: c.commits}
+	if opts.PublicKey != nil {
+		if err := Verify(manifest, b.Revision, opts.PublicKey); err != nil {
+			return nil, err
+		}
+	}
+	return b, nil
 }
 
 type composer struct {

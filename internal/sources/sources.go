@@ -5,6 +5,7 @@ package sources
 
 import (
 	"context"
+	"crypto/ed25519"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -36,6 +37,7 @@ type Config struct {
 type Bundles struct {
 	Git           *bundle.Git
 	RequirePinned bool
+	PublicKey     ed25519.PublicKey // when set, only bundles it signed load
 	// PollInterval, when positive, rebuilds every bundle this often, so
 	// that branches and tags are resolved again without a SIGHUP.
 	PollInterval time.Duration
@@ -122,7 +124,7 @@ func composed[T any](b Bundles, flag string, dirs []string, load func([]string) 
 		return nil, nil, false, fmt.Errorf("%s %s: a bundle manifest must be the only %s value", flag, strings.Join(dirs, ", "), flag)
 	}
 	manifest := dirs[0]
-	opts := bundle.Options{Git: b.Git, RequirePinned: b.RequirePinned}
+	opts := bundle.Options{Git: b.Git, RequirePinned: b.RequirePinned, PublicKey: b.PublicKey}
 	build = func() (*T, error) {
 		bun, err := bundle.Compose(manifest, opts)
 		if err != nil {
