@@ -59,7 +59,8 @@ func TestServeCatalogBundleFollowsBranch(t *testing.T) {
 	if err := os.WriteFile(manifest, []byte("kind: code-workspace\ncode:\n  sources:\n    - github: { repo: team/catalog, ref: main }\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	base, _ := startServe(t, []string{"--catalog", manifest, "--bundle-git-base", srv.Base, "--bundle-poll-interval", "20ms"}, nil)
+	auditFile := filepath.Join(t.TempDir(), "audit.jsonl") // not in the workspace, which is watched
+	base, _ := startServe(t, []string{"--catalog", manifest, "--bundle-git-base", srv.Base, "--bundle-poll-interval", "20ms", "--audit-file", auditFile}, nil)
 	_, doc := get(t, base+"/v1/catalog", nil)
 	if shas := bundleSHAs(t, doc); len(shas) != 1 || shas[0] != first {
 		t.Fatalf("GET /v1/catalog bundle commits = %v, want [%s]", shas, first)
@@ -79,6 +80,31 @@ func TestServeCatalogBundleFollowsBranch(t *testing.T) {
 	if shas := bundleSHAs(t, doc); len(shas) != 1 || shas[0] != second {
 		t.Fatalf("after the push GET /v1/catalog bundle commits = %v, want [%s]", shas, second)
 	}
+
+	// The decision, in its answer and its audit record, names the commit
+	// the branch resolved to.
+	want := "catalog:team/catalog@main=" + second
+	_, d := post(t, base+"/pre-tool-check", ev, nil)
+	if commits := fmt.Sprint(d["revisions"].(map[string]any)["commits"]); commits != "["+want+"]" {
+		t.Errorf("the decision's revisions.commits = %s, want [%s]", commits, want)
+	}
+	id := d["decision_id"].(string)
+	testwait.Until(t, "the decision's audit record", func() bool {
+		b, _ := os.ReadFile(auditFile)
+		return strings.Contains(string(b), id)
+	})
+	for line := range strings.Lines(string(must(os.ReadFile(auditFile)))) {
+		if strings.Contains(line, id) && !strings.Contains(line, `"bundle_commits":["`+want+`"]`) {
+			t.Errorf("the audit record does not name %s: %s", want, line)
+		}
+	}
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
 }
 
 // --require-pinned refuses to start on a branch.

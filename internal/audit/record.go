@@ -57,6 +57,9 @@ type Record struct {
 	// ApprovalID is the approval the decision created (it asked) or used
 	// (it was the retry an approval allowed); empty otherwise.
 	ApprovalID string `json:"approval_id"`
+	// BundleCommits are the commits the bundles in use resolved their
+	// github sources to (gate.Revisions.Commits).
+	BundleCommits []string `json:"bundle_commits"`
 }
 
 // EvidenceMeta is what a record keeps of one evidence ref: its metadata, and
@@ -91,6 +94,7 @@ type Input struct {
 	TokenName, Version                  string
 	Latency                             time.Duration
 	ApprovalID                          string
+	BundleCommits                       []string
 }
 
 // Redactor builds records; its key makes argument and source fingerprints
@@ -148,6 +152,7 @@ func (r *Redactor) Build(in Input) *Record {
 		LatencyMS:         float64(in.Latency) / float64(time.Millisecond),
 		GatedVersion:      r.screen(in.Version),
 		ApprovalID:        r.screen(in.ApprovalID),
+		BundleCommits:     r.screenAll(in.BundleCommits),
 	}
 	return rec
 }

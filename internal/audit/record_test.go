@@ -28,7 +28,7 @@ func TestBuildKeepsEveryField(t *testing.T) {
 		}},
 		Arguments:       map[string]any{"to": "a", "password": "p"},
 		CatalogRevision: "cat", PolicyRevision: "pol", TokenName: "ci", Version: "v9", Latency: 2500 * time.Microsecond,
-		ApprovalID: "0190a5b4-7c3e-7a1b-8f00-000000000001",
+		ApprovalID: "0190a5b4-7c3e-7a1b-8f00-000000000001", BundleCommits: []string{"catalog:team/rules@main=" + strings.Repeat("a", 40)},
 	}
 	rd := NewRedactor([]byte("k"))
 	got := rd.Build(in)
@@ -44,7 +44,7 @@ func TestBuildKeepsEveryField(t *testing.T) {
 		ArgumentKeys:    []string{MaskedKey, "to"},
 		ArgumentsHMAC:   rd.jsonHMAC(map[string]any{"password": "p", "to": "a"}),
 		CatalogRevision: "cat", PolicyRevision: "pol", TokenName: "ci", LatencyMS: 2.5, GatedVersion: "v9",
-		ApprovalID: "0190a5b4-7c3e-7a1b-8f00-000000000001",
+		ApprovalID: "0190a5b4-7c3e-7a1b-8f00-000000000001", BundleCommits: []string{"catalog:team/rules@main=" + strings.Repeat("a", 40)},
 	}
 	if !reflect.DeepEqual(got, want) {
 		g, _ := json.MarshalIndent(got, "", " ")

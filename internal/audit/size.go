@@ -17,7 +17,7 @@ func encodedSizeBound(rec *Record) int {
 	} {
 		n += quotedBound(s) - 2 // the skeleton has its quotes
 	}
-	for _, list := range [...][]string{rec.HardBlockers, rec.Reasons, rec.FindingCodes, rec.ArgumentKeys} {
+	for _, list := range [...][]string{rec.HardBlockers, rec.Reasons, rec.FindingCodes, rec.ArgumentKeys, rec.BundleCommits} {
 		for _, s := range list {
 			n += quotedBound(s) + 1 // and a comma; the skeleton's null pays for the brackets
 		}

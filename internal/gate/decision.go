@@ -72,4 +72,8 @@ func (d *Decision) Outcome() route.Outcome {
 type Revisions struct {
 	Catalog string `json:"catalog"`
 	Policy  string `json:"policy"`
+	// Commits are what the github sources of bundle-composed sources
+	// resolved to ("catalog:" or "policy:" then owner/name@ref=sha), so
+	// that a decision made on a branch names the exact bytes.
+	Commits []string `json:"commits,omitempty"`
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/gatedhq/gated/internal/audit"
+	"github.com/gatedhq/gated/internal/bundle"
 	"github.com/gatedhq/gated/internal/catalog"
 	"github.com/gatedhq/gated/internal/contract"
 	"github.com/gatedhq/gated/internal/metrics"
@@ -260,6 +261,7 @@ func (e *Engine) evaluatePolicy(ctx context.Context, d *Decision, req Request, e
 	}
 	ps := e.policy()
 	d.Revisions.Policy = ps.Revision()
+	d.Revisions.Commits = appendCommits(d.Revisions.Commits, "policy:", ps.Origin())
 	in := policy.Input{
 		Event: ev, Category: category, Now: now, ClientIP: req.ClientIP, TokenName: req.TokenName, Limiter: e.limiter,
 		Principals: policy.Principals(req.Principals, req.TrustEventPrincipals, ev),
@@ -292,7 +294,7 @@ func (e *Engine) auditInput(d *Decision, p *contract.Prepared, req Request, now,
 		EffectiveCategory: d.ToolCategory, EffectiveAuth: d.AuthorizationState, RiskDomain: d.RiskDomain,
 		FinalRoute: d.Route.String(), GateDecision: d.Outcome().GateDecision(), Execute: d.Execute, Shadow: d.Shadow,
 		HardBlockers: d.HardBlockers, Reasons: d.Reasons, FindingCodes: findingCodes(d.Findings),
-		CatalogRevision: d.Revisions.Catalog, PolicyRevision: d.Revisions.Policy,
+		CatalogRevision: d.Revisions.Catalog, PolicyRevision: d.Revisions.Policy, BundleCommits: d.Revisions.Commits,
 		TokenName: req.TokenName, Version: e.version, Latency: time.Since(start), ApprovalID: d.ApprovalID,
 	}
 	if p != nil {
@@ -360,6 +362,7 @@ func (e *Engine) joinCatalog(d *Decision, ev *route.Event) (*catalog.View, route
 	}
 	c := e.catalog()
 	d.Revisions.Catalog = c.Revision()
+	d.Revisions.Commits = appendCommits(d.Revisions.Commits, "catalog:", c.Origin())
 	view, ok := c.Lookup(ev.ToolName)
 	if !ok {
 		switch e.unknownTools {
@@ -456,3 +459,15 @@ func emptyAuthReport() *contract.AuthReport {
 // newID returns a UUIDv7: time-ordered, so audit records index well. Its
 // only failure is the system's random source, which Go treats as fatal.
 func newID() string { return uuid.Must(uuid.NewV7()).String() }
+
+// appendCommits adds the commits of a bundle-composed source, each with
+// the prefix naming the source.
+func appendCommits(to []string, prefix string, o *bundle.Origin) []string {
+	if o == nil {
+		return to
+	}
+	for _, c := range o.Commits {
+		to = append(to, prefix+c.String())
+	}
+	return to
+}

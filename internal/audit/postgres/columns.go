@@ -78,6 +78,7 @@ var columns = []column{
 	field("latency_ms", "double precision", func(r *audit.Record) *float64 { return &r.LatencyMS }),
 	field("gated_version", "text", func(r *audit.Record) *string { return &r.GatedVersion }),
 	field("approval_id", "text", func(r *audit.Record) *string { return &r.ApprovalID }),
+	list("bundle_commits", "text[]", func(r *audit.Record) *[]string { return &r.BundleCommits }),
 }
 
 // columnNames and columnList name the columns in table order, for COPY and
