@@ -3,6 +3,7 @@ package main
 import (
 	"crypto/ed25519"
 	"crypto/x509"
+	"encoding/json"
 	"encoding/pem"
 	"fmt"
 	"io"
@@ -199,4 +200,62 @@ func TestServeSignedBundle(t *testing.T) {
 		_, d := post(t, base+"/pre-tool-check", ev, nil)
 		return d["route"] == "accept"
 	})
+}
+
+// checkEvent runs `gated check` on an event file and returns the answer.
+func checkEvent(t *testing.T, event string, args ...string) map[string]any {
+	t.Helper()
+	var out strings.Builder
+	err := run(t.Context(), append(append([]string{"gated", "check"}, args...), event), func(string) string { return "" }, nil, &out, io.Discard)
+	if _, blocked := err.(exitError); err != nil && !blocked {
+		t.Fatalf("gated check %s: %v", event, err)
+	}
+	var d map[string]any
+	if err := json.Unmarshal([]byte(out.String()), &d); err != nil {
+		t.Fatalf("gated check %s answered %q: %v", event, out.String(), err)
+	}
+	return d
+}
+
+// A catalog and a policy composed by manifests — the rich form placing a
+// directory at the bundle's root, the lean CODE.md form through a ref —
+// decide every example event as their directories do, with the same
+// catalog revision.
+func TestCheckWithManifestsDecidesAsDirectories(t *testing.T) {
+	t.Parallel()
+	ws := t.TempDir()
+	for _, d := range []string{"catalog", "policy"} {
+		if err := os.CopyFS(filepath.Join(ws, d), os.DirFS(filepath.Join(examplesDir, d))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	files := map[string]string{
+		"manifest.yaml":         "kind: code-workspace\ncode: { sources: [ { local: { path: catalog, as: . } } ] }\n",
+		"policy.CODE.md":        "---\nschema: code/v2\nsource: [ { ref: shared/policy } ]\n---\n",
+		"shared/policy/CODE.md": "---\nkind: code-workspace\ncode:\n  sources:\n    - local: { path: policy, as: ./ }\n---\n",
+	}
+	for name, content := range files {
+		p := filepath.Join(ws, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	events, err := filepath.Glob(filepath.Join(examplesDir, "events", "*.json"))
+	if err != nil || len(events) == 0 {
+		t.Fatalf("no example events: %v", err)
+	}
+	for _, ev := range events {
+		dirs := checkEvent(t, ev, "--catalog", filepath.Join(ws, "catalog"), "--policy", filepath.Join(ws, "policy"))
+		composed := checkEvent(t, ev, "--catalog", filepath.Join(ws, "manifest.yaml"), "--policy", filepath.Join(ws, "policy.CODE.md"))
+		if composed["route"] != dirs["route"] || fmt.Sprint(composed["hard_blockers"]) != fmt.Sprint(dirs["hard_blockers"]) {
+			t.Errorf("%s: composed %v %v, directories %v %v", filepath.Base(ev), composed["route"], composed["hard_blockers"], dirs["route"], dirs["hard_blockers"])
+		}
+		cr, dr := composed["revisions"].(map[string]any), dirs["revisions"].(map[string]any)
+		if cr["catalog"] != dr["catalog"] {
+			t.Errorf("%s: catalog revision %v composed, %v from the directory", filepath.Base(ev), cr["catalog"], dr["catalog"])
+		}
+	}
 }

@@ -215,6 +215,7 @@ func (c *composer) check(s *Source) error {
 		if s.Local.Path, err = cleanPath("workspace-relative", s.Local.Path, false); err != nil {
 			return err
 		}
+		s.Local.asRoot = isRoot(s.Local.As)
 		if s.Local.As, err = cleanPath("bundle-internal", s.Local.As, true); err != nil {
 			return err
 		}
@@ -235,6 +236,7 @@ func (c *composer) check(s *Source) error {
 		if g.Path, err = cleanPath("remote-internal", g.Path, true); err != nil {
 			return err
 		}
+		g.asRoot = isRoot(g.As)
 		if g.As, err = cleanPath("bundle-internal", g.As, true); err != nil {
 			return err
 		}
@@ -264,17 +266,18 @@ func (c *composer) read(s step) error {
 			return err
 		}
 		c.commits = append(c.commits, Commit{Repo: g.Repo, Ref: g.Ref, Path: g.Path, SHA: sha})
-		return c.putAll(files, g.As, g.Path)
+		as := g.As
+		if as == "" && !g.asRoot {
+			as = g.Path
+		}
+		return c.putAll(files, as)
 	}
 	return errors.New("a source with no variant") // plan expands every ref
 }
 
-// putAll places files read below dir under as, or under dir when as is
-// empty, in a stable order so that the caps trip on the same file.
-func (c *composer) putAll(files map[string][]byte, as, dir string) error {
-	if as == "" {
-		as = dir
-	}
+// putAll places files under as, in a stable order so that the caps trip
+// on the same file.
+func (c *composer) putAll(files map[string][]byte, as string) error {
 	for _, rel := range slices.Sorted(maps.Keys(files)) {
 		if err := c.put(path.Join(as, rel), files[rel]); err != nil {
 			return err
@@ -320,7 +323,7 @@ func (c *composer) readLocal(l *Local) error {
 		return fmt.Errorf("the local source %s cannot be read: %w", l.Path, err)
 	}
 	as := l.As
-	if as == "" {
+	if as == "" && !l.asRoot {
 		as = l.Path
 	}
 	if !fi.IsDir() {

@@ -77,6 +77,7 @@ code:
     - local: { path: over/a.txt, as: a.txt }
     - local: lib/
     - local: { path: lib, as: vendor/, glob: "*.md" }
+    - local: { path: lib/sub, as: ., glob: "y.*" }
 `,
 		"shared/base/manifest.yaml": `kind: code-workspace
 code:
@@ -100,6 +101,7 @@ code:
 		"lib/sub/w.md":    "w",
 		"vendor/x.md":     "x",
 		"vendor/sub/w.md": "w",
+		"y.txt":           "y", // as: . is the bundle's root
 	})
 	if b.Revision != bundle.Revision(b.Files) || !strings.HasPrefix(b.Revision, "sha256:") {
 		t.Errorf("Revision = %q, want the content hash of the files", b.Revision)

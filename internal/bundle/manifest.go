@@ -52,6 +52,8 @@ type Local struct {
 	Path string `json:"path"`
 	As   string `json:"as,omitempty"`
 	Glob string `json:"glob,omitempty"`
+
+	asRoot bool // As is "." or "./": the bundle's root, not the default
 }
 
 // GitHub is a folder of a git repository at a branch, tag or commit.
@@ -60,6 +62,8 @@ type GitHub struct {
 	Ref  string `json:"ref"`
 	Path string `json:"path,omitempty"`
 	As   string `json:"as,omitempty"`
+
+	asRoot bool // As is "." or "./": the bundle's root, not the default
 }
 
 // Ref is another code-workspace whose sources take this entry's place.
@@ -177,6 +181,10 @@ func parseManifest(name string, data []byte) ([]Source, error) {
 	}
 	return nil, fmt.Errorf("%s is not a code-workspace manifest: it needs kind: code-workspace with a code block, or schema: code/v2 with a source block", name)
 }
+
+// isRoot reports whether an `as` names the bundle's root explicitly; an
+// empty one means "the same as path".
+func isRoot(as string) bool { return as == "." || as == "./" }
 
 // cleanPath checks a path of the given kind (workspace-relative,
 // bundle-internal or remote-internal) before anything is read with it and
