@@ -1,6 +1,7 @@
 package bundle
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -25,6 +26,9 @@ const DefaultGitBase = "https://github.com/"
 // again: AIP-26 caches vN.N.N tags for 24 hours, since a tag can move.
 const TagTTL = 24 * time.Hour
 
+// DefaultGitTimeout bounds one fetch of a github source.
+const DefaultGitTimeout = 2 * time.Minute
+
 // tagRef is AIP-26's tag shape (v1, v1.2.3); other non-SHA refs are
 // branches, resolved on every composition.
 var tagRef = regexp.MustCompile(`^v[0-9]+(\.[0-9]+)*$`)
@@ -43,6 +47,10 @@ type Git struct {
 	MaxBytes int64
 	// Now is the clock tag expiry is measured with; time.Now when nil.
 	Now func() time.Time
+	// Timeout bounds one fetch (ls-remote and clone), so that a server
+	// that stops answering cannot stall reloads; DefaultGitTimeout when
+	// zero.
+	Timeout time.Duration
 
 	mu    sync.Mutex
 	cache map[gitKey]gitEntry
@@ -80,10 +88,16 @@ func (g *Git) Fetch(repo, ref, dir string) (string, map[string][]byte, error) {
 	if cached && (IsSHA(ref) || tagRef.MatchString(ref) && g.now().Sub(e.at) < TagTTL) {
 		return e.sha, e.files, nil
 	}
+	timeout := g.Timeout
+	if timeout <= 0 {
+		timeout = DefaultGitTimeout
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
 	url := g.url(repo)
 	want := ref
 	if !IsSHA(ref) {
-		tip, err := lsRemote(url, ref)
+		tip, err := lsRemote(ctx, url, ref)
 		if err != nil {
 			return "", nil, fmt.Errorf("the github source %s@%s cannot be resolved: %w", repo, ref, err)
 		}
@@ -94,7 +108,7 @@ func (g *Git) Fetch(repo, ref, dir string) (string, map[string][]byte, error) {
 		g.store(k, e.sha, e.files)
 		return e.sha, e.files, nil
 	}
-	sha, files, err := g.clone(url, want, dir)
+	sha, files, err := g.clone(ctx, url, want, dir)
 	if err != nil {
 		return "", nil, fmt.Errorf("the github source %s@%s cannot be fetched: %w", repo, ref, err)
 	}
@@ -113,9 +127,9 @@ func (g *Git) store(k gitKey, sha string, files map[string][]byte) {
 
 // lsRemote resolves a branch or tag name to the commit it points at (an
 // annotated tag peeled to its commit, as the server advertises it).
-func lsRemote(url, ref string) (string, error) {
+func lsRemote(ctx context.Context, url, ref string) (string, error) {
 	r := git.NewRemote(memory.NewStorage(), &config.RemoteConfig{Name: "origin", URLs: []string{url}})
-	refs, err := r.List(&git.ListOptions{PeelingOption: git.AppendPeeled})
+	refs, err := r.ListContext(ctx, &git.ListOptions{PeelingOption: git.AppendPeeled})
 	if err != nil {
 		return "", err
 	}
@@ -133,8 +147,8 @@ func lsRemote(url, ref string) (string, error) {
 
 // clone fetches the repository into memory and reads the files below dir
 // at hash (a commit, or a tag object peeled to its commit).
-func (g *Git) clone(url, hash, dir string) (string, map[string][]byte, error) {
-	repo, err := git.Clone(memory.NewStorage(), nil, &git.CloneOptions{URL: url, Tags: git.AllTags, NoCheckout: true})
+func (g *Git) clone(ctx context.Context, url, hash, dir string) (string, map[string][]byte, error) {
+	repo, err := git.CloneContext(ctx, memory.NewStorage(), nil, &git.CloneOptions{URL: url, Tags: git.AllTags, NoCheckout: true})
 	if err != nil {
 		return "", nil, err
 	}

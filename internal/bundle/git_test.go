@@ -1,6 +1,8 @@
 package bundle_test
 
 import (
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -114,4 +116,15 @@ func TestTagCachedForADay(t *testing.T) {
 	if b.Commits[0].SHA != second || !strings.Contains(string(b.Files["a"]), "two") {
 		t.Errorf("after a day v1 resolved to %s, want %s", b.Commits[0].SHA, second)
 	}
+}
+
+// A server that stops answering fails the fetch instead of stalling the
+// reload forever.
+func TestGitFetchGivesUpOnASilentServer(t *testing.T) {
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { <-release }))
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() { close(release) })
+	g := &bundle.Git{Base: srv.URL + "/", Timeout: 50 * time.Millisecond}
+	composeErr(t, githubManifest(t, "main", ""), bundle.Options{Git: g}, "context deadline exceeded")
 }
