@@ -17,6 +17,8 @@ import (
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
+
+	"github.com/gatedhq/gated/internal/opfile"
 )
 
 // Limits cap what one composition reads. AIP-26 requires a size cap; the
@@ -71,6 +73,10 @@ type Bundle struct {
 	Files    map[string][]byte
 	Revision string
 	Commits  []Commit
+	// Origins says where each file's bytes came from (a workspace path,
+	// repo@sha:path, or the manifest that inlined it), so that a problem
+	// names the file its author can edit rather than the materialised copy.
+	Origins map[string]string
 }
 
 // shaRef is a full commit SHA, the only ref shape that never moves.
@@ -102,7 +108,7 @@ func Compose(manifest string, opts Options) (*Bundle, error) {
 		return nil, fmt.Errorf("the workspace of %s cannot be opened: %w", manifest, err)
 	}
 	defer root.Close()
-	c := &composer{root: root, opts: opts, files: map[string][]byte{}}
+	c := &composer{root: root, workspace: filepath.Dir(manifest), opts: opts, files: map[string][]byte{}, origins: map[string]string{}}
 	steps, err := c.plan(filepath.Base(manifest), nil)
 	if err != nil {
 		return nil, err
@@ -115,7 +121,7 @@ func Compose(manifest string, opts Options) (*Bundle, error) {
 	if err := checkTree(c.files); err != nil {
 		return nil, err
 	}
-	b := &Bundle{Files: c.files, Revision: Revision(c.files), Commits: c.commits}
+	b := &Bundle{Files: c.files, Revision: Revision(c.files), Commits: c.commits, Origins: c.origins}
 	if opts.PublicKey != nil {
 		if err := Verify(manifest, b.Revision, opts.PublicKey); err != nil {
 			return nil, err
@@ -126,8 +132,10 @@ func Compose(manifest string, opts Options) (*Bundle, error) {
 
 type composer struct {
 	root      *os.Root
+	workspace string // the folder root opened, as given
 	opts      Options
 	files     map[string][]byte
+	origins   map[string]string
 	bytesRead int64
 	commits   []Commit
 }
@@ -256,7 +264,7 @@ func (c *composer) check(s *Source) error {
 func (c *composer) read(s step) error {
 	switch src := s.src; {
 	case src.Inline != nil:
-		return c.put(src.Inline.Path, []byte(src.Inline.Content))
+		return c.put(src.Inline.Path, []byte(src.Inline.Content), filepath.Join(c.workspace, filepath.FromSlash(s.from))+" (inline "+src.Inline.Path+")")
 	case src.Local != nil:
 		return c.readLocal(src.Local)
 	case src.GitHub != nil:
@@ -270,23 +278,23 @@ func (c *composer) read(s step) error {
 		if as == "" && !g.asRoot {
 			as = g.Path
 		}
-		return c.putAll(files, as)
+		return c.putAll(files, as, func(rel string) string { return g.Repo + "@" + sha + ":" + path.Join(g.Path, rel) })
 	}
 	return errors.New("a source with no variant") // plan expands every ref
 }
 
 // putAll places files under as, in a stable order so that the caps trip
 // on the same file.
-func (c *composer) putAll(files map[string][]byte, as string) error {
+func (c *composer) putAll(files map[string][]byte, as string, origin func(rel string) string) error {
 	for _, rel := range slices.Sorted(maps.Keys(files)) {
-		if err := c.put(path.Join(as, rel), files[rel]); err != nil {
+		if err := c.put(path.Join(as, rel), files[rel], origin(rel)); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (c *composer) put(p string, data []byte) error {
+func (c *composer) put(p string, data []byte, origin string) error {
 	if !fs.ValidPath(p) || p == "." {
 		return fmt.Errorf("the bundle path %q is not a relative path without \"..\"", p)
 	}
@@ -294,7 +302,7 @@ func (c *composer) put(p string, data []byte) error {
 	if c.bytesRead > c.opts.Limits.Bytes {
 		return fmt.Errorf("the sources hold more than %d bytes, the bundle size cap", c.opts.Limits.Bytes)
 	}
-	c.files[p] = data
+	c.files[p], c.origins[p] = data, origin
 	if len(c.files) > c.opts.Limits.Files {
 		return fmt.Errorf("the bundle holds more than %d files, the file-count cap", c.opts.Limits.Files)
 	}
@@ -371,7 +379,7 @@ func (c *composer) readFile(src, target string) error {
 	if err != nil {
 		return fmt.Errorf("the local file %s cannot be read: %w", src, err)
 	}
-	return c.put(target, data)
+	return c.put(target, data, filepath.Join(c.workspace, filepath.FromSlash(src)))
 }
 
 // checkTree refuses a bundle where one path is a file and a folder of
@@ -405,7 +413,8 @@ func Revision(files map[string][]byte) string {
 
 // Materialise writes the bundle into a new private directory and calls
 // load with it; the directory is removed afterwards, so load must read
-// everything it keeps.
+// everything it keeps. The problems of a load error name each file by its
+// origin, not by the copy that is gone by the time anyone reads them.
 func Materialise[T any](b *Bundle, load func(dir string) (T, error)) (T, error) {
 	var zero T
 	dir, err := os.MkdirTemp("", "gated-bundle-")
@@ -422,7 +431,29 @@ func Materialise[T any](b *Bundle, load func(dir string) (T, error)) (T, error) 
 			return zero, fmt.Errorf("the bundle cannot be written out: %w", err)
 		}
 	}
-	return load(dir)
+	v, err := load(dir)
+	var l opfile.Lister
+	if errors.As(err, &l) {
+		// ProblemList shares the error's slice: renaming in place renames
+		// the problems the error prints.
+		ps := l.ProblemList()
+		for i := range ps {
+			ps[i].File = b.origin(dir, ps[i].File)
+		}
+	}
+	return v, err
+}
+
+// origin names the file a materialised path was written from.
+func (b *Bundle) origin(dir, file string) string {
+	rel, err := filepath.Rel(dir, file)
+	if err != nil || !filepath.IsLocal(rel) {
+		return file
+	}
+	if o, ok := b.Origins[filepath.ToSlash(rel)]; ok {
+		return o
+	}
+	return "bundle:" + filepath.ToSlash(rel) // a folder, or a file the bundle does not hold
 }
 
 // Origin is where a loaded catalog or policy came from when a manifest

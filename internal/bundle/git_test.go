@@ -11,6 +11,7 @@ import (
 
 	"github.com/gatedhq/gated/internal/bundle"
 	"github.com/gatedhq/gated/internal/bundle/bundletest"
+	"github.com/gatedhq/gated/internal/catalog"
 )
 
 // AIP-26's own "shell + override" example: a tagged github baseline, an
@@ -127,4 +128,41 @@ func TestGitFetchGivesUpOnASilentServer(t *testing.T) {
 	t.Cleanup(func() { close(release) })
 	g := &bundle.Git{Base: srv.URL + "/", Timeout: 50 * time.Millisecond}
 	composeErr(t, githubManifest(t, "main", ""), bundle.Options{Git: g}, "context deadline exceeded")
+}
+
+// A bundle that does not load names each bad file where its author can fix
+// it — the workspace file, the repository at the commit, or the manifest
+// that inlined it — never the materialised copy, which is gone by then.
+func TestLoadProblemsNameOrigins(t *testing.T) {
+	srv := bundletest.NewServer(t)
+	bad := "---\nschema: action/v1\nid: a:b\ndescription: d\nrisk_level: 9\n---\n"
+	sha := srv.Repo("team/actions").Commit(map[string]string{"actions/remote/ACTION.md": strings.Replace(bad, "a:b", "r:s", 1)})
+	dir := writeTree(t, t.TempDir(), map[string]string{
+		"manifest.yaml": `kind: code-workspace
+code:
+  sources:
+    - github: { repo: team/actions, ref: main, path: actions, as: . }
+    - local: { path: cat, as: . }
+    - inline: { path: inl/ACTION.md, content: "---\nschema: action/v1\nid: i:j\ndescription: d\nrisk_level: 9\n---\n" }
+`,
+		"cat/local/ACTION.md": bad,
+	})
+	b := compose(t, filepath.Join(dir, "manifest.yaml"), bundle.Options{Git: &bundle.Git{Base: srv.Base}})
+	_, err := bundle.Materialise(b, func(dir string) (*catalog.Catalog, error) { return catalog.Load([]string{dir}) })
+	if err == nil {
+		t.Fatal("a catalog with three out-of-range risk levels loaded")
+	}
+	msg := err.Error()
+	for _, want := range []string{
+		filepath.Join(dir, "cat", "local", "ACTION.md") + ": /risk_level",
+		"team/actions@" + sha + ":actions/remote/ACTION.md: /risk_level",
+		filepath.Join(dir, "manifest.yaml") + " (inline inl/ACTION.md): /risk_level",
+	} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("the load error lacks %q:\n%s", want, msg)
+		}
+	}
+	if strings.Contains(msg, "gated-bundle-") {
+		t.Errorf("the load error names the materialised copy:\n%s", msg)
+	}
 }
