@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/gatedhq/gated/internal/bundle/bundletest"
+	"github.com/gatedhq/gated/internal/testtree"
 	"github.com/gatedhq/gated/internal/testwait"
 )
 
@@ -234,15 +235,7 @@ func TestCheckWithManifestsDecidesAsDirectories(t *testing.T) {
 		"policy.CODE.md":        "---\nschema: code/v2\nsource: [ { ref: shared/policy } ]\n---\n",
 		"shared/policy/CODE.md": "---\nkind: code-workspace\ncode:\n  sources:\n    - local: { path: policy, as: ./ }\n---\n",
 	}
-	for name, content := range files {
-		p := filepath.Join(ws, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	testtree.Write(t, ws, files)
 	events, err := filepath.Glob(filepath.Join(examplesDir, "events", "*.json"))
 	if err != nil || len(events) == 0 {
 		t.Fatalf("no example events: %v", err)

@@ -8,22 +8,8 @@ import (
 
 	"github.com/gatedhq/gated/internal/bundle"
 	"github.com/gatedhq/gated/internal/catalog"
+	"github.com/gatedhq/gated/internal/testtree"
 )
-
-// writeTree writes files (slash paths relative to dir) and returns dir.
-func writeTree(t testing.TB, dir string, files map[string]string) string {
-	t.Helper()
-	for name, content := range files {
-		p := filepath.Join(dir, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
-}
 
 func compose(t *testing.T, manifest string, opts bundle.Options) *bundle.Bundle {
 	t.Helper()
@@ -67,7 +53,7 @@ func assertFiles(t *testing.T, b *bundle.Bundle, want map[string]string) {
 }
 
 func TestOverlayLastWinsAndRefExpandsInPlace(t *testing.T) {
-	dir := writeTree(t, t.TempDir(), map[string]string{
+	dir := testtree.Write(t, t.TempDir(), map[string]string{
 		"manifest.yaml": `kind: code-workspace
 name: team-catalog
 code:
@@ -111,7 +97,7 @@ code:
 // The string shorthand and the lean CODE.md form compose like the object
 // form.
 func TestShorthandAndLeanForm(t *testing.T) {
-	dir := writeTree(t, t.TempDir(), map[string]string{
+	dir := testtree.Write(t, t.TempDir(), map[string]string{
 		"manifest.yaml": "kind: code-workspace\ncode: ./shared/lean\n",
 		"shared/lean/CODE.md": `---
 schema: code/v2
@@ -130,7 +116,7 @@ run: "true"
 // The same files give the same revision whatever sources and order
 // produced them; a byte or a path changed gives another.
 func TestRevisionIsDeterministic(t *testing.T) {
-	dir := writeTree(t, t.TempDir(), map[string]string{
+	dir := testtree.Write(t, t.TempDir(), map[string]string{
 		"one.yaml": `kind: code-workspace
 code:
   sources:
@@ -160,7 +146,7 @@ code:
 // A cycle is refused before any source is read: the missing local file
 // declared before it would fail a read.
 func TestRefCycleRefusedBeforeAnyRead(t *testing.T) {
-	dir := writeTree(t, t.TempDir(), map[string]string{
+	dir := testtree.Write(t, t.TempDir(), map[string]string{
 		"manifest.yaml": `kind: code-workspace
 code:
   sources:
@@ -172,7 +158,7 @@ code:
 	})
 	composeErr(t, filepath.Join(dir, "manifest.yaml"), bundle.Options{},
 		"the ref sources form a cycle: a/manifest.yaml → b/CODE.md → a/manifest.yaml")
-	writeTree(t, dir, map[string]string{"self/manifest.yaml": "kind: code-workspace\ncode: .\n"})
+	testtree.Write(t, dir, map[string]string{"self/manifest.yaml": "kind: code-workspace\ncode: .\n"})
 	composeErr(t, filepath.Join(dir, "self", "manifest.yaml"), bundle.Options{}, "the ref sources form a cycle")
 }
 
@@ -180,7 +166,7 @@ code:
 // before anything is read, and a symlink out of the workspace is not
 // followed.
 func TestEscapesRefused(t *testing.T) {
-	outside := writeTree(t, t.TempDir(), map[string]string{"secret": "s"})
+	outside := testtree.Write(t, t.TempDir(), map[string]string{"secret": "s"})
 	cases := map[string]string{
 		"local ..":           `local: ../secret`,
 		"local absolute":     `local: ` + filepath.Join(outside, "secret"),
@@ -193,7 +179,7 @@ func TestEscapesRefused(t *testing.T) {
 	}
 	for name, src := range cases {
 		t.Run(name, func(t *testing.T) {
-			dir := writeTree(t, t.TempDir(), map[string]string{
+			dir := testtree.Write(t, t.TempDir(), map[string]string{
 				"manifest.yaml": "kind: code-workspace\ncode:\n  sources:\n    - local: missing\n    - " + src + "\n",
 				"ok.txt":        "ok",
 			})
@@ -201,7 +187,7 @@ func TestEscapesRefused(t *testing.T) {
 		})
 	}
 	t.Run("symlink out", func(t *testing.T) {
-		dir := writeTree(t, t.TempDir(), map[string]string{"manifest.yaml": "kind: code-workspace\ncode: { sources: [ { local: lib } ] }\n"})
+		dir := testtree.Write(t, t.TempDir(), map[string]string{"manifest.yaml": "kind: code-workspace\ncode: { sources: [ { local: lib } ] }\n"})
 		if err := os.MkdirAll(filepath.Join(dir, "lib"), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -213,7 +199,7 @@ func TestEscapesRefused(t *testing.T) {
 }
 
 func TestCapsAndInvalidManifests(t *testing.T) {
-	dir := writeTree(t, t.TempDir(), map[string]string{
+	dir := testtree.Write(t, t.TempDir(), map[string]string{
 		"manifest.yaml": `kind: code-workspace
 code:
   sources:
@@ -246,7 +232,7 @@ func TestMaterialisedBundleLoadsAsCatalog(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := writeTree(t, t.TempDir(), map[string]string{
+	dir := testtree.Write(t, t.TempDir(), map[string]string{
 		"manifest.yaml":                  "kind: code-workspace\ncode: { sources: [ { local: { path: actions, as: catalog } } ] }\n",
 		"actions/storage-read.ACTION.md": string(action),
 	})

@@ -12,6 +12,7 @@ import (
 	"github.com/gatedhq/gated/internal/bundle"
 	"github.com/gatedhq/gated/internal/bundle/bundletest"
 	"github.com/gatedhq/gated/internal/catalog"
+	"github.com/gatedhq/gated/internal/testtree"
 )
 
 // AIP-26's own "shell + override" example: a tagged github baseline, an
@@ -21,7 +22,7 @@ func TestAIP26OverlayExample(t *testing.T) {
 	shell := srv.Repo("org/shell")
 	sha := shell.Commit(map[string]string{"tool.ts": "shell tool", "package.json": "{}"})
 	shell.Tag("v1.2.3")
-	dir := writeTree(t, t.TempDir(), map[string]string{
+	dir := testtree.Write(t, t.TempDir(), map[string]string{
 		"manifest.yaml": `kind: code-workspace
 code:
   sources:
@@ -40,7 +41,7 @@ code:
 
 func githubManifest(t *testing.T, ref, extra string) string {
 	t.Helper()
-	dir := writeTree(t, t.TempDir(), map[string]string{
+	dir := testtree.Write(t, t.TempDir(), map[string]string{
 		"manifest.yaml": "kind: code-workspace\ncode:\n  sources:\n    - github: { repo: team/rules, ref: " + ref + extra + " }\n",
 	})
 	return filepath.Join(dir, "manifest.yaml")
@@ -137,7 +138,7 @@ func TestLoadProblemsNameOrigins(t *testing.T) {
 	srv := bundletest.NewServer(t)
 	bad := "---\nschema: action/v1\nid: a:b\ndescription: d\nrisk_level: 9\n---\n"
 	sha := srv.Repo("team/actions").Commit(map[string]string{"actions/remote/ACTION.md": strings.Replace(bad, "a:b", "r:s", 1)})
-	dir := writeTree(t, t.TempDir(), map[string]string{
+	dir := testtree.Write(t, t.TempDir(), map[string]string{
 		"manifest.yaml": `kind: code-workspace
 code:
   sources:

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/gatedhq/gated/internal/bundle"
+	"github.com/gatedhq/gated/internal/testtree"
 )
 
 func TestSignatureGatesTheBundle(t *testing.T) {
@@ -20,7 +21,7 @@ func TestSignatureGatesTheBundle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := writeTree(t, t.TempDir(), map[string]string{
+	dir := testtree.Write(t, t.TempDir(), map[string]string{
 		"manifest.yaml": "kind: code-workspace\ncode: { sources: [ { local: rules } ] }\n",
 		"rules/a":       "one",
 	})
@@ -36,10 +37,10 @@ func TestSignatureGatesTheBundle(t *testing.T) {
 	}
 	composeErr(t, m, bundle.Options{PublicKey: otherPub}, "does not verify revision "+b.Revision)
 
-	writeTree(t, dir, map[string]string{"rules/a": "two"})
+	testtree.Write(t, dir, map[string]string{"rules/a": "two"})
 	composeErr(t, m, bundle.Options{PublicKey: pub}, "does not verify")
 
-	writeTree(t, dir, map[string]string{"manifest.yaml.sig": "not base64!"})
+	testtree.Write(t, dir, map[string]string{"manifest.yaml.sig": "not base64!"})
 	composeErr(t, m, bundle.Options{PublicKey: pub}, "does not hold the base64 of an Ed25519 signature")
 }
 

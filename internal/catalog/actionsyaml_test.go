@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/gatedhq/gated/internal/route"
+	"github.com/gatedhq/gated/internal/testtree"
 )
 
 // TestCommandTemplates: RFC-001's template rules are load errors at the
@@ -52,7 +53,7 @@ func TestCommandTemplates(t *testing.T) {
 			t.Parallel()
 			yaml := "actions:\n  - {name: ok, description: d, command: [x], inputSchema: {}}\n" +
 				"  - {name: a, description: d, command: " + tt.command + ", inputSchema: " + tt.input + "}\n"
-			dir := writeTree(t, t.TempDir(), map[string]string{"ACTIONS.yaml": yaml})
+			dir := testtree.Write(t, t.TempDir(), map[string]string{"ACTIONS.yaml": yaml})
 			if tt.code == "" {
 				mustLoad(t, dir)
 				return
@@ -83,7 +84,7 @@ func TestSecretEnvNeverInCatalogView(t *testing.T) {
 			"actions:\n  - {name: fetch, description: d, command: [x, \"{{url}}\"], inputSchema: {properties: {url: {type: string}}}}\n"
 	}
 	document := func(secretDefault string) (Document, []byte) {
-		c := mustLoad(t, writeTree(t, t.TempDir(), map[string]string{"ACTIONS.yaml": actionsYAML(secretDefault)}))
+		c := mustLoad(t, testtree.Write(t, t.TempDir(), map[string]string{"ACTIONS.yaml": actionsYAML(secretDefault)}))
 		d := c.Document(nil, time.Time{})
 		b, err := json.Marshal(d)
 		if err != nil {
@@ -144,7 +145,7 @@ func TestEnvProblemsDoNotQuoteValues(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			ps := loadProblems(t, writeTree(t, t.TempDir(), map[string]string{"ACTIONS.yaml": "env:\n  " + tt.env + "\n" + actions}))
+			ps := loadProblems(t, testtree.Write(t, t.TempDir(), map[string]string{"ACTIONS.yaml": "env:\n  " + tt.env + "\n" + actions}))
 			list := (&LoadError{Problems: ps}).Error()
 			if len(ps) != 1 || ps[0].Field != tt.field || ps[0].Code != tt.code {
 				t.Fatalf("want ACTIONS.yaml: %s: %s; got:\n%s", tt.field, tt.code, list)
@@ -165,7 +166,7 @@ func TestRFC001CrawlerExample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := writeTree(t, t.TempDir(), map[string]string{
+	dir := testtree.Write(t, t.TempDir(), map[string]string{
 		"firecrawl/SKILL.md":     rfcYAMLBlock(t, string(rfc), "### 1. SKILL.md"),
 		"firecrawl/ACTIONS.yaml": rfcYAMLBlock(t, string(rfc), "### 2. ACTIONS.yaml"),
 	})
@@ -234,7 +235,7 @@ func TestRFC001CrawlerExample(t *testing.T) {
 // checked, up to MaxArgumentValues values.
 func TestActionJSONOutputSchema(t *testing.T) {
 	t.Parallel()
-	dir := writeTree(t, t.TempDir(), map[string]string{
+	dir := testtree.Write(t, t.TempDir(), map[string]string{
 		"a/action.json": `{"name": "example_action", "riskTier": "R2", "inputSchema": {}, "outputSchema": {}}`,
 		"b/action.json": `{"name": "count_lines", "riskTier": "R0", "outputSchema": {"type": "object", "required": ["lines"], "properties": {"lines": {"type": "integer"}}}}`,
 	})

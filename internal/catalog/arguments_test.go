@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/gatedhq/gated/internal/route"
+	"github.com/gatedhq/gated/internal/testtree"
 )
 
 // Arguments with more values than MaxArgumentValues are not validated but
@@ -13,7 +14,7 @@ import (
 // 64 KiB body of tiny numbers cost 20 to 130 ms against an ordinary schema.
 func TestValidateArgumentsValueCap(t *testing.T) {
 	t.Parallel()
-	dir := writeTree(t, t.TempDir(), map[string]string{
+	dir := testtree.Write(t, t.TempDir(), map[string]string{
 		"p/action.json": `{"name": "x", "riskTier": "R0", "inputSchema": {"properties": {"n": {"type": "array", "items": {"type": "number", "maximum": 500}}}}}`,
 	})
 	v, _ := mustLoad(t, dir).Lookup("x")
@@ -42,7 +43,7 @@ func TestValidateArgumentsValueCap(t *testing.T) {
 // masks, named as JSON Pointers, through $ref and allOf.
 func TestSensitiveArguments(t *testing.T) {
 	t.Parallel()
-	dir := writeTree(t, t.TempDir(), map[string]string{
+	dir := testtree.Write(t, t.TempDir(), map[string]string{
 		"p/action.json": `{"name": "pay", "riskTier": "R2", "inputSchema": {
 			"$defs": {"card": {"type": "object", "properties": {"number": {"type": "string", "writeOnly": true}, "brand": {"type": "string"}}}},
 			"properties": {

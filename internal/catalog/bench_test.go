@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/gatedhq/gated/internal/route"
+	"github.com/gatedhq/gated/internal/testtree"
 )
 
 // benchFiles is a catalog of n tools spread over actions of every risk
@@ -40,7 +41,7 @@ func BenchmarkLookupFloors(b *testing.B) {
 	for _, n := range []int{10, 10_000} {
 		b.Run(fmt.Sprintf("tools=%d", n), func(b *testing.B) {
 			files, names := benchFiles(n)
-			c := mustLoad(b, writeTree(b, b.TempDir(), files))
+			c := mustLoad(b, testtree.Write(b, b.TempDir(), files))
 			names = names[:10]
 			ev := &route.Event{
 				ToolCategory:      route.Write,
@@ -69,7 +70,7 @@ func BenchmarkLookupFloors(b *testing.B) {
 // resolve) of a 1,000-tool catalog: the cost of a reload.
 func BenchmarkLoad(b *testing.B) {
 	files, _ := benchFiles(1000)
-	dir := writeTree(b, b.TempDir(), files)
+	dir := testtree.Write(b, b.TempDir(), files)
 	for b.Loop() {
 		if _, err := Load([]string{dir}); err != nil {
 			b.Fatal(err)
@@ -82,7 +83,7 @@ func BenchmarkLookup(b *testing.B) {
 	for _, n := range []int{10, 10_000} {
 		b.Run(fmt.Sprintf("tools=%d", n), func(b *testing.B) {
 			files, names := benchFiles(n)
-			c := mustLoad(b, writeTree(b, b.TempDir(), files))
+			c := mustLoad(b, testtree.Write(b, b.TempDir(), files))
 			i := 0
 			for b.Loop() {
 				if _, ok := c.Lookup(names[i%len(names)]); !ok {

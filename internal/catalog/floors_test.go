@@ -8,6 +8,7 @@ import (
 
 	"github.com/gatedhq/gated/internal/redact"
 	"github.com/gatedhq/gated/internal/route"
+	"github.com/gatedhq/gated/internal/testtree"
 )
 
 func TestEffectiveCategory(t *testing.T) {
@@ -162,7 +163,7 @@ func TestArgumentFloor(t *testing.T) {
 // would quote the value: pattern, format, bounds, lengths.
 func TestArgumentErrorsNeverQuoteValues(t *testing.T) {
 	t.Parallel()
-	dir := writeTree(t, t.TempDir(), map[string]string{"p/action.json": `{
+	dir := testtree.Write(t, t.TempDir(), map[string]string{"p/action.json": `{
 		"name": "x", "riskTier": "R0",
 		"inputSchema": {"type": "object", "properties": {
 			"code": {"type": "string", "pattern": "^[0-9]+$"},
@@ -201,7 +202,7 @@ func TestArgumentErrorsNeverQuoteValues(t *testing.T) {
 
 func TestValidateArgumentsBounds(t *testing.T) {
 	t.Parallel()
-	dir := writeTree(t, t.TempDir(), map[string]string{
+	dir := testtree.Write(t, t.TempDir(), map[string]string{
 		"p/action.json": `{"name": "x", "riskTier": "R0", "inputSchema": {"additionalProperties": {"type": "integer"}}}`,
 		"q/action.json": `{"name": "y", "riskTier": "R0"}`,
 	})

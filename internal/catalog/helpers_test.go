@@ -3,26 +3,9 @@ package catalog
 import (
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
-
-// writeTree writes files (slash paths relative to dir) and returns dir.
-func writeTree(t testing.TB, dir string, files map[string]string) string {
-	t.Helper()
-	for name, content := range files {
-		p := filepath.Join(dir, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
-}
 
 func mustLoad(t testing.TB, dirs ...string) *Catalog {
 	t.Helper()

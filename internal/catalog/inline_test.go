@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/gatedhq/gated/internal/route"
+	"github.com/gatedhq/gated/internal/testtree"
 )
 
 // aip39InlineExample is the "Inline" form of AIP-39's composition pattern,
@@ -32,7 +33,7 @@ func aip39InlineExample(t *testing.T) string {
 // the catalog's action index, and its floors are the tool's view.
 func TestAIP39InlineExample(t *testing.T) {
 	t.Parallel()
-	dir := writeTree(t, t.TempDir(), map[string]string{"tools/scratch/TOOL.md": tool("ws.scratch", aip39InlineExample(t))})
+	dir := testtree.Write(t, t.TempDir(), map[string]string{"tools/scratch/TOOL.md": tool("ws.scratch", aip39InlineExample(t))})
 	c := mustLoad(t, dir)
 	v, ok := c.Lookup("ws.scratch")
 	if !ok {
@@ -65,7 +66,7 @@ func TestInlineActionFloors(t *testing.T) {
 	inline := "implements: {inline: {id: notes:write, version: 2.1.0, description: d, risk_level: 1, approval: on-mutate, mutates: ['notes:*'], requires: {secrets: [notes-key]}, fires_events: [write]}}"
 	// The same action, written in another order and with another description.
 	same := "implements: {inline: {fires_events: [write], mutates: ['notes:*'], requires: {secrets: [notes-key]}, approval: on-mutate, risk_level: 1, description: other words, version: 2.1.0, id: notes:write}}"
-	dir := writeTree(t, t.TempDir(), map[string]string{
+	dir := testtree.Write(t, t.TempDir(), map[string]string{
 		"a/TOOL.md": tool("notes.write", inline, "risk_level: 2", "approval: always"),
 		"b/TOOL.md": tool("notes.append", same),
 	})

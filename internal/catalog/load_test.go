@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/gatedhq/gated/internal/route"
+	"github.com/gatedhq/gated/internal/testtree"
 )
 
 const examples = "../../examples/catalog"
@@ -146,13 +147,13 @@ func TestRevisionIsAContentHash(t *testing.T) {
 		"a/ACTION.md": action("x:do", "risk_level: 1"),
 		"t/TOOL.md":   tool("x.do", "implements: x:do"),
 	}
-	a := mustLoad(t, writeTree(t, t.TempDir(), files))
-	b := mustLoad(t, writeTree(t, t.TempDir(), files))
+	a := mustLoad(t, testtree.Write(t, t.TempDir(), files))
+	b := mustLoad(t, testtree.Write(t, t.TempDir(), files))
 	if !strings.HasPrefix(a.Revision(), "sha256:") || a.Revision() != b.Revision() {
 		t.Fatalf("identical content: %s vs %s", a.Revision(), b.Revision())
 	}
 	files["t/TOOL.md"] = tool("x.do", "implements: x:do", "risk_level: 2")
-	c := mustLoad(t, writeTree(t, t.TempDir(), files))
+	c := mustLoad(t, testtree.Write(t, t.TempDir(), files))
 	if c.Revision() == a.Revision() {
 		t.Fatal("changed content kept the revision")
 	}
@@ -173,7 +174,7 @@ func TestDocument(t *testing.T) {
 		t.Fatalf("document JSON %s", b)
 	}
 
-	_, loadErr := Load([]string{writeTree(t, t.TempDir(), map[string]string{"ACTION.md": "no frontmatter"})})
+	_, loadErr := Load([]string{testtree.Write(t, t.TempDir(), map[string]string{"ACTION.md": "no frontmatter"})})
 	at := time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
 	d = c.Document(loadErr, at)
 	if d.LastReloadError == nil || !d.LastReloadError.At.Equal(at) || len(d.LastReloadError.Problems) != 1 ||
@@ -192,7 +193,7 @@ func TestDocument(t *testing.T) {
 func TestConfigMapLayoutLoadsEachFileOnce(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	writeTree(t, dir, map[string]string{
+	testtree.Write(t, dir, map[string]string{
 		"..2026_11_20_v1/tools.TOOL.md":  tool("x.tool"),
 		"..2026_11_20_v1/x.ACTION.md":    action("x:act"),
 		"..2026_11_20_v1/nested/TOOL.md": tool("never.seen"),
@@ -224,8 +225,8 @@ func TestLoadNeedsDirectories(t *testing.T) {
 
 func TestSeveralDirectoriesFormOneCatalog(t *testing.T) {
 	t.Parallel()
-	a := writeTree(t, t.TempDir(), map[string]string{"ACTION.md": action("x:act", "risk_level: 2")})
-	b := writeTree(t, t.TempDir(), map[string]string{"TOOL.md": tool("x.tool", "implements: x:act")})
+	a := testtree.Write(t, t.TempDir(), map[string]string{"ACTION.md": action("x:act", "risk_level: 2")})
+	b := testtree.Write(t, t.TempDir(), map[string]string{"TOOL.md": tool("x.tool", "implements: x:act")})
 	c := mustLoad(t, a, b)
 	v, ok := c.Lookup("x.tool")
 	if !ok || v.RiskLevel != 2 {
@@ -244,7 +245,7 @@ func TestLint(t *testing.T) {
 	}
 
 	out.Reset()
-	bad := writeTree(t, t.TempDir(), map[string]string{
+	bad := testtree.Write(t, t.TempDir(), map[string]string{
 		"a/ACTION.md": action("x:act", "risk_level: 9"),
 		"b/TOOL.md":   "---\nname: [\n---\n",
 	})
@@ -277,7 +278,7 @@ func TestLoadErrorListsEveryProblemOnItsLine(t *testing.T) {
 
 func TestSymlinkedCatalogDirectory(t *testing.T) {
 	t.Parallel()
-	real := writeTree(t, t.TempDir(), map[string]string{"a/ACTION.md": action("x:act"), "t/TOOL.md": tool("x.tool", "implements: x:act")})
+	real := testtree.Write(t, t.TempDir(), map[string]string{"a/ACTION.md": action("x:act"), "t/TOOL.md": tool("x.tool", "implements: x:act")})
 	link := filepath.Join(t.TempDir(), "catalog")
 	if err := os.Symlink(real, link); err != nil {
 		t.Fatal(err)
@@ -289,7 +290,7 @@ func TestSymlinkedCatalogDirectory(t *testing.T) {
 	if c.Revision() != mustLoad(t, real).Revision() {
 		t.Fatal("the symlink and its target gave different revisions")
 	}
-	writeTree(t, real, map[string]string{"b/ACTION.md": "broken"})
+	testtree.Write(t, real, map[string]string{"b/ACTION.md": "broken"})
 	ps := loadProblems(t, link)
 	if want := filepath.Join(link, "b", "ACTION.md"); ps[0].File != want {
 		t.Fatalf("problem names %s, want the path as given %s", ps[0].File, want)
@@ -300,7 +301,7 @@ func TestSymlinkedCatalogDirectory(t *testing.T) {
 // approvals and who may decide them.
 func TestApprovalMetadata(t *testing.T) {
 	t.Parallel()
-	dir := writeTree(t, t.TempDir(), map[string]string{
+	dir := testtree.Write(t, t.TempDir(), map[string]string{
 		"a/TOOL.md": tool("pay.refund", "metadata: {gated: {approval_ttl: 90m, approvers: [operator://carol, group://finance-leads]}}"),
 		"b/TOOL.md": tool("pay.read"),
 	})

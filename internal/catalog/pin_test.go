@@ -1,6 +1,10 @@
 package catalog
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/gatedhq/gated/internal/testtree"
+)
 
 // A pinned implements binds when the action's version is in the range, in
 // each of the ways the AIPs write a pin, and the view carries that version.
@@ -23,7 +27,7 @@ func TestVersionPinsThatHold(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			dir := writeTree(t, t.TempDir(), map[string]string{
+			dir := testtree.Write(t, t.TempDir(), map[string]string{
 				"actions/store/ACTION.md": action("store:write", "version: "+tt.version, "risk_level: 1"),
 				"TOOL.md":                 tool("t.x", tt.implements),
 			})

@@ -1,13 +1,14 @@
 package catalog
 
 import (
+	"github.com/gatedhq/gated/internal/testtree"
 	"slices"
 	"testing"
 )
 
 func TestActionJSONPluginDeclarations(t *testing.T) {
 	t.Parallel()
-	dir := writeTree(t, t.TempDir(), map[string]string{
+	dir := testtree.Write(t, t.TempDir(), map[string]string{
 		"p/action.json": `{"name": "fix", "riskTier": "R2",
 			"inputSchema": {"type": "object", "properties": {
 				"file": {"type": "string", "format": "file-path"},

@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"fmt"
+	"github.com/gatedhq/gated/internal/testtree"
 	"os"
 	"path/filepath"
 	"strings"
@@ -160,7 +161,7 @@ func TestProblems(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			dir := writeTree(t, t.TempDir(), tt.files)
+			dir := testtree.Write(t, t.TempDir(), tt.files)
 			ps := loadProblems(t, dir)
 			want := filepath.Join(dir, filepath.FromSlash(tt.file))
 			for _, p := range ps {
@@ -180,7 +181,7 @@ func TestProblems(t *testing.T) {
 
 func TestEveryProblemIsListed(t *testing.T) {
 	t.Parallel()
-	dir := writeTree(t, t.TempDir(), map[string]string{
+	dir := testtree.Write(t, t.TempDir(), map[string]string{
 		"a/ACTION.md": action("a:b", "risk_level: 2", "mutates: [x:y]", "approval: always"),
 		"b/TOOL.md":   tool("t.one", "implements: a:b", "risk_level: 1", "mutates: []", "approval: auto"),
 		"c/TOOL.md":   tool("t.two", "implements: missing:action"),
@@ -205,12 +206,12 @@ func TestEveryProblemIsListed(t *testing.T) {
 func TestDirectoryProblems(t *testing.T) {
 	t.Parallel()
 	empty := t.TempDir()
-	writeTree(t, empty, map[string]string{"README.md": "not a catalog file"})
+	testtree.Write(t, empty, map[string]string{"README.md": "not a catalog file"})
 	notDir := filepath.Join(t.TempDir(), "file")
 	if err := os.WriteFile(notDir, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	big := writeTree(t, t.TempDir(), map[string]string{"ACTION.md": action("a:b", "tags: ["+strings.Repeat("t,", int(limits.FileBytes/2))+"t]")})
+	big := testtree.Write(t, t.TempDir(), map[string]string{"ACTION.md": action("a:b", "tags: ["+strings.Repeat("t,", int(limits.FileBytes/2))+"t]")})
 	tests := []struct {
 		dir, code string
 	}{
@@ -250,7 +251,7 @@ func TestApprovalNarrowing(t *testing.T) {
 
 func TestNarrowingThatTightensIsAccepted(t *testing.T) {
 	t.Parallel()
-	dir := writeTree(t, t.TempDir(), map[string]string{
+	dir := testtree.Write(t, t.TempDir(), map[string]string{
 		"ACTION.md": action("store:write", "risk_level: 1", `mutates: ["storage:*"]`, "approval: on-mutate",
 			"requires: {network: [api.example]}", "fires_events: [write]"),
 		"TOOL.md": tool("t.x", "implements: store:write", "risk_level: 3", "approval: always",
@@ -283,17 +284,17 @@ func TestSkillName(t *testing.T) {
 		{"---\ndescription: no name\n---\n", "scrape"}, // no name
 	}
 	for _, tt := range tests {
-		c := mustLoad(t, writeTree(t, t.TempDir(), map[string]string{"s/ACTIONS.yaml": yaml, "s/SKILL.md": tt.skill}))
+		c := mustLoad(t, testtree.Write(t, t.TempDir(), map[string]string{"s/ACTIONS.yaml": yaml, "s/SKILL.md": tt.skill}))
 		if v, ok := c.Lookup("scrape"); !ok || v.ToolID != tt.want {
 			t.Errorf("SKILL.md %q: view %+v, want tool id %s", tt.skill, v, tt.want)
 		}
 	}
 	// A SKILL.md elsewhere does not qualify the names.
-	c := mustLoad(t, writeTree(t, t.TempDir(), map[string]string{"s/ACTIONS.yaml": yaml, "SKILL.md": tests[0].skill}))
+	c := mustLoad(t, testtree.Write(t, t.TempDir(), map[string]string{"s/ACTIONS.yaml": yaml, "SKILL.md": tests[0].skill}))
 	if v, _ := c.Lookup("scrape"); v.ToolID != "scrape" {
 		t.Errorf("a SKILL.md in another directory named the action %s", v.ToolID)
 	}
-	ps := loadProblems(t, writeTree(t, t.TempDir(), map[string]string{"s/ACTIONS.yaml": yaml, "s/SKILL.md": "---\nname: [\n---\n"}))
+	ps := loadProblems(t, testtree.Write(t, t.TempDir(), map[string]string{"s/ACTIONS.yaml": yaml, "s/SKILL.md": "---\nname: [\n---\n"}))
 	if len(ps) != 1 || ps[0].Code != "skill_name_unreadable" || ps[0].Field != "/name" {
 		t.Fatalf("unreadable SKILL.md: %v", ps)
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/gatedhq/gated/internal/reload"
 	"github.com/gatedhq/gated/internal/reload/reloadtest"
+	"github.com/gatedhq/gated/internal/testtree"
 )
 
 // actionsYAMLChunks renders version v of an ACTIONS.yaml in three pieces
@@ -79,7 +80,7 @@ func TestInPlaceRewritesNeverPublishAHalfCatalog(t *testing.T) {
 		files[fmt.Sprintf("a/%02d/TOOL.md", i)] = tool(fmt.Sprintf("x.tool%02d", i), fmt.Sprintf("implements: x:act%02d", i))
 	}
 	files["z/ACTIONS.yaml"] = strings.Join(actionsYAMLChunks(0), "")
-	dir := writeTree(t, t.TempDir(), files)
+	dir := testtree.Write(t, t.TempDir(), files)
 	path := filepath.Join(dir, "z", "ACTIONS.yaml")
 
 	var r *reload.Reloader[Catalog]
@@ -212,7 +213,7 @@ func TestConfigMapSwapsReload(t *testing.T) {
 			mount := t.TempDir()
 			version := func(v int) string { return fmt.Sprintf("..2026_01_0%d_00_00_00.%d", v, v) }
 			publish := func(v int) {
-				writeTree(t, filepath.Join(mount, version(v)), map[string]string{
+				testtree.Write(t, filepath.Join(mount, version(v)), map[string]string{
 					"ACTIONS.yaml": fmt.Sprintf("actions:\n  - {name: tool_v%d, description: d, command: x, inputSchema: {type: object}}\n", v),
 				})
 				tmp := filepath.Join(mount, "..data_tmp")

@@ -12,6 +12,7 @@ import (
 	"github.com/gatedhq/gated/internal/reload"
 	"github.com/gatedhq/gated/internal/reload/reloadtest"
 	"github.com/gatedhq/gated/internal/route"
+	"github.com/gatedhq/gated/internal/testtree"
 )
 
 // TestHotReloadUnderConcurrentDecisions runs decisions against the reloaded
@@ -20,7 +21,7 @@ import (
 // last good catalog, and fixing it is picked up.
 func TestHotReloadUnderConcurrentDecisions(t *testing.T) {
 	t.Parallel()
-	dir := writeTree(t, t.TempDir(), map[string]string{
+	dir := testtree.Write(t, t.TempDir(), map[string]string{
 		"actions/ACTION.md": action("x:act", "risk_level: 1"),
 		"tools/TOOL.md":     tool("x.tool", "implements: x:act"),
 	})

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/gatedhq/gated/internal/route"
+	"github.com/gatedhq/gated/internal/testtree"
 )
 
 // ruleTool renders a TOOL.md t.x (alias X) with the given rules, one YAML
@@ -24,7 +25,7 @@ func ruleTool(rules ...string) string {
 // its view.
 func loadRuleView(t *testing.T, rules ...string) *View {
 	t.Helper()
-	c := mustLoad(t, writeTree(t, t.TempDir(), map[string]string{"tools/x/TOOL.md": ruleTool(rules...)}))
+	c := mustLoad(t, testtree.Write(t, t.TempDir(), map[string]string{"tools/x/TOOL.md": ruleTool(rules...)}))
 	v, ok := c.Lookup("X")
 	if !ok {
 		t.Fatal("tool X not loaded")
@@ -234,7 +235,7 @@ func TestRuleLoadProblems(t *testing.T) {
 			if len(tt.rules) == 0 {
 				content = tool("t.x", "metadata: {gated: {rules: {code: x}}}")
 			}
-			dir := writeTree(t, t.TempDir(), map[string]string{"tools/x/TOOL.md": content})
+			dir := testtree.Write(t, t.TempDir(), map[string]string{"tools/x/TOOL.md": content})
 			ps := loadProblems(t, dir)
 			want := filepath.Join(dir, "tools", "x", "TOOL.md")
 			for _, p := range ps {
@@ -260,7 +261,7 @@ func TestRuleLoadProblems(t *testing.T) {
 // Every problem of a rule is reported, not only the first.
 func TestRuleProblemsAreAllListed(t *testing.T) {
 	t.Parallel()
-	dir := writeTree(t, t.TempDir(), map[string]string{"tools/x/TOOL.md": ruleTool(
+	dir := testtree.Write(t, t.TempDir(), map[string]string{"tools/x/TOOL.md": ruleTool(
 		`{code: X, pointer: p, regex: ['(', ')'], route: accept, colour: red}`)})
 	ps := loadProblems(t, dir)
 	got := map[string]string{}
@@ -422,7 +423,7 @@ func TestRulesInViewJSON(t *testing.T) {
 }
 
 func BenchmarkRules(b *testing.B) {
-	dir := writeTree(b, b.TempDir(), map[string]string{"tools/x/TOOL.md": ruleTool(
+	dir := testtree.Write(b, b.TempDir(), map[string]string{"tools/x/TOOL.md": ruleTool(
 		`{code: rm_rf, pointer: /command, regex: ['(^|[;&|(]\s*)rm\s+-[a-zA-Z]*[rR][a-zA-Z]*[fF]', 'curl.*\|\s*sh'], route: refuse}`,
 		`{code: secrets, pointer: /file_path, glob: ['**/.env', '**/.env.*', '**/.ssh/**', '**/*.pem'], route: refuse}`,
 		`{code: hosts, pointer: /url, host: [docs.python.org, '*.github.com'], route: ask, negate: true}`,

@@ -11,6 +11,7 @@ import (
 	"github.com/gatedhq/gated/internal/gate"
 	"github.com/gatedhq/gated/internal/policy"
 	"github.com/gatedhq/gated/internal/route"
+	"github.com/gatedhq/gated/internal/testtree"
 )
 
 // inlineAndPinnedOptions configure a gate over a catalog with AIP-39's own inline
@@ -37,15 +38,7 @@ func inlineAndPinnedOptions(t *testing.T) []gate.Option {
 		"policy/POLICY.md":                "---\nschema: policy/v1\nid: \"@gated-tests/actions\"\ngrants:\n  - principal: \"bot://agent\"\n    actions:\n      - action: my.local-action\n      - action: \"store:write\"\n---\n",
 	}
 	dir := t.TempDir()
-	for name, content := range files {
-		p := filepath.Join(dir, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	testtree.Write(t, dir, files)
 	c, err := catalog.Load([]string{filepath.Join(dir, "catalog")})
 	if err != nil {
 		t.Fatal(err)

@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -22,6 +20,7 @@ import (
 	"github.com/gatedhq/gated/internal/gate"
 	"github.com/gatedhq/gated/internal/pgtest"
 	"github.com/gatedhq/gated/internal/route"
+	"github.com/gatedhq/gated/internal/testtree"
 )
 
 // The catalog of the approval tests: a refund (risk 2: a confirmation
@@ -100,15 +99,7 @@ type approvalsFixture struct {
 func loadCatalog(t *testing.T) *catalog.Catalog {
 	t.Helper()
 	dir := t.TempDir()
-	for name, content := range approvalCatalog {
-		p := filepath.Join(dir, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	testtree.Write(t, dir, approvalCatalog)
 	c, err := catalog.Load([]string{dir})
 	if err != nil {
 		t.Fatal(err)

@@ -1,6 +1,7 @@
 package opfile
 
 import (
+	"github.com/gatedhq/gated/internal/testtree"
 	"os"
 	"path/filepath"
 	"slices"
@@ -9,21 +10,6 @@ import (
 )
 
 var roomy = Limits{FileBytes: 1 << 10, Files: 100, TotalBytes: 1 << 20, Depth: 4}
-
-// write writes files (slash paths relative to dir) and returns dir.
-func write(t *testing.T, dir string, files map[string]string) string {
-	t.Helper()
-	for name, content := range files {
-		p := filepath.Join(dir, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
-}
 
 func symlink(t *testing.T, target, link string) {
 	t.Helper()
@@ -54,7 +40,7 @@ func walk(t *testing.T, lim Limits, dir string) (rels, codes []string) {
 
 func TestWalkReadsMatchingFilesInOrder(t *testing.T) {
 	t.Parallel()
-	dir := write(t, t.TempDir(), map[string]string{"b/x.md": "b", "a.md": "a", "a/z.md": "z", "notes.txt": "no"})
+	dir := testtree.Write(t, t.TempDir(), map[string]string{"b/x.md": "b", "a.md": "a", "a/z.md": "z", "notes.txt": "no"})
 	w := Walker{Limits: roomy, Match: isMD}
 	files, ps, err := w.Walk(dir)
 	if err != nil || len(ps) != 0 {
@@ -79,10 +65,10 @@ func TestWalkReadsMatchingFilesInOrder(t *testing.T) {
 func TestWalkSymlinkPolicy(t *testing.T) {
 	t.Parallel()
 	mount := t.TempDir()
-	write(t, mount, map[string]string{"..2026_11_20_v1/a.md": "a", "..2026_11_20_v1/sub/b.md": "b"})
+	testtree.Write(t, mount, map[string]string{"..2026_11_20_v1/a.md": "a", "..2026_11_20_v1/sub/b.md": "b"})
 	symlink(t, "..2026_11_20_v1", filepath.Join(mount, "..data"))
 	symlink(t, filepath.Join("..data", "a.md"), filepath.Join(mount, "a.md"))
-	outside := write(t, t.TempDir(), map[string]string{"secret.md": "s"})
+	outside := testtree.Write(t, t.TempDir(), map[string]string{"secret.md": "s"})
 	symlink(t, outside, filepath.Join(mount, "elsewhere"))
 
 	if rels, codes := walk(t, roomy, mount); !slices.Equal(rels, []string{"a.md"}) || codes != nil {
@@ -119,7 +105,7 @@ func TestWalkDirectoryProblems(t *testing.T) {
 // name matches); without it, a file root is refused as before.
 func TestWalkFile(t *testing.T) {
 	t.Parallel()
-	dir := write(t, t.TempDir(), map[string]string{"a.md": "a", "b.txt": "b"})
+	dir := testtree.Write(t, t.TempDir(), map[string]string{"a.md": "a", "b.txt": "b"})
 	w := Walker{Limits: roomy, Match: isMD, File: true}
 	files, ps, err := w.Walk(filepath.Join(dir, "a.md"))
 	if err != nil || len(ps) != 0 || len(files) != 1 || string(files[0].Data) != "a" || files[0].Path != filepath.Join(dir, "a.md") {
@@ -133,7 +119,7 @@ func TestWalkFile(t *testing.T) {
 func TestWalkLimits(t *testing.T) {
 	t.Parallel()
 	t.Run("file too large", func(t *testing.T) {
-		dir := write(t, t.TempDir(), map[string]string{"big.md": strings.Repeat("x", 1025), "ok.md": "x"})
+		dir := testtree.Write(t, t.TempDir(), map[string]string{"big.md": strings.Repeat("x", 1025), "ok.md": "x"})
 		if rels, codes := walk(t, roomy, dir); !slices.Equal(rels, []string{"ok.md"}) || !slices.Equal(codes, []string{"file_too_large"}) {
 			t.Fatalf("read %v, problems %v", rels, codes)
 		}
@@ -153,8 +139,8 @@ func TestWalkLimits(t *testing.T) {
 		}
 	})
 	t.Run("too many files, over several directories", func(t *testing.T) {
-		a := write(t, t.TempDir(), map[string]string{"1.md": "", "2.md": ""})
-		b := write(t, t.TempDir(), map[string]string{"3.md": "", "4.md": ""})
+		a := testtree.Write(t, t.TempDir(), map[string]string{"1.md": "", "2.md": ""})
+		b := testtree.Write(t, t.TempDir(), map[string]string{"3.md": "", "4.md": ""})
 		w := Walker{Limits: Limits{FileBytes: 10, Files: 3, TotalBytes: 100, Depth: 4}, Match: isMD}
 		fa, pa, _ := w.Walk(a)
 		fb, pb, _ := w.Walk(b)
@@ -163,14 +149,14 @@ func TestWalkLimits(t *testing.T) {
 		}
 	})
 	t.Run("too many bytes", func(t *testing.T) {
-		dir := write(t, t.TempDir(), map[string]string{"1.md": "12345", "2.md": "67890", "3.md": "x"})
+		dir := testtree.Write(t, t.TempDir(), map[string]string{"1.md": "12345", "2.md": "67890", "3.md": "x"})
 		lim := Limits{FileBytes: 10, Files: 10, TotalBytes: 8, Depth: 4}
 		if rels, codes := walk(t, lim, dir); !slices.Equal(rels, []string{"1.md"}) || !slices.Equal(codes, []string{"too_many_bytes"}) {
 			t.Fatalf("read %v, problems %v", rels, codes)
 		}
 	})
 	t.Run("too deep", func(t *testing.T) {
-		dir := write(t, t.TempDir(), map[string]string{"1/2/ok.md": "", "1/2/3/deep.md": "", "1/2/3/4/deeper.md": ""})
+		dir := testtree.Write(t, t.TempDir(), map[string]string{"1/2/ok.md": "", "1/2/3/deep.md": "", "1/2/3/4/deeper.md": ""})
 		lim := Limits{FileBytes: 10, Files: 10, TotalBytes: 100, Depth: 2}
 		w := Walker{Limits: lim, Match: isMD}
 		files, ps, _ := w.Walk(dir)

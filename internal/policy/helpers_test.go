@@ -6,12 +6,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gatedhq/gated/internal/policy/internal/testdir"
 	"github.com/gatedhq/gated/internal/route"
+	"github.com/gatedhq/gated/internal/testtree"
 )
 
 // writeDir writes files (relative path -> content) into a fresh directory.
-func writeDir(t testing.TB, files map[string]string) string { return testdir.Write(t, files) }
+func writeDir(t testing.TB, files map[string]string) string {
+	return testtree.Write(t, t.TempDir(), files)
+}
 
 // mustLoad loads files as one policy directory and fails the test on error.
 //

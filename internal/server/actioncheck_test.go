@@ -19,6 +19,7 @@ import (
 	"github.com/gatedhq/gated/internal/gate"
 	"github.com/gatedhq/gated/internal/metrics"
 	"github.com/gatedhq/gated/internal/server"
+	"github.com/gatedhq/gated/internal/testtree"
 )
 
 // The plugin actions the Action API tests decide against: the spec's own
@@ -72,15 +73,7 @@ const confirmed = `{"authorization_state": "confirmed", "risk_domain": "devops",
 func actionServer(t *testing.T) (*fixture, audit.Store) {
 	t.Helper()
 	dir := t.TempDir()
-	for name, body := range actionCatalog {
-		p := filepath.Join(dir, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	testtree.Write(t, dir, actionCatalog)
 	cat, err := catalog.Load([]string{dir})
 	if err != nil {
 		t.Fatal(err)
@@ -107,28 +100,6 @@ func (f *fixture) plan(body string) *response {
 	f.t.Helper()
 	return f.do(request{method: http.MethodPost, target: "/v1/action-check", body: strings.NewReader(body),
 		header: map[string]string{"Authorization": "Bearer " + runtimeSecret}})
-}
-
-// planWith is body with top-level fields replaced (raw JSON) or, for "",
-// removed.
-func planWith(t *testing.T, body string, fields map[string]string) string {
-	t.Helper()
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal([]byte(body), &m); err != nil {
-		t.Fatal(err)
-	}
-	for k, v := range fields {
-		if v == "" {
-			delete(m, k)
-		} else {
-			m[k] = json.RawMessage(v)
-		}
-	}
-	b, err := json.Marshal(m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
 }
 
 func blockersOf(r *response) []string {
@@ -160,57 +131,57 @@ func TestActionCheckPlans(t *testing.T) {
 	}{
 		// The spec's example as sent: no authority, so a human must look.
 		{"spec example", specPlan, "queued", "defer", "R1", nil, false},
-		{"spec example with authority", planWith(t, specPlan, map[string]string{"gated": confirmed}), "approved", "accept", "R1", nil, true},
-		{"R2 write with everything", planWith(t, writePlan, map[string]string{"gated": confirmed}), "approved", "accept", "R2", nil, true},
+		{"spec example with authority", jsonWith(t, specPlan, map[string]string{"gated": confirmed}), "approved", "accept", "R1", nil, true},
+		{"R2 write with everything", jsonWith(t, writePlan, map[string]string{"gated": confirmed}), "approved", "accept", "R2", nil, true},
 
 		// riskTier: R4, missing or unknown never runs; R3 asks at least.
-		{"R4", planWith(t, specPlan, map[string]string{"gated": confirmed, "riskTier": `"R4"`}), "rejected", "refuse", "R4", []string{"plan_risk_tier_never_auto"}, false},
-		{"missing tier", planWith(t, specPlan, map[string]string{"gated": confirmed, "riskTier": ""}), "rejected", "refuse", "R4", []string{"plan_risk_tier_never_auto"}, false},
-		{"null tier", planWith(t, specPlan, map[string]string{"gated": confirmed, "riskTier": "null"}), "rejected", "refuse", "R4", []string{"plan_risk_tier_never_auto"}, false},
-		{"unknown tier", planWith(t, specPlan, map[string]string{"gated": confirmed, "riskTier": `"r1"`}), "rejected", "refuse", "R4", []string{"plan_risk_tier_never_auto"}, false},
+		{"R4", jsonWith(t, specPlan, map[string]string{"gated": confirmed, "riskTier": `"R4"`}), "rejected", "refuse", "R4", []string{"plan_risk_tier_never_auto"}, false},
+		{"missing tier", jsonWith(t, specPlan, map[string]string{"gated": confirmed, "riskTier": ""}), "rejected", "refuse", "R4", []string{"plan_risk_tier_never_auto"}, false},
+		{"null tier", jsonWith(t, specPlan, map[string]string{"gated": confirmed, "riskTier": "null"}), "rejected", "refuse", "R4", []string{"plan_risk_tier_never_auto"}, false},
+		{"unknown tier", jsonWith(t, specPlan, map[string]string{"gated": confirmed, "riskTier": `"r1"`}), "rejected", "refuse", "R4", []string{"plan_risk_tier_never_auto"}, false},
 		// confirmed carries the caller's own verified approval ref: it does not lift R3.
-		{"R3", planWith(t, specPlan, map[string]string{"gated": confirmed, "riskTier": `"R3"`, "rollbackPlan": `"revert"`,
+		{"R3", jsonWith(t, specPlan, map[string]string{"gated": confirmed, "riskTier": `"R3"`, "rollbackPlan": `"revert"`,
 			"verification": `{"required": true}`}), "queued", "ask", "R3", []string{"plan_risk_tier_requires_approval"}, true},
 		// The catalog's tier is a floor: scale_cluster is R3 whatever the plan says.
-		{"catalog floor", planWith(t, specPlan, map[string]string{"gated": confirmed, "actionType": `"scale_cluster"`, "riskTier": `"R0"`,
+		{"catalog floor", jsonWith(t, specPlan, map[string]string{"gated": confirmed, "actionType": `"scale_cluster"`, "riskTier": `"R0"`,
 			"rollbackPlan": `"revert"`}), "queued", "ask", "R3", []string{"plan_risk_tier_requires_approval"}, false},
 
 		// An uncatalogued action defers (--unknown-tools) and allows no command.
-		{"uncatalogued", planWith(t, specPlan, map[string]string{"gated": confirmed, "actionType": `"nope"`,
+		{"uncatalogued", jsonWith(t, specPlan, map[string]string{"gated": confirmed, "actionType": `"nope"`,
 			"verification": `{"required": true, "commands": ["ls"]}`}), "rejected", "refuse", "R1",
 			[]string{"unknown_tool_category", "tool_not_in_catalog", "plan_verification_command_not_allowed"}, true},
 
 		// R2 write-like needs a rollbackPlan and verification.required true.
-		{"R2 null rollback", planWith(t, writePlan, map[string]string{"gated": confirmed, "rollbackPlan": "null"}), "rejected", "refuse", "R2", []string{"plan_rollback_required"}, true},
-		{"R2 empty rollback", planWith(t, writePlan, map[string]string{"gated": confirmed, "rollbackPlan": "{}"}), "rejected", "refuse", "R2", []string{"plan_rollback_required"}, true},
-		{"R2 verification off", planWith(t, writePlan, map[string]string{"gated": confirmed, "verification": `{"required": false, "commands": []}`}), "rejected", "refuse", "R2", []string{"plan_verification_required"}, true},
-		{"R2 no verification", planWith(t, writePlan, map[string]string{"gated": confirmed, "verification": ""}), "rejected", "refuse", "R2", []string{"plan_verification_required"}, true},
+		{"R2 null rollback", jsonWith(t, writePlan, map[string]string{"gated": confirmed, "rollbackPlan": "null"}), "rejected", "refuse", "R2", []string{"plan_rollback_required"}, true},
+		{"R2 empty rollback", jsonWith(t, writePlan, map[string]string{"gated": confirmed, "rollbackPlan": "{}"}), "rejected", "refuse", "R2", []string{"plan_rollback_required"}, true},
+		{"R2 verification off", jsonWith(t, writePlan, map[string]string{"gated": confirmed, "verification": `{"required": false, "commands": []}`}), "rejected", "refuse", "R2", []string{"plan_verification_required"}, true},
+		{"R2 no verification", jsonWith(t, writePlan, map[string]string{"gated": confirmed, "verification": ""}), "rejected", "refuse", "R2", []string{"plan_verification_required"}, true},
 		// A plan may not lower the tier below the catalog's R2.
-		{"R2 declared R1", planWith(t, writePlan, map[string]string{"gated": confirmed, "riskTier": `"R1"`, "rollbackPlan": ""}), "rejected", "refuse", "R2", []string{"plan_rollback_required"}, true},
+		{"R2 declared R1", jsonWith(t, writePlan, map[string]string{"gated": confirmed, "riskTier": `"R1"`, "rollbackPlan": ""}), "rejected", "refuse", "R2", []string{"plan_rollback_required"}, true},
 
 		// inputSchema and the command allowlist.
-		{"input fails the schema", planWith(t, writePlan, map[string]string{"gated": confirmed, "input": `{"file": 7}`}), "rejected", "refuse", "R2", []string{"arguments_invalid"}, true},
-		{"command not allowed", planWith(t, writePlan, map[string]string{"gated": confirmed,
+		{"input fails the schema", jsonWith(t, writePlan, map[string]string{"gated": confirmed, "input": `{"file": 7}`}), "rejected", "refuse", "R2", []string{"arguments_invalid"}, true},
+		{"command not allowed", jsonWith(t, writePlan, map[string]string{"gated": confirmed,
 			"verification": `{"required": true, "commands": ["node --check src/file.js", "rm -rf /"]}`}), "rejected", "refuse", "R2", []string{"plan_verification_command_not_allowed"}, true},
-		{"command with an extra argument", planWith(t, writePlan, map[string]string{"gated": confirmed,
+		{"command with an extra argument", jsonWith(t, writePlan, map[string]string{"gated": confirmed,
 			"verification": `{"required": true, "commands": ["node --check src/file.js --eval=x"]}`}), "rejected", "refuse", "R2", []string{"plan_verification_command_not_allowed"}, true},
-		{"command spacing does not matter", planWith(t, writePlan, map[string]string{"gated": confirmed,
+		{"command spacing does not matter", jsonWith(t, writePlan, map[string]string{"gated": confirmed,
 			"verification": `{"required": true, "commands": ["node   --check\tsrc/file.js"]}`}), "approved", "accept", "R2", nil, true},
-		{"no command of an uncatalogued kind", planWith(t, specPlan, map[string]string{"gated": confirmed,
+		{"no command of an uncatalogued kind", jsonWith(t, specPlan, map[string]string{"gated": confirmed,
 			"verification": `{"required": true, "commands": ["kubectl logs api"]}`}), "rejected", "refuse", "R1", []string{"plan_verification_command_not_allowed"}, true},
 
 		// Scope paths.
-		{"file in allowedDirs", planWith(t, writePlan, map[string]string{"gated": confirmed, "input": `{"file": "./lib/x/../a.js"}`}), "approved", "accept", "R2", nil, true},
-		{"forbidden file wins", planWith(t, writePlan, map[string]string{"gated": confirmed, "input": `{"file": "lib/./secret.js"}`}), "rejected", "refuse", "R2", []string{"plan_path_forbidden"}, true},
-		{"dot-dot escape", planWith(t, writePlan, map[string]string{"gated": confirmed, "input": `{"file": "lib/../../etc/passwd"}`}), "rejected", "refuse", "R2", []string{"plan_path_outside_workspace"}, true},
-		{"dot-dot out of a dir", planWith(t, writePlan, map[string]string{"gated": confirmed, "input": `{"file": "lib/../src/other.js"}`}), "rejected", "refuse", "R2", []string{"plan_path_out_of_scope"}, true},
-		{"absolute path", planWith(t, writePlan, map[string]string{"gated": confirmed, "input": `{"file": "/src/file.js"}`}), "rejected", "refuse", "R2", []string{"plan_path_outside_workspace"}, true},
-		{"prefix is not a dir", planWith(t, writePlan, map[string]string{"gated": confirmed, "input": `{"file": "library/a.js"}`}), "rejected", "refuse", "R2", []string{"plan_path_out_of_scope"}, true},
-		{"backslash", planWith(t, writePlan, map[string]string{"gated": confirmed, "input": `{"file": "lib\\..\\..\\x"}`}), "rejected", "refuse", "R2", []string{"plan_path_invalid"}, true},
-		{"list of files", planWith(t, writePlan, map[string]string{"gated": confirmed, "input": `{"file": "src/file.js", "also": ["lib/a.js", "docs/x.md"]}`}), "rejected", "refuse", "R2", []string{"plan_path_out_of_scope"}, true},
-		{"no scope", planWith(t, writePlan, map[string]string{"gated": confirmed, "scope": ""}), "rejected", "refuse", "R2", []string{"plan_path_out_of_scope"}, true},
-		{"escaping scope entry", planWith(t, writePlan, map[string]string{"gated": confirmed, "scope": `{"allowedDirs": ["../"]}`}), "rejected", "refuse", "R2", []string{"plan_scope_invalid"}, true},
-		{"workspace root", planWith(t, writePlan, map[string]string{"gated": confirmed, "scope": `{"allowedDirs": ["."]}`}), "approved", "accept", "R2", nil, true},
+		{"file in allowedDirs", jsonWith(t, writePlan, map[string]string{"gated": confirmed, "input": `{"file": "./lib/x/../a.js"}`}), "approved", "accept", "R2", nil, true},
+		{"forbidden file wins", jsonWith(t, writePlan, map[string]string{"gated": confirmed, "input": `{"file": "lib/./secret.js"}`}), "rejected", "refuse", "R2", []string{"plan_path_forbidden"}, true},
+		{"dot-dot escape", jsonWith(t, writePlan, map[string]string{"gated": confirmed, "input": `{"file": "lib/../../etc/passwd"}`}), "rejected", "refuse", "R2", []string{"plan_path_outside_workspace"}, true},
+		{"dot-dot out of a dir", jsonWith(t, writePlan, map[string]string{"gated": confirmed, "input": `{"file": "lib/../src/other.js"}`}), "rejected", "refuse", "R2", []string{"plan_path_out_of_scope"}, true},
+		{"absolute path", jsonWith(t, writePlan, map[string]string{"gated": confirmed, "input": `{"file": "/src/file.js"}`}), "rejected", "refuse", "R2", []string{"plan_path_outside_workspace"}, true},
+		{"prefix is not a dir", jsonWith(t, writePlan, map[string]string{"gated": confirmed, "input": `{"file": "library/a.js"}`}), "rejected", "refuse", "R2", []string{"plan_path_out_of_scope"}, true},
+		{"backslash", jsonWith(t, writePlan, map[string]string{"gated": confirmed, "input": `{"file": "lib\\..\\..\\x"}`}), "rejected", "refuse", "R2", []string{"plan_path_invalid"}, true},
+		{"list of files", jsonWith(t, writePlan, map[string]string{"gated": confirmed, "input": `{"file": "src/file.js", "also": ["lib/a.js", "docs/x.md"]}`}), "rejected", "refuse", "R2", []string{"plan_path_out_of_scope"}, true},
+		{"no scope", jsonWith(t, writePlan, map[string]string{"gated": confirmed, "scope": ""}), "rejected", "refuse", "R2", []string{"plan_path_out_of_scope"}, true},
+		{"escaping scope entry", jsonWith(t, writePlan, map[string]string{"gated": confirmed, "scope": `{"allowedDirs": ["../"]}`}), "rejected", "refuse", "R2", []string{"plan_scope_invalid"}, true},
+		{"workspace root", jsonWith(t, writePlan, map[string]string{"gated": confirmed, "scope": `{"allowedDirs": ["."]}`}), "approved", "accept", "R2", nil, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -248,7 +219,7 @@ func TestActionCheckPlans(t *testing.T) {
 func TestActionCheckRecordAndMetrics(t *testing.T) {
 	t.Parallel()
 	f, store := actionServer(t)
-	r := f.plan(planWith(t, writePlan, map[string]string{"gated": confirmed, "input": `{"file": "lib/../../etc/passwd"}`}))
+	r := f.plan(jsonWith(t, writePlan, map[string]string{"gated": confirmed, "input": `{"file": "lib/../../etc/passwd"}`}))
 	rec, err := store.Get(context.Background(), r.str("decisionId"))
 	if err != nil {
 		t.Fatal(err)
@@ -282,15 +253,15 @@ func TestActionCheckBadInput(t *testing.T) {
 		status     int
 		msg        string
 	}{
-		{"unknown field", planWith(t, specPlan, map[string]string{"colour": `"red"`}), 400, `unknown field "colour"`},
-		{"unknown nested field", planWith(t, specPlan, map[string]string{"scope": `{"allowedPaths": []}`}), 400, `unknown field "allowedPaths"`},
-		{"no actionType", planWith(t, specPlan, map[string]string{"actionType": ""}), 400, "actionType is required"},
-		{"empty actionType", planWith(t, specPlan, map[string]string{"actionType": `" "`}), 400, "actionType is required"},
-		{"no input", planWith(t, specPlan, map[string]string{"input": ""}), 400, "input is required"},
-		{"input not an object", planWith(t, specPlan, map[string]string{"input": `[1]`}), 400, "input must not be a JSON array"},
-		{"tier of the wrong type", planWith(t, specPlan, map[string]string{"riskTier": `4`}), 400, "riskTier must not be a JSON number"},
-		{"confidence out of range", planWith(t, specPlan, map[string]string{"confidence": `1.5`}), 400, "confidence must be a number from 0 to 1"},
-		{"commands of the wrong type", planWith(t, specPlan, map[string]string{"verification": `{"commands": "ls"}`}), 400, "verification.commands must not be a JSON string"},
+		{"unknown field", jsonWith(t, specPlan, map[string]string{"colour": `"red"`}), 400, `unknown field "colour"`},
+		{"unknown nested field", jsonWith(t, specPlan, map[string]string{"scope": `{"allowedPaths": []}`}), 400, `unknown field "allowedPaths"`},
+		{"no actionType", jsonWith(t, specPlan, map[string]string{"actionType": ""}), 400, "actionType is required"},
+		{"empty actionType", jsonWith(t, specPlan, map[string]string{"actionType": `" "`}), 400, "actionType is required"},
+		{"no input", jsonWith(t, specPlan, map[string]string{"input": ""}), 400, "input is required"},
+		{"input not an object", jsonWith(t, specPlan, map[string]string{"input": `[1]`}), 400, "input must not be a JSON array"},
+		{"tier of the wrong type", jsonWith(t, specPlan, map[string]string{"riskTier": `4`}), 400, "riskTier must not be a JSON number"},
+		{"confidence out of range", jsonWith(t, specPlan, map[string]string{"confidence": `1.5`}), 400, "confidence must be a number from 0 to 1"},
+		{"commands of the wrong type", jsonWith(t, specPlan, map[string]string{"verification": `{"commands": "ls"}`}), 400, "verification.commands must not be a JSON string"},
 		{"array body", `[]`, 400, "must be a JSON object"},
 		{"malformed", `{"actionType":`, 400, "malformed JSON"},
 		{"too deep", `{"actionType": "x", "input": ` + strings.Repeat(`{"a":`, 100) + `1` + strings.Repeat(`}`, 100) + `}`, 400, "nesting exceeds"},

@@ -231,8 +231,15 @@ const validEvent = `{"tool_name":"get_weather","tool_category":"public_read","au
 // an empty value, removed.
 func eventWith(t testing.TB, fields map[string]string) string {
 	t.Helper()
+	return jsonWith(t, validEvent, fields)
+}
+
+// jsonWith is the JSON object body with top-level fields replaced (raw
+// JSON values) or, for an empty value, removed.
+func jsonWith(t testing.TB, body string, fields map[string]string) string {
+	t.Helper()
 	var m map[string]json.RawMessage
-	if err := json.Unmarshal([]byte(validEvent), &m); err != nil {
+	if err := json.Unmarshal([]byte(body), &m); err != nil {
 		t.Fatal(err)
 	}
 	for k, v := range fields {
@@ -244,7 +251,7 @@ func eventWith(t testing.TB, fields map[string]string) string {
 	}
 	b, err := json.Marshal(m)
 	if err != nil {
-		t.Fatalf("eventWith: %v", err)
+		t.Fatalf("jsonWith: %v", err)
 	}
 	return string(b)
 }

@@ -334,7 +334,7 @@ func TestOutcomeSpecResultEnvelope(t *testing.T) {
 	runtime := map[string]string{"Authorization": "Bearer " + runtimeSecret}
 	planned := func() string {
 		t.Helper()
-		res := f.plan(planWith(t, specPlan, map[string]string{"gated": confirmed}))
+		res := f.plan(jsonWith(t, specPlan, map[string]string{"gated": confirmed}))
 		if res.str("route") != "accept" {
 			t.Fatalf("the spec's plan was not accepted: %.300s", res.raw)
 		}
@@ -343,15 +343,15 @@ func TestOutcomeSpecResultEnvelope(t *testing.T) {
 
 	id := planned()
 	for _, c := range []struct{ name, body, code string }{
-		{"unknown tier", planWith(t, specResult, map[string]string{"riskTier": `"R9"`}), "bad_request"},
-		{"empty actionType", planWith(t, specResult, map[string]string{"actionType": `""`}), "bad_request"},
-		{"unknown field", planWith(t, specResult, map[string]string{"colour": `"red"`}), "bad_request"},
+		{"unknown tier", jsonWith(t, specResult, map[string]string{"riskTier": `"R9"`}), "bad_request"},
+		{"empty actionType", jsonWith(t, specResult, map[string]string{"actionType": `""`}), "bad_request"},
+		{"unknown field", jsonWith(t, specResult, map[string]string{"colour": `"red"`}), "bad_request"},
 	} {
 		if res := f.outcome(id, c.body, runtime); res.status != http.StatusBadRequest || res.str("code") != c.code {
 			t.Errorf("%s: %d %.200s, want 400 %s", c.name, res.status, res.raw, c.code)
 		}
 	}
-	other := planWith(t, specResult, map[string]string{"actionType": `"example_action"`})
+	other := jsonWith(t, specResult, map[string]string{"actionType": `"example_action"`})
 	if res := f.outcome(id, other, map[string]string{"Authorization": "Bearer " + otherSecret}); res.status != http.StatusForbidden {
 		t.Errorf("another token's mismatched actionType: %d %.200s, want 403 (the tool is not theirs to learn)", res.status, res.raw)
 	}
@@ -370,7 +370,7 @@ func TestOutcomeSpecResultEnvelope(t *testing.T) {
 
 	// Feedback and checks are free text: accepted, never stored.
 	id = planned()
-	withText := planWith(t, specResult, map[string]string{"feedback": `{"note":"` + outputCanary + `"}`,
+	withText := jsonWith(t, specResult, map[string]string{"feedback": `{"note":"` + outputCanary + `"}`,
 		"verification": `{"ok":false,"checks":["` + outputCanary + `"]}`, "status": `"failed"`})
 	if res := f.outcome(id, withText, runtime); res.status != http.StatusCreated || strings.Contains(string(res.raw), outputCanary) {
 		t.Fatalf("feedback: %d %.400s", res.status, res.raw)

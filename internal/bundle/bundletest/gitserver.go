@@ -4,6 +4,7 @@
 package bundletest
 
 import (
+	"github.com/gatedhq/gated/internal/testtree"
 	"net/http/cgi"
 	"net/http/httptest"
 	"os"
@@ -56,15 +57,7 @@ func (s *Server) Repo(name string) *Repo {
 // branch and returns the commit's SHA.
 func (r *Repo) Commit(files map[string]string) string {
 	r.t.Helper()
-	for name, content := range files {
-		p := filepath.Join(r.dir, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			r.t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			r.t.Fatal(err)
-		}
-	}
+	testtree.Write(r.t, r.dir, files)
 	r.git("add", "-A")
 	r.git("commit", "-q", "--allow-empty", "-m", "test commit")
 	return r.git("rev-parse", "HEAD")

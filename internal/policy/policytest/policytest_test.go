@@ -7,10 +7,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gatedhq/gated/internal/policy/internal/testdir"
+	"github.com/gatedhq/gated/internal/testtree"
 )
 
-func writeFiles(t *testing.T, files map[string]string) string { return testdir.Write(t, files) }
+func writeFiles(t *testing.T, files map[string]string) string {
+	return testtree.Write(t, t.TempDir(), files)
+}
 
 // echo "decides" whatever the event's `want` field says, so the runner's
 // counting and printing can be checked without any policy semantics.
