@@ -1,6 +1,7 @@
 package console
 
 import (
+	"context"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
@@ -282,10 +283,12 @@ func (f *failures) check(key string, ok bool, now time.Time) (time.Duration, boo
 	if f == nil {
 		return 0, false
 	}
+	// A Keyed limiter counts in this process and never fails.
+	var res limit.Result
 	if ok {
-		limited, wait := f.keys.Blocked(now, key)
-		return wait, limited
+		res, _ = f.keys.Peek(context.Background(), now, f.rate, key)
+	} else {
+		res, _ = f.keys.Allow(context.Background(), now, f.rate, key)
 	}
-	allowed, wait, _ := f.keys.Allow(now, f.rate, key)
-	return wait, !allowed
+	return res.Wait, !res.OK
 }

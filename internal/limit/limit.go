@@ -1,10 +1,13 @@
-// Package limit is gated's one token-bucket limiter: a golang.org/x/time/rate
-// Limiter per key, with idle buckets forgotten and, optionally, a cap on how
-// many keys it tracks. Every method takes the time explicitly, so callers and
-// tests drive it on their own clock.
+// Package limit is gated's one token-bucket limiter. Limiter is what callers
+// use; Keyed counts in this process (a golang.org/x/time/rate Limiter per
+// key, with idle buckets forgotten and, optionally, a cap on how many keys
+// it tracks), and internal/limit/redis counts in a Redis every replica
+// shares. Every method takes the time explicitly, so callers and tests
+// drive Keyed on their own clock.
 package limit
 
 import (
+	"context"
 	"sync"
 	"time"
 
@@ -20,6 +23,37 @@ type Rate struct {
 	Burst int
 	Idle  time.Duration
 }
+
+// Limiter counts token buckets by key.
+type Limiter interface {
+	// Allow spends one token from the bucket of every key (created with r
+	// when new), or from none when one of them is empty.
+	Allow(ctx context.Context, now time.Time, r Rate, keys ...string) (Result, error)
+	// Peek reports, without spending, whether key holds a token. A key
+	// never seen holds one.
+	Peek(ctx context.Context, now time.Time, r Rate, key string) (Result, error)
+}
+
+// Result is a Limiter's answer. An error instead means the count could not
+// be reached at all; what to do then is the caller's (fail closed).
+type Result struct {
+	// OK: the token was spent (Allow) or is there (Peek).
+	OK bool
+	// Wait, when not OK, is how long until every key holds a token again.
+	Wait time.Duration
+	// Full, when not OK, says the refusal came from the key cap: a new
+	// bucket was needed and MaxKeys are held already (Wait is then zero).
+	Full bool
+}
+
+// Backend makes the Limiter of one namespace. Each use of limits (request
+// rates, failed authentications, POLICY.md limits) takes its own namespace,
+// so equal keys of different uses never share a bucket.
+type Backend func(namespace string, cfg Config) Limiter
+
+// Local is the Backend counting in this process only: a Keyed per
+// namespace, so N replicas allow up to N times a limit.
+func Local(_ string, cfg Config) Limiter { return New(cfg) }
 
 // Config sets a Keyed limiter's housekeeping.
 type Config struct {
@@ -52,11 +86,13 @@ func New(cfg Config) *Keyed {
 }
 
 // Allow spends one token at now from the bucket of every key (created with
-// r when new), or from none when one of them is empty. When refused, wait
-// is how long until every one of them holds a token again, and full says
-// the refusal came from the key cap: a new bucket was needed and MaxKeys
-// are held already (wait is then zero).
-func (k *Keyed) Allow(now time.Time, r Rate, keys ...string) (ok bool, wait time.Duration, full bool) {
+// r when new), or from none when one of them is empty. It never fails.
+func (k *Keyed) Allow(_ context.Context, now time.Time, r Rate, keys ...string) (Result, error) {
+	ok, wait, full := k.allow(now, r, keys...)
+	return Result{OK: ok, Wait: wait, Full: full}, nil
+}
+
+func (k *Keyed) allow(now time.Time, r Rate, keys ...string) (ok bool, wait time.Duration, full bool) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	k.sweep(now)
@@ -93,20 +129,17 @@ func (k *Keyed) Allow(now time.Time, r Rate, keys ...string) (ok bool, wait time
 	return true, 0, false
 }
 
-// Blocked reports, without spending, whether key must wait before its next
-// token, and how long. A key never seen has nothing to wait for and gets no
-// bucket; looking does not count as use for idle expiry.
-func (k *Keyed) Blocked(now time.Time, key string) (bool, time.Duration) {
+// Peek reports, without spending, whether key holds a token, and if not how
+// long until it does. A key never seen gets no bucket; looking does not
+// count as use for idle expiry. It never fails.
+func (k *Keyed) Peek(_ context.Context, now time.Time, _ Rate, key string) (Result, error) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	b, ok := k.buckets[key]
-	if !ok {
-		return false, 0
+	if !ok || b.lim.TokensAt(now) >= 1 {
+		return Result{OK: true}, nil
 	}
-	if b.lim.TokensAt(now) >= 1 {
-		return false, 0
-	}
-	return true, b.wait(now)
+	return Result{Wait: b.wait(now)}, nil
 }
 
 // wait is how long until b, short of a token, holds one.

@@ -1,6 +1,7 @@
 package limit
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -16,21 +17,21 @@ func TestSpendAndRefill(t *testing.T) {
 	t.Parallel()
 	k := New(Config{SweepEvery: time.Minute})
 	for i := range 2 {
-		if ok, _, _ := k.Allow(t0, perMinute2, "a"); !ok {
+		if ok, _, _ := allow(k, t0, perMinute2, "a"); !ok {
 			t.Fatalf("call %d of the burst refused", i)
 		}
 	}
-	ok, wait, full := k.Allow(t0, perMinute2, "a")
+	ok, wait, full := allow(k, t0, perMinute2, "a")
 	if ok || full || wait != 30*time.Second {
 		t.Fatalf("past the burst: ok %v, full %v, wait %v; want false, false, 30s", ok, full, wait)
 	}
-	if ok, _, _ := k.Allow(t0, perMinute2, "b"); !ok {
+	if ok, _, _ := allow(k, t0, perMinute2, "b"); !ok {
 		t.Fatal("another key shares a's bucket")
 	}
-	if ok, wait, _ := k.Allow(t0.Add(20*time.Second), perMinute2, "a"); ok || wait != 10*time.Second {
+	if ok, wait, _ := allow(k, t0.Add(20*time.Second), perMinute2, "a"); ok || wait != 10*time.Second {
 		t.Fatalf("20 s on: ok %v, wait %v; want false, 10s (a refusal spends nothing)", ok, wait)
 	}
-	if ok, _, _ := k.Allow(t0.Add(30*time.Second), perMinute2, "a"); !ok {
+	if ok, _, _ := allow(k, t0.Add(30*time.Second), perMinute2, "a"); !ok {
 		t.Fatal("the refilled call was refused")
 	}
 }
@@ -40,13 +41,13 @@ func TestAllOrNone(t *testing.T) {
 	t.Parallel()
 	k := New(Config{SweepEvery: time.Minute})
 	one := Rate{Limit: rate.Limit(1.0 / 60), Burst: 1, Idle: time.Minute}
-	if ok, _, _ := k.Allow(t0, one, "x"); !ok {
+	if ok, _, _ := allow(k, t0, one, "x"); !ok {
 		t.Fatal("x refused")
 	}
-	if ok, wait, _ := k.Allow(t0, one, "y", "x"); ok || wait != time.Minute {
+	if ok, wait, _ := allow(k, t0, one, "y", "x"); ok || wait != time.Minute {
 		t.Fatalf("y+x: ok %v, wait %v; want false, 1m", ok, wait)
 	}
-	if ok, _, _ := k.Allow(t0, one, "y"); !ok {
+	if ok, _, _ := allow(k, t0, one, "y"); !ok {
 		t.Fatal("y was spent by a refused call")
 	}
 }
@@ -55,20 +56,20 @@ func TestAllOrNone(t *testing.T) {
 func TestBlocked(t *testing.T) {
 	t.Parallel()
 	k := New(Config{SweepEvery: time.Minute})
-	if b, _ := k.Blocked(t0, "a"); b || k.Len() != 0 {
+	if b, _ := blocked(k, t0, "a"); b || k.Len() != 0 {
 		t.Fatalf("an unknown key is blocked (%v) or got a bucket (%d)", b, k.Len())
 	}
-	k.Allow(t0, perMinute2, "a")
+	allow(k, t0, perMinute2, "a")
 	for range 3 {
-		if b, _ := k.Blocked(t0, "a"); b {
+		if b, _ := blocked(k, t0, "a"); b {
 			t.Fatal("blocked with a token left, or Blocked spent it")
 		}
 	}
-	k.Allow(t0, perMinute2, "a")
-	if b, wait := k.Blocked(t0, "a"); !b || wait != 30*time.Second {
+	allow(k, t0, perMinute2, "a")
+	if b, wait := blocked(k, t0, "a"); !b || wait != 30*time.Second {
 		t.Fatalf("empty: blocked %v, wait %v; want true, 30s", b, wait)
 	}
-	if b, _ := k.Blocked(t0.Add(30*time.Second), "a"); b {
+	if b, _ := blocked(k, t0.Add(30*time.Second), "a"); b {
 		t.Fatal("blocked once refilled")
 	}
 }
@@ -78,15 +79,15 @@ func TestBlocked(t *testing.T) {
 func TestCap(t *testing.T) {
 	t.Parallel()
 	k := New(Config{SweepEvery: time.Minute, MaxKeys: 2})
-	k.Allow(t0, perMinute2, "a")
-	k.Allow(t0, perMinute2, "b")
-	if ok, wait, full := k.Allow(t0, perMinute2, "c"); ok || !full || wait != 0 {
+	allow(k, t0, perMinute2, "a")
+	allow(k, t0, perMinute2, "b")
+	if ok, wait, full := allow(k, t0, perMinute2, "c"); ok || !full || wait != 0 {
 		t.Fatalf("third key: ok %v, full %v, wait %v; want false, true, 0", ok, full, wait)
 	}
-	if ok, _, full := k.Allow(t0, perMinute2, "a", "c"); ok || !full {
+	if ok, _, full := allow(k, t0, perMinute2, "a", "c"); ok || !full {
 		t.Fatal("a call needing a new key got through a full limiter")
 	}
-	if ok, _, _ := k.Allow(t0.Add(2*time.Second), perMinute2, "a"); !ok {
+	if ok, _, _ := allow(k, t0.Add(2*time.Second), perMinute2, "a"); !ok {
 		t.Fatal("a held key was refused")
 	}
 	if k.Len() != 2 || k.Has("c") {
@@ -94,7 +95,7 @@ func TestCap(t *testing.T) {
 	}
 	// b idles out; a full limiter sweeps at once rather than waiting for
 	// SweepEvery.
-	if ok, _, _ := k.Allow(t0.Add(61*time.Second), perMinute2, "c"); !ok {
+	if ok, _, _ := allow(k, t0.Add(61*time.Second), perMinute2, "c"); !ok {
 		t.Fatal("c refused once b had expired")
 	}
 	if k.Has("b") || !k.Has("a") {
@@ -108,26 +109,38 @@ func TestIdleExpiry(t *testing.T) {
 	t.Parallel()
 	k := New(Config{SweepEvery: time.Minute})
 	hour := Rate{Limit: rate.Limit(1.0 / 3600), Burst: 1, Idle: time.Hour}
-	k.Allow(t0, perMinute2, "short")
-	k.Allow(t0, hour, "long")
-	k.Allow(t0.Add(30*time.Second), perMinute2, "other") // before SweepEvery: no sweep
+	allow(k, t0, perMinute2, "short")
+	allow(k, t0, hour, "long")
+	allow(k, t0.Add(30*time.Second), perMinute2, "other") // before SweepEvery: no sweep
 	if !k.Has("short") {
 		t.Fatal("swept before SweepEvery")
 	}
-	k.Allow(t0.Add(2*time.Minute), perMinute2, "other")
+	allow(k, t0.Add(2*time.Minute), perMinute2, "other")
 	if k.Has("short") {
 		t.Fatal("idle bucket survived the sweep")
 	}
 	if !k.Has("long") {
 		t.Fatal("a bucket within its Idle period was swept")
 	}
-	if ok, _, _ := k.Allow(t0.Add(2*time.Minute), hour, "long"); ok {
+	if ok, _, _ := allow(k, t0.Add(2*time.Minute), hour, "long"); ok {
 		t.Fatal("the kept bucket lost its state")
 	}
 	// Blocked is no use: it does not keep a bucket alive.
-	k.Blocked(t0.Add(3*time.Minute), "other")
-	k.Allow(t0.Add(4*time.Minute), perMinute2, "x")
+	blocked(k, t0.Add(3*time.Minute), "other")
+	allow(k, t0.Add(4*time.Minute), perMinute2, "x")
 	if k.Has("other") {
 		t.Fatal("Blocked kept a bucket alive")
 	}
+}
+
+// allow and blocked put Keyed's Limiter answers in the shape these tests
+// assert on.
+func allow(k *Keyed, now time.Time, r Rate, keys ...string) (ok bool, wait time.Duration, full bool) {
+	res, _ := k.Allow(context.Background(), now, r, keys...)
+	return res.OK, res.Wait, res.Full
+}
+
+func blocked(k *Keyed, now time.Time, key string) (bool, time.Duration) {
+	res, _ := k.Peek(context.Background(), now, Rate{}, key)
+	return !res.OK, res.Wait
 }

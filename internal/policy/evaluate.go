@@ -95,6 +95,7 @@ const (
 	CodeConditionFailed        = "policy_condition_failed"
 	CodeRequirementFailed      = "policy_requirement_failed" // + ":<kind>"
 	CodeLimitExceeded          = "policy_limit_exceeded"
+	CodeLimitUnavailable       = "rate_limit_unavailable"
 	CodeEvaluationError        = "policy_evaluation_error"
 	CodeBudgetExceeded         = "policy_budget_exceeded"
 	CodeApprovalUnresolvable   = "approval_policy_unresolvable"
@@ -184,7 +185,15 @@ func (s *Set) Evaluate(ctx context.Context, in Input) (res Result) {
 		res.Block.deny(ReasonRequirementFailed)
 		return res
 	}
-	if why := s.exceededLimit(in, principal); why != "" {
+	why, err := s.exceededLimit(ctx, in, principal)
+	switch {
+	case err != nil:
+		// Not knowing whether the caller is within its limit is no reason
+		// to let it through: refuse, and name the cause.
+		res.Findings = append(res.Findings, finding(CodeLimitUnavailable, route.Refuse,
+			"the shared rate-limit store cannot be reached, so a call under a rate-tool-calls limit is refused"))
+		res.Block.deny(ReasonEvaluationError)
+	case why != "":
 		res.Findings = append(res.Findings, finding(CodeLimitExceeded, route.Defer, why))
 		res.Block.deny(ReasonLimitExceeded)
 	}
@@ -396,7 +405,8 @@ func (s *Set) approvalPolicy(ref string) (*Document, bool) {
 }
 
 // exceededLimit spends one call of every applying rate limit and returns
-// why the first one refused ("" when none did).
+// why the first one refused ("" when none did), or an error when a limit
+// could not be counted.
 //
 // Each limit spends from the caller's bucket — the token, or the client
 // address when gated runs open — which the caller cannot choose, so
@@ -406,7 +416,7 @@ func (s *Set) approvalPolicy(ref string) (*Document, bool) {
 // claimed that principal (such buckets would be the caller's to multiply)
 // or there is none ("*": one bucket for everyone unnamed would let one
 // caller exhaust it for all).
-func (s *Set) exceededLimit(in Input, principal string) string {
+func (s *Set) exceededLimit(ctx context.Context, in Input, principal string) (string, error) {
 	caller := callerKey(in)
 	perPrincipal := principal != "*" && !claimedByEvent(principal, in.Event)
 	exceeded := ""
@@ -418,8 +428,10 @@ func (s *Set) exceededLimit(in Input, principal string) string {
 		if perPrincipal {
 			keys = append(keys, l.key+"|principal|"+principal+"|"+in.ActionID)
 		}
-		ok, full := in.Limiter.allow(l.value, l.per, in.Now, keys...)
+		ok, full, err := in.Limiter.allow(ctx, l.value, l.per, in.Now, keys...)
 		switch {
+		case err != nil:
+			return "", err
 		case ok || exceeded != "":
 		case full:
 			exceeded = fmt.Sprintf("rate-tool-calls limit of %v per %s: this replica tracks %d rate buckets already, so a new caller waits until idle ones expire", l.value, l.per, maxBuckets)
@@ -427,7 +439,7 @@ func (s *Set) exceededLimit(in Input, principal string) string {
 			exceeded = fmt.Sprintf("rate-tool-calls limit of %v per %s exceeded for this caller or principal and action on this replica", l.value, l.per)
 		}
 	}
-	return exceeded
+	return exceeded, nil
 }
 
 // callerKey names who made the request as far as the caller cannot choose

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	keyed "github.com/gatedhq/gated/internal/limit"
 	"github.com/gatedhq/gated/internal/route"
 )
 
@@ -90,8 +91,8 @@ func TestLimiterBucketCap(t *testing.T) {
 		t.Fatalf("message %q", msg)
 	}
 	assertOutcome(t, s, openCall(lim, "b", "192.0.2.1"), route.Accept)
-	if lim.keys.Len() != 3 {
-		t.Fatalf("%d buckets, want 3", lim.keys.Len())
+	if lim.keys.(*keyed.Keyed).Len() != 3 {
+		t.Fatalf("%d buckets, want 3", lim.keys.(*keyed.Keyed).Len())
 	}
 	// A period later the idle buckets are gone and the new caller is served.
 	later := openCall(lim, "a", "192.0.2.4")

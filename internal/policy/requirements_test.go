@@ -1,9 +1,11 @@
 package policy
 
 import (
+	"context"
 	"testing"
 	"time"
 
+	keyed "github.com/gatedhq/gated/internal/limit"
 	"github.com/gatedhq/gated/internal/route"
 )
 
@@ -151,16 +153,16 @@ limits:
 func TestLimiterSweepsIdleBuckets(t *testing.T) {
 	t.Parallel()
 	l := NewLimiter()
-	l.allow(1, time.Second, t0, "a")
-	l.allow(1, time.Hour, t0, "b")
-	l.allow(1, time.Second, t0.Add(2*time.Minute), "c") // triggers a sweep
-	if l.keys.Has("a") {
+	l.allow(context.Background(), 1, time.Second, t0, "a")
+	l.allow(context.Background(), 1, time.Hour, t0, "b")
+	l.allow(context.Background(), 1, time.Second, t0.Add(2*time.Minute), "c") // triggers a sweep
+	if l.keys.(*keyed.Keyed).Has("a") {
 		t.Fatal("idle bucket a survived the sweep")
 	}
-	if !l.keys.Has("b") {
+	if !l.keys.(*keyed.Keyed).Has("b") {
 		t.Fatal("bucket b, still within its period, was swept")
 	}
-	if ok, _ := l.allow(1, time.Hour, t0.Add(2*time.Minute), "b"); ok {
+	if ok, _, _ := l.allow(context.Background(), 1, time.Hour, t0.Add(2*time.Minute), "b"); ok {
 		t.Fatal("bucket b lost its state")
 	}
 }

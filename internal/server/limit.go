@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"math"
 	"time"
 
@@ -10,38 +11,41 @@ import (
 )
 
 // limiter keeps one token bucket per caller: N requests a minute with a
-// burst of N. Idle buckets are forgotten so the map stays bounded by the
+// burst of N. Idle buckets are forgotten so the count stays bounded by the
 // callers active in the last few minutes.
 type limiter struct {
 	perMinute int
 	rate      limit.Rate
-	keys      *limit.Keyed
+	keys      limit.Limiter
 }
 
 const bucketIdle = 5 * time.Minute
 
-func newLimiter(perMinute int) *limiter {
+// newLimiter counts in backend's namespace; nil when perMinute is off.
+func newLimiter(perMinute int, backend limit.Backend, namespace string) *limiter {
 	if perMinute <= 0 {
 		return nil
 	}
 	return &limiter{
 		perMinute: perMinute,
 		rate:      limit.Rate{Limit: rate.Limit(float64(perMinute) / 60), Burst: perMinute, Idle: bucketIdle},
-		keys:      limit.New(limit.Config{SweepEvery: bucketIdle}),
+		keys:      backend(namespace, limit.Config{SweepEvery: bucketIdle}),
 	}
 }
 
 // allow takes one request for key; when refused it says how long to wait.
-func (l *limiter) allow(key string, now time.Time) (bool, time.Duration) {
-	ok, wait, _ := l.keys.Allow(now, l.rate, key)
-	return ok, wait
+// An error means the count could not be reached (shared limits only).
+func (l *limiter) allow(ctx context.Context, key string, now time.Time) (bool, time.Duration, error) {
+	res, err := l.keys.Allow(ctx, now, l.rate, key)
+	return res.OK, res.Wait, err
 }
 
 // blocked reports, without taking a request, whether key must wait before
 // its next one, and how long. A key never seen has nothing to wait for and
 // gets no bucket.
-func (l *limiter) blocked(key string, now time.Time) (bool, time.Duration) {
-	return l.keys.Blocked(now, key)
+func (l *limiter) blocked(ctx context.Context, key string, now time.Time) (bool, time.Duration, error) {
+	res, err := l.keys.Peek(ctx, now, l.rate, key)
+	return !res.OK, res.Wait, err
 }
 
 // retryAfterSeconds rounds a wait up to whole seconds, at least one.

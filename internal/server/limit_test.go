@@ -1,38 +1,41 @@
 package server
 
 import (
+	"context"
 	"net/netip"
 	"testing"
 	"time"
+
+	"github.com/gatedhq/gated/internal/limit"
 )
 
 // blocked looks without taking, on the limiter's own clock.
 func TestLimiterBlocked(t *testing.T) {
 	t.Parallel()
-	l := newLimiter(2) // one request every 30 s, a burst of 2
+	l := newLimiter(2, limit.Local, "requests") // one request every 30 s, a burst of 2
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	if b, _ := l.blocked("k", now); b || l.keys.Len() != 0 {
-		t.Fatalf("an unknown key is blocked (%v) or got a bucket (%d)", b, l.keys.Len())
+	if b, _ := blocked(l, now); b || l.keys.(*limit.Keyed).Len() != 0 {
+		t.Fatalf("an unknown key is blocked (%v) or got a bucket (%d)", b, l.keys.(*limit.Keyed).Len())
 	}
 	for i := range 2 {
-		if ok, _ := l.allow("k", now); !ok {
+		if ok, _ := allow(l, now); !ok {
 			t.Fatalf("request %d refused", i)
 		}
 	}
-	b, wait := l.blocked("k", now)
+	b, wait := blocked(l, now)
 	if !b || wait != 30*time.Second {
 		t.Fatalf("after the burst: blocked %v, wait %v; want true, 30s", b, wait)
 	}
 	later := now.Add(wait)
 	for range 3 {
-		if b, _ := l.blocked("k", later); b {
+		if b, _ := blocked(l, later); b {
 			t.Fatal("blocked once a request is due again, or blocked took it")
 		}
 	}
-	if ok, _ := l.allow("k", later); !ok {
+	if ok, _ := allow(l, later); !ok {
 		t.Fatal("the due request was refused")
 	}
-	if b, _ := l.blocked("k", later); !b {
+	if b, _ := blocked(l, later); !b {
 		t.Error("not blocked after taking the due request")
 	}
 }
@@ -52,4 +55,15 @@ func TestFailureKey(t *testing.T) {
 	if key("2001:db8:1:2::1") == key("2001:db8:1:3::1") {
 		t.Error("two /64s share a key")
 	}
+}
+
+// allow and blocked drop the error a local limiter never returns.
+func allow(l *limiter, now time.Time) (bool, time.Duration) {
+	ok, wait, _ := l.allow(context.Background(), "k", now)
+	return ok, wait
+}
+
+func blocked(l *limiter, now time.Time) (bool, time.Duration) {
+	b, wait, _ := l.blocked(context.Background(), "k", now)
+	return b, wait
 }

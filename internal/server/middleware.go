@@ -55,15 +55,20 @@ func authenticate(d *Deps, failures *limiter, scope string, fail failWriter) fun
 				key, now := failureKey(clientIP(r, d.TrustedProxies)), time.Now()
 				var allowed bool
 				var wait time.Duration
+				var err error
 				if ok {
 					// A valid token spends nothing, but waits like a guess.
 					var limited bool
-					limited, wait = failures.blocked(key, now)
+					limited, wait, err = failures.blocked(r.Context(), key, now)
 					allowed = !limited
 				} else {
 					// A failure takes from the budget atomically, so
 					// concurrent guesses cannot overdraw it.
-					allowed, wait = failures.allow(key, now)
+					allowed, wait, err = failures.allow(r.Context(), key, now)
+				}
+				if err != nil {
+					limitUnavailable(w, d, fail, err)
+					return
 				}
 				if !allowed {
 					secs := retryAfterSeconds(wait)
@@ -119,7 +124,12 @@ func rateLimit(l *limiter, d *Deps, fail failWriter) func(http.Handler) http.Han
 			if t := tokenFrom(r.Context()); t != nil {
 				key = "token:" + t.Name
 			}
-			if ok, wait := l.allow(key, time.Now()); !ok {
+			ok, wait, err := l.allow(r.Context(), key, time.Now())
+			if err != nil {
+				limitUnavailable(w, d, fail, err)
+				return
+			}
+			if !ok {
 				w.Header().Set("Retry-After", strconv.Itoa(retryAfterSeconds(wait)))
 				fail(w, http.StatusTooManyRequests, fmt.Sprintf("rate limit of %d requests per minute exceeded", l.perMinute))
 				return
@@ -127,6 +137,14 @@ func rateLimit(l *limiter, d *Deps, fail failWriter) func(http.Handler) http.Han
 			next.ServeHTTP(w, r)
 		})
 	}
+}
+
+// limitUnavailable refuses a request whose limit could not be counted
+// (the shared store is down and limits fail closed): not knowing whether
+// the caller is within its limit is not a reason to let it through.
+func limitUnavailable(w http.ResponseWriter, d *Deps, fail failWriter, err error) {
+	d.Logger.Warn("a request limit could not be counted; refusing the request", zap.Error(err))
+	fail(w, http.StatusServiceUnavailable, "rate_limit_unavailable: the shared rate-limit store cannot be reached, so the request is refused")
 }
 
 // ClientIP returns the client-address rule of a listener trusting

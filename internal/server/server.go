@@ -12,6 +12,7 @@ import (
 	"github.com/gatedhq/gated/internal/audit"
 	"github.com/gatedhq/gated/internal/auth"
 	"github.com/gatedhq/gated/internal/gate"
+	"github.com/gatedhq/gated/internal/limit"
 	"github.com/gatedhq/gated/internal/metrics"
 )
 
@@ -38,6 +39,9 @@ type Deps struct {
 	// 429, valid token or not. Zero means DefaultAuthFailureLimit, so a
 	// handler built without it is still protected; negative disables it.
 	AuthFailureLimit int
+	// Limits is where RateLimit and AuthFailureLimit are counted; nil
+	// means in this process only (limit.Local).
+	Limits limit.Backend
 	// AllowRequestShadow lets ?shadow_mode=true take effect when gated runs
 	// open (no Tokens). With tokens only a token holding scope shadow can
 	// ask for it; any other request is enforced, and says shadow_ignored.
@@ -109,5 +113,8 @@ func New(d Deps) http.Handler {
 	if d.AuthFailureLimit == 0 {
 		d.AuthFailureLimit = DefaultAuthFailureLimit
 	}
-	return routes(&d, newLimiter(d.RateLimit), newLimiter(d.AuthFailureLimit))
+	if d.Limits == nil {
+		d.Limits = limit.Local
+	}
+	return routes(&d, newLimiter(d.RateLimit, d.Limits, "requests"), newLimiter(d.AuthFailureLimit, d.Limits, "auth-failures"))
 }
