@@ -28,7 +28,7 @@ func runCheck(ctx context.Context, args []string, getenv func(string) string, st
 	if fs.NArg() > 1 {
 		return usageError("check takes at most one FILE")
 	}
-	src, err := loadSources(&sf, nil)
+	src, err := loadSources(&sf, nil, nil)
 	if err != nil {
 		return err
 	}

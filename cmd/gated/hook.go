@@ -110,7 +110,7 @@ func decideLocally(ctx context.Context, rt hook.Runtime, sf *sourceFlags, state 
 	if err != nil {
 		return nil, err
 	}
-	src, err := loadSources(sf, nil)
+	src, err := loadSources(sf, nil, nil)
 	if err != nil {
 		return nil, fmt.Errorf("loading the catalog or policy failed: %w", err)
 	}

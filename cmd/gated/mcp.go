@@ -35,7 +35,7 @@ func runMCP(ctx context.Context, args []string, getenv func(string) string, stdi
 		return usageError("%v", err)
 	}
 	defer func() { _ = log.Sync() }()
-	src, err := loadSources(&sf, log)
+	src, err := loadSources(&sf, log, nil)
 	if err != nil {
 		return err
 	}

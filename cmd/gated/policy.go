@@ -59,7 +59,7 @@ func runPolicy(ctx context.Context, args []string, getenv func(string) string, s
 		return policy.Compile(dirs, res, stdout)
 	case "test":
 		sf.policyDirs = dirs
-		src, err := loadSources(&sf, nil)
+		src, err := loadSources(&sf, nil, nil)
 		if err != nil {
 			return err
 		}

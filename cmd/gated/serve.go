@@ -47,6 +47,7 @@ type serveConfig struct {
 	approvalsOn     bool // decided by parseServe from the flags
 	metricsAddr     string
 	consoleKey      string
+	limits          limitFlags
 }
 
 func runServe(ctx context.Context, args []string, getenv func(string) string, stderr io.Writer) error {
@@ -67,14 +68,18 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	if err != nil {
 		return err
 	}
-	src, err := loadSources(&c.sources, log)
+	m := metrics.New(gatedVersion())
+	limits, closeLimits, err := c.limits.open(ctx, m, log)
+	if err != nil {
+		return err
+	}
+	defer closeLimits()
+	src, err := loadSources(&c.sources, log, limits)
 	if err != nil {
 		return err
 	}
 	src.Watch(ctx, log)
 	defer reloadOnSIGHUP(src, log)()
-
-	m := metrics.New(gatedVersion())
 	src.Observe(m)
 	rec, red, store, err := openAudit(ctx, &c.audit, log, m, stderr)
 	if err != nil {
@@ -116,7 +121,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	handler := server.New(server.Deps{
 		Engine: gate.New(opts...), Logger: log, Tokens: tokens, TrustedProxies: proxies, Hosts: c.hosts(c.addr),
 		MaxBodyBytes: c.maxBodyBytes, HookMaxBodyBytes: c.hookMaxBody, HookAuthorizationState: c.hookAuthState,
-		RateLimit: c.rateLimit, AuthFailureLimit: authFailureLimit(c.authFailures), AllowRequestShadow: c.requestShadow, OpenAPI: api.OpenAPI, Version: gatedVersion(),
+		RateLimit: c.rateLimit, AuthFailureLimit: authFailureLimit(c.authFailures), Limits: limits, AllowRequestShadow: c.requestShadow, OpenAPI: api.OpenAPI, Version: gatedVersion(),
 		Catalog: src.CatalogDocument(), Policy: src.PolicyDocument(), Decisions: store, Redactor: red,
 		Approvals: apv, Stopping: stopping, Console: con,
 		Metrics: m, MetricsElsewhere: c.metricsAddr != "",
@@ -152,6 +157,7 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (*s
 	c.sources.register(fs)
 	c.audit.register(fs)
 	c.approvals.register(fs)
+	c.limits.register(fs)
 	fs.StringVar(&c.metricsAddr, "metrics-addr", "", "serve /metrics on this address instead of --addr")
 	fs.StringVar(&c.consoleKey, "console-key", "", "the key that signs web console sessions (at least 32 bytes; prefer GATED_CONSOLE_KEY); replicas behind one address need the same; without it sessions end when gated restarts")
 	if err := parseFlags(fs, args, getenv); err != nil {
@@ -168,6 +174,9 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (*s
 	}
 	if c.authFailures < 0 {
 		return nil, usageError("--auth-failure-limit must be 0 (off) or positive, got %d", c.authFailures)
+	}
+	if err := c.limits.check(); err != nil {
+		return nil, err
 	}
 	if c.requestShadow && c.tokens != "" {
 		return nil, usageError("--allow-request-shadow applies only without --tokens; with tokens, give the tokens that may ask for shadow mode the scope shadow")

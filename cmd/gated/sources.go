@@ -11,6 +11,7 @@ import (
 	"github.com/gatedhq/gated/internal/bundle"
 	"github.com/gatedhq/gated/internal/catalog"
 	"github.com/gatedhq/gated/internal/gate"
+	"github.com/gatedhq/gated/internal/limit"
 	"github.com/gatedhq/gated/internal/sources"
 )
 
@@ -67,8 +68,9 @@ func (s *sourceFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&s.argMode, "argument-validation", "enforce", "validate proposed_arguments against catalog input schemas: enforce, warn or off")
 }
 
-// loadSources checks the flags and loads the sources they name.
-func loadSources(s *sourceFlags, log *zap.Logger) (*sources.Sources, error) {
+// loadSources checks the flags and loads the sources they name. POLICY.md
+// limits are counted in limits, or in this process when it is nil.
+func loadSources(s *sourceFlags, log *zap.Logger, limits limit.Backend) (*sources.Sources, error) {
 	unknown, err := gate.ParseUnknownTools(s.unknownTools)
 	if err != nil {
 		return nil, usageError("%v", err)
@@ -81,5 +83,5 @@ func loadSources(s *sourceFlags, log *zap.Logger) (*sources.Sources, error) {
 	if err != nil {
 		return nil, err
 	}
-	return sources.Load(sources.Config{CatalogDirs: s.catalogDirs, PolicyDirs: s.policyDirs, UnknownTools: unknown, Arguments: args, Bundles: bundles}, log)
+	return sources.Load(sources.Config{CatalogDirs: s.catalogDirs, PolicyDirs: s.policyDirs, UnknownTools: unknown, Arguments: args, Bundles: bundles, Limits: limits}, log)
 }

@@ -45,7 +45,8 @@ type Metrics struct {
 	policyReloads  *prometheus.CounterVec
 	revisionInfo   *prometheus.GaugeVec
 
-	outcomes *prometheus.CounterVec
+	outcomes    *prometheus.CounterVec
+	limitErrors *prometheus.CounterVec
 
 	approvals
 }
@@ -144,6 +145,7 @@ func New(version string) *Metrics {
 	)
 	m.approvals = newApprovals(m.reg)
 	m.outcomes = newOutcomes(m.reg)
+	m.limitErrors = newLimitErrors(m.reg)
 	// Reload results are a closed set: pre-create them so "failure" reads 0,
 	// not absent, and alerts on increase() work from the first failure.
 	for _, r := range []string{resultSuccess, resultFailure} {

@@ -371,3 +371,23 @@ func TestOutcomeMetrics(t *testing.T) {
 		t.Error("a value outside the statuses became a label")
 	}
 }
+
+func TestLimitBackendErrors(t *testing.T) {
+	t.Parallel()
+	m := metrics.New("x")
+	if out := scrape(t, m); !strings.Contains(out, `gated_limit_backend_errors_total{backend="redis",outcome="refused"} 0`) {
+		t.Error("the refused count is absent before the first error")
+	}
+	m.LimitBackendError(false)
+	m.LimitBackendError(false)
+	m.LimitBackendError(true)
+	out := scrape(t, m)
+	for _, want := range []string{
+		`gated_limit_backend_errors_total{backend="redis",outcome="refused"} 2`,
+		`gated_limit_backend_errors_total{backend="redis",outcome="allowed"} 1`,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("scrape lacks %q", want)
+		}
+	}
+}

@@ -436,7 +436,7 @@ func (s *Set) exceededLimit(ctx context.Context, in Input, principal string) (st
 		case full:
 			exceeded = fmt.Sprintf("rate-tool-calls limit of %v per %s: this replica tracks %d rate buckets already, so a new caller waits until idle ones expire", l.value, l.per, maxBuckets)
 		default:
-			exceeded = fmt.Sprintf("rate-tool-calls limit of %v per %s exceeded for this caller or principal and action on this replica", l.value, l.per)
+			exceeded = fmt.Sprintf("rate-tool-calls limit of %v per %s exceeded for this caller or principal and action", l.value, l.per)
 		}
 	}
 	return exceeded, nil

@@ -67,7 +67,7 @@ func authenticate(d *Deps, failures *limiter, scope string, fail failWriter) fun
 					allowed, wait, err = failures.allow(r.Context(), key, now)
 				}
 				if err != nil {
-					limitUnavailable(w, d, fail, err)
+					limitUnavailable(w, fail)
 					return
 				}
 				if !allowed {
@@ -126,7 +126,7 @@ func rateLimit(l *limiter, d *Deps, fail failWriter) func(http.Handler) http.Han
 			}
 			ok, wait, err := l.allow(r.Context(), key, time.Now())
 			if err != nil {
-				limitUnavailable(w, d, fail, err)
+				limitUnavailable(w, fail)
 				return
 			}
 			if !ok {
@@ -141,10 +141,14 @@ func rateLimit(l *limiter, d *Deps, fail failWriter) func(http.Handler) http.Han
 
 // limitUnavailable refuses a request whose limit could not be counted
 // (the shared store is down and limits fail closed): not knowing whether
-// the caller is within its limit is not a reason to let it through.
-func limitUnavailable(w http.ResponseWriter, d *Deps, fail failWriter, err error) {
-	d.Logger.Warn("a request limit could not be counted; refusing the request", zap.Error(err))
-	fail(w, http.StatusServiceUnavailable, "rate_limit_unavailable: the shared rate-limit store cannot be reached, so the request is refused")
+// the caller is within its limit is not a reason to let it through. It is
+// a 429 like any limited request, so callers retry as they already do,
+// and a decision endpoint never answers 5xx. The backend counts each such
+// call in gated_limit_backend_errors_total, rather than a log line per
+// request through an outage.
+func limitUnavailable(w http.ResponseWriter, fail failWriter) {
+	w.Header().Set("Retry-After", "1")
+	fail(w, http.StatusTooManyRequests, "rate_limit_unavailable: the shared rate-limit store cannot be reached, so the request is refused")
 }
 
 // ClientIP returns the client-address rule of a listener trusting

@@ -17,6 +17,7 @@ import (
 	"github.com/gatedhq/gated/internal/bundle"
 	"github.com/gatedhq/gated/internal/catalog"
 	"github.com/gatedhq/gated/internal/gate"
+	"github.com/gatedhq/gated/internal/limit"
 	"github.com/gatedhq/gated/internal/metrics"
 	"github.com/gatedhq/gated/internal/policy"
 	"github.com/gatedhq/gated/internal/reload"
@@ -31,6 +32,9 @@ type Config struct {
 	UnknownTools gate.UnknownTools
 	Arguments    catalog.ArgumentMode
 	Bundles      Bundles
+	// Limits is where POLICY.md limits are counted; nil means in this
+	// process only.
+	Limits limit.Backend
 }
 
 // Bundles configure sources composed from a bundle manifest.
@@ -101,7 +105,7 @@ func Load(cfg Config, log *zap.Logger) (*Sources, error) {
 			out.polled = append(out.polled, out.policy.Trigger)
 		}
 		out.logPolicyWarnings(log)
-		out.Opts = append(out.Opts, gate.WithPolicy(out.policy.Current, policy.NewLimiter()))
+		out.Opts = append(out.Opts, gate.WithPolicy(out.policy.Current, policyLimiter(cfg.Limits)))
 	}
 	return out, nil
 }
@@ -148,6 +152,14 @@ func isManifest(p string) bool {
 	}
 	fi, err := os.Stat(p)
 	return err != nil || !fi.IsDir() // a missing manifest is reported by Compose
+}
+
+// policyLimiter counts POLICY.md limits in backend, or in this process.
+func policyLimiter(backend limit.Backend) *policy.Limiter {
+	if backend == nil {
+		return policy.NewLimiter()
+	}
+	return policy.LimiterOn(backend)
 }
 
 // resolver resolves registry refs in grants through the current catalog.

@@ -62,9 +62,17 @@ func Open(cfg Config) (*Store, error) {
 	}
 	opt.DialTimeout, opt.ReadTimeout, opt.WriteTimeout, opt.PoolTimeout = cfg.Timeout, cfg.Timeout, cfg.Timeout, cfg.Timeout
 	opt.ContextTimeoutEnabled = true // the per-call deadline bounds the socket waits too
+	// go-redis would print its connection failures to stderr, outside
+	// gated's structured log; each one already reaches the caller as an
+	// error and is counted there (OnError).
+	goredis.SetLogger(quiet{})
 	client := goredis.NewClient(opt)
 	return &Store{cfg: cfg, client: client, rate: redis_rate.NewLimiter(client)}, nil
 }
+
+type quiet struct{}
+
+func (quiet) Printf(context.Context, string, ...any) {}
 
 // Ping reports whether Redis answers now, within the timeout.
 func (s *Store) Ping(ctx context.Context) error {
