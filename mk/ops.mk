@@ -78,7 +78,7 @@ helm-validate: helm-render $(KUBECONFORM) $(KUBE_SCHEMAS)/.done
 helm-schema-rejects: $(HELM)
 	@for bad in 'image.pullPolicy=Sometimes' 'replicaCount=-1' 'logLevel=loud' 'sevice.port=80' \
 			'service.port=0' 'serviceMonitor.interval=often' 'catalog.files.a/b=x' \
-			'secrets.auditHMACKey=short' 'audit.fail=maybe'; do \
+			'secrets.auditHMACKey=short' 'audit.fail=maybe' 'redis.limitsFail=maybe' 'redis.url=localhost:6379'; do \
 		if out=$$($(HELM) template gated $(CHART) --kube-version $(K8S_VERSION) \
 				-f $(CHART)/ci/defaults-values.yaml --set "$$bad" 2>&1); then \
 			echo "values.schema.json accepted $$bad"; exit 1; \
@@ -89,6 +89,10 @@ helm-schema-rejects: $(HELM)
 	@$(HELM) template gated $(CHART) --kube-version $(K8S_VERSION) 2>&1 \
 		| grep -q 'secrets.databaseURL is required unless secrets.existingSecret is set' \
 		|| { echo "missing secrets were not reported"; exit 1; }
+	@$(HELM) template gated $(CHART) --kube-version $(K8S_VERSION) -f $(CHART)/ci/existing-secrets-values.yaml \
+			--set redis.existingSecret= --set redis.url=redis://redis:6379 2>&1 \
+		| grep -q 'redis.url is kept in the chart' \
+		|| { echo "redis.url with secrets.existingSecret was not reported"; exit 1; }
 	@echo "values.schema.json rejects bad values"
 
 ## helm-e2e: install the chart into a real kube-apiserver + etcd built from the

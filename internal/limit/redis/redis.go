@@ -62,13 +62,15 @@ func Open(cfg Config) (*Store, error) {
 	}
 	opt.DialTimeout, opt.ReadTimeout, opt.WriteTimeout, opt.PoolTimeout = cfg.Timeout, cfg.Timeout, cfg.Timeout, cfg.Timeout
 	opt.ContextTimeoutEnabled = true // the per-call deadline bounds the socket waits too
-	// go-redis would print its connection failures to stderr, outside
-	// gated's structured log; each one already reaches the caller as an
-	// error and is counted there (OnError).
-	goredis.SetLogger(quiet{})
 	client := goredis.NewClient(opt)
 	return &Store{cfg: cfg, client: client, rate: redis_rate.NewLimiter(client)}, nil
 }
+
+// go-redis would print its connection failures to stderr, outside gated's
+// structured log; each one already reaches the caller as an error and is
+// counted there (OnError). Set once, before any client exists, since the
+// logger is go-redis's global.
+func init() { goredis.SetLogger(quiet{}) }
 
 type quiet struct{}
 
