@@ -72,20 +72,20 @@ redis.url is set; nothing without either. The URL may hold a password, so
 it is never an argument.
 */}}
 {{- define "gated.redisURLEnv" -}}
-{{- if .Values.redis.existingSecret }}
+{{- if .Values.redis.existingSecret -}}
 - name: GATED_REDIS_URL
   valueFrom:
     secretKeyRef:
       name: {{ .Values.redis.existingSecret }}
       key: {{ .Values.redis.secretKey }}
-{{- else if .Values.redis.url }}
-{{- if .Values.secrets.existingSecret }}
-{{- fail "redis.url is kept in the chart's Secret, which secrets.existingSecret replaces: put the URL in a Secret and set redis.existingSecret" }}
-{{- end }}
+{{- else if .Values.redis.url -}}
+{{- if .Values.secrets.existingSecret -}}
+{{- fail "redis.url is kept in the chart's Secret, which secrets.existingSecret replaces: put the URL in a Secret and set redis.existingSecret" -}}
+{{- end -}}
 - name: GATED_REDIS_URL
   valueFrom:
     secretKeyRef:
       name: {{ include "gated.secretName" . }}
       key: {{ .Values.redis.secretKey }}
-{{- end }}
+{{- end -}}
 {{- end }}
