@@ -3,8 +3,11 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -98,6 +101,58 @@ func TestThreeProcessesShareLimits(t *testing.T) {
 	srv.Restart(t)
 	if got := round(); got != perMinute {
 		t.Fatalf("after the Redis restart three processes admitted %d requests, want %d", got, perMinute)
+	}
+}
+
+// POLICY.md limits too: a rate-tool-calls limit of 3 a minute admits three
+// calls of one caller and action across three processes, keyed by the
+// token and action as in one process.
+func TestThreeProcessesSharePolicyLimits(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("process-level test")
+	}
+	policyDir := t.TempDir()
+	err := os.WriteFile(filepath.Join(policyDir, "POLICY.md"), []byte(`---
+schema: policy/v1
+id: "@test/shared-limits"
+grants:
+  - {principal: "bot://support-agent", actions: [{action: "crm:read-customer"}]}
+  - {principal: "group://support-leads", actions: [{action: "crm:read-customer"}]}
+limits:
+  - {kind: rate-tool-calls, value: 3, per: minute}
+---
+`), 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"--redis-url", redistest.URL(), "--redis-key-prefix", redistest.Prefix(t), "--log-level", "warn",
+		"--catalog", "../../examples/catalog", "--policy", policyDir, "--tokens", "../../examples/tokens.yaml"}
+	procs := []*gatedProcess{startProcess(t, args...), startProcess(t, args...), startProcess(t, args...)}
+	ev, err := os.ReadFile("../../examples/events/tour/lookup_customer_accept.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	agent := map[string]string{"Authorization": "Bearer demo-support-agent"}
+	accepted := 0
+	for i := range 9 {
+		status, d := post(t, procs[i%3].base+"/v1/pre-tool-check", string(ev), agent)
+		switch {
+		case status != http.StatusOK:
+			t.Fatalf("call %d: %d %v", i, status, d)
+		case d["route"] == "accept":
+			accepted++
+		case d["route"] != "defer" || !strings.Contains(fmt.Sprint(d["hard_blockers"]), "policy_limit_exceeded"):
+			t.Fatalf("call %d: %v; want accept, or defer with policy_limit_exceeded", i, d)
+		}
+	}
+	if accepted != 3 {
+		t.Fatalf("three processes accepted %d calls, want the limit's 3 in total", accepted)
+	}
+	// Another token is another caller, with a budget of its own.
+	status, d := post(t, procs[0].base+"/v1/pre-tool-check", string(ev), map[string]string{"Authorization": "Bearer demo-support-lead"})
+	if status != http.StatusOK || d["route"] != "accept" {
+		t.Fatalf("another token: %d %v; want accept", status, d)
 	}
 }
 
