@@ -110,6 +110,9 @@ func (l *limiter) key(k string) string { return l.prefix + k }
 // spend from some buckets and still be refused, which over-counts, never
 // admits past a limit. now is unused: Redis keeps the time.
 func (l *limiter) Allow(ctx context.Context, _ time.Time, r limit.Rate, keys ...string) (limit.Result, error) {
+	if r.Burst < 1 {
+		return limit.Result{}, nil // a bucket of none never holds a token, as in process
+	}
 	g, err := gcra(r)
 	if err != nil {
 		return limit.Result{}, err // a bad rate is refused whether Redis is up or not
@@ -143,6 +146,9 @@ func (l *limiter) allow(ctx context.Context, g redis_rate.Limit, keys []string) 
 
 // Peek reports, without spending, whether key holds a token.
 func (l *limiter) Peek(ctx context.Context, _ time.Time, r limit.Rate, key string) (limit.Result, error) {
+	if r.Burst < 1 {
+		return limit.Result{}, nil
+	}
 	g, err := gcra(r)
 	if err != nil {
 		return limit.Result{}, err

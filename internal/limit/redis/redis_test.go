@@ -203,11 +203,19 @@ func TestBadURL(t *testing.T) {
 	}
 }
 
-// A rate Redis cannot count is an error, never a pass.
-func TestBadRate(t *testing.T) {
+// A bucket of none refuses every call, as in process; a rate Redis cannot
+// count is an error, never a pass, even failing open.
+func TestDegenerateRates(t *testing.T) {
 	t.Parallel()
 	l := open(t, redis.Config{Prefix: redistest.Prefix(t), FailOpen: true}).Backend("policy", limit.Config{})
+	none := limit.Rate{Limit: 0, Burst: 0}
+	if res, err := l.Allow(context.Background(), time.Now(), none, "k"); err != nil || res.OK {
+		t.Fatalf("a bucket of none: ok %v, err %v; want refused", res.OK, err)
+	}
+	if res, err := l.Peek(context.Background(), time.Now(), none, "k"); err != nil || res.OK {
+		t.Fatalf("a bucket of none, Peek: ok %v, err %v; want no token", res.OK, err)
+	}
 	if _, err := l.Allow(context.Background(), time.Now(), limit.Rate{Limit: 0, Burst: 1}, "k"); err == nil {
-		t.Fatal("a zero rate was counted")
+		t.Fatal("a burst that never refills was counted")
 	}
 }
