@@ -31,9 +31,12 @@ const (
 	// ScopeApprove lists, reads, approves and denies approvals, and follows
 	// their event stream. The approver is the token: its name and principals.
 	ScopeApprove = "approve"
+	// ScopeAdmin sets, lifts and lists kill switches (POST, DELETE and GET
+	// /v1/kill): it stops calls for every caller, so it is granted apart.
+	ScopeAdmin = "admin"
 )
 
-var knownScopes = []string{ScopePreToolCheck, ScopeCatalogRead, ScopePolicyRead, ScopeDecisionsRead, ScopeShadow, ScopeMetrics, ScopeApprove}
+var knownScopes = []string{ScopePreToolCheck, ScopeCatalogRead, ScopePolicyRead, ScopeDecisionsRead, ScopeShadow, ScopeMetrics, ScopeApprove, ScopeAdmin}
 
 // Token is one configured caller.
 type Token struct {
