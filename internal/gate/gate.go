@@ -17,6 +17,7 @@ import (
 	"github.com/gatedhq/gated/internal/bundle"
 	"github.com/gatedhq/gated/internal/catalog"
 	"github.com/gatedhq/gated/internal/contract"
+	"github.com/gatedhq/gated/internal/kill"
 	"github.com/gatedhq/gated/internal/metrics"
 	"github.com/gatedhq/gated/internal/policy"
 	"github.com/gatedhq/gated/internal/route"
@@ -89,6 +90,8 @@ type Engine struct {
 
 	approvals Approvals // nil: approvals are off
 	publicURL string
+
+	kills *kill.Board // nil: no kill switch
 }
 
 // Option configures an Engine.
@@ -234,6 +237,7 @@ func (e *Engine) decide(ctx context.Context, d *Decision, req Request, now time.
 	d.Reasons = eval.Reasons
 
 	findings := append(eval.Findings, catalogFindings...)
+	findings = append(findings, e.killFindings(req, ev, view)...)
 	if view != nil {
 		floors, argErrs := catalog.Floors(view, ev, eval.Auth.EffectiveState, e.argMode)
 		d.ArgumentErrors = argErrs

@@ -1,0 +1,46 @@
+package gate
+
+import (
+	"fmt"
+
+	"github.com/gatedhq/gated/internal/catalog"
+	"github.com/gatedhq/gated/internal/kill"
+	"github.com/gatedhq/gated/internal/policy"
+	"github.com/gatedhq/gated/internal/route"
+)
+
+// Blocker codes of the kill switch.
+const (
+	CodeKillSwitch            = "kill_switch"
+	CodeKillSwitchUnavailable = "kill_switch_unavailable"
+)
+
+// WithKillSwitch refuses the calls a kill on board stops, and every call
+// while board cannot confirm its list (any call could match a kill it has
+// not seen).
+func WithKillSwitch(board *kill.Board) Option { return func(e *Engine) { e.kills = board } }
+
+// killFindings checks the call against the kill switch: its agent, tool,
+// catalog action, and principals — the token's and the event's own, vouched
+// for or not, since naming a principal can only get a call stopped.
+func (e *Engine) killFindings(req Request, ev *route.Event, view *catalog.View) []route.Finding {
+	if e.kills == nil {
+		return nil
+	}
+	t := kill.Target{AgentID: ev.AgentID, ToolName: ev.ToolName, Principals: policy.Principals(req.Principals, true, ev)}
+	if view != nil {
+		t.ActionID = view.ActionID
+	}
+	k, err := e.kills.Check(t)
+	switch {
+	case err != nil:
+		return []route.Finding{{Source: route.SourceGated, Code: CodeKillSwitchUnavailable, Route: route.Refuse, Blocking: true,
+			Message: "the kill switch list could not be confirmed recently, so no call can be ruled out"}}
+	case k != nil:
+		// The id and scope only: the value names what the caller already
+		// knows, and the reason is the operator's own text.
+		return []route.Finding{{Source: route.SourceGated, Code: CodeKillSwitch, Route: route.Refuse, Blocking: true,
+			Message: fmt.Sprintf("kill switch %s (scope %s) stops this call", k.ID, k.Scope)}}
+	}
+	return nil
+}

@@ -1,0 +1,82 @@
+package gate
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/gatedhq/gated/internal/catalog"
+	"github.com/gatedhq/gated/internal/kill"
+	"github.com/gatedhq/gated/internal/route"
+)
+
+// killEngine decides with the example catalog and a board holding kills,
+// confirmed at fixedNow; its clock reads now.
+func killEngine(t *testing.T, now *time.Time, kills ...kill.Kill) *Engine {
+	t.Helper()
+	c := exampleCatalog(t)
+	board := kill.NewBoard(10*time.Second, func() time.Time { return *now })
+	board.Set(kills, fixedNow)
+	return New(WithClock(func() time.Time { return fixedNow }),
+		WithCatalog(func() *catalog.Catalog { return c }, UnknownDefer, catalog.ArgumentsEnforce),
+		WithKillSwitch(board))
+}
+
+func TestKillSwitch(t *testing.T) {
+	t.Parallel()
+	email := func(agent string) map[string]any {
+		ev := decode(t, []byte(confirmedEmail))
+		ev["agent_id"] = agent
+		return ev
+	}
+	for _, tc := range []struct {
+		name   string
+		kill   kill.Kill
+		killed bool
+	}{
+		{"its agent", kill.Kill{ID: "k-agent", Scope: kill.ScopeAgent, Value: "agent-7"}, true},
+		{"another agent", kill.Kill{ID: "k-other", Scope: kill.ScopeAgent, Value: "agent-8"}, false},
+		{"its tool as named", kill.Kill{ID: "k-tool", Scope: kill.ScopeTool, Value: "send_email"}, true},
+		{"its catalog action", kill.Kill{ID: "k-action", Scope: kill.ScopeAction, Value: "messaging:send-email"}, true},
+		{"another action", kill.Kill{ID: "k-action2", Scope: kill.ScopeAction, Value: "billing:refund"}, false},
+		{"the token's principal", kill.Kill{ID: "k-token", Scope: kill.ScopePrincipal, Value: "group://support"}, true},
+		{"the event's agent as principal, not vouched for", kill.Kill{ID: "k-bot", Scope: kill.ScopePrincipal, Value: "bot://agent-7"}, true},
+		{"every call", kill.Kill{ID: "k-all", Scope: kill.ScopeAll}, true},
+		{"lifted", kill.Kill{ID: "k-lifted", Scope: kill.ScopeAll, LiftedAt: fixedNow}, false},
+		{"expired", kill.Kill{ID: "k-expired", Scope: kill.ScopeAll, ExpiresAt: fixedNow}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			now := fixedNow
+			e := killEngine(t, &now, tc.kill)
+			d := e.Decide(context.Background(), Request{Event: email("agent-7"), TokenName: "runtime", Principals: []string{"group://support"}})
+			if !tc.killed {
+				if d.Route != route.Accept || slices.Contains(d.HardBlockers, CodeKillSwitch) {
+					t.Fatalf("route %s blockers %v; want accept", d.Route, d.HardBlockers)
+				}
+				return
+			}
+			if d.Route != route.Refuse || d.Execute || !slices.Contains(d.HardBlockers, CodeKillSwitch) {
+				t.Fatalf("route %s execute %v blockers %v; want refuse by kill_switch", d.Route, d.Execute, d.HardBlockers)
+			}
+			i := slices.IndexFunc(d.Findings, func(f route.Finding) bool { return f.Code == CodeKillSwitch })
+			if want := "kill switch " + tc.kill.ID + " (scope " + string(tc.kill.Scope) + ") stops this call"; d.Findings[i].Message != want {
+				t.Fatalf("message %q, want %q", d.Findings[i].Message, want)
+			}
+		})
+	}
+}
+
+func TestKillSwitchUnconfirmedRefusesEveryCall(t *testing.T) {
+	t.Parallel()
+	now := fixedNow.Add(11 * time.Second) // past the 10s bound
+	e := killEngine(t, &now)
+	d := e.Decide(context.Background(), Request{Event: decode(t, []byte(confirmedEmail))})
+	if d.Route != route.Refuse || !slices.Equal(d.HardBlockers, []string{CodeKillSwitchUnavailable}) {
+		t.Fatalf("route %s blockers %v; want refuse by kill_switch_unavailable alone", d.Route, d.HardBlockers)
+	}
+	now = fixedNow.Add(10 * time.Second)
+	if d := e.Decide(context.Background(), Request{Event: decode(t, []byte(confirmedEmail))}); d.Route != route.Accept {
+		t.Fatalf("within the bound: route %s blockers %v", d.Route, d.HardBlockers)
+	}
+}
