@@ -49,6 +49,7 @@ type Metrics struct {
 	limitErrors *prometheus.CounterVec
 
 	approvals
+	kills
 }
 
 // New builds the instruments on a fresh registry with the Go runtime and
@@ -146,6 +147,7 @@ func New(version string) *Metrics {
 	m.approvals = newApprovals(m.reg)
 	m.outcomes = newOutcomes(m.reg)
 	m.limitErrors = newLimitErrors(m.reg)
+	m.kills = newKills(m.reg)
 	// Reload results are a closed set: pre-create them so "failure" reads 0,
 	// not absent, and alerts on increase() work from the first failure.
 	for _, r := range []string{resultSuccess, resultFailure} {

@@ -102,6 +102,16 @@ func routes(d *Deps, lim, failures *limiter) http.Handler {
 			r.Get("/v1/approvals/{id}", handleGetApproval(d))
 		})
 	})
+	// The kill switch: every change is recorded with its token, so
+	// without tokens (or without the database that holds the list) its
+	// routes answer why not.
+	r.Group(func(r chi.Router) {
+		r.Use(hostGuard(d.Hosts, writeError), authenticate(d, failures, auth.ScopeAdmin, writeError),
+			rateLimit(lim, d, writeError), killOn(d))
+		r.Get("/v1/kill", handleListKills(d))
+		r.Post("/v1/kill", handleSetKill(d))
+		r.Delete("/v1/kill/{id}", handleLiftKill(d))
+	})
 	if d.Console != nil {
 		r.With(hostGuard(d.Hosts, writeError)).Handle("/ui*", d.Console)
 	}

@@ -71,6 +71,10 @@ type Deps struct {
 	// Approvals, when set, serves the approvals API (it needs Tokens too:
 	// without them every approvals route answers 403).
 	Approvals Approvals
+	// Kills, when set, serves the kill switch API (scope admin; it needs
+	// Tokens too). The decision path reads kills from the engine's board,
+	// not from here.
+	Kills Kills
 	// Stopping, when closed, ends long polls and event streams, so that a
 	// graceful shutdown does not wait for them (http.Server.Shutdown waits
 	// for every open request).
