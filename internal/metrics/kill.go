@@ -39,4 +39,6 @@ func newKills(reg *prometheus.Registry) kills {
 func (m *Metrics) KillsActive(n int) { m.killsActive.Set(float64(n)) }
 
 // KillChanged counts one kill switch set or lifted.
-func (m *Metrics) KillChanged(change string) { m.killChanges.WithLabelValues(oneOf(change, killChanges)).Inc() }
+func (m *Metrics) KillChanged(change string) {
+	m.killChanges.WithLabelValues(oneOf(change, killChanges)).Inc()
+}

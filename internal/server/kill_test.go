@@ -85,7 +85,9 @@ func (f *fixture) blockers(agent string) []string {
 	return out
 }
 
-func killed(f *fixture, agent string) bool { return slices.Contains(f.blockers(agent), gate.CodeKillSwitch) }
+func killed(f *fixture, agent string) bool {
+	return slices.Contains(f.blockers(agent), gate.CodeKillSwitch)
+}
 
 // TestKillThreeReplicas is the issue's own test: kill an agent through one
 // replica, and the other two refuse its next call; lift it through
