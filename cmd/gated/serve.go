@@ -45,6 +45,8 @@ type serveConfig struct {
 	audit           auditFlags
 	approvals       approvalFlags
 	approvalsOn     bool // decided by parseServe from the flags
+	kill            killFlags
+	killOn          bool // decided by parseServe from the flags
 	metricsAddr     string
 	consoleKey      string
 	limits          limitFlags
@@ -113,6 +115,16 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		opts = append(opts, gate.WithApprovals(a, c.approvals.publicBase()))
 		apv = a
 	}
+	var ks server.Kills // nil: the kill switch is off
+	if c.killOn {
+		k, err := openKills(ctx, &c.kill, c.audit.databaseURL, m, log.Named("kill"))
+		if err != nil {
+			return err
+		}
+		defer k.close()
+		opts = append(opts, gate.WithKillSwitch(k.board))
+		ks = k
+	}
 	stopping := make(chan struct{})
 	con, err := c.console(tokens, proxies, apv, store, src, stopping, log)
 	if err != nil {
@@ -123,7 +135,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		MaxBodyBytes: c.maxBodyBytes, HookMaxBodyBytes: c.hookMaxBody, HookAuthorizationState: c.hookAuthState,
 		RateLimit: c.rateLimit, AuthFailureLimit: authFailureLimit(c.authFailures), Limits: limits, AllowRequestShadow: c.requestShadow, OpenAPI: api.OpenAPI, Version: gatedVersion(),
 		Catalog: src.CatalogDocument(), Policy: src.PolicyDocument(), Decisions: store, Redactor: red,
-		Approvals: apv, Stopping: stopping, Console: con,
+		Approvals: apv, Kills: ks, Stopping: stopping, Console: con,
 		Metrics: m, MetricsElsewhere: c.metricsAddr != "",
 		Ready: func(context.Context) error {
 			if !rec.Ready() {
@@ -133,7 +145,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		},
 	})
 	log.Info("gated starting", zap.String("version", gatedVersion()), zap.Bool("shadow", c.shadow), zap.Bool("request_shadow", c.requestShadow),
-		zap.Bool("auth", tokens != nil), zap.Bool("approvals", c.approvalsOn))
+		zap.Bool("auth", tokens != nil), zap.Bool("approvals", c.approvalsOn), zap.Bool("kill_switch", c.killOn))
 	return listenAndServe(ctx, c, handler, m, log, stopping)
 }
 
@@ -158,6 +170,7 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (*s
 	c.audit.register(fs)
 	c.approvals.register(fs)
 	c.limits.register(fs)
+	c.kill.register(fs)
 	fs.StringVar(&c.metricsAddr, "metrics-addr", "", "serve /metrics on this address instead of --addr")
 	fs.StringVar(&c.consoleKey, "console-key", "", "the key that signs web console sessions (at least 32 bytes; prefer GATED_CONSOLE_KEY); replicas behind one address need the same; without it sessions end when gated restarts")
 	if err := parseFlags(fs, args, getenv); err != nil {
@@ -189,6 +202,9 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (*s
 		return nil, err
 	}
 	c.approvalsOn = on
+	if c.killOn, err = c.kill.check(c.audit.databaseURL != "", c.tokens != ""); err != nil {
+		return nil, err
+	}
 	return c, nil
 }
 
