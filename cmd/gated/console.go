@@ -15,10 +15,10 @@ import (
 )
 
 // console builds the web console served at /ui/ (docs/approvals.md,
-// Console): approvals, decisions, the catalog and the policy, for whoever
+// Console): approvals, decisions, the catalog and the policy, kill switches, for whoever
 // signs in with a token whose scopes allow them. parseServe has checked
 // the key's length.
-func (c *serveConfig) console(tokens *auth.Tokens, proxies []netip.Prefix, apv server.Approvals, store audit.Store,
+func (c *serveConfig) console(tokens *auth.Tokens, proxies []netip.Prefix, apv server.Approvals, ks *kills, store audit.Store,
 	src *sources.Sources, stopping <-chan struct{}, log *zap.Logger) (http.Handler, error) {
 	opt := console.Options{
 		Catalog: src.CatalogSummary(), Policy: src.PolicySummary(), Key: []byte(c.consoleKey),
@@ -37,6 +37,9 @@ func (c *serveConfig) console(tokens *auth.Tokens, proxies []netip.Prefix, apv s
 	}
 	if store != nil {
 		opt.Decisions = store
+	}
+	if ks != nil {
+		opt.Kills = ks
 	}
 	if tokens != nil && c.consoleKey == "" {
 		log.Info("no --console-key: console sessions are signed with a random key, so they end when gated restarts and hold on this replica only")

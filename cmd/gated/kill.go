@@ -11,6 +11,7 @@ import (
 	"github.com/gatedhq/gated/internal/kill"
 	killpg "github.com/gatedhq/gated/internal/kill/postgres"
 	"github.com/gatedhq/gated/internal/metrics"
+	"github.com/gatedhq/gated/internal/server"
 )
 
 // killFlags configure the kill switch.
@@ -92,4 +93,13 @@ func (k *kills) close() {
 	k.stop()
 	k.wg.Wait()
 	k.Store.Close()
+}
+
+// serverKills is ks as server.Deps holds it: a nil interface when the kill
+// switch is off, not an interface holding a nil pointer.
+func serverKills(ks *kills) server.Kills {
+	if ks == nil {
+		return nil
+	}
+	return ks
 }

@@ -115,7 +115,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		opts = append(opts, gate.WithApprovals(a, c.approvals.publicBase()))
 		apv = a
 	}
-	var ks server.Kills // nil: the kill switch is off
+	var ks *kills // nil: the kill switch is off
 	if c.killOn {
 		k, err := openKills(ctx, &c.kill, c.audit.databaseURL, m, log.Named("kill"))
 		if err != nil {
@@ -126,7 +126,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		ks = k
 	}
 	stopping := make(chan struct{})
-	con, err := c.console(tokens, proxies, apv, store, src, stopping, log)
+	con, err := c.console(tokens, proxies, apv, ks, store, src, stopping, log)
 	if err != nil {
 		return err
 	}
@@ -135,7 +135,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		MaxBodyBytes: c.maxBodyBytes, HookMaxBodyBytes: c.hookMaxBody, HookAuthorizationState: c.hookAuthState,
 		RateLimit: c.rateLimit, AuthFailureLimit: authFailureLimit(c.authFailures), Limits: limits, AllowRequestShadow: c.requestShadow, OpenAPI: api.OpenAPI, Version: gatedVersion(),
 		Catalog: src.CatalogDocument(), Policy: src.PolicyDocument(), Decisions: store, Redactor: red,
-		Approvals: apv, Kills: ks, Stopping: stopping, Console: con,
+		Approvals: apv, Kills: serverKills(ks), Stopping: stopping, Console: con,
 		Metrics: m, MetricsElsewhere: c.metricsAddr != "",
 		Ready: func(context.Context) error {
 			if !rec.Ready() {

@@ -35,6 +35,7 @@ import (
 	"github.com/gatedhq/gated/internal/audit"
 	"github.com/gatedhq/gated/internal/auth"
 	"github.com/gatedhq/gated/internal/catalog"
+	"github.com/gatedhq/gated/internal/kill"
 	"github.com/gatedhq/gated/internal/policy"
 )
 
@@ -63,6 +64,12 @@ type Decisions interface {
 	Outcome(ctx context.Context, id string) (*audit.Outcome, error)
 }
 
+// Kills lists the kill switches (internal/kill/postgres.Store); with all,
+// lifted and expired ones too.
+type Kills interface {
+	List(ctx context.Context, all bool) ([]kill.Kill, error)
+}
+
 // Tokens authenticates the token a person signs in with, and finds it again
 // by name for each request of the session (*auth.Tokens).
 type Tokens interface {
@@ -78,6 +85,8 @@ type Options struct {
 	Tokens    Tokens
 	Approvals Approvals
 	Decisions Decisions
+	// Kills, when set, is shown on the kill switch page (scope admin).
+	Kills Kills
 	// Catalog and Policy return what GET /v1/catalog and /v1/policy serve.
 	Catalog func() catalog.Document
 	Policy  func() policy.Summary
@@ -173,8 +182,9 @@ var (
 	canApprove   = hasScope(auth.ScopeApprove)
 	canDecisions = hasScope(auth.ScopeDecisionsRead)
 	canCatalog   = func(t *auth.Token) bool { return t.Has(auth.ScopeCatalogRead) || t.Has(auth.ScopePolicyRead) }
+	canKills     = hasScope(auth.ScopeAdmin)
 	// canConsole is any page at all: a token without one cannot sign in.
-	canConsole = func(t *auth.Token) bool { return canApprove(t) || canDecisions(t) || canCatalog(t) }
+	canConsole = func(t *auth.Token) bool { return canApprove(t) || canDecisions(t) || canCatalog(t) || canKills(t) }
 )
 
 func (c *Console) routes() {
@@ -199,6 +209,7 @@ func (c *Console) routes() {
 	m.Handle("GET /ui/decisions/{id}", c.page(canDecisions, c.decisionPage))
 
 	m.Handle("GET /ui/catalog", c.page(canCatalog, c.catalogPage))
+	m.Handle("GET /ui/kill", c.page(canKills, c.killPage))
 	// Anything else under the console's mount is its own 404 page.
 	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		c.fail(w, r, c.sessions.user(r, c.opt.Tokens, c.opt.Now()), http.StatusNotFound, "There is no such page.")
@@ -213,6 +224,8 @@ func (c *Console) home(w http.ResponseWriter, r *http.Request, u *user) {
 		to = "/ui/approvals"
 	case canDecisions(u.token):
 		to = "/ui/decisions"
+	case canKills(u.token) && !canCatalog(u.token):
+		to = "/ui/kill"
 	}
 	http.Redirect(w, r, to, http.StatusSeeOther)
 }

@@ -36,6 +36,7 @@ const (
 	readerSecret = "reader-secret-0123456789abcdef012345678"
 	agentSecret  = "agent-secret-0123456789abcdef0123456789"
 	policySecret = "policy-secret-0123456789abcdef01234567"
+	adminSecret  = "admin-secret-0123456789abcdef012345678"
 )
 
 func tokensFile(t *testing.T) *auth.Tokens {
@@ -46,7 +47,8 @@ func tokensFile(t *testing.T) *auth.Tokens {
 - {name: reader, sha256: %s, scopes: [decisions_read]}
 - {name: agent, sha256: %s, scopes: [pre_tool_check]}
 - {name: policy-reader, sha256: %s, scopes: [policy_read]}
-`, auth.Hash(aliceSecret), auth.Hash(bobSecret), auth.Hash(readerSecret), auth.Hash(agentSecret), auth.Hash(policySecret)))
+- {name: oncall, sha256: %s, scopes: [admin]}
+`, auth.Hash(aliceSecret), auth.Hash(bobSecret), auth.Hash(readerSecret), auth.Hash(agentSecret), auth.Hash(policySecret), auth.Hash(adminSecret)))
 	if err != nil {
 		t.Fatal(err)
 	}

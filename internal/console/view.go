@@ -25,7 +25,7 @@ var staticFS embed.FS
 
 // pageNames are the templates in templates/, each rendered inside
 // layout.html with partials.html.
-var pageNames = []string{"login", "error", "queue", "history", "approval", "decisions", "decision", "catalog"}
+var pageNames = []string{"login", "error", "queue", "history", "approval", "decisions", "decision", "catalog", "kill"}
 
 type pages struct {
 	byName map[string]*template.Template
@@ -66,8 +66,8 @@ type view struct {
 // nav is which pages the signed-in token may open: links to the others
 // are not shown.
 type nav struct {
-	Approvals, Decisions, Catalog bool
-	Name                          string
+	Approvals, Decisions, Catalog, Kills bool
+	Name                                 string
 }
 
 // render writes page name with v. It renders into a buffer first, so a
@@ -76,7 +76,7 @@ func (c *Console) render(w http.ResponseWriter, r *http.Request, status int, nam
 	v.Version, v.Now = c.opt.Version, c.opt.Now()
 	if v.User != nil {
 		t := v.User.token
-		v.Nav = nav{Approvals: canApprove(t), Decisions: canDecisions(t), Catalog: canCatalog(t), Name: t.Name}
+		v.Nav = nav{Approvals: canApprove(t), Decisions: canDecisions(t), Catalog: canCatalog(t), Kills: canKills(t), Name: t.Name}
 		if v.CSRF == "" {
 			v.CSRF = v.User.csrf
 		}
