@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -71,9 +72,22 @@ func openKills(ctx context.Context, f *killFlags, databaseURL string, m *metrics
 	wctx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	k.stop = stop
 	k.wg.Go(func() {
-		err := store.Watch(wctx, k.board, killpg.DefaultResync, func(active int) {
-			m.KillsActive(active)
-			once.Do(func() { close(first) })
+		// Failures are logged once per outage, not at every retry; the
+		// recovery is logged too, so the log brackets the outage.
+		var down atomic.Bool
+		err := store.Watch(wctx, k.board, killpg.DefaultResync, killpg.Hooks{
+			Loaded: func(active int) {
+				m.KillsActive(active)
+				once.Do(func() { close(first) })
+				if down.Swap(false) {
+					log.Info("the kill switch list is read again")
+				}
+			},
+			Failed: func(err error) {
+				if !down.Swap(true) {
+					log.Warn("the kill switch list cannot be read; past --kill-stale-after every call is refused until it is", zap.Error(err))
+				}
+			},
 		})
 		if err != nil {
 			log.Error("the kill switch list cannot be watched: every call is refused", zap.Error(err))

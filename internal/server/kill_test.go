@@ -61,7 +61,7 @@ func killReplica(t *testing.T, dbURL string) *fixture {
 	board := kill.NewBoard(time.Minute, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
-	wg.Go(func() { _ = store.Watch(ctx, board, killpg.DefaultResync, nil) })
+	wg.Go(func() { _ = store.Watch(ctx, board, killpg.DefaultResync, killpg.Hooks{}) })
 	t.Cleanup(func() { cancel(); wg.Wait() })
 	testwait.Until(t, "the replica's first kill list", func() bool { _, err := board.Check(kill.Target{}); return err == nil })
 	return newServer(t, func(d *server.Deps) {

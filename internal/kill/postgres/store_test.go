@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -120,7 +121,7 @@ func watch(t *testing.T, s *Store, board *kill.Board, resync time.Duration) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
-	wg.Go(func() { _ = s.Watch(ctx, board, resync, nil) })
+	wg.Go(func() { _ = s.Watch(ctx, board, resync, Hooks{}) })
 	t.Cleanup(func() { cancel(); wg.Wait() })
 }
 
@@ -152,11 +153,16 @@ func TestWatchFollowsKillsOfAnotherStore(t *testing.T) {
 func TestWatchGoesStaleWithoutTheDatabase(t *testing.T) {
 	s, name, _ := openStoreNamed(t)
 	board := kill.NewBoard(50*time.Millisecond, nil)
-	watch(t, s, board, 10*time.Millisecond)
+	var failures atomic.Int64
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(func() { _ = s.Watch(ctx, board, 10*time.Millisecond, Hooks{Failed: func(error) { failures.Add(1) }}) })
+	t.Cleanup(func() { cancel(); wg.Wait() })
 	testwait.Until(t, "the list to be confirmed", func() bool { _, err := board.Check(kill.Target{}); return err == nil })
 	pgtest.Exec(t, "DROP DATABASE "+name+" WITH (FORCE)")
 	testwait.Until(t, "the board to go stale", func() bool {
 		_, err := board.Check(kill.Target{})
 		return errors.Is(err, kill.ErrUnconfirmed)
 	})
+	testwait.Until(t, "the failure to be reported", func() bool { return failures.Load() > 0 })
 }

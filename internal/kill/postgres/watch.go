@@ -24,6 +24,14 @@ const (
 	maxBackoff = 2 * time.Second
 )
 
+// Hooks are told what Watch does: Loaded after each load, with the number
+// of active kills (for the gauge); Failed when connecting, listening or
+// loading fails (the watcher retries).
+type Hooks struct {
+	Loaded func(active int)
+	Failed func(error)
+}
+
 // DefaultResync is how often Watch reloads the list without being
 // notified: the backstop for a lost notification, and what keeps a quiet
 // list confirmed. It must stay well under the board's staleness bound.
@@ -33,9 +41,9 @@ const DefaultResync = 2 * time.Second
 // listens on gated_kill_switches, loads the active kills, and reloads them
 // on every notification and every resync interval. Each successful load
 // confirms the board; while the database is away nothing does, and the
-// board goes stale by its own bound. loaded, when set, is called after
-// each load with the number of active kills (for the gauge).
-func (s *Store) Watch(ctx context.Context, board *kill.Board, resync time.Duration, loaded func(active int)) error {
+// board goes stale by its own bound. The hooks, when set, hear of each
+// load and each failure.
+func (s *Store) Watch(ctx context.Context, board *kill.Board, resync time.Duration, h Hooks) error {
 	cfg, err := pgx.ParseConfig(s.url)
 	if err != nil {
 		return err
@@ -45,7 +53,7 @@ func (s *Store) Watch(ctx context.Context, board *kill.Board, resync time.Durati
 	}
 	backoff := minBackoff
 	for {
-		if s.session(ctx, cfg, board, resync, loaded) {
+		if s.session(ctx, cfg, board, resync, h) {
 			backoff = minBackoff
 		}
 		if ctx.Err() != nil {
@@ -63,9 +71,15 @@ func (s *Store) Watch(ctx context.Context, board *kill.Board, resync time.Durati
 
 // session connects, listens and reloads until the connection fails or ctx
 // ends. It reports whether it loaded the list at least once.
-func (s *Store) session(ctx context.Context, cfg *pgx.ConnConfig, board *kill.Board, resync time.Duration, loaded func(int)) bool {
+func (s *Store) session(ctx context.Context, cfg *pgx.ConnConfig, board *kill.Board, resync time.Duration, h Hooks) bool {
+	failed := func(err error) {
+		if h.Failed != nil && ctx.Err() == nil {
+			h.Failed(err)
+		}
+	}
 	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
+		failed(err)
 		return false
 	}
 	defer func() {
@@ -76,11 +90,13 @@ func (s *Store) session(ctx context.Context, cfg *pgx.ConnConfig, board *kill.Bo
 	// LISTEN before the first load: a change committed between them is
 	// then notified, not lost.
 	if _, err := conn.Exec(ctx, "LISTEN "+channel); err != nil {
+		failed(err)
 		return false
 	}
 	ok := false
 	for {
-		if err := load(ctx, conn, board, resync, loaded); err != nil {
+		if err := load(ctx, conn, board, resync, h.Loaded); err != nil {
+			failed(err)
 			return ok
 		}
 		ok = true
@@ -95,6 +111,7 @@ func (s *Store) session(ctx context.Context, cfg *pgx.ConnConfig, board *kill.Bo
 			// notifications at once cost one reload each, and each reload
 			// reads the whole list, so none is missed.
 		default:
+			failed(err)
 			return ok
 		}
 	}
