@@ -5,10 +5,12 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/gatedhq/gated/internal/audit/audittest"
 	"github.com/gatedhq/gated/internal/pgtest"
 	"github.com/gatedhq/gated/internal/testwait"
 )
@@ -67,6 +69,53 @@ func TestServeKillSwitchAcrossReplicas(t *testing.T) {
 	for _, base := range bases {
 		testwait.Until(t, "every replica to let agent-7 run", func() bool { return len(blockers(base, "agent-7")) == 0 })
 	}
+}
+
+// TestServeKillSwitchFailsClosed stalls the database under a running
+// gated: once it could not confirm the kill list for --kill-stale-after it
+// refuses every call (kill_switch_unavailable), says so in its log, and
+// decides again once the database answers.
+func TestServeKillSwitchFailsClosed(t *testing.T) {
+	t.Parallel()
+	const agentSecret = "stale-agent-token-0123456789"
+	_, dbURL := pgtest.Fresh(t)
+	u, err := url.Parse(pgtest.AdminURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	host := u.Host
+	if u.Port() == "" {
+		host += ":5432"
+	}
+	p := audittest.NewProxy(t, host)
+	tokens := tokensFile(t, token{"agent", agentSecret, "[pre_tool_check]", ""})
+	base, logs := startServe(t, []string{"--database-url", p.URL(t, dbURL), "--audit-hmac-key", testHMACKey,
+		"--tokens", tokens, "--kill-stale-after", "4s"}, nil)
+	hdr := map[string]string{"Authorization": "Bearer " + agentSecret}
+	blockers := func() []any {
+		code, d := post(t, base+"/pre-tool-check", `{"tool_name":"get_weather","tool_category":"public_read","authorization_state":"none",
+			"evidence_refs":[],"risk_domain":"public_information","proposed_arguments":{"city":"Lisbon"},"recommended_route":"accept"}`, hdr)
+		if code != http.StatusOK {
+			t.Fatalf("decision: %d %v", code, d)
+		}
+		return d["hard_blockers"].([]any)
+	}
+	if b := blockers(); len(b) != 0 {
+		t.Fatalf("with the database up: %v", b)
+	}
+	p.Stall()
+	testwait.Until(t, "every call to be refused for the unconfirmed kill list", func() bool {
+		b := blockers()
+		return len(b) == 1 && b[0] == "kill_switch_unavailable"
+	})
+	testwait.Until(t, "the log to say why calls are refused", func() bool {
+		return strings.Contains(logs.String(), "the kill switch list cannot be read")
+	})
+	p.Restore()
+	testwait.Until(t, "calls to be decided again", func() bool { return len(blockers()) == 0 })
+	testwait.Until(t, "the log to say the outage ended", func() bool {
+		return strings.Contains(logs.String(), "the kill switch list is read again")
+	})
 }
 
 // Kill switch flags that cannot work stop gated at start with a sentence.
