@@ -2,7 +2,7 @@
 // source of truth, which every replica shares. Store sets, lifts and lists
 // kills; Watch keeps a replica's kill.Board current: it listens on the
 // channel gated_kill_switches (notified by a trigger on every change,
-// migrations/00006_kill_switches.sql) and reloads the whole active list on
+// migrations/00007_kill_switches.sql) and reloads the whole active list on
 // each notification and every few seconds besides, so a lost notification
 // costs at most one interval and every reload confirms the list.
 package postgres
