@@ -38,6 +38,8 @@ commands:
   hook claude-code|codex [--url URL] [--token-env NAME] [--catalog DIR] [--policy DIR]
             answer one PreToolUse command hook from stdin; exit 2 (block) on any failure
   mcp       serve the aana_pre_tool_check MCP tool over stdio (flags as serve: --catalog, --policy, audit)
+  mcp-proxy --upstream-cmd PROGRAM [flags] [-- ARG...]
+            serve an upstream MCP server's tools over stdio, checking every tools/call first
   catalog lint DIR...
             validate catalog directories; exit 1 on any problem
   bundle revision|sign [--key PRIVATE.pem] MANIFEST
@@ -64,6 +66,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return runCheck(ctx, rest, getenv, stdin, stdout, stderr)
 	case "mcp":
 		return runMCP(ctx, rest, getenv, stdin, stdout, stderr)
+	case "mcp-proxy":
+		return runMCPProxy(ctx, rest, getenv, stdin, stdout, stderr)
 	case "hook":
 		return runHook(ctx, rest, getenv, stdin, stdout, stderr)
 	case "catalog":

@@ -1,0 +1,87 @@
+package main
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/gatedhq/gated/internal/testgated"
+)
+
+// TestMCPProxyStdio starts `gated mcp-proxy` as an MCP client would, with
+// `gated mcp` as the real upstream over stdio: the catalog lets its one
+// tool read, so a call reaches it, and a call of a tool the upstream does
+// not have but the catalog refuses never does.
+func TestMCPProxyStdio(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir := t.TempDir()
+	cat := filepath.Join(dir, "catalog")
+	if err := os.MkdirAll(filepath.Join(cat, "plugins", "drop"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(cat, "ACTIONS.yaml"), `actions:
+  - name: mcp__gated__aana_pre_tool_check
+    description: Ask gated whether a call may run.
+    command: ["check"]
+    inputSchema: { type: object }
+    annotations: { readOnlyHint: true }
+`)
+	writeFile(t, filepath.Join(cat, "plugins", "drop", "action.json"), `{"name": "mcp__gated__drop_database", "riskTier": "R4"}`)
+	bin := testgated.Binary(t)
+	cmd := exec.Command(bin, "mcp-proxy", "--upstream-cmd", bin, "--catalog", cat,
+		"--audit-file", filepath.Join(dir, "audit.jsonl"), "--spool-dir", filepath.Join(dir, "spool"),
+		"--", "mcp", "--audit-file", filepath.Join(dir, "up-audit.jsonl"), "--spool-dir", filepath.Join(dir, "up-spool"))
+	s, err := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx, &sdk.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	tools, err := s.ListTools(ctx, nil)
+	if err != nil || len(tools.Tools) != 1 || tools.Tools[0].Name != "aana_pre_tool_check" {
+		t.Fatalf("the upstream's tools are not forwarded: %+v, %v", tools, err)
+	}
+	res, err := s.CallTool(ctx, &sdk.CallToolParams{Name: "aana_pre_tool_check", Arguments: map[string]any{"tool_name": "x"}})
+	if err != nil || res.IsError || !strings.Contains(res.Content[0].(*sdk.TextContent).Text, "gated route: refuse") {
+		t.Fatalf("an allowed call does not reach the upstream: %+v, %v", res, err)
+	}
+	res, err = s.CallTool(ctx, &sdk.CallToolParams{Name: "drop_database", Arguments: map[string]any{}})
+	if err != nil || !res.IsError || !strings.Contains(res.Content[0].(*sdk.TextContent).Text, "gated refuses this call") {
+		t.Fatalf("a refused call is not a tool error: %+v, %v", res, err)
+	}
+	// Records are written after the answer: closing waits for the proxy
+	// to exit, which drains them.
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	audit, err := os.ReadFile(filepath.Join(dir, "audit.jsonl"))
+	if err != nil || strings.Count(string(audit), "\n") != 2 || !strings.Contains(string(audit), "mcp__gated__drop_database") {
+		t.Fatalf("the proxy's decisions are not recorded: %s, %v", audit, err)
+	}
+}
+
+// TestMCPProxyUpstreamThatIsNoServer fails at start: the client sees a
+// server that does not start, and nothing is forwarded.
+func TestMCPProxyUpstreamThatIsNoServer(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	cmd := exec.Command(testgated.Binary(t), "mcp-proxy", "--upstream-cmd", "true",
+		"--audit-file", filepath.Join(dir, "audit.jsonl"), "--spool-dir", filepath.Join(dir, "spool"))
+	cmd.Stdin = strings.NewReader("")
+	out, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "did not start as an MCP server") {
+		t.Fatalf("exit %v: %s", err, out)
+	}
+}
+
+func writeFile(t *testing.T, path, body string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,208 @@
+package mcpproxy_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/gatedhq/gated/internal/adapter/mcpproxy"
+	"github.com/gatedhq/gated/internal/catalog"
+	"github.com/gatedhq/gated/internal/gate"
+)
+
+// testCatalog describes the upstream's tools as coding agents name them:
+// echo reads, drop is an R4 plugin that never executes; other is left out.
+var testCatalog = map[string]string{
+	"ACTIONS.yaml": `actions:
+  - name: mcp__up__echo
+    description: Echo a message back.
+    command: ["echo", "{{message}}"]
+    inputSchema:
+      type: object
+      required: [message]
+      properties:
+        message: { type: string }
+    annotations:
+      readOnlyHint: true
+`,
+	"plugins/drop/action.json": `{"name": "mcp__up__drop", "riskTier": "R4",
+  "inputSchema": {"type": "object", "properties": {"table": {"type": "string"}}}}`,
+}
+
+type echoArgs struct {
+	Message string `json:"message"`
+}
+
+type tableArgs struct {
+	Table string `json:"table"`
+}
+
+// upstream is a real go-sdk server with the tools the catalog describes
+// and one it does not; calls counts the calls that reached it.
+func upstream(calls *[]string) *sdk.Server {
+	s := sdk.NewServer(&sdk.Implementation{Name: "up", Version: "1"}, nil)
+	sdk.AddTool(s, &sdk.Tool{Name: "echo", Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true}},
+		func(_ context.Context, _ *sdk.CallToolRequest, a echoArgs) (*sdk.CallToolResult, any, error) {
+			*calls = append(*calls, "echo")
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "echo: " + a.Message}}}, nil, nil
+		})
+	for _, name := range []string{"drop", "other"} {
+		sdk.AddTool(s, &sdk.Tool{Name: name}, func(_ context.Context, _ *sdk.CallToolRequest, _ tableArgs) (*sdk.CallToolResult, any, error) {
+			*calls = append(*calls, name)
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "done"}}}, nil, nil
+		})
+	}
+	s.AddPrompt(&sdk.Prompt{Name: "greet"}, func(context.Context, *sdk.GetPromptRequest) (*sdk.GetPromptResult, error) {
+		return &sdk.GetPromptResult{Messages: []*sdk.PromptMessage{{Role: "user", Content: &sdk.TextContent{Text: "hello"}}}}, nil
+	})
+	return s
+}
+
+// fixture connects a client to the proxy, and the proxy to the upstream,
+// over the go-sdk's in-memory transports; the decisions are gated's own.
+type fixture struct {
+	client   *sdk.ClientSession
+	upstream *sdk.ClientSession
+	calls    []string
+}
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	ctx := context.Background()
+	dir := t.TempDir()
+	for name, body := range testCatalog {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cat, err := catalog.Load([]string{dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	engine := gate.New(gate.WithCatalog(func() *catalog.Catalog { return cat }, gate.UnknownDefer, catalog.ArgumentsEnforce))
+	f := &fixture{}
+	upT, upS := sdk.NewInMemoryTransports()
+	if _, err := upstream(&f.calls).Connect(ctx, upS, nil); err != nil {
+		t.Fatal(err)
+	}
+	f.upstream, err = sdk.NewClient(&sdk.Implementation{Name: "gated-mcp-proxy", Version: "test"}, nil).Connect(ctx, upT, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = f.upstream.Close() })
+	proxy := mcpproxy.New(mcpproxy.Config{
+		Upstream: f.upstream, ToolPrefix: "mcp__up__", Category: engine.Category, Version: "test",
+		Decide: func(ctx context.Context, event map[string]any) *gate.Decision {
+			return engine.Decide(ctx, gate.Request{Event: event, TrustEventPrincipals: true})
+		},
+	})
+	cT, cS := sdk.NewInMemoryTransports()
+	if _, err := proxy.Connect(ctx, cS, nil); err != nil {
+		t.Fatal(err)
+	}
+	f.client, err = sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx, cT, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = f.client.Close() })
+	return f
+}
+
+func text(t *testing.T, res *sdk.CallToolResult) string {
+	t.Helper()
+	if len(res.Content) != 1 {
+		t.Fatalf("content %+v", res.Content)
+	}
+	return res.Content[0].(*sdk.TextContent).Text
+}
+
+func TestProxyForwardsWhatTheUpstreamServes(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := context.Background()
+	tools, err := f.client.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tool := range tools.Tools {
+		names = append(names, tool.Name)
+	}
+	if strings.Join(names, ",") != "drop,echo,other" {
+		t.Fatalf("tools %v", names)
+	}
+	p, err := f.client.GetPrompt(ctx, &sdk.GetPromptParams{Name: "greet"})
+	if err != nil || text(t, &sdk.CallToolResult{Content: []sdk.Content{p.Messages[0].Content}}) != "hello" {
+		t.Fatalf("prompt %+v, %v", p, err)
+	}
+	caps := f.client.InitializeResult().Capabilities
+	if caps.Tools == nil || caps.Prompts == nil || caps.Resources != nil {
+		t.Fatalf("capabilities are not the upstream's: %+v", caps)
+	}
+}
+
+func TestProxyChecksEveryCall(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := context.Background()
+
+	res, err := f.client.CallTool(ctx, &sdk.CallToolParams{Name: "echo", Arguments: map[string]any{"message": "hi"}})
+	if err != nil || res.IsError || text(t, res) != "echo: hi" {
+		t.Fatalf("an accepted call is not forwarded: %+v, %v", res, err)
+	}
+	for _, tc := range []struct {
+		name, tool string
+		args       map[string]any
+		want       []string
+	}{
+		{"a tool that never executes is refused", "drop", map[string]any{"table": "users"},
+			[]string{"gated refuses this call", "Blockers:", "(decision "}},
+		{"an uncatalogued tool defers, which the client cannot answer", "other", map[string]any{},
+			[]string{"gated defers this call to a person, and the MCP client cannot ask", "tool_not_in_catalog"}},
+		{"arguments the catalog rejects are refused", "echo", map[string]any{"message": 7},
+			[]string{"arguments_invalid"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := f.client.CallTool(ctx, &sdk.CallToolParams{Name: tc.tool, Arguments: tc.args})
+			if err != nil || !res.IsError {
+				t.Fatalf("a blocked call is not a tool error: %+v, %v", res, err)
+			}
+			got := text(t, res)
+			for _, w := range tc.want {
+				if !strings.Contains(got, w) {
+					t.Fatalf("text %q does not say %q", got, w)
+				}
+			}
+			if strings.Contains(got, "users") {
+				t.Fatalf("the reason quotes an argument: %q", got)
+			}
+			d, _ := res.Meta[mcpproxy.DecisionMetaKey].(map[string]any)
+			if d == nil || d["decision_id"] == "" || d["route"] == "accept" {
+				t.Fatalf("_meta %+v", res.Meta)
+			}
+		})
+	}
+	if strings.Join(f.calls, ",") != "echo" {
+		t.Fatalf("the upstream saw %v; only the accepted call may reach it", f.calls)
+	}
+}
+
+func TestProxyFailsClosedWhenTheUpstreamIsGone(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	if err := f.upstream.Close(); err != nil {
+		t.Fatal(err)
+	}
+	res, err := f.client.CallTool(context.Background(), &sdk.CallToolParams{Name: "echo", Arguments: map[string]any{"message": "hi"}})
+	if err != nil || !res.IsError || !strings.Contains(text(t, res), "the upstream MCP server failed it") {
+		t.Fatalf("an allowed call to a closed upstream: %+v, %v", res, err)
+	}
+}
