@@ -2,10 +2,15 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"net"
+	"net/http"
+	"net/netip"
 	"os/exec"
 	"regexp"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/zap"
@@ -21,6 +26,10 @@ import (
 func runMCPProxy(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := newFlagSet("mcp-proxy", stderr)
 	upstreamCmd := fs.String("upstream-cmd", "", "program of the upstream MCP server, run with the arguments after the flags, spoken to over stdio")
+	upstreamURL := fs.String("upstream-url", "", "URL of the upstream MCP server's streamable HTTP endpoint (instead of --upstream-cmd)")
+	// Not --addr: GATED_ADDR configures gated serve, and must not turn a
+	// stdio proxy into an HTTP one.
+	addr := fs.String("http-addr", "", "serve the MCP client over streamable HTTP at http://ADDR/mcp (a loopback address) instead of stdio")
 	serverName := fs.String("server-name", "", "the upstream's name in tool names (mcp__<name>__<tool>); default: the name the upstream reports")
 	toolPrefix := fs.String("tool-prefix", "", "prefix of the upstream's tool names in events, instead of mcp__<server-name>__")
 	shadow := fs.Bool("shadow", false, "shadow mode for every call")
@@ -32,8 +41,16 @@ func runMCPProxy(ctx context.Context, args []string, getenv func(string) string,
 	if err := parseFlags(fs, args, getenv); err != nil {
 		return err
 	}
-	if *upstreamCmd == "" {
-		return usageError("mcp-proxy needs --upstream-cmd PROGRAM [-- ARG...]")
+	switch {
+	case (*upstreamCmd == "") == (*upstreamURL == ""):
+		return usageError("mcp-proxy needs one upstream: --upstream-cmd PROGRAM [-- ARG...] or --upstream-url URL")
+	case *upstreamURL != "" && fs.NArg() > 0:
+		return usageError("arguments are for --upstream-cmd, and --upstream-url takes none: %q", fs.Args())
+	}
+	if *addr != "" {
+		if err := checkLoopback(*addr); err != nil {
+			return usageError("--http-addr: %v", err)
+		}
 	}
 	log, err := newLogger(stderr, *logLevel)
 	if err != nil {
@@ -60,13 +77,9 @@ func runMCPProxy(ctx context.Context, args []string, getenv func(string) string,
 	}()
 	engine := gate.New(append(src.Opts, gate.WithShadow(*shadow), gate.WithAudit(rec, red, gatedVersion()), gate.WithMetrics(m))...)
 
-	// The upstream's stderr is its log: it joins gated's.
-	cmd := exec.Command(*upstreamCmd, fs.Args()...)
-	cmd.Stderr = stderr
-	client := sdk.NewClient(&sdk.Implementation{Name: "gated-mcp-proxy", Version: gatedVersion()}, nil)
-	up, err := client.Connect(ctx, &sdk.CommandTransport{Command: cmd}, nil)
+	up, err := connectUpstream(ctx, *upstreamCmd, fs.Args(), *upstreamURL, stderr)
 	if err != nil {
-		return fmt.Errorf("mcp-proxy: the upstream %s did not start as an MCP server: %w", *upstreamCmd, err)
+		return err
 	}
 	defer func() { _ = up.Close() }()
 	prefix := *toolPrefix
@@ -85,10 +98,80 @@ func runMCPProxy(ctx context.Context, args []string, getenv func(string) string,
 			return engine.Decide(ctx, gate.Request{Event: event, TrustEventPrincipals: true})
 		},
 	})
+	if *addr != "" {
+		return serveMCPProxy(ctx, *addr, server, log)
+	}
 	if err := server.Run(ctx, &sdk.IOTransport{Reader: io.NopCloser(stdin), Writer: nopWriteCloser{stdout}, MaxLineLength: mcpMaxLine}); err != nil && ctx.Err() == nil {
 		return fmt.Errorf("mcp-proxy: %w", err)
 	}
 	return nil
+}
+
+// connectUpstream starts the upstream command, or connects to its URL, and
+// initializes the MCP session: an upstream that does not answer as an MCP
+// server stops the proxy before the client sees any tool.
+func connectUpstream(ctx context.Context, program string, args []string, url string, stderr io.Writer) (*sdk.ClientSession, error) {
+	client := sdk.NewClient(&sdk.Implementation{Name: "gated-mcp-proxy", Version: gatedVersion()}, nil)
+	if url != "" {
+		up, err := client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: url}, nil)
+		if err != nil {
+			return nil, fmt.Errorf("mcp-proxy: the upstream at %s did not answer as an MCP server: %w", url, err)
+		}
+		return up, nil
+	}
+	// The upstream's stderr is its log: it joins gated's.
+	cmd := exec.Command(program, args...)
+	cmd.Stderr = stderr
+	up, err := client.Connect(ctx, &sdk.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		return nil, fmt.Errorf("mcp-proxy: the upstream %s did not start as an MCP server: %w", program, err)
+	}
+	return up, nil
+}
+
+// serveMCPProxy serves the proxy at /mcp over streamable HTTP until ctx
+// ends. Sessions are stateful, so the proxy can ask the client (server to
+// client requests need a session). There is no token: the address must be
+// loopback, where only the person's own processes reach it.
+func serveMCPProxy(ctx context.Context, addr string, server *sdk.Server, log *zap.Logger) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("mcp-proxy: listen: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return server },
+		&sdk.StreamableHTTPOptions{MaxRequestBodyBytes: mcpMaxLine}))
+	// No write timeout: a session's event stream stays open.
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, MaxHeaderBytes: 64 << 10}
+	log.Info("gated listening", zap.String("addr", ln.Addr().String()))
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("mcp-proxy: %w", err)
+	case <-ctx.Done():
+	}
+	shutdown, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdown); err != nil {
+		return errors.Join(fmt.Errorf("mcp-proxy: shutdown: %w", err), srv.Close())
+	}
+	return nil
+}
+
+// checkLoopback accepts host:port with a loopback IP or localhost.
+func checkLoopback(addr string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return err
+	}
+	if host == "localhost" {
+		return nil
+	}
+	if ip, err := netip.ParseAddr(host); err == nil && ip.IsLoopback() {
+		return nil
+	}
+	return fmt.Errorf("%q is not a loopback address: the proxy has no token, so it listens only where the person's own processes reach it", addr)
 }
 
 // unsafeNameChars are replaced in a server name as Claude Code does when it

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -65,17 +67,68 @@ func TestMCPProxyStdio(t *testing.T) {
 	}
 }
 
-// TestMCPProxyUpstreamThatIsNoServer fails at start: the client sees a
-// server that does not start, and nothing is forwarded.
-func TestMCPProxyUpstreamThatIsNoServer(t *testing.T) {
+// TestMCPProxyHTTP runs the proxy with a streamable HTTP upstream (a go-sdk
+// server) and serves the client over streamable HTTP too. Once the
+// upstream's URL refuses connections, an allowed call fails closed with a
+// tool error, at once.
+func TestMCPProxyHTTP(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "ACTIONS.yaml"), `actions:
+  - name: mcp__up__echo
+    description: Echo.
+    command: ["echo"]
+    inputSchema: { type: object }
+    annotations: { readOnlyHint: true }
+`)
+	up := sdk.NewServer(&sdk.Implementation{Name: "up", Version: "1"}, nil)
+	up.AddTool(&sdk.Tool{Name: "echo", InputSchema: map[string]any{"type": "object"}}, func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "echoed"}}}, nil
+	})
+	upstream := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return up }, nil))
+	defer upstream.Close()
+	proxy := testgated.StartCommand(t, "mcp-proxy", "--upstream-url", upstream.URL, "--http-addr", "127.0.0.1:0", "--log-level", "info",
+		"--catalog", dir, "--audit-file", filepath.Join(dir, "audit.jsonl"), "--spool-dir", filepath.Join(dir, "spool"))
+	s, err := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx, &sdk.StreamableClientTransport{Endpoint: proxy.URL + "/mcp"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	res, err := s.CallTool(ctx, &sdk.CallToolParams{Name: "echo", Arguments: map[string]any{}})
+	if err != nil || res.IsError || res.Content[0].(*sdk.TextContent).Text != "echoed" {
+		t.Fatalf("an allowed call does not reach the upstream: %+v, %v", res, err)
+	}
+	upstream.CloseClientConnections()
+	upstream.Close()
+	res, err = s.CallTool(ctx, &sdk.CallToolParams{Name: "echo", Arguments: map[string]any{}})
+	if err != nil || !res.IsError || !strings.Contains(res.Content[0].(*sdk.TextContent).Text, "the upstream MCP server failed it") {
+		t.Fatalf("a call to an upstream that refuses connections: %+v, %v\n%s", res, err, proxy.Logs())
+	}
+}
+
+// TestMCPProxyRefusals: flags that cannot work, and an upstream that is no
+// MCP server, stop the proxy before it serves anything.
+func TestMCPProxyRefusals(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	cmd := exec.Command(testgated.Binary(t), "mcp-proxy", "--upstream-cmd", "true",
-		"--audit-file", filepath.Join(dir, "audit.jsonl"), "--spool-dir", filepath.Join(dir, "spool"))
-	cmd.Stdin = strings.NewReader("")
-	out, err := cmd.CombinedOutput()
-	if err == nil || !strings.Contains(string(out), "did not start as an MCP server") {
-		t.Fatalf("exit %v: %s", err, out)
+	audit := []string{"--audit-file", filepath.Join(dir, "audit.jsonl"), "--spool-dir", filepath.Join(dir, "spool")}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--upstream-url", "http://" + testgated.ClosedAddr(t) + "/mcp"}, "did not answer as an MCP server"},
+		{[]string{"--upstream-cmd", "true"}, "did not start as an MCP server"},
+		{nil, "needs one upstream"},
+		{[]string{"--upstream-cmd", "true", "--upstream-url", "http://127.0.0.1:1/mcp"}, "needs one upstream"},
+		{[]string{"--upstream-cmd", "true", "--http-addr", "0.0.0.0:0"}, "not a loopback address"},
+	} {
+		cmd := exec.Command(testgated.Binary(t), append(append([]string{"mcp-proxy"}, audit...), tc.args...)...)
+		cmd.Stdin = strings.NewReader("")
+		out, err := cmd.CombinedOutput()
+		if err == nil || !strings.Contains(string(out), tc.want) {
+			t.Errorf("%v: exit %v: %s", tc.args, err, out)
+		}
 	}
 }
 

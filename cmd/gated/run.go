@@ -38,8 +38,8 @@ commands:
   hook claude-code|codex [--url URL] [--token-env NAME] [--catalog DIR] [--policy DIR]
             answer one PreToolUse command hook from stdin; exit 2 (block) on any failure
   mcp       serve the aana_pre_tool_check MCP tool over stdio (flags as serve: --catalog, --policy, audit)
-  mcp-proxy --upstream-cmd PROGRAM [flags] [-- ARG...]
-            serve an upstream MCP server's tools over stdio, checking every tools/call first
+  mcp-proxy --upstream-cmd PROGRAM [flags] [-- ARG...] | --upstream-url URL [flags]
+            serve an upstream MCP server's tools (stdio, or HTTP with --http-addr), checking every tools/call first
   catalog lint DIR...
             validate catalog directories; exit 1 on any problem
   bundle revision|sign [--key PRIVATE.pem] MANIFEST

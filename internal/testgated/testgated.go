@@ -65,9 +65,16 @@ func Binary(t testing.TB) string {
 func Start(t testing.TB, args ...string) *Server {
 	t.Helper()
 	dir := t.TempDir()
-	full := append([]string{"serve", "--addr", "127.0.0.1:0",
-		"--audit-file", filepath.Join(dir, "audit.jsonl"), "--spool-dir", filepath.Join(dir, "spool")}, args...)
-	cmd := exec.Command(Binary(t), full...)
+	return StartCommand(t, append([]string{"serve", "--addr", "127.0.0.1:0",
+		"--audit-file", filepath.Join(dir, "audit.jsonl"), "--spool-dir", filepath.Join(dir, "spool")}, args...)...)
+}
+
+// StartCommand runs gated with args, a command that logs "gated listening"
+// with its address (serve, mcp-proxy --http-addr), and stops it when the
+// test ends.
+func StartCommand(t testing.TB, args ...string) *Server {
+	t.Helper()
+	cmd := exec.Command(Binary(t), args...)
 	cmd.Env = append(os.Environ(), "GATED_ADDR=", "GATED_TOKENS=", "GATED_DATABASE_URL=")
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
