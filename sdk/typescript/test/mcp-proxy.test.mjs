@@ -4,13 +4,17 @@
 // would, and the proxy starts the upstream over stdio.
 import assert from "node:assert/strict";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { spawn } from "node:child_process";
+import { once } from "node:events";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { createInterface } from "node:readline";
 import { after, before, test } from "node:test";
 import { fileURLToPath } from "node:url";
 
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 
 const upstream = fileURLToPath(new URL("./mcp-upstream.mjs", import.meta.url));
 
@@ -99,5 +103,54 @@ test("a call fails closed with a tool error when the upstream process dies", asy
     assert.match(echo.content[0].text, /the upstream MCP server failed it/);
   } finally {
     await client.close();
+  }
+});
+
+/** Starts proc and resolves with the first line of stream that pick maps to a value. */
+function firstLine(proc, stream, pick) {
+  return new Promise((resolve, reject) => {
+    proc.on("exit", (code) => reject(new Error(`${proc.spawnfile} exited (${code}) before it was ready`)));
+    createInterface({ input: stream }).on("line", (line) => {
+      try {
+        const v = pick(JSON.parse(line));
+        if (v) resolve(v);
+      } catch {
+        // not a JSON line
+      }
+    });
+  });
+}
+
+test("over streamable HTTP on both sides, and an upstream URL that stops answering fails closed", async () => {
+  const bin = process.env.GATED_BIN;
+  assert.ok(bin, "GATED_BIN is not set: these tests run a real gated (make sdk-typescript).");
+  const up = spawn(process.execPath, [upstream, "--http"], { stdio: ["ignore", "pipe", "ignore"] });
+  const upURL = await firstLine(up, up.stdout, (l) => l.url);
+  const proxy = spawn(bin, ["mcp-proxy", "--upstream-url", upURL, "--http-addr", "127.0.0.1:0", "--log-level", "info",
+    "--catalog", join(dir, "catalog"), "--audit-file", join(dir, "http.jsonl"), "--spool-dir", join(dir, "http-spool")],
+  { stdio: ["ignore", "ignore", "pipe"] });
+  const client = new Client({ name: "gated-mcp-proxy-test", version: "1.0.0" });
+  try {
+    const addr = await firstLine(proxy, proxy.stderr, (l) => l.msg === "gated listening" && l.addr);
+    await client.connect(new StreamableHTTPClientTransport(new URL(`http://${addr}/mcp`)));
+    const echo = await client.callTool({ name: "echo", arguments: { message: "over http" } });
+    assert.deepEqual(echo.content, [{ type: "text", text: "echo: over http" }]);
+    const drop = await client.callTool({ name: "drop_table", arguments: { table: "t" } });
+    assert.equal(drop.isError, true);
+    assert.match(drop.content[0].text, /^gated refuses this call/);
+
+    up.kill();
+    await once(up, "exit");
+    const after = await client.callTool({ name: "echo", arguments: { message: "again" } });
+    assert.equal(after.isError, true);
+    assert.match(after.content[0].text, /the upstream MCP server failed it/);
+  } finally {
+    await client.close();
+    up.kill();
+    if (proxy.exitCode === null && proxy.signalCode === null) {
+      const exited = once(proxy, "exit");
+      proxy.kill();
+      await exited;
+    }
   }
 });
