@@ -10,6 +10,7 @@ import (
 	"net/netip"
 	"os/exec"
 	"regexp"
+	"slices"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -32,6 +33,8 @@ func runMCPProxy(ctx context.Context, args []string, getenv func(string) string,
 	addr := fs.String("http-addr", "", "serve the MCP client over streamable HTTP at http://ADDR/mcp (a loopback address) instead of stdio")
 	serverName := fs.String("server-name", "", "the upstream's name in tool names (mcp__<name>__<tool>); default: the name the upstream reports")
 	toolPrefix := fs.String("tool-prefix", "", "prefix of the upstream's tool names in events, instead of mcp__<server-name>__")
+	var trusted listFlag
+	fs.Var(&trusted, "trust-annotations", "let this upstream's (by its server name) tool annotations set the category of tools no catalog describes (repeatable)")
 	shadow := fs.Bool("shadow", false, "shadow mode for every call")
 	logLevel := fs.String("log-level", "warn", "log level on stderr: debug, info, warn, error")
 	var sf sourceFlags
@@ -82,20 +85,22 @@ func runMCPProxy(ctx context.Context, args []string, getenv func(string) string,
 		return err
 	}
 	defer func() { _ = up.Close() }()
+	name := *serverName
+	if name == "" {
+		name = unsafeNameChars.ReplaceAllString(up.InitializeResult().ServerInfo.Name, "_")
+	}
 	prefix := *toolPrefix
 	if prefix == "" {
-		name := *serverName
-		if name == "" {
-			name = up.InitializeResult().ServerInfo.Name
-		}
-		prefix = "mcp__" + unsafeNameChars.ReplaceAllString(name, "_") + "__"
+		prefix = "mcp__" + name + "__"
 	}
 	// As under gated mcp, the person's own MCP client started the process:
 	// the event's own principals are all there is.
 	server := mcpproxy.New(mcpproxy.Config{
 		Upstream: up, ToolPrefix: prefix, Category: engine.Category, Version: gatedVersion(), Log: log,
-		Decide: func(ctx context.Context, event map[string]any) *gate.Decision {
-			return engine.Decide(ctx, gate.Request{Event: event, TrustEventPrincipals: true})
+		TrustAnnotations: slices.Contains(trusted, name),
+		Decide: func(ctx context.Context, req gate.Request) *gate.Decision {
+			req.TrustEventPrincipals = true
+			return engine.Decide(ctx, req)
 		},
 	})
 	if *addr != "" {

@@ -97,6 +97,34 @@ func TestCatalogUnknownTools(t *testing.T) {
 	}
 }
 
+// TestCatalogVouchedCategory: a surface that vouches for an uncatalogued
+// tool's category (trusted MCP annotations) sets aside the unknown-tools
+// rule, in every mode, and the contract rules decide on that category; a
+// vouched unknown category is still unknown, and a catalogued tool keeps
+// the catalog's category.
+func TestCatalogVouchedCategory(t *testing.T) {
+	t.Parallel()
+	ev := `{"tool_name":"search_docs","tool_category":"public_read","authorization_state":"none","evidence_refs":[],"risk_domain":"research","proposed_arguments":{"query":"x"},"recommended_route":"accept"}`
+	for _, mode := range []UnknownTools{UnknownDefer, UnknownRefuse} {
+		d := catalogEngine(t, mode).Decide(context.Background(), Request{Event: decode(t, []byte(ev)), CategoryVouched: true})
+		if d.Route != route.Accept || len(d.HardBlockers) != 0 {
+			t.Errorf("mode %d: route %s blockers %v", mode, d.Route, d.HardBlockers)
+		}
+	}
+	unknown := decode(t, []byte(ev))
+	unknown["tool_category"], unknown["recommended_route"] = "unknown", "defer"
+	d := catalogEngine(t, UnknownRefuse).Decide(context.Background(), Request{Event: unknown, CategoryVouched: true})
+	if d.Route != route.Refuse || !slices.Contains(d.HardBlockers, "tool_not_in_catalog") {
+		t.Errorf("vouched unknown: route %s blockers %v", d.Route, d.HardBlockers)
+	}
+	email := decode(t, []byte(confirmedEmail))
+	email["tool_category"] = "public_read"
+	d = catalogEngine(t, UnknownDefer).Decide(context.Background(), Request{Event: email, CategoryVouched: true})
+	if d.ToolCategory != "write" || !slices.Contains(d.HardBlockers, "tool_category_understated") {
+		t.Errorf("a vouched category overrode the catalog's: category %s blockers %v", d.ToolCategory, d.HardBlockers)
+	}
+}
+
 func TestParseUnknownTools(t *testing.T) {
 	t.Parallel()
 	for s, want := range map[string]UnknownTools{"": UnknownDefer, "defer": UnknownDefer, "refuse": UnknownRefuse, "allow": UnknownAllow} {

@@ -66,6 +66,11 @@ type Request struct {
 	// NoApproval: the surface can neither show an approval nor retry with
 	// one (hooks), so an ask creates none.
 	NoApproval bool
+	// CategoryVouched: the surface vouches for the declared category of a
+	// tool no catalog describes (an MCP upstream's annotations the operator
+	// trusts), so the unknown-tools rule gives way to the contract rules
+	// on that category. An unknown category is not vouched for.
+	CategoryVouched bool
 	// Checks adds a surface's own findings after the catalog join (the
 	// Action API's plan rules); view is nil for an uncatalogued tool.
 	Checks func(view *catalog.View, ev *route.Event) []route.Finding
@@ -211,7 +216,7 @@ func (e *Engine) decide(ctx context.Context, d *Decision, req Request, now time.
 	}
 
 	ev := p.Event
-	view, category, catalogFindings := e.joinCatalog(d, ev)
+	view, category, catalogFindings := e.joinCatalog(d, ev, req.CategoryVouched)
 	var use *approvalUse
 	if e.approvals != nil {
 		if use = e.checkApprovalRef(ctx, req, ev, category, now); use != nil && use.ok {
@@ -360,7 +365,7 @@ func firstNonEmpty(a, b string) string {
 
 // joinCatalog resolves the event's tool to its catalog view and the
 // category the contract rules run on.
-func (e *Engine) joinCatalog(d *Decision, ev *route.Event) (*catalog.View, route.Category, []route.Finding) {
+func (e *Engine) joinCatalog(d *Decision, ev *route.Event, vouched bool) (*catalog.View, route.Category, []route.Finding) {
 	if e.catalog == nil {
 		return nil, ev.ToolCategory, nil
 	}
@@ -369,6 +374,9 @@ func (e *Engine) joinCatalog(d *Decision, ev *route.Event) (*catalog.View, route
 	d.Revisions.Commits = appendCommits(d.Revisions.Commits, "catalog:", c.Origin())
 	view, ok := c.Lookup(ev.ToolName)
 	if !ok {
+		if vouched && ev.ToolCategory != route.Unknown {
+			return nil, ev.ToolCategory, nil
+		}
 		switch e.unknownTools {
 		case UnknownRefuse:
 			return nil, ev.ToolCategory, []route.Finding{notInCatalog(route.Refuse)}

@@ -22,9 +22,10 @@ import (
 	"github.com/gatedhq/gated/internal/server"
 )
 
-// Decide decides one event for a tools/call; the command that runs the
-// proxy fills in who is asking.
-type Decide func(ctx context.Context, event map[string]any) *gate.Decision
+// Decide decides a tools/call: the proxy fills in the event and whether it
+// vouches for the category; the command that runs the proxy fills in who is
+// asking.
+type Decide func(ctx context.Context, req gate.Request) *gate.Decision
 
 // Config is what a proxy needs: the upstream to forward to and the decision
 // path to check calls with.
@@ -38,7 +39,11 @@ type Config struct {
 	// Category is the category the catalog gives a tool (unknown when it
 	// describes none).
 	Category func(tool string) route.Category
-	Version  string
+	// TrustAnnotations lets the upstream's tool annotations set the
+	// category of a tool no catalog describes; otherwise the unknown-tools
+	// rule applies to it.
+	TrustAnnotations bool
+	Version          string
 	Log      *zap.Logger
 }
 
@@ -126,8 +131,15 @@ func (p *proxy) callTool(ctx context.Context, params *sdk.CallToolParamsRaw) *sd
 		return toolError("gated refuses this call: " + err.Error() + ".")
 	}
 	tool := p.ToolPrefix + params.Name
-	event := runtime.Event(&hook.Input{ToolName: tool, ToolInput: args}, hook.Options{Category: string(p.Category(tool))})
-	d := p.Decide(ctx, event)
+	category, vouched := p.Category(tool), false
+	if category == route.Unknown && p.TrustAnnotations {
+		if category, err = p.annotatedCategory(ctx, params.Name); err != nil {
+			return toolError("gated refuses this call: " + err.Error() + ".")
+		}
+		vouched = category != route.Unknown
+	}
+	event := runtime.Event(&hook.Input{ToolName: tool, ToolInput: args}, hook.Options{Category: string(category)})
+	d := p.Decide(ctx, gate.Request{Event: event, CategoryVouched: vouched})
 	if !d.Execute {
 		res := toolError(runtime.Answer(server.HookDecision(d)).HookSpecificOutput.PermissionDecisionReason + blockers(d))
 		res.Meta = sdk.Meta{DecisionMetaKey: map[string]any{
@@ -145,6 +157,29 @@ func (p *proxy) callTool(ctx context.Context, params *sdk.CallToolParamsRaw) *sd
 			d.DecisionID, strings.TrimSuffix(err.Error(), ".")))
 	}
 	return res
+}
+
+// annotatedCategory is the category an uncatalogued tool's annotations, as
+// the upstream lists them now, set. Only a tool that says it reads, and does
+// not also say it destroys, reads; and a read is private_read whatever its
+// openWorldHint, since annotations cannot tell public data from private.
+// Everything else writes, as MCP's defaults (not read-only, destructive,
+// open world) say. A tool the upstream does not list stays unknown.
+func (p *proxy) annotatedCategory(ctx context.Context, name string) (route.Category, error) {
+	for tool, err := range p.Upstream.Tools(ctx, nil) {
+		if err != nil {
+			return route.Unknown, fmt.Errorf("the upstream MCP server did not list its tools: %w", err)
+		}
+		if tool.Name != name {
+			continue
+		}
+		a := tool.Annotations
+		if a != nil && a.ReadOnlyHint && (a.DestructiveHint == nil || !*a.DestructiveHint) {
+			return route.PrivateRead, nil
+		}
+		return route.Write, nil
+	}
+	return route.Unknown, nil
 }
 
 // arguments decodes a call's arguments as the HTTP surface decodes a body

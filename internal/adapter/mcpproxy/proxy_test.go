@@ -38,7 +38,7 @@ type echoArgs struct {
 }
 
 type tableArgs struct {
-	Table string `json:"table"`
+	Table string `json:"table,omitempty"`
 }
 
 // upstream is a real go-sdk server with the tools the catalog describes
@@ -49,6 +49,16 @@ func upstream(calls *[]string) *sdk.Server {
 		func(_ context.Context, _ *sdk.CallToolRequest, a echoArgs) (*sdk.CallToolResult, any, error) {
 			*calls = append(*calls, "echo")
 			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "echo: " + a.Message}}}, nil, nil
+		})
+	sdk.AddTool(s, &sdk.Tool{Name: "peek", Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: new(true)}},
+		func(_ context.Context, _ *sdk.CallToolRequest, _ tableArgs) (*sdk.CallToolResult, any, error) {
+			*calls = append(*calls, "peek")
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "peeked"}}}, nil, nil
+		})
+	sdk.AddTool(s, &sdk.Tool{Name: "wipe", Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true, DestructiveHint: new(true)}},
+		func(_ context.Context, _ *sdk.CallToolRequest, _ tableArgs) (*sdk.CallToolResult, any, error) {
+			*calls = append(*calls, "wipe")
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "wiped"}}}, nil, nil
 		})
 	for _, name := range []string{"drop", "other"} {
 		sdk.AddTool(s, &sdk.Tool{Name: name}, func(_ context.Context, _ *sdk.CallToolRequest, _ tableArgs) (*sdk.CallToolResult, any, error) {
@@ -70,7 +80,7 @@ type fixture struct {
 	calls    []string
 }
 
-func newFixture(t *testing.T) *fixture {
+func newFixture(t *testing.T, trust bool) *fixture {
 	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -100,8 +110,10 @@ func newFixture(t *testing.T) *fixture {
 	t.Cleanup(func() { _ = f.upstream.Close() })
 	proxy := mcpproxy.New(mcpproxy.Config{
 		Upstream: f.upstream, ToolPrefix: "mcp__up__", Category: engine.Category, Version: "test",
-		Decide: func(ctx context.Context, event map[string]any) *gate.Decision {
-			return engine.Decide(ctx, gate.Request{Event: event, TrustEventPrincipals: true})
+		TrustAnnotations: trust,
+		Decide: func(ctx context.Context, req gate.Request) *gate.Decision {
+			req.TrustEventPrincipals = true
+			return engine.Decide(ctx, req)
 		},
 	})
 	cT, cS := sdk.NewInMemoryTransports()
@@ -126,7 +138,7 @@ func text(t *testing.T, res *sdk.CallToolResult) string {
 
 func TestProxyForwardsWhatTheUpstreamServes(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t)
+	f := newFixture(t, false)
 	ctx := context.Background()
 	tools, err := f.client.ListTools(ctx, nil)
 	if err != nil {
@@ -136,7 +148,7 @@ func TestProxyForwardsWhatTheUpstreamServes(t *testing.T) {
 	for _, tool := range tools.Tools {
 		names = append(names, tool.Name)
 	}
-	if strings.Join(names, ",") != "drop,echo,other" {
+	if strings.Join(names, ",") != "drop,echo,other,peek,wipe" {
 		t.Fatalf("tools %v", names)
 	}
 	p, err := f.client.GetPrompt(ctx, &sdk.GetPromptParams{Name: "greet"})
@@ -151,7 +163,7 @@ func TestProxyForwardsWhatTheUpstreamServes(t *testing.T) {
 
 func TestProxyChecksEveryCall(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t)
+	f := newFixture(t, false)
 	ctx := context.Background()
 
 	res, err := f.client.CallTool(ctx, &sdk.CallToolParams{Name: "echo", Arguments: map[string]any{"message": "hi"}})
@@ -197,12 +209,47 @@ func TestProxyChecksEveryCall(t *testing.T) {
 
 func TestProxyFailsClosedWhenTheUpstreamIsGone(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t)
+	f := newFixture(t, false)
 	if err := f.upstream.Close(); err != nil {
 		t.Fatal(err)
 	}
 	res, err := f.client.CallTool(context.Background(), &sdk.CallToolParams{Name: "echo", Arguments: map[string]any{"message": "hi"}})
 	if err != nil || !res.IsError || !strings.Contains(text(t, res), "the upstream MCP server failed it") {
 		t.Fatalf("an allowed call to a closed upstream: %+v, %v", res, err)
+	}
+}
+
+// TestProxyTrustedAnnotations: with the upstream's annotations trusted, an
+// uncatalogued tool that says it reads runs, one that says nothing or also
+// says it destroys writes (ask, which the client cannot answer), and a
+// catalogued tool keeps the catalog's word. Untrusted, the unknown-tools
+// rule applies.
+func TestProxyTrustedAnnotations(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	trusted, untrusted := newFixture(t, true), newFixture(t, false)
+	call := func(f *fixture, tool string) (*sdk.CallToolResult, string) {
+		res, err := f.client.CallTool(ctx, &sdk.CallToolParams{Name: tool, Arguments: map[string]any{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res, text(t, res)
+	}
+	if res, got := call(trusted, "peek"); res.IsError || got != "peeked" {
+		t.Fatalf("a trusted read-only tool: %q", got)
+	}
+	for _, tool := range []string{"other", "wipe"} {
+		if res, got := call(trusted, tool); !res.IsError || !strings.Contains(got, "write_missing_validation_or_confirmation") {
+			t.Fatalf("%s with trusted annotations: %q", tool, got)
+		}
+	}
+	if res, got := call(trusted, "drop"); !res.IsError || !strings.Contains(got, "gated refuses this call") {
+		t.Fatalf("the catalog's refusal gave way to annotations: %q", got)
+	}
+	if res, got := call(untrusted, "peek"); !res.IsError || !strings.Contains(got, "tool_not_in_catalog") {
+		t.Fatalf("untrusted annotations counted: %q", got)
+	}
+	if strings.Join(trusted.calls, ",") != "peek" || len(untrusted.calls) != 0 {
+		t.Fatalf("calls reached the upstreams: %v, %v", trusted.calls, untrusted.calls)
 	}
 }

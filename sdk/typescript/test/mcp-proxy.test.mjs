@@ -91,6 +91,20 @@ test("the proxy forwards the upstream's tools and checks every call", async () =
   }
 });
 
+test("--trust-annotations naming the upstream lets an uncatalogued read-only tool run", async () => {
+  const { client } = await connect("trust", ["--trust-annotations", "upstream", "--upstream-cmd", process.execPath, "--", upstream]);
+  try {
+    const lookup = await client.callTool({ name: "lookup", arguments: { key: "k" } });
+    assert.notEqual(lookup.isError, true, lookup.content[0].text);
+    assert.deepEqual(lookup.content, [{ type: "text", text: "lookup: done" }]);
+    // The catalog still decides the tools it describes.
+    const drop = await client.callTool({ name: "drop_table", arguments: {} });
+    assert.equal(drop.isError, true);
+  } finally {
+    await client.close();
+  }
+});
+
 test("a call fails closed with a tool error when the upstream process dies", async () => {
   const { client } = await connect("dies");
   try {
