@@ -44,7 +44,7 @@ type Config struct {
 	// rule applies to it.
 	TrustAnnotations bool
 	Version          string
-	Log      *zap.Logger
+	Log              *zap.Logger
 }
 
 // DecisionMetaKey is the _meta key of a refused call's result that carries
