@@ -52,9 +52,13 @@ type Config struct {
 const DecisionMetaKey = "gated/decision"
 
 // runtime builds the events: an MCP client is, to gated, a runtime whose
-// pre-tool check is the proxy. It cannot ask (yet), so an ask or a defer
-// is refused with the reason.
+// pre-tool check is the proxy. The proxy asks through the client's
+// elicitation when it can; an ask it cannot put to the person, and every
+// defer, is refused with the reason.
 var runtime = hook.Runtime{ID: "mcp-proxy", Name: "the MCP client", CannotAsk: true}
+
+// asking words the question the proxy puts to the person.
+var asking = hook.Runtime{ID: runtime.ID, Name: runtime.Name}
 
 type proxy struct {
 	Config
@@ -101,7 +105,8 @@ func (p *proxy) forward(next sdk.MethodHandler) sdk.MethodHandler {
 		up := p.Upstream
 		switch params := req.GetParams().(type) {
 		case *sdk.CallToolParamsRaw:
-			return p.callTool(ctx, params), nil
+			ss, _ := req.GetSession().(*sdk.ServerSession)
+			return p.callTool(ctx, ss, params), nil
 		case *sdk.ListToolsParams:
 			return up.ListTools(ctx, params)
 		case *sdk.ListResourcesParams:
@@ -125,7 +130,7 @@ func (p *proxy) forward(next sdk.MethodHandler) sdk.MethodHandler {
 // execute. Every other outcome, and any failure of the upstream, is a tool
 // error result: the model reads why, where a protocol error would read as
 // a broken server.
-func (p *proxy) callTool(ctx context.Context, params *sdk.CallToolParamsRaw) *sdk.CallToolResult {
+func (p *proxy) callTool(ctx context.Context, ss *sdk.ServerSession, params *sdk.CallToolParamsRaw) *sdk.CallToolResult {
 	args, err := arguments(params.Arguments)
 	if err != nil {
 		return toolError("gated refuses this call: " + err.Error() + ".")
@@ -140,6 +145,9 @@ func (p *proxy) callTool(ctx context.Context, params *sdk.CallToolParamsRaw) *sd
 	}
 	event := runtime.Event(&hook.Input{ToolName: tool, ToolInput: args}, hook.Options{Category: string(category)})
 	d := p.Decide(ctx, gate.Request{Event: event, CategoryVouched: vouched})
+	if d.Route == route.Ask && !d.Execute && canElicit(ss) {
+		d = p.ask(ctx, ss, d, event, vouched)
+	}
 	if !d.Execute {
 		res := toolError(runtime.Answer(server.HookDecision(d)).HookSpecificOutput.PermissionDecisionReason + blockers(d))
 		res.Meta = sdk.Meta{DecisionMetaKey: map[string]any{
@@ -157,6 +165,68 @@ func (p *proxy) callTool(ctx context.Context, params *sdk.CallToolParamsRaw) *sd
 			d.DecisionID, strings.TrimSuffix(err.Error(), ".")))
 	}
 	return res
+}
+
+// approveSchema is the one question an elicitation asks.
+var approveSchema = map[string]any{
+	"type":     "object",
+	"required": []any{"approve"},
+	"properties": map[string]any{
+		"approve": map[string]any{"type": "boolean", "title": "Approve this call",
+			"description": "Let the tool run this once, with the arguments the model gave."},
+	},
+}
+
+// multiRoundTrip is the first protocol version where a server may not
+// send a request while it serves one (SEP-2322): it must return input
+// requests for the client to retry with, which the proxy does not do yet.
+const multiRoundTrip = "2026-07-28"
+
+// canElicit: the client declared form elicitation (an empty elicitation
+// capability means form), on a protocol version that lets the proxy ask
+// while it serves the call.
+func canElicit(ss *sdk.ServerSession) bool {
+	if ss == nil {
+		return false
+	}
+	ip := ss.InitializeParams()
+	return ip != nil && ip.ProtocolVersion < multiRoundTrip && ip.Capabilities != nil && ip.Capabilities.Elicitation != nil &&
+		(ip.Capabilities.Elicitation.Form != nil || ip.Capabilities.Elicitation.URL == nil)
+}
+
+// ask puts an ask decision to the person through the client's
+// elicitation. An approval is decided again, as a retry with an approval
+// is: the event now carries the person's confirmation as verified approval
+// evidence naming the decision that asked, and that second decision is
+// recorded like any other, so the audit trail holds both. Anything but an
+// explicit approval leaves the ask standing, and the call refused.
+func (p *proxy) ask(ctx context.Context, ss *sdk.ServerSession, d *gate.Decision, event map[string]any, vouched bool) *gate.Decision {
+	why := asking.Answer(server.HookDecision(d)).HookSpecificOutput.PermissionDecisionReason
+	res, err := ss.Elicit(ctx, &sdk.ElicitParams{Mode: "form", RequestedSchema: approveSchema,
+		Message: fmt.Sprintf("The model wants to call %s. %s", event["tool_name"], why)})
+	if err != nil {
+		p.Log.Warn("the MCP client did not answer gated's approval request", zap.String("decision_id", d.DecisionID), zap.Error(err))
+		return d
+	}
+	if res.Action != "accept" || res.Content["approve"] != true {
+		return d
+	}
+	approved := make(map[string]any, len(event))
+	for k, v := range event {
+		approved[k] = v
+	}
+	refs, _ := event["evidence_refs"].([]any)
+	approved["evidence_refs"] = append(append([]any{}, refs...), map[string]any{
+		"source_id":        "mcp-proxy.elicitation." + d.DecisionID,
+		"kind":             "approval",
+		"trust_tier":       "verified",
+		"redaction_status": "redacted",
+		"summary":          "the person at the MCP client approved this call when gated asked",
+		"provenance":       "mcp-proxy_elicitation",
+		"freshness":        map[string]any{"status": "fresh"},
+	})
+	approved["authorization_state"] = "confirmed"
+	return p.Decide(ctx, gate.Request{Event: approved, CategoryVouched: vouched})
 }
 
 // annotatedCategory is the category an uncatalogued tool's annotations, as

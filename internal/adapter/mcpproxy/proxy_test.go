@@ -81,6 +81,12 @@ type fixture struct {
 }
 
 func newFixture(t *testing.T, trust bool) *fixture {
+	return newFixtureWith(t, trust, nil, "")
+}
+
+// newFixtureWith connects a client with opts (an elicitation handler) on
+// protocol version proto (the latest when empty).
+func newFixtureWith(t *testing.T, trust bool, opts *sdk.ClientOptions, proto string) *fixture {
 	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -120,7 +126,7 @@ func newFixture(t *testing.T, trust bool) *fixture {
 	if _, err := proxy.Connect(ctx, cS, nil); err != nil {
 		t.Fatal(err)
 	}
-	f.client, err = sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx, cT, nil)
+	f.client, err = sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, opts).Connect(ctx, cT, &sdk.ClientSessionOptions{ProtocolVersion: proto})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -251,5 +257,64 @@ func TestProxyTrustedAnnotations(t *testing.T) {
 	}
 	if strings.Join(trusted.calls, ",") != "peek" || len(untrusted.calls) != 0 {
 		t.Fatalf("calls reached the upstreams: %v, %v", trusted.calls, untrusted.calls)
+	}
+}
+
+// TestProxyAsksThroughElicitation: an ask goes to the person through the
+// client's elicitation; an approval runs the call, decided again with the
+// approval as evidence, and anything else refuses it. A defer is never put
+// to the person.
+func TestProxyAsksThroughElicitation(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name   string
+		answer *sdk.ElicitResult
+		runs   bool
+	}{
+		{"approved", &sdk.ElicitResult{Action: "accept", Content: map[string]any{"approve": true}}, true},
+		{"not approved", &sdk.ElicitResult{Action: "accept", Content: map[string]any{"approve": false}}, false},
+		{"declined", &sdk.ElicitResult{Action: "decline"}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var asked []string
+			f := newFixtureWith(t, true, &sdk.ClientOptions{
+				ElicitationHandler: func(_ context.Context, req *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
+					asked = append(asked, req.Params.Message)
+					return tc.answer, nil
+				},
+			}, "2025-11-25")
+			res, err := f.client.CallTool(ctx, &sdk.CallToolParams{Name: "other", Arguments: map[string]any{"table": "secret-table"}})
+			if err != nil || res.IsError == tc.runs {
+				t.Fatalf("%+v, %v", res, err)
+			}
+			if len(asked) != 1 || !strings.Contains(asked[0], "mcp__up__other") || !strings.Contains(asked[0], "gated asks you to approve this call") ||
+				strings.Contains(asked[0], "secret-table") {
+				t.Fatalf("asked %q", asked)
+			}
+			if got := strings.Join(f.calls, ","); got != map[bool]string{true: "other", false: ""}[tc.runs] {
+				t.Fatalf("upstream calls %q", got)
+			}
+		})
+	}
+	// A defer is not put to the person; nor is an ask on the multi
+	// round-trip protocol, which the proxy does not speak yet.
+	for _, tc := range []struct {
+		name  string
+		trust bool
+		proto string
+	}{{"defer", false, "2025-11-25"}, {"ask on 2026-07-28", true, ""}} {
+		var asked int
+		f := newFixtureWith(t, tc.trust, &sdk.ClientOptions{
+			ElicitationHandler: func(context.Context, *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
+				asked++
+				return &sdk.ElicitResult{Action: "accept", Content: map[string]any{"approve": true}}, nil
+			},
+		}, tc.proto)
+		res, err := f.client.CallTool(ctx, &sdk.CallToolParams{Name: "other", Arguments: map[string]any{}})
+		if err != nil || !res.IsError || asked != 0 || len(f.calls) != 0 {
+			t.Fatalf("%s: %+v, %v, asked %d", tc.name, res, err, asked)
+		}
 	}
 }

@@ -13,6 +13,7 @@ import { after, before, test } from "node:test";
 import { fileURLToPath } from "node:url";
 
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 
@@ -45,7 +46,7 @@ before(async () => {
 after(async () => dir && rm(dir, { recursive: true, force: true }));
 
 /** Starts gated mcp-proxy as an MCP host would, with the upstream over stdio. */
-async function connect(name, upstreamArgs = ["--upstream-cmd", process.execPath, "--", upstream]) {
+async function connect(name, upstreamArgs = ["--upstream-cmd", process.execPath, "--", upstream], elicit) {
   const bin = process.env.GATED_BIN;
   assert.ok(bin, "GATED_BIN is not set: these tests run a real gated (make sdk-typescript).");
   const transport = new StdioClientTransport({
@@ -56,7 +57,8 @@ async function connect(name, upstreamArgs = ["--upstream-cmd", process.execPath,
   });
   const logs = [];
   transport.stderr.on("data", (chunk) => logs.push(chunk.toString()));
-  const client = new Client({ name: "gated-mcp-proxy-test", version: "1.0.0" });
+  const client = new Client({ name: "gated-mcp-proxy-test", version: "1.0.0" }, elicit ? { capabilities: { elicitation: {} } } : {});
+  if (elicit) client.setRequestHandler(ElicitRequestSchema, elicit);
   await client.connect(transport);
   return { client, logs: () => logs.join("") };
 }
@@ -66,7 +68,7 @@ test("the proxy forwards the upstream's tools and checks every call", async () =
   try {
     assert.equal(client.getServerVersion()?.name, "gated-mcp-proxy");
     const { tools } = await client.listTools();
-    assert.deepEqual(tools.map((t) => t.name), ["echo", "drop_table", "crash", "lookup"]);
+    assert.deepEqual(tools.map((t) => t.name), ["echo", "drop_table", "crash", "lookup", "archive"]);
     assert.equal(tools[1].annotations.destructiveHint, true);
 
     const echo = await client.callTool({ name: "echo", arguments: { message: "hi" } });
@@ -100,6 +102,28 @@ test("--trust-annotations naming the upstream lets an uncatalogued read-only too
     // The catalog still decides the tools it describes.
     const drop = await client.callTool({ name: "drop_table", arguments: {} });
     assert.equal(drop.isError, true);
+  } finally {
+    await client.close();
+  }
+});
+
+test("an ask goes to the person through the client's elicitation", async () => {
+  const asked = [];
+  const { client, logs } = await connect("elicit", ["--trust-annotations", "upstream", "--upstream-cmd", process.execPath, "--", upstream],
+    async (req) => {
+      asked.push(req.params.message);
+      return { action: "accept", content: { approve: req.params.message.includes("mcp__upstream__archive") && asked.length === 1 } };
+    });
+  try {
+    // archive has no annotations: it writes, and a write asks.
+    const approved = await client.callTool({ name: "archive", arguments: { id: "r-1" } });
+    assert.notEqual(approved.isError, true, approved.content[0].text);
+    assert.deepEqual(approved.content, [{ type: "text", text: "archive: done" }]);
+    assert.match(asked[0], /gated asks you to approve this call/);
+    const refused = await client.callTool({ name: "archive", arguments: { id: "r-2" } });
+    assert.equal(refused.isError, true);
+    assert.equal(asked.length, 2);
+    assert.equal(logs().match(/upstream call: archive/g).length, 1);
   } finally {
     await client.close();
   }

@@ -1,8 +1,8 @@
 // An upstream MCP server written with the official TypeScript SDK, for
 // gated mcp-proxy's tests: over stdio by default, or over streamable HTTP
 // with --http (it prints {"url": …} on stdout once listening). It has
-// a reading tool, a destructive one, one that kills the process, and one no
-// catalog describes. It writes each call it receives to stderr, so a test
+// a reading tool, a destructive one, one that kills the process, and two no
+// catalog describes (one read-only, one without annotations). It writes each call it receives to stderr, so a test
 // can tell which calls reached it.
 import { createServer } from "node:http";
 
@@ -35,6 +35,11 @@ const tools = [
     description: "Look something up.",
     inputSchema: { type: "object", properties: { key: { type: "string" } } },
     annotations: { readOnlyHint: true, openWorldHint: false },
+  },
+  {
+    name: "archive",
+    description: "Archive a record.",
+    inputSchema: { type: "object", properties: { id: { type: "string" } } },
   },
 ];
 
