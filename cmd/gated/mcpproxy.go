@@ -35,6 +35,7 @@ func runMCPProxy(ctx context.Context, args []string, getenv func(string) string,
 	toolPrefix := fs.String("tool-prefix", "", "prefix of the upstream's tool names in events, instead of mcp__<server-name>__")
 	var trusted listFlag
 	fs.Var(&trusted, "trust-annotations", "let this upstream's (by its server name) tool annotations set the category of tools no catalog describes (repeatable)")
+	hideRefused := fs.Bool("hide-refused", false, "leave out of tools/list the tools every call of which is refused (never-executing tools; uncatalogued ones under --unknown-tools refuse)")
 	shadow := fs.Bool("shadow", false, "shadow mode for every call")
 	logLevel := fs.String("log-level", "warn", "log level on stderr: debug, info, warn, error")
 	var sf sourceFlags
@@ -98,6 +99,7 @@ func runMCPProxy(ctx context.Context, args []string, getenv func(string) string,
 	server := mcpproxy.New(mcpproxy.Config{
 		Upstream: up, ToolPrefix: prefix, Category: engine.Category, Version: gatedVersion(), Log: log,
 		TrustAnnotations: slices.Contains(trusted, name),
+		HideRefused:      *hideRefused, AlwaysRefused: engine.AlwaysRefused,
 		Decide: func(ctx context.Context, req gate.Request) *gate.Decision {
 			req.TrustEventPrincipals = true
 			return engine.Decide(ctx, req)

@@ -125,6 +125,29 @@ func TestCatalogVouchedCategory(t *testing.T) {
 	}
 }
 
+func TestAlwaysRefused(t *testing.T) {
+	t.Parallel()
+	refuse, deferring := catalogEngine(t, UnknownRefuse), catalogEngine(t, UnknownDefer)
+	for _, c := range []struct {
+		e       *Engine
+		tool    string
+		vouched bool
+		want    bool
+	}{
+		{deferring, "drop_database", false, true}, // R4: never executes
+		{deferring, "send_email", false, false},
+		{deferring, "search_docs", false, false},
+		{refuse, "search_docs", false, true},
+		{refuse, "search_docs", true, false},
+		{New(WithShadow(true), WithCatalog(func() *catalog.Catalog { return exampleCatalog(t) }, UnknownRefuse, catalog.ArgumentsEnforce)), "drop_database", false, false},
+		{New(), "drop_database", false, false},
+	} {
+		if got := c.e.AlwaysRefused(c.tool, c.vouched); got != c.want {
+			t.Errorf("%s vouched %t: %t", c.tool, c.vouched, got)
+		}
+	}
+}
+
 func TestParseUnknownTools(t *testing.T) {
 	t.Parallel()
 	for s, want := range map[string]UnknownTools{"": UnknownDefer, "defer": UnknownDefer, "refuse": UnknownRefuse, "allow": UnknownAllow} {

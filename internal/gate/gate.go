@@ -403,6 +403,22 @@ func (e *Engine) Category(tool string) route.Category {
 	return route.Unknown
 }
 
+// AlwaysRefused reports whether the current catalog refuses every call of
+// tool, whatever it carries: a tool that never executes, or, unless the
+// surface vouches for its category, a tool no catalog describes under
+// --unknown-tools refuse. Policy is not asked: its rules may turn on the
+// call. A surface may hide such tools (gated mcp-proxy --hide-refused).
+func (e *Engine) AlwaysRefused(tool string, vouched bool) bool {
+	if e.catalog == nil || e.shadow {
+		return false
+	}
+	v, ok := e.catalog().Lookup(tool)
+	if !ok {
+		return !vouched && e.unknownTools == UnknownRefuse
+	}
+	return v.NeverExecute
+}
+
 // OutputConforms checks an output reported for a call to tool against the
 // current catalog's outputSchema for it (the catalog current now, which a
 // reload may have changed since the decision). It returns nil when nothing

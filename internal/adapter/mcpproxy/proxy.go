@@ -43,8 +43,13 @@ type Config struct {
 	// category of a tool no catalog describes; otherwise the unknown-tools
 	// rule applies to it.
 	TrustAnnotations bool
-	Version          string
-	Log              *zap.Logger
+	// HideRefused leaves out of tools/list the tools AlwaysRefused names:
+	// the model is not offered what it can never run. Calls of them are
+	// still decided (and refused).
+	HideRefused   bool
+	AlwaysRefused func(tool string, vouched bool) bool
+	Version       string
+	Log           *zap.Logger
 }
 
 // DecisionMetaKey is the _meta key of a refused call's result that carries
@@ -108,7 +113,7 @@ func (p *proxy) forward(next sdk.MethodHandler) sdk.MethodHandler {
 			ss, _ := req.GetSession().(*sdk.ServerSession)
 			return p.callTool(ctx, ss, params), nil
 		case *sdk.ListToolsParams:
-			return up.ListTools(ctx, params)
+			return p.listTools(ctx, params)
 		case *sdk.ListResourcesParams:
 			return up.ListResources(ctx, params)
 		case *sdk.ListResourceTemplatesParams:
@@ -124,6 +129,24 @@ func (p *proxy) forward(next sdk.MethodHandler) sdk.MethodHandler {
 		}
 		return next(ctx, method, req)
 	}
+}
+
+// listTools passes the upstream's list on, less the tools that would always
+// be refused when asked to hide them. The upstream session may cache its
+// result: the filtered list is a copy.
+func (p *proxy) listTools(ctx context.Context, params *sdk.ListToolsParams) (*sdk.ListToolsResult, error) {
+	res, err := p.Upstream.ListTools(ctx, params)
+	if err != nil || !p.HideRefused {
+		return res, err
+	}
+	out := *res
+	out.Tools = make([]*sdk.Tool, 0, len(res.Tools))
+	for _, t := range res.Tools {
+		if !p.AlwaysRefused(p.ToolPrefix+t.Name, p.TrustAnnotations) {
+			out.Tools = append(out.Tools, t)
+		}
+	}
+	return &out, nil
 }
 
 // callTool decides the call and forwards it only when the tool may

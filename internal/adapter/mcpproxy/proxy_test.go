@@ -87,6 +87,12 @@ func newFixture(t *testing.T, trust bool) *fixture {
 // newFixtureWith connects a client with opts (an elicitation handler) on
 // protocol version proto (the latest when empty).
 func newFixtureWith(t *testing.T, trust bool, opts *sdk.ClientOptions, proto string) *fixture {
+	return newFixtureUnknown(t, trust, opts, proto, gate.UnknownDefer, false)
+}
+
+// newFixtureUnknown sets the unknown-tools rule, and whether tools/list
+// hides the tools that would always be refused.
+func newFixtureUnknown(t *testing.T, trust bool, opts *sdk.ClientOptions, proto string, unknown gate.UnknownTools, hide bool) *fixture {
 	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -103,7 +109,7 @@ func newFixtureWith(t *testing.T, trust bool, opts *sdk.ClientOptions, proto str
 	if err != nil {
 		t.Fatal(err)
 	}
-	engine := gate.New(gate.WithCatalog(func() *catalog.Catalog { return cat }, gate.UnknownDefer, catalog.ArgumentsEnforce))
+	engine := gate.New(gate.WithCatalog(func() *catalog.Catalog { return cat }, unknown, catalog.ArgumentsEnforce))
 	f := &fixture{}
 	upT, upS := sdk.NewInMemoryTransports()
 	if _, err := upstream(&f.calls).Connect(ctx, upS, nil); err != nil {
@@ -116,7 +122,7 @@ func newFixtureWith(t *testing.T, trust bool, opts *sdk.ClientOptions, proto str
 	t.Cleanup(func() { _ = f.upstream.Close() })
 	proxy := mcpproxy.New(mcpproxy.Config{
 		Upstream: f.upstream, ToolPrefix: "mcp__up__", Category: engine.Category, Version: "test",
-		TrustAnnotations: trust,
+		TrustAnnotations: trust, HideRefused: hide, AlwaysRefused: engine.AlwaysRefused,
 		Decide: func(ctx context.Context, req gate.Request) *gate.Decision {
 			req.TrustEventPrincipals = true
 			return engine.Decide(ctx, req)
@@ -315,6 +321,42 @@ func TestProxyAsksThroughElicitation(t *testing.T) {
 		res, err := f.client.CallTool(ctx, &sdk.CallToolParams{Name: "other", Arguments: map[string]any{}})
 		if err != nil || !res.IsError || asked != 0 || len(f.calls) != 0 {
 			t.Fatalf("%s: %+v, %v, asked %d", tc.name, res, err, asked)
+		}
+	}
+}
+
+// TestProxyHidesAlwaysRefusedTools: with hiding on, tools/list leaves out
+// the never-executing tool and, under --unknown-tools refuse, the
+// uncatalogued ones, unless their annotations are trusted; a hidden tool's
+// call is still refused.
+func TestProxyHidesAlwaysRefusedTools(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name    string
+		trust   bool
+		unknown gate.UnknownTools
+		want    string
+	}{
+		{"defer", false, gate.UnknownDefer, "echo,other,peek,wipe"},
+		{"refuse", false, gate.UnknownRefuse, "echo"},
+		{"refuse, annotations trusted", true, gate.UnknownRefuse, "echo,other,peek,wipe"},
+	} {
+		f := newFixtureUnknown(t, tc.trust, nil, "", tc.unknown, true)
+		tools, err := f.client.ListTools(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, tool := range tools.Tools {
+			names = append(names, tool.Name)
+		}
+		if strings.Join(names, ",") != tc.want {
+			t.Errorf("%s: tools %v", tc.name, names)
+		}
+		res, err := f.client.CallTool(ctx, &sdk.CallToolParams{Name: "drop", Arguments: map[string]any{}})
+		if err != nil || !res.IsError || len(f.calls) != 0 {
+			t.Errorf("%s: a hidden tool's call: %+v, %v", tc.name, res, err)
 		}
 	}
 }
