@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/zap"
 
@@ -180,10 +181,8 @@ func (p *proxy) callTool(ctx context.Context, ss *sdk.ServerSession, params *sdk
 	}
 	res, err := p.Upstream.CallTool(ctx, &sdk.CallToolParams{Meta: params.Meta, Name: params.Name, Arguments: params.Arguments})
 	if err != nil {
-		// The error is the upstream's or the transport's and names no
-		// argument; the arguments themselves are never logged.
 		p.Log.Warn("the upstream failed a tool call gated allowed", zap.String("tool", tool),
-			zap.String("decision_id", d.DecisionID), zap.Error(err))
+			zap.String("decision_id", d.DecisionID), upstreamError(err))
 		return toolError(fmt.Sprintf("gated allowed this call (decision %s), but the upstream MCP server failed it: %v.",
 			d.DecisionID, strings.TrimSuffix(err.Error(), ".")))
 	}
@@ -273,6 +272,17 @@ func (p *proxy) annotatedCategory(ctx context.Context, name string) (route.Categ
 		return route.Write, nil
 	}
 	return route.Unknown, nil
+}
+
+// upstreamError is what the log keeps of a failed forward: the code of the
+// upstream's JSON-RPC error, whose message is the upstream's and may quote
+// the arguments, or else the transport's error, which cannot.
+func upstreamError(err error) zap.Field {
+	var rpc *jsonrpc.Error
+	if errors.As(err, &rpc) {
+		return zap.Int64("upstream_error_code", rpc.Code)
+	}
+	return zap.Error(err)
 }
 
 // arguments decodes a call's arguments as the HTTP surface decodes a body

@@ -2,12 +2,16 @@ package mcpproxy_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/gatedhq/gated/internal/adapter/mcpproxy"
 	"github.com/gatedhq/gated/internal/catalog"
@@ -18,6 +22,11 @@ import (
 // echo reads, drop is an R4 plugin that never executes; other is left out.
 var testCatalog = map[string]string{
 	"ACTIONS.yaml": `actions:
+  - name: mcp__up__fail
+    description: Fail with the argument in the error.
+    command: ["fail"]
+    inputSchema: { type: object }
+    annotations: { readOnlyHint: true }
   - name: mcp__up__echo
     description: Echo a message back.
     command: ["echo", "{{message}}"]
@@ -66,6 +75,9 @@ func upstream(calls *[]string) *sdk.Server {
 			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "done"}}}, nil, nil
 		})
 	}
+	s.AddTool(&sdk.Tool{Name: "fail", InputSchema: map[string]any{"type": "object"}}, func(_ context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		return nil, &jsonrpc.Error{Code: -32001, Message: "cannot handle " + string(req.Params.Arguments)}
+	})
 	s.AddPrompt(&sdk.Prompt{Name: "greet"}, func(context.Context, *sdk.GetPromptRequest) (*sdk.GetPromptResult, error) {
 		return &sdk.GetPromptResult{Messages: []*sdk.PromptMessage{{Role: "user", Content: &sdk.TextContent{Text: "hello"}}}}, nil
 	})
@@ -80,19 +92,19 @@ type fixture struct {
 	calls    []string
 }
 
-func newFixture(t *testing.T, trust bool) *fixture {
-	return newFixtureWith(t, trust, nil, "")
+// setup is how a fixture differs from the default: trusted annotations,
+// the client's options (an elicitation handler) and protocol version (the
+// latest when empty), the unknown-tools rule, tools/list hiding, a logger.
+type setup struct {
+	trust   bool
+	client  *sdk.ClientOptions
+	proto   string
+	unknown gate.UnknownTools
+	hide    bool
+	log     *zap.Logger
 }
 
-// newFixtureWith connects a client with opts (an elicitation handler) on
-// protocol version proto (the latest when empty).
-func newFixtureWith(t *testing.T, trust bool, opts *sdk.ClientOptions, proto string) *fixture {
-	return newFixtureUnknown(t, trust, opts, proto, gate.UnknownDefer, false)
-}
-
-// newFixtureUnknown sets the unknown-tools rule, and whether tools/list
-// hides the tools that would always be refused.
-func newFixtureUnknown(t *testing.T, trust bool, opts *sdk.ClientOptions, proto string, unknown gate.UnknownTools, hide bool) *fixture {
+func newFixture(t *testing.T, o setup) *fixture {
 	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -109,7 +121,7 @@ func newFixtureUnknown(t *testing.T, trust bool, opts *sdk.ClientOptions, proto 
 	if err != nil {
 		t.Fatal(err)
 	}
-	engine := gate.New(gate.WithCatalog(func() *catalog.Catalog { return cat }, unknown, catalog.ArgumentsEnforce))
+	engine := gate.New(gate.WithCatalog(func() *catalog.Catalog { return cat }, o.unknown, catalog.ArgumentsEnforce))
 	f := &fixture{}
 	upT, upS := sdk.NewInMemoryTransports()
 	if _, err := upstream(&f.calls).Connect(ctx, upS, nil); err != nil {
@@ -122,7 +134,7 @@ func newFixtureUnknown(t *testing.T, trust bool, opts *sdk.ClientOptions, proto 
 	t.Cleanup(func() { _ = f.upstream.Close() })
 	proxy := mcpproxy.New(mcpproxy.Config{
 		Upstream: f.upstream, ToolPrefix: "mcp__up__", Category: engine.Category, Version: "test",
-		TrustAnnotations: trust, HideRefused: hide, AlwaysRefused: engine.AlwaysRefused,
+		TrustAnnotations: o.trust, HideRefused: o.hide, AlwaysRefused: engine.AlwaysRefused, Log: o.log,
 		Decide: func(ctx context.Context, req gate.Request) *gate.Decision {
 			req.TrustEventPrincipals = true
 			return engine.Decide(ctx, req)
@@ -132,7 +144,7 @@ func newFixtureUnknown(t *testing.T, trust bool, opts *sdk.ClientOptions, proto 
 	if _, err := proxy.Connect(ctx, cS, nil); err != nil {
 		t.Fatal(err)
 	}
-	f.client, err = sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, opts).Connect(ctx, cT, &sdk.ClientSessionOptions{ProtocolVersion: proto})
+	f.client, err = sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, o.client).Connect(ctx, cT, &sdk.ClientSessionOptions{ProtocolVersion: o.proto})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +162,7 @@ func text(t *testing.T, res *sdk.CallToolResult) string {
 
 func TestProxyForwardsWhatTheUpstreamServes(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, false)
+	f := newFixture(t, setup{})
 	ctx := context.Background()
 	tools, err := f.client.ListTools(ctx, nil)
 	if err != nil {
@@ -160,7 +172,7 @@ func TestProxyForwardsWhatTheUpstreamServes(t *testing.T) {
 	for _, tool := range tools.Tools {
 		names = append(names, tool.Name)
 	}
-	if strings.Join(names, ",") != "drop,echo,other,peek,wipe" {
+	if strings.Join(names, ",") != "drop,echo,fail,other,peek,wipe" {
 		t.Fatalf("tools %v", names)
 	}
 	p, err := f.client.GetPrompt(ctx, &sdk.GetPromptParams{Name: "greet"})
@@ -175,7 +187,7 @@ func TestProxyForwardsWhatTheUpstreamServes(t *testing.T) {
 
 func TestProxyChecksEveryCall(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, false)
+	f := newFixture(t, setup{})
 	ctx := context.Background()
 
 	res, err := f.client.CallTool(ctx, &sdk.CallToolParams{Name: "echo", Arguments: map[string]any{"message": "hi"}})
@@ -219,9 +231,31 @@ func TestProxyChecksEveryCall(t *testing.T) {
 	}
 }
 
+// TestProxyUpstreamErrorStaysOutOfTheLog: an upstream's protocol error is
+// the model's to read, as a tool error; the log keeps its code, since its
+// message may quote the arguments.
+func TestProxyUpstreamErrorStaysOutOfTheLog(t *testing.T) {
+	t.Parallel()
+	core, logs := observer.New(zap.DebugLevel)
+	f := newFixture(t, setup{log: zap.New(core)})
+	res, err := f.client.CallTool(context.Background(), &sdk.CallToolParams{Name: "fail", Arguments: map[string]any{"token": "s3cr3t"}})
+	if err != nil || !res.IsError || !strings.Contains(text(t, res), "the upstream MCP server failed it") {
+		t.Fatalf("%+v, %v", res, err)
+	}
+	entries := logs.All()
+	if len(entries) != 1 || entries[0].ContextMap()["upstream_error_code"] != int64(-32001) {
+		t.Fatalf("log %+v", entries)
+	}
+	for _, e := range entries {
+		if strings.Contains(fmt.Sprint(e.Message, e.ContextMap()), "s3cr3t") {
+			t.Fatalf("an argument reached the log: %+v", e)
+		}
+	}
+}
+
 func TestProxyFailsClosedWhenTheUpstreamIsGone(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, false)
+	f := newFixture(t, setup{})
 	if err := f.upstream.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -239,7 +273,7 @@ func TestProxyFailsClosedWhenTheUpstreamIsGone(t *testing.T) {
 func TestProxyTrustedAnnotations(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	trusted, untrusted := newFixture(t, true), newFixture(t, false)
+	trusted, untrusted := newFixture(t, setup{trust: true}), newFixture(t, setup{})
 	call := func(f *fixture, tool string) (*sdk.CallToolResult, string) {
 		res, err := f.client.CallTool(ctx, &sdk.CallToolParams{Name: tool, Arguments: map[string]any{}})
 		if err != nil {
@@ -285,12 +319,12 @@ func TestProxyAsksThroughElicitation(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			var asked []string
-			f := newFixtureWith(t, true, &sdk.ClientOptions{
+			f := newFixture(t, setup{trust: true, proto: "2025-11-25", client: &sdk.ClientOptions{
 				ElicitationHandler: func(_ context.Context, req *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
 					asked = append(asked, req.Params.Message)
 					return tc.answer, nil
 				},
-			}, "2025-11-25")
+			}})
 			res, err := f.client.CallTool(ctx, &sdk.CallToolParams{Name: "other", Arguments: map[string]any{"table": "secret-table"}})
 			if err != nil || res.IsError == tc.runs {
 				t.Fatalf("%+v, %v", res, err)
@@ -312,12 +346,12 @@ func TestProxyAsksThroughElicitation(t *testing.T) {
 		proto string
 	}{{"defer", false, "2025-11-25"}, {"ask on 2026-07-28", true, ""}} {
 		var asked int
-		f := newFixtureWith(t, tc.trust, &sdk.ClientOptions{
+		f := newFixture(t, setup{trust: tc.trust, proto: tc.proto, client: &sdk.ClientOptions{
 			ElicitationHandler: func(context.Context, *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
 				asked++
 				return &sdk.ElicitResult{Action: "accept", Content: map[string]any{"approve": true}}, nil
 			},
-		}, tc.proto)
+		}})
 		res, err := f.client.CallTool(ctx, &sdk.CallToolParams{Name: "other", Arguments: map[string]any{}})
 		if err != nil || !res.IsError || asked != 0 || len(f.calls) != 0 {
 			t.Fatalf("%s: %+v, %v, asked %d", tc.name, res, err, asked)
@@ -338,11 +372,11 @@ func TestProxyHidesAlwaysRefusedTools(t *testing.T) {
 		unknown gate.UnknownTools
 		want    string
 	}{
-		{"defer", false, gate.UnknownDefer, "echo,other,peek,wipe"},
-		{"refuse", false, gate.UnknownRefuse, "echo"},
-		{"refuse, annotations trusted", true, gate.UnknownRefuse, "echo,other,peek,wipe"},
+		{"defer", false, gate.UnknownDefer, "echo,fail,other,peek,wipe"},
+		{"refuse", false, gate.UnknownRefuse, "echo,fail"},
+		{"refuse, annotations trusted", true, gate.UnknownRefuse, "echo,fail,other,peek,wipe"},
 	} {
-		f := newFixtureUnknown(t, tc.trust, nil, "", tc.unknown, true)
+		f := newFixture(t, setup{trust: tc.trust, unknown: tc.unknown, hide: true})
 		tools, err := f.client.ListTools(ctx, nil)
 		if err != nil {
 			t.Fatal(err)
