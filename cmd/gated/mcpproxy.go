@@ -22,7 +22,7 @@ import (
 )
 
 // runMCPProxy serves an upstream MCP server's tools to the MCP client on
-// stdio, checking every tools/call in-process as gated mcp decides, and
+// stdio (or streamable HTTP), checking every tools/call in-process as gated mcp decides, and
 // recording each decision like one of gated serve's.
 func runMCPProxy(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := newFlagSet("mcp-proxy", stderr)
@@ -87,8 +87,11 @@ func runMCPProxy(ctx context.Context, args []string, getenv func(string) string,
 	}
 	defer func() { _ = up.Close() }()
 	name := *serverName
-	if name == "" {
-		name = unsafeNameChars.ReplaceAllString(up.InitializeResult().ServerInfo.Name, "_")
+	if r := up.InitializeResult(); name == "" && r != nil && r.ServerInfo != nil {
+		name = unsafeNameChars.ReplaceAllString(r.ServerInfo.Name, "_")
+	}
+	if name == "" && *toolPrefix == "" {
+		return usageError("the upstream reports no server name: give --server-name or --tool-prefix")
 	}
 	prefix := *toolPrefix
 	if prefix == "" {

@@ -72,8 +72,7 @@ type proxy struct {
 
 // New returns the server the MCP client talks to. It advertises what the
 // upstream advertised of tools, resources, prompts and completions, and
-// forwards those requests; everything else (initialize, ping, logging
-// level) the proxy answers itself.
+// forwards those requests; the proxy answers initialize and ping itself.
 func New(cfg Config) *sdk.Server {
 	if cfg.Log == nil {
 		cfg.Log = zap.NewNop()
