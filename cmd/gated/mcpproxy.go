@@ -61,7 +61,7 @@ func runMCPProxy(ctx context.Context, args []string, getenv func(string) string,
 		return usageError("%v", err)
 	}
 	defer func() { _ = log.Sync() }()
-	src, err := loadSources(&sf, log)
+	src, err := loadSources(&sf, log, nil)
 	if err != nil {
 		return err
 	}
