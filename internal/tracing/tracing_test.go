@@ -1,0 +1,95 @@
+package tracing
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"go.opentelemetry.io/otel/trace/noop"
+)
+
+func env(kv ...string) func(string) string {
+	m := map[string]string{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		m[kv[i]] = kv[i+1]
+	}
+	return func(k string) string { return m[k] }
+}
+
+func TestOffUnlessConfigured(t *testing.T) {
+	for name, getenv := range map[string]func(string) string{
+		"no OTEL_* at all":   env(),
+		"sdk disabled":       env("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:4318", "OTEL_SDK_DISABLED", "true"),
+		"exporter none":      env("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "http://127.0.0.1:4318/v1/traces", "OTEL_TRACES_EXPORTER", "none"),
+		"only a sampler set": env("OTEL_TRACES_SAMPLER", "always_on"),
+	} {
+		t.Run(name, func(t *testing.T) {
+			tp, shutdown, err := Setup(context.Background(), getenv, "test")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, ok := tp.(noop.TracerProvider); !ok {
+				t.Fatalf("provider = %T, want the no-op provider", tp)
+			}
+			if err := shutdown(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+func TestUnsupportedExporterOrProtocolIsAnError(t *testing.T) {
+	for name, getenv := range map[string]func(string) string{
+		"grpc":         env("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:4317", "OTEL_EXPORTER_OTLP_PROTOCOL", "grpc"),
+		"traces json":  env("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:4318", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "http/json"),
+		"zipkin":       env("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:4318", "OTEL_TRACES_EXPORTER", "zipkin"),
+		"bad endpoint": env("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "http://%zz"),
+	} {
+		t.Run(name, func(t *testing.T) {
+			if _, _, err := Setup(context.Background(), getenv, "test"); err == nil {
+				t.Fatal("Setup accepted a configuration gated cannot export with")
+			}
+		})
+	}
+}
+
+// An OTLP endpoint turns traces on, and shutting down flushes what was
+// recorded to it (a stand-in collector that takes OTLP/HTTP).
+func TestConfiguredExportsAndShutdownFlushes(t *testing.T) {
+	var mu sync.Mutex
+	var paths []string
+	var body []byte
+	collector := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		paths, body = append(paths, r.URL.Path), append(body, b...)
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/x-protobuf")
+	}))
+	defer collector.Close()
+
+	tp, shutdown, err := Setup(context.Background(), env("OTEL_EXPORTER_OTLP_ENDPOINT", collector.URL+"/"), "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := tp.(noop.TracerProvider); ok {
+		t.Fatal("an OTLP endpoint was set, yet the provider is the no-op one")
+	}
+	_, span := tp.Tracer(Scope).Start(context.Background(), SpanDecision)
+	span.End()
+	if err := shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(paths) == 0 || paths[0] != "/v1/traces" {
+		t.Fatalf("collector saw %v, want an export to /v1/traces", paths)
+	}
+	if !strings.Contains(string(body), SpanDecision) {
+		t.Fatal("the exported spans do not include the one recorded before shutdown")
+	}
+}
