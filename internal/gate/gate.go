@@ -12,6 +12,9 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/gatedhq/gated/internal/audit"
 	"github.com/gatedhq/gated/internal/bundle"
@@ -21,6 +24,7 @@ import (
 	"github.com/gatedhq/gated/internal/metrics"
 	"github.com/gatedhq/gated/internal/policy"
 	"github.com/gatedhq/gated/internal/route"
+	"github.com/gatedhq/gated/internal/tracing"
 )
 
 // Blocker codes of the gate itself.
@@ -92,6 +96,7 @@ type Engine struct {
 	redactor *audit.Redactor
 	version  string
 	metrics  *metrics.Metrics
+	tracer   trace.Tracer
 
 	approvals Approvals // nil: approvals are off
 	publicURL string
@@ -131,9 +136,14 @@ func WithAudit(rec audit.Recorder, red *audit.Redactor, version string) Option {
 // WithMetrics counts every decision.
 func WithMetrics(m *metrics.Metrics) Option { return func(e *Engine) { e.metrics = m } }
 
+// WithTracing traces every decision, and each of its stages, with tp.
+func WithTracing(tp trace.TracerProvider) Option {
+	return func(e *Engine) { e.tracer = tp.Tracer(tracing.Scope) }
+}
+
 // New returns an engine.
 func New(opts ...Option) *Engine {
-	e := &Engine{now: time.Now}
+	e := &Engine{now: time.Now, tracer: noop.NewTracerProvider().Tracer(tracing.Scope)}
 	for _, o := range opts {
 		o(e)
 	}
@@ -144,6 +154,8 @@ func New(opts ...Option) *Engine {
 // never fails open: any failure inside the path yields a refusal naming it.
 func (e *Engine) Decide(ctx context.Context, req Request) *Decision {
 	start := time.Now()
+	ctx, span := e.tracer.Start(ctx, tracing.SpanDecision)
+	defer span.End()
 	d := &Decision{
 		DecisionID: newID(), Shadow: req.Shadow || e.shadow, ContractVersion: route.ContractVersion,
 	}
@@ -156,14 +168,18 @@ func (e *Engine) Decide(ctx context.Context, req Request) *Decision {
 	}
 	recorded := false
 	if err == nil && e.approvals != nil && p != nil && p.Event != nil {
-		if err := safely(func() { recorded = e.settleApproval(ctx, d, p, use, req, now, start) }); err != nil {
+		actx, aspan := e.tracer.Start(ctx, tracing.SpanApproval)
+		if err := safely(func() { recorded = e.settleApproval(actx, d, p, use, req, now, start) }); err != nil {
 			d.refuse(CodeInternalError, "the approval step failed inside gated: "+err.Error())
 		}
+		aspan.End()
 	}
 	if e.recorder != nil && !recorded {
-		if err := safely(func() { e.record(ctx, d, p, req, now, start) }); err != nil {
+		actx, aspan := e.tracer.Start(ctx, tracing.SpanAudit)
+		if err := safely(func() { e.record(actx, d, p, req, now, start) }); err != nil {
 			d.refuse(CodeAuditUnavailable, "recording the decision failed: "+err.Error())
 		}
+		aspan.End()
 	}
 	if d.Route == route.Refuse {
 		// A refusal (the record failed, say) offers nothing to approve.
@@ -179,7 +195,28 @@ func (e *Engine) Decide(ctx context.Context, req Request) *Decision {
 			Execute: d.Outcome().Pass(), Shadow: d.Shadow, HardBlockers: d.HardBlockers, Tool: tool,
 		}, time.Since(start))
 	}
+	if span.IsRecording() {
+		describe(span, d)
+	}
 	return d
+}
+
+// describe puts what the decision was on its span: names, codes and
+// revisions only, never arguments or evidence. A refusal because gated
+// itself failed (an internal error, an audit outage) marks the span failed.
+func describe(span trace.Span, d *Decision) {
+	span.SetAttributes(
+		tracing.DecisionID.String(d.DecisionID), tracing.ToolName.String(d.ToolName),
+		tracing.Route.String(d.Route.String()), tracing.Blockers.StringSlice(d.HardBlockers),
+		tracing.Execute.Bool(d.Execute), tracing.Shadow.Bool(d.Shadow),
+		tracing.CatalogRevision.String(d.Revisions.Catalog), tracing.PolicyRevision.String(d.Revisions.Policy),
+	)
+	for _, f := range d.Findings {
+		if f.Source == route.SourceGated && (f.Code == CodeInternalError || f.Code == CodeAuditUnavailable) {
+			span.SetStatus(codes.Error, "gated could not decide: "+f.Code)
+			return
+		}
+	}
 }
 
 // settleApproval is the approval step after deciding: a retry's approval
@@ -201,7 +238,9 @@ func (e *Engine) settleApproval(ctx context.Context, d *Decision, p *contract.Pr
 // an event carrying a gated approval ref has it checked (use); when the
 // approval is good for this call the event is decided with it.
 func (e *Engine) decide(ctx context.Context, d *Decision, req Request, now time.Time) (*contract.Prepared, *approvalUse) {
+	_, span := e.tracer.Start(ctx, tracing.SpanContractValidate)
 	p := contract.Prepare(req.Event)
+	span.End()
 	d.ValidationErrors = p.ValidationErrors
 	d.RequestID = eventRequestID(p.Declared.RequestID)
 	d.ToolName, d.ToolCategory = p.Declared.ToolName, p.Declared.ToolCategory
@@ -216,7 +255,7 @@ func (e *Engine) decide(ctx context.Context, d *Decision, req Request, now time.
 	}
 
 	ev := p.Event
-	view, category, catalogFindings := e.joinCatalog(d, ev, req.CategoryVouched)
+	view, category, catalogFindings := e.joinCatalog(ctx, d, ev, req.CategoryVouched)
 	var use *approvalUse
 	if e.approvals != nil {
 		if use = e.checkApprovalRef(ctx, req, ev, category, now); use != nil && use.ok {
@@ -229,7 +268,9 @@ func (e *Engine) decide(ctx context.Context, d *Decision, req Request, now time.
 		}
 	}
 
+	_, span = e.tracer.Start(ctx, tracing.SpanContractEvaluate)
 	eval := contract.Evaluate(ev, category, now)
+	span.End()
 	if declared, err := route.ParseAuthState(p.Declared.AuthorizationState); err == nil && (p.Lifted || use != nil && use.ok) {
 		// The report names what the runtime declared, not the state the
 		// evidence lifted it to (that is the effective state).
@@ -268,6 +309,8 @@ func (e *Engine) evaluatePolicy(ctx context.Context, d *Decision, req Request, e
 	if e.policy == nil {
 		return nil
 	}
+	ctx, span := e.tracer.Start(ctx, tracing.SpanPolicy)
+	defer span.End()
 	ps := e.policy()
 	d.Revisions.Policy = ps.Revision()
 	d.Revisions.Commits = appendCommits(d.Revisions.Commits, "policy:", ps.Origin())
@@ -365,10 +408,12 @@ func firstNonEmpty(a, b string) string {
 
 // joinCatalog resolves the event's tool to its catalog view and the
 // category the contract rules run on.
-func (e *Engine) joinCatalog(d *Decision, ev *route.Event, vouched bool) (*catalog.View, route.Category, []route.Finding) {
+func (e *Engine) joinCatalog(ctx context.Context, d *Decision, ev *route.Event, vouched bool) (*catalog.View, route.Category, []route.Finding) {
 	if e.catalog == nil {
 		return nil, ev.ToolCategory, nil
 	}
+	_, span := e.tracer.Start(ctx, tracing.SpanCatalog)
+	defer span.End()
 	c := e.catalog()
 	d.Revisions.Catalog = c.Revision()
 	d.Revisions.Commits = appendCommits(d.Revisions.Commits, "catalog:", c.Origin())

@@ -9,6 +9,11 @@ import (
 	"mime"
 	"net/http"
 	"unicode/utf8"
+
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/gatedhq/gated/internal/tracing"
 )
 
 // errorBody is every error answer. It carries a route so that a client that
@@ -53,15 +58,19 @@ func writeCodedError(w http.ResponseWriter, status int, code, msg string) {
 // decodeEvent reads a request body that must be one JSON object, bounded in
 // size and nesting, sent as application/json.
 func decodeEvent(w http.ResponseWriter, r *http.Request, maxBytes int64, maxDepth int) (map[string]any, *bodyError) {
+	_, span := trace.SpanFromContext(r.Context()).TracerProvider().Tracer(tracing.Scope).Start(r.Context(), tracing.SpanDecode)
+	defer span.End()
 	body, berr := readJSON(w, r, maxBytes)
-	if berr != nil {
-		return nil, berr
+	if berr == nil {
+		obj, err := DecodeEvent(body, maxDepth)
+		if err == nil {
+			return obj, nil
+		}
+		berr = &bodyError{http.StatusBadRequest, err.Error()}
 	}
-	obj, err := DecodeEvent(body, maxDepth)
-	if err != nil {
-		return nil, &bodyError{http.StatusBadRequest, err.Error()}
-	}
-	return obj, nil
+	// The status, not the message: a decoding error may quote the body.
+	span.SetStatus(codes.Error, fmt.Sprintf("the body was refused with %d", berr.status))
+	return nil, berr
 }
 
 // readJSON reads a request body of at most maxBytes sent as

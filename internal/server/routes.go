@@ -12,6 +12,9 @@ import (
 // routes maps gated's whole HTTP surface.
 func routes(d *Deps, lim, failures *limiter) http.Handler {
 	r := chi.NewRouter()
+	if d.Tracing != nil {
+		r.Use(traced(d.Tracing))
+	}
 	r.Use(requestID, recoverer(d.Logger, writeError))
 	if d.Metrics != nil {
 		r.Use(d.Metrics.HTTP)

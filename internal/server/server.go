@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"net/netip"
 
+	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
 	"go.uber.org/zap"
 
 	"github.com/gatedhq/gated/internal/audit"
@@ -86,6 +88,10 @@ type Deps struct {
 	// this handler unless MetricsElsewhere (a separate --metrics-addr).
 	Metrics          *metrics.Metrics
 	MetricsElsewhere bool
+	// Tracing, when set, starts a server span for every request (the
+	// engine traces the decision itself: gate.WithTracing). The no-op
+	// provider counts as unset, so requests pay nothing for it.
+	Tracing trace.TracerProvider
 }
 
 // Defaults for Deps fields left zero.
@@ -113,6 +119,9 @@ func New(d Deps) http.Handler {
 	}
 	if d.Ready == nil {
 		d.Ready = func(context.Context) error { return nil }
+	}
+	if _, off := d.Tracing.(noop.TracerProvider); off {
+		d.Tracing = nil
 	}
 	if d.AuthFailureLimit == 0 {
 		d.AuthFailureLimit = DefaultAuthFailureLimit
