@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
@@ -24,6 +25,7 @@ import (
 	"github.com/gatedhq/gated/internal/metrics"
 	"github.com/gatedhq/gated/internal/server"
 	"github.com/gatedhq/gated/internal/sources"
+	"github.com/gatedhq/gated/internal/tracing"
 )
 
 type serveConfig struct {
@@ -63,6 +65,12 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	}
 	defer func() { _ = log.Sync() }()
 	tuneMemory(getenv, log)
+	tp, traces, err := openTracing(ctx, getenv, c.shutdownTimeout, log)
+	if err != nil {
+		return err
+	}
+	// Deferred first, so it runs last: the spans of the drain are flushed too.
+	defer traces()
 
 	// Everything that can be wrong with the configuration is checked before
 	// anything is opened.
@@ -99,7 +107,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		}
 	}()
 
-	opts := append(src.Opts, gate.WithShadow(c.shadow), gate.WithAudit(rec, red, gatedVersion()), gate.WithMetrics(m))
+	opts := append(src.Opts, gate.WithShadow(c.shadow), gate.WithAudit(rec, red, gatedVersion()), gate.WithMetrics(m), gate.WithTracing(tp))
 	var apv server.Approvals // nil: approvals are off
 	if c.approvalsOn {
 		a, err := openApprovals(ctx, &c.approvals, c.audit.databaseURL, c.audit.retention, m, log.Named("approvals"))
@@ -136,7 +144,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		RateLimit: c.rateLimit, AuthFailureLimit: authFailureLimit(c.authFailures), Limits: limits, AllowRequestShadow: c.requestShadow, OpenAPI: api.OpenAPI, Version: gatedVersion(),
 		Catalog: src.CatalogDocument(), Policy: src.PolicyDocument(), Decisions: store, Redactor: red,
 		Approvals: apv, Kills: serverKills(ks), Stopping: stopping, Console: con,
-		Metrics: m, MetricsElsewhere: c.metricsAddr != "",
+		Metrics: m, MetricsElsewhere: c.metricsAddr != "", Tracing: tp,
 		Ready: func(context.Context) error {
 			if !rec.Ready() {
 				return errors.New("the audit sink cannot take records")
@@ -206,6 +214,28 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (*s
 		return nil, err
 	}
 	return c, nil
+}
+
+// openTracing sets up traces as the OTEL_* variables ask (off unless they
+// name an OTLP endpoint). The returned stop flushes what is buffered,
+// waiting at most timeout for the collector.
+func openTracing(ctx context.Context, getenv func(string) string, timeout time.Duration, log *zap.Logger) (trace.TracerProvider, func(), error) {
+	on, err := tracing.Enabled(getenv)
+	if err != nil {
+		return nil, nil, usageError("traces: %v", err)
+	}
+	tp, shutdown, err := tracing.Setup(ctx, getenv, gatedVersion())
+	if err != nil {
+		return nil, nil, fmt.Errorf("traces: %w", err)
+	}
+	log.Info("traces", zap.Bool("exported", on))
+	return tp, func() {
+		sctx, cancel := context.WithTimeout(context.Background(), timeout)
+		defer cancel()
+		if err := shutdown(sctx); err != nil {
+			log.Error("traces not flushed", zap.Error(err))
+		}
+	}, nil
 }
 
 // authFailureLimit maps the flag, where 0 is off, onto server.Deps, where
