@@ -96,7 +96,7 @@ type Engine struct {
 	redactor *audit.Redactor
 	version  string
 	metrics  *metrics.Metrics
-	tracer   trace.Tracer
+	tracer   trace.Tracer // nil: untraced
 
 	approvals Approvals // nil: approvals are off
 	publicURL string
@@ -136,14 +136,31 @@ func WithAudit(rec audit.Recorder, red *audit.Redactor, version string) Option {
 // WithMetrics counts every decision.
 func WithMetrics(m *metrics.Metrics) Option { return func(e *Engine) { e.metrics = m } }
 
-// WithTracing traces every decision, and each of its stages, with tp.
+// WithTracing traces every decision, and each of its stages, with tp. The
+// no-op provider leaves the engine untraced.
 func WithTracing(tp trace.TracerProvider) Option {
-	return func(e *Engine) { e.tracer = tp.Tracer(tracing.Scope) }
+	return func(e *Engine) {
+		if _, off := tp.(noop.TracerProvider); !off {
+			e.tracer = tp.Tracer(tracing.Scope)
+		}
+	}
+}
+
+// noSpan is the span of an untraced engine's stages: it records nothing.
+var noSpan = trace.SpanFromContext(context.Background())
+
+// start starts the span of a stage. Untraced, it returns ctx as it is, so
+// the decision path allocates nothing for traces.
+func (e *Engine) start(ctx context.Context, name string) (context.Context, trace.Span) {
+	if e.tracer == nil {
+		return ctx, noSpan
+	}
+	return e.tracer.Start(ctx, name)
 }
 
 // New returns an engine.
 func New(opts ...Option) *Engine {
-	e := &Engine{now: time.Now, tracer: noop.NewTracerProvider().Tracer(tracing.Scope)}
+	e := &Engine{now: time.Now}
 	for _, o := range opts {
 		o(e)
 	}
@@ -154,7 +171,7 @@ func New(opts ...Option) *Engine {
 // never fails open: any failure inside the path yields a refusal naming it.
 func (e *Engine) Decide(ctx context.Context, req Request) *Decision {
 	start := time.Now()
-	ctx, span := e.tracer.Start(ctx, tracing.SpanDecision)
+	ctx, span := e.start(ctx, tracing.SpanDecision)
 	defer span.End()
 	d := &Decision{
 		DecisionID: newID(), Shadow: req.Shadow || e.shadow, ContractVersion: route.ContractVersion,
@@ -168,14 +185,14 @@ func (e *Engine) Decide(ctx context.Context, req Request) *Decision {
 	}
 	recorded := false
 	if err == nil && e.approvals != nil && p != nil && p.Event != nil {
-		actx, aspan := e.tracer.Start(ctx, tracing.SpanApproval)
+		actx, aspan := e.start(ctx, tracing.SpanApproval)
 		if err := safely(func() { recorded = e.settleApproval(actx, d, p, use, req, now, start) }); err != nil {
 			d.refuse(CodeInternalError, "the approval step failed inside gated: "+err.Error())
 		}
 		aspan.End()
 	}
 	if e.recorder != nil && !recorded {
-		actx, aspan := e.tracer.Start(ctx, tracing.SpanAudit)
+		actx, aspan := e.start(ctx, tracing.SpanAudit)
 		if err := safely(func() { e.record(actx, d, p, req, now, start) }); err != nil {
 			d.refuse(CodeAuditUnavailable, "recording the decision failed: "+err.Error())
 		}
@@ -238,9 +255,7 @@ func (e *Engine) settleApproval(ctx context.Context, d *Decision, p *contract.Pr
 // an event carrying a gated approval ref has it checked (use); when the
 // approval is good for this call the event is decided with it.
 func (e *Engine) decide(ctx context.Context, d *Decision, req Request, now time.Time) (*contract.Prepared, *approvalUse) {
-	_, span := e.tracer.Start(ctx, tracing.SpanContractValidate)
-	p := contract.Prepare(req.Event)
-	span.End()
+	p := e.prepare(ctx, req.Event)
 	d.ValidationErrors = p.ValidationErrors
 	d.RequestID = eventRequestID(p.Declared.RequestID)
 	d.ToolName, d.ToolCategory = p.Declared.ToolName, p.Declared.ToolCategory
@@ -268,9 +283,7 @@ func (e *Engine) decide(ctx context.Context, d *Decision, req Request, now time.
 		}
 	}
 
-	_, span = e.tracer.Start(ctx, tracing.SpanContractEvaluate)
-	eval := contract.Evaluate(ev, category, now)
-	span.End()
+	eval := e.evaluate(ctx, ev, category, now)
 	if declared, err := route.ParseAuthState(p.Declared.AuthorizationState); err == nil && (p.Lifted || use != nil && use.ok) {
 		// The report names what the runtime declared, not the state the
 		// evidence lifted it to (that is the effective state).
@@ -304,12 +317,26 @@ func (e *Engine) decide(ctx context.Context, d *Decision, req Request, now time.
 	return p, use
 }
 
+// prepare checks the event against the contract and normalises it.
+func (e *Engine) prepare(ctx context.Context, event map[string]any) *contract.Prepared {
+	_, span := e.start(ctx, tracing.SpanContractValidate)
+	defer span.End()
+	return contract.Prepare(event)
+}
+
+// evaluate runs the contract's rules over the event.
+func (e *Engine) evaluate(ctx context.Context, ev *route.Event, category route.Category, now time.Time) *contract.Evaluation {
+	_, span := e.start(ctx, tracing.SpanContractEvaluate)
+	defer span.End()
+	return contract.Evaluate(ev, category, now)
+}
+
 // evaluatePolicy asks the policy who may do this, for the catalog's action.
 func (e *Engine) evaluatePolicy(ctx context.Context, d *Decision, req Request, ev *route.Event, view *catalog.View, category route.Category, now time.Time) []route.Finding {
 	if e.policy == nil {
 		return nil
 	}
-	ctx, span := e.tracer.Start(ctx, tracing.SpanPolicy)
+	ctx, span := e.start(ctx, tracing.SpanPolicy)
 	defer span.End()
 	ps := e.policy()
 	d.Revisions.Policy = ps.Revision()
@@ -412,7 +439,7 @@ func (e *Engine) joinCatalog(ctx context.Context, d *Decision, ev *route.Event, 
 	if e.catalog == nil {
 		return nil, ev.ToolCategory, nil
 	}
-	_, span := e.tracer.Start(ctx, tracing.SpanCatalog)
+	_, span := e.start(ctx, tracing.SpanCatalog)
 	defer span.End()
 	c := e.catalog()
 	d.Revisions.Catalog = c.Revision()

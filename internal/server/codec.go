@@ -58,8 +58,12 @@ func writeCodedError(w http.ResponseWriter, status int, code, msg string) {
 // decodeEvent reads a request body that must be one JSON object, bounded in
 // size and nesting, sent as application/json.
 func decodeEvent(w http.ResponseWriter, r *http.Request, maxBytes int64, maxDepth int) (map[string]any, *bodyError) {
-	_, span := trace.SpanFromContext(r.Context()).TracerProvider().Tracer(tracing.Scope).Start(r.Context(), tracing.SpanDecode)
-	defer span.End()
+	// Traced only under a server span (tracing on), with its provider.
+	span := trace.SpanFromContext(r.Context())
+	if span.SpanContext().IsValid() {
+		_, span = span.TracerProvider().Tracer(tracing.Scope).Start(r.Context(), tracing.SpanDecode)
+		defer span.End()
+	}
 	body, berr := readJSON(w, r, maxBytes)
 	if berr == nil {
 		obj, err := DecodeEvent(body, maxDepth)
