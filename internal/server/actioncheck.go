@@ -11,20 +11,9 @@ import (
 // the plan's frozen rules added after the catalog join.
 func handleActionCheck(d *Deps) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		body, berr := readJSON(w, r, d.MaxBodyBytes)
+		plan, berr := decodePlan(w, r, d)
 		if berr != nil {
 			writeError(w, berr.status, berr.msg)
-			return
-		}
-		// Size, UTF-8, nesting and object shape as for an event; then the
-		// plan's own strict decoding.
-		if _, err := DecodeEvent(body, d.MaxDepth); err != nil {
-			writeError(w, http.StatusBadRequest, err.Error())
-			return
-		}
-		plan, err := actionapi.Decode(body)
-		if err != nil {
-			writeError(w, http.StatusBadRequest, err.Error())
 			return
 		}
 		check := actionapi.NewCheck(plan)
@@ -33,4 +22,23 @@ func handleActionCheck(d *Deps) http.HandlerFunc {
 		dec := c.decide(r.Context(), d.Engine, plan.Event(d.Engine.Category(plan.ActionType)))
 		writeJSON(w, http.StatusOK, actionapi.NewAnswer(check, dec))
 	}
+}
+
+// decodePlan reads and decodes a plan envelope: size, UTF-8, nesting and
+// object shape as for an event, then the plan's own strict decoding.
+func decodePlan(w http.ResponseWriter, r *http.Request, d *Deps) (*actionapi.Plan, *bodyError) {
+	span := startDecode(r)
+	defer span.End()
+	body, berr := readJSON(w, r, d.MaxBodyBytes)
+	if berr == nil {
+		if _, err := DecodeEvent(body, d.MaxDepth); err != nil {
+			berr = &bodyError{http.StatusBadRequest, err.Error()}
+		} else if plan, err := actionapi.Decode(body); err != nil {
+			berr = &bodyError{http.StatusBadRequest, err.Error()}
+		} else {
+			return plan, nil
+		}
+	}
+	decodeFailed(span, berr.status)
+	return nil, berr
 }

@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -58,12 +59,8 @@ func writeCodedError(w http.ResponseWriter, status int, code, msg string) {
 // decodeEvent reads a request body that must be one JSON object, bounded in
 // size and nesting, sent as application/json.
 func decodeEvent(w http.ResponseWriter, r *http.Request, maxBytes int64, maxDepth int) (map[string]any, *bodyError) {
-	// Traced only under a server span (tracing on), with its provider.
-	span := trace.SpanFromContext(r.Context())
-	if span.SpanContext().IsValid() {
-		_, span = span.TracerProvider().Tracer(tracing.Scope).Start(r.Context(), tracing.SpanDecode)
-		defer span.End()
-	}
+	span := startDecode(r)
+	defer span.End()
 	body, berr := readJSON(w, r, maxBytes)
 	if berr == nil {
 		obj, err := DecodeEvent(body, maxDepth)
@@ -72,9 +69,29 @@ func decodeEvent(w http.ResponseWriter, r *http.Request, maxBytes int64, maxDept
 		}
 		berr = &bodyError{http.StatusBadRequest, err.Error()}
 	}
-	// The status, not the message: a decoding error may quote the body.
-	span.SetStatus(codes.Error, fmt.Sprintf("the body was refused with %d", berr.status))
+	decodeFailed(span, berr.status)
 	return nil, berr
+}
+
+// untraced is the decode span of a request without a server span.
+var untraced = trace.SpanFromContext(context.Background())
+
+// startDecode starts the decode span of r: only under a server span
+// (tracing on), with that span's provider, so untraced requests allocate
+// nothing for it.
+func startDecode(r *http.Request) trace.Span {
+	parent := trace.SpanFromContext(r.Context())
+	if !parent.SpanContext().IsValid() {
+		return untraced
+	}
+	_, span := parent.TracerProvider().Tracer(tracing.Scope).Start(r.Context(), tracing.SpanDecode)
+	return span
+}
+
+// decodeFailed marks the decode span with the status the body was refused
+// with, not the message: a decoding error may quote the body.
+func decodeFailed(span trace.Span, status int) {
+	span.SetStatus(codes.Error, fmt.Sprintf("the body was refused with %d", status))
 }
 
 // readJSON reads a request body of at most maxBytes sent as

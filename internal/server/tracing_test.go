@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/otel/codes"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
@@ -173,8 +174,12 @@ func TestTraceCarriesNoSecrets(t *testing.T) {
 	if strings.Count(event, canary) != 3 {
 		t.Fatal("the canary did not reach the event")
 	}
-	for _, body := range []string{event, `{"tool_name":"` + canary + `",`, `{"proposed_arguments":{"x":"` + canary + `"}}`} {
-		req := httptest.NewRequest(http.MethodPost, "/v1/pre-tool-check?shadow_mode=true&note="+canary, strings.NewReader(body))
+	for _, c := range [][2]string{
+		{"/v1/pre-tool-check", event}, {"/v1/pre-tool-check", `{"tool_name":"` + canary + `",`},
+		{"/v1/pre-tool-check", `{"proposed_arguments":{"x":"` + canary + `"}}`},
+		{"/v1/action-check", `{"plan":{"command":"` + canary + `"}}`},
+	} {
+		req := httptest.NewRequest(http.MethodPost, c[0]+"?shadow_mode=true&note="+canary, strings.NewReader(c[1]))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Authorization", "Bearer "+token)
 		req.Header.Set("traceparent", traceparent)
@@ -183,8 +188,14 @@ func TestTraceCarriesNoSecrets(t *testing.T) {
 	}
 
 	spans := sr.Ended()
-	if len(spans) == 0 {
-		t.Fatal("nothing was traced")
+	var refused int
+	for _, s := range spans {
+		if s.Name() == tracing.SpanDecode && s.Status().Code == codes.Error {
+			refused++
+		}
+	}
+	if refused != 2 {
+		t.Fatalf("%d decode spans failed, want the broken event's and the plan's", refused)
 	}
 	for _, s := range spans {
 		texts := []string{s.Name(), s.Status().Description}
