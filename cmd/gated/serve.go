@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
@@ -227,6 +228,10 @@ func openTracing(ctx context.Context, getenv func(string) string, timeout time.D
 	tp, shutdown, err := tracing.Setup(ctx, getenv, gatedVersion())
 	if err != nil {
 		return nil, nil, fmt.Errorf("traces: %w", err)
+	}
+	if on {
+		// Export failures go to gated's log, not the SDK's own stderr lines.
+		otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) { log.Warn("traces: export failed", zap.Error(err)) }))
 	}
 	log.Info("traces", zap.Bool("exported", on))
 	return tp, func() {
