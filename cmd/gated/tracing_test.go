@@ -58,7 +58,7 @@ func TestServeExportsTraces(t *testing.T) {
 func TestServeTraceConfigErrors(t *testing.T) {
 	t.Parallel()
 	for _, kv := range []map[string]string{
-		{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4317", "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"},
+		{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318", "OTEL_EXPORTER_OTLP_PROTOCOL": "http/json"},
 		{"OTEL_EXPORTER_OTLP_ENDPOINT": "127.0.0.1:4318"},
 		{"OTEL_TRACES_EXPORTER": "zipkin"},
 	} {

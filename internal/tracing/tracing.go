@@ -1,5 +1,5 @@
-// Package tracing sets up gated's OpenTelemetry traces: an OTLP/HTTP
-// exporter when the standard OTEL_* variables ask for one, a no-op tracer
+// Package tracing sets up gated's OpenTelemetry traces: an OTLP exporter
+// (HTTP or gRPC) when the standard OTEL_* variables ask for one, a no-op tracer
 // provider otherwise, and the names of gated's spans and attributes.
 package tracing
 
@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -49,44 +50,74 @@ const (
 
 // Enabled reports whether the environment asks for traces: an OTLP
 // endpoint is named, and neither OTEL_SDK_DISABLED nor OTEL_TRACES_EXPORTER
-// turns them off. It fails on an exporter or protocol gated does not ship.
+// turns them off. It fails on an exporter, protocol or endpoint gated
+// cannot export with.
 func Enabled(getenv func(string) string) (bool, error) {
+	c, err := configure(getenv)
+	return c != nil, err
+}
+
+// exporterConfig is where and how spans are exported.
+type exporterConfig struct {
+	endpoint string
+	grpc     bool
+}
+
+// configure reads the exporter's configuration; nil when traces are off.
+func configure(getenv func(string) string) (*exporterConfig, error) {
 	if strings.EqualFold(strings.TrimSpace(getenv("OTEL_SDK_DISABLED")), "true") {
-		return false, nil
+		return nil, nil
 	}
 	switch exp := strings.TrimSpace(getenv("OTEL_TRACES_EXPORTER")); exp {
 	case "none":
-		return false, nil
+		return nil, nil
 	case "", "otlp":
 	default:
-		return false, fmt.Errorf("OTEL_TRACES_EXPORTER=%s is not supported: gated exports traces with otlp only (or none)", exp)
+		return nil, fmt.Errorf("OTEL_TRACES_EXPORTER=%s is not supported: gated exports traces with otlp only (or none)", exp)
 	}
-	e := endpoint(getenv)
-	if e == "" {
-		return false, nil
+	c := &exporterConfig{}
+	switch proto := firstSet(getenv, "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL"); proto {
+	case "", "http/protobuf":
+	case "grpc":
+		c.grpc = true
+	default:
+		return nil, fmt.Errorf("OTLP protocol %q is not supported: gated exports traces over http/protobuf or grpc", proto)
 	}
-	// The exporter would only log a bad URL and send elsewhere.
-	if u, err := url.Parse(e); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return false, errors.New("the OTLP traces endpoint (OTEL_EXPORTER_OTLP_TRACES_ENDPOINT or OTEL_EXPORTER_OTLP_ENDPOINT) is not an http or https URL")
+	// The traces endpoint as given, or the general one: over HTTP with the
+	// signal's path appended, as the OTLP exporter spec has it.
+	c.endpoint = strings.TrimSpace(getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"))
+	if c.endpoint == "" {
+		c.endpoint = strings.TrimSpace(getenv("OTEL_EXPORTER_OTLP_ENDPOINT"))
+		if c.endpoint != "" && !c.grpc {
+			c.endpoint = strings.TrimSuffix(c.endpoint, "/") + "/v1/traces"
+		}
 	}
-	proto := firstSet(getenv, "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL")
-	if proto != "" && proto != "http/protobuf" {
-		return false, fmt.Errorf("OTLP protocol %q is not supported: gated exports traces over http/protobuf only", proto)
+	if c.endpoint == "" {
+		return nil, nil
 	}
-	return true, nil
+	// The exporters would only log a bad URL and send elsewhere.
+	if u, err := url.Parse(c.endpoint); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, errors.New("the OTLP traces endpoint (OTEL_EXPORTER_OTLP_TRACES_ENDPOINT or OTEL_EXPORTER_OTLP_ENDPOINT) is not an http or https URL")
+	}
+	return c, nil
 }
 
 // Setup returns the tracer provider the environment asks for and the
 // function that flushes and stops it. Without an OTLP endpoint it is a
 // no-op provider, so tracing costs the decision path next to nothing.
 func Setup(ctx context.Context, getenv func(string) string, version string) (trace.TracerProvider, func(context.Context) error, error) {
-	on, err := Enabled(getenv)
-	if err != nil || !on {
+	c, err := configure(getenv)
+	if err != nil || c == nil {
 		return noop.NewTracerProvider(), func(context.Context) error { return nil }, err
 	}
 	// The endpoint that turned traces on is the one they go to; headers,
 	// timeout, TLS and compression the exporter reads from OTEL_* itself.
-	exp, err := otlptracehttp.New(ctx, otlptracehttp.WithEndpointURL(endpoint(getenv)))
+	var exp sdktrace.SpanExporter
+	if c.grpc {
+		exp, err = otlptracegrpc.New(ctx, otlptracegrpc.WithEndpointURL(c.endpoint))
+	} else {
+		exp, err = otlptracehttp.New(ctx, otlptracehttp.WithEndpointURL(c.endpoint))
+	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("the OTLP trace exporter could not be set up: %w", err)
 	}
@@ -102,18 +133,6 @@ func Setup(ctx context.Context, getenv func(string) string, version string) (tra
 	// from the environment too; the SDK reads them.
 	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
 	return tp, tp.Shutdown, nil
-}
-
-// endpoint is where traces go: the traces endpoint as given, or the
-// general one with the signal's path, as the OTLP exporter spec has it.
-func endpoint(getenv func(string) string) string {
-	if e := strings.TrimSpace(getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")); e != "" {
-		return e
-	}
-	if e := strings.TrimSpace(getenv("OTEL_EXPORTER_OTLP_ENDPOINT")); e != "" {
-		return strings.TrimSuffix(e, "/") + "/v1/traces"
-	}
-	return ""
 }
 
 func firstSet(getenv func(string) string, keys ...string) string {

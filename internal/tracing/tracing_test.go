@@ -3,6 +3,7 @@ package tracing
 import (
 	"context"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -10,6 +11,8 @@ import (
 	"testing"
 
 	"go.opentelemetry.io/otel/trace/noop"
+	collectortrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
+	"google.golang.org/grpc"
 )
 
 func env(kv ...string) func(string) string {
@@ -44,7 +47,6 @@ func TestOffUnlessConfigured(t *testing.T) {
 
 func TestUnsupportedExporterOrProtocolIsAnError(t *testing.T) {
 	for name, getenv := range map[string]func(string) string{
-		"grpc":         env("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:4317", "OTEL_EXPORTER_OTLP_PROTOCOL", "grpc"),
 		"traces json":  env("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:4318", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "http/json"),
 		"zipkin":       env("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:4318", "OTEL_TRACES_EXPORTER", "zipkin"),
 		"bad endpoint": env("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "http://%zz"),
@@ -91,5 +93,55 @@ func TestConfiguredExportsAndShutdownFlushes(t *testing.T) {
 	}
 	if !strings.Contains(string(body), SpanDecision) {
 		t.Fatal("the exported spans do not include the one recorded before shutdown")
+	}
+}
+
+// traceService is a stand-in collector over OTLP/gRPC.
+type traceService struct {
+	collectortrace.UnimplementedTraceServiceServer
+	mu    sync.Mutex
+	names []string
+}
+
+func (s *traceService) Export(_ context.Context, req *collectortrace.ExportTraceServiceRequest) (*collectortrace.ExportTraceServiceResponse, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, rs := range req.GetResourceSpans() {
+		for _, ss := range rs.GetScopeSpans() {
+			for _, sp := range ss.GetSpans() {
+				s.names = append(s.names, sp.GetName())
+			}
+		}
+	}
+	return &collectortrace.ExportTraceServiceResponse{}, nil
+}
+
+// OTEL_EXPORTER_OTLP_PROTOCOL=grpc exports over gRPC, to the general
+// endpoint as given (no signal path).
+func TestConfiguredGRPCExports(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := &traceService{}
+	srv := grpc.NewServer()
+	collectortrace.RegisterTraceServiceServer(srv, svc)
+	go func() { _ = srv.Serve(ln) }()
+	defer srv.Stop()
+
+	tp, shutdown, err := Setup(context.Background(), env("OTEL_EXPORTER_OTLP_ENDPOINT", "http://"+ln.Addr().String(),
+		"OTEL_EXPORTER_OTLP_PROTOCOL", "grpc"), "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, span := tp.Tracer(Scope).Start(context.Background(), SpanDecision)
+	span.End()
+	if err := shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	svc.mu.Lock()
+	defer svc.mu.Unlock()
+	if len(svc.names) != 1 || svc.names[0] != SpanDecision {
+		t.Fatalf("the gRPC collector received %v, want [%s]", svc.names, SpanDecision)
 	}
 }
