@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"crypto/ed25519"
 	"crypto/x509"
 	"encoding/json"
@@ -250,5 +252,37 @@ func TestCheckWithManifestsDecidesAsDirectories(t *testing.T) {
 		if cr["catalog"] != dr["catalog"] {
 			t.Errorf("%s: catalog revision %v composed, %v from the directory", filepath.Base(ev), cr["catalog"], dr["catalog"])
 		}
+	}
+}
+
+// The lint commands take a manifest as serve does: a good bundle lints
+// clean, and a bad one names the file where it can be fixed.
+func TestLintManifests(t *testing.T) {
+	t.Parallel()
+	ws := t.TempDir()
+	for _, d := range []string{"catalog", "policy"} {
+		if err := os.CopyFS(filepath.Join(ws, d), os.DirFS(filepath.Join(examplesDir, d))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	testtree.Write(t, ws, map[string]string{
+		"manifest.yaml":  "kind: code-workspace\ncode: { sources: [ { local: { path: catalog, as: . } } ] }\n",
+		"policy.CODE.md": "---\nkind: code-workspace\ncode: { sources: [ { local: { path: policy, as: . } } ] }\n---\n",
+		"bad/manifest.yaml": "kind: code-workspace\ncode: { sources: [ " +
+			"{ inline: { path: x/ACTION.md, content: \"---\\nschema: action/v1\\nid: x:y\\ndescription: d\\nrisk_level: 9\\n---\\n\" } } ] }\n",
+	})
+	var out bytes.Buffer
+	if err := run(context.Background(), []string{"gated", "catalog", "lint", filepath.Join(ws, "manifest.yaml")}, env(nil), nil, &out, io.Discard); err != nil || !strings.HasPrefix(out.String(), "catalog ok: ") {
+		t.Fatalf("catalog lint of a good manifest: %v\n%s", err, &out)
+	}
+	out.Reset()
+	if err := run(context.Background(), []string{"gated", "policy", "lint", "--catalog", filepath.Join(ws, "manifest.yaml"), filepath.Join(ws, "policy.CODE.md")}, env(nil), nil, &out, io.Discard); err != nil || !strings.Contains(out.String(), "0 error(s)") {
+		t.Fatalf("policy lint of a good manifest: %v\n%s", err, &out)
+	}
+	out.Reset()
+	bad := filepath.Join(ws, "bad", "manifest.yaml")
+	if got := exitCode(run(context.Background(), []string{"gated", "catalog", "lint", bad}, env(nil), nil, &out, io.Discard)); got != 1 ||
+		!strings.Contains(out.String(), bad+" (inline x/ACTION.md): /risk_level") {
+		t.Fatalf("catalog lint of a bad manifest: exit %d\n%s", got, &out)
 	}
 }

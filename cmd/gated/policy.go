@@ -6,16 +6,17 @@ import (
 	"io"
 	"time"
 
-	"github.com/gatedhq/gated/internal/catalog"
 	"github.com/gatedhq/gated/internal/gate"
 	"github.com/gatedhq/gated/internal/policy"
 	"github.com/gatedhq/gated/internal/policy/policytest"
+	"github.com/gatedhq/gated/internal/sources"
 )
 
-const policyUsage = "usage: gated policy lint|compile|test [--catalog DIR]... DIR..."
+const policyUsage = "usage: gated policy lint|compile|test [--catalog DIR|MANIFEST]... DIR...|MANIFEST"
 
 // runPolicy is `gated policy lint|compile|test [--catalog DIR]... DIR...`:
-// the analogues of opa check, opa build and opa test for POLICY.md.
+// the analogues of opa check, opa build and opa test for POLICY.md. Both
+// take a bundle manifest as --catalog and --policy do.
 func runPolicy(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		return usageError(policyUsage)
@@ -40,23 +41,28 @@ func runPolicy(ctx context.Context, args []string, getenv func(string) string, s
 		}
 		sf.catalogDirs = named
 	}
+	bundles, err := sf.bundles.config()
+	if err != nil {
+		return err
+	}
 	var res policy.Resolver
-	var cat *catalog.Catalog
 	if len(sf.catalogDirs) > 0 {
-		var err error
-		if cat, err = catalog.Load(sf.catalogDirs); err != nil {
+		cat, err := sources.LoadCatalog(sf.catalogDirs, bundles)
+		if err != nil {
 			return fmt.Errorf("catalog: %w", err)
 		}
 		res = cat
 	}
 	switch verb {
 	case "lint":
-		if !policy.Lint(dirs, res, stdout) {
+		s, err := sources.LoadPolicy(dirs, bundles, res)
+		if !policy.Lint(s, err, stdout) {
 			return exitError{code: 1}
 		}
 		return nil
 	case "compile":
-		return policy.Compile(dirs, res, stdout)
+		s, err := sources.LoadPolicy(dirs, bundles, res)
+		return policy.Compile(s, err, stdout)
 	case "test":
 		sf.policyDirs = dirs
 		src, err := loadSources(&sf, nil, nil)

@@ -71,7 +71,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	case "hook":
 		return runHook(ctx, rest, getenv, stdin, stdout, stderr)
 	case "catalog":
-		return runCatalog(rest, stdout)
+		return runCatalog(rest, getenv, stdout, stderr)
 	case "bundle":
 		return runBundle(rest, getenv, stdout, stderr)
 	case "policy":

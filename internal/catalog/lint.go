@@ -6,11 +6,10 @@ import (
 	"io"
 )
 
-// Lint loads dirs and writes either every problem, one per line
-// ("file: field: code: message"), or a one-line summary. It reports whether
-// the catalog is valid (`gated catalog lint` exits 1 when it is not).
-func Lint(dirs []string, w io.Writer) bool {
-	c, err := Load(dirs)
+// Lint writes the outcome of loading a catalog (c, or the error that
+// load returned): every problem, one per line ("file: field: code:
+// message"), or a one-line summary. It reports whether the catalog is valid (`gated catalog lint` exits 1 when it is not).
+func Lint(c *Catalog, err error, w io.Writer) bool {
 	if err != nil {
 		var le *LoadError
 		if !errors.As(err, &le) {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -234,10 +235,16 @@ func TestSeveralDirectoriesFormOneCatalog(t *testing.T) {
 	}
 }
 
+// lintDirs loads dirs and lints the result into w.
+func lintDirs(w io.Writer, dirs ...string) bool {
+	c, err := Load(dirs)
+	return Lint(c, err, w)
+}
+
 func TestLint(t *testing.T) {
 	t.Parallel()
 	var out bytes.Buffer
-	if !Lint([]string{examples}, &out) {
+	if !lintDirs(&out, examples) {
 		t.Fatalf("Lint(examples) failed:\n%s", &out)
 	}
 	if !strings.HasPrefix(out.String(), "catalog ok: 17 tools, ") || strings.Count(out.String(), "\n") != 1 {
@@ -249,7 +256,7 @@ func TestLint(t *testing.T) {
 		"a/ACTION.md": action("x:act", "risk_level: 9"),
 		"b/TOOL.md":   "---\nname: [\n---\n",
 	})
-	if Lint([]string{bad}, &out) {
+	if lintDirs(&out, bad) {
 		t.Fatal("Lint passed an invalid catalog")
 	}
 	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
@@ -259,7 +266,7 @@ func TestLint(t *testing.T) {
 	}
 
 	out.Reset()
-	if Lint(nil, &out) || !strings.Contains(out.String(), "no directories") {
+	if lintDirs(&out) || !strings.Contains(out.String(), "no directories") {
 		t.Fatalf("Lint(nil) output %q", out.String())
 	}
 }

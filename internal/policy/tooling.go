@@ -6,11 +6,9 @@ import (
 	"io"
 )
 
-// Lint loads dirs and prints every error and warning; res resolves registry
-// refs through the loaded catalog (nil: without a catalog such refs cannot
-// resolve). ok is false when there is an error.
-func Lint(dirs []string, res Resolver, w io.Writer) (ok bool) {
-	s, err := Load(dirs, res)
+// Lint prints every error and warning of loading a policy (s, or the error
+// that load returned). ok is false when there is an error.
+func Lint(s *Set, err error, w io.Writer) (ok bool) {
 	var errs, warns []Problem
 	var le *LoadError
 	switch {
@@ -31,10 +29,9 @@ func Lint(dirs []string, res Resolver, w io.Writer) (ok bool) {
 	return len(errs) == 0
 }
 
-// Compile prints the Rego generated from the grants in dirs, resolving
-// registry refs with res (nil: without a catalog).
-func Compile(dirs []string, res Resolver, w io.Writer) error {
-	s, err := Load(dirs, res)
+// Compile prints the Rego generated from the grants of a loaded policy
+// (s, or the error that load returned).
+func Compile(s *Set, err error, w io.Writer) error {
 	if err != nil {
 		return err
 	}

@@ -3,17 +3,30 @@ package policy
 import (
 	"bytes"
 	"errors"
+	"io"
 	"strings"
 	"testing"
 
 	"github.com/open-policy-agent/opa/v1/ast"
 )
 
+// lintDir loads dir without a catalog and lints the result into w.
+func lintDir(w io.Writer, dir string) bool {
+	s, err := Load([]string{dir}, nil)
+	return Lint(s, err, w)
+}
+
+// compileDir loads dir, resolving refs with res, and compiles it into w.
+func compileDir(w io.Writer, dir string, res Resolver) error {
+	s, err := Load([]string{dir}, res)
+	return Compile(s, err, w)
+}
+
 func TestLint(t *testing.T) {
 	t.Parallel()
 	good := writeDir(t, map[string]string{"POLICY.md": policyMD("schema: policy/v1\nid: \"@a/b\"\ndefault: allow\ngrants:\n  - {principal: x, actions: [{action: a:b}], conditions: [{kind: geo-fence}]}\n")})
 	var out bytes.Buffer
-	if !Lint([]string{good}, nil, &out) {
+	if !lintDir(&out, good) {
 		t.Fatalf("lint failed on warnings only:\n%s", out.String())
 	}
 	for _, want := range []string{"warning:", "default_allow", "condition_unknown", "0 error(s), 2 warning(s)"} {
@@ -27,7 +40,7 @@ func TestLint(t *testing.T) {
 		"x.rego":    "package gated.custom\n\nx := http.send({})\n",
 	})
 	out.Reset()
-	if Lint([]string{bad}, nil, &out) {
+	if lintDir(&out, bad) {
 		t.Fatalf("lint passed with errors:\n%s", out.String())
 	}
 	for _, want := range []string{"error: ", "id_required", "warning: ", "default_allow"} {
@@ -41,7 +54,7 @@ func TestCompilePrintsParseableRego(t *testing.T) {
 	t.Parallel()
 	dir := writeDir(t, oneGrant("  - {principal: \"operator://bob\", actions: [{action: storage:commit}, {action: \"@x/y\"}], conditions: [{kind: ip-range, cidr: 10.0.0.0/8}]}\n"))
 	var out bytes.Buffer
-	if err := Compile([]string{dir}, fakeResolver{"@x/y": "storage:push"}, &out); err != nil {
+	if err := compileDir(&out, dir, fakeResolver{"@x/y": "storage:push"}); err != nil {
 		t.Fatal(err)
 	}
 	m, err := ast.ParseModuleWithOpts("grants.rego", out.String(), ast.ParserOptions{RegoVersion: ast.RegoV1})
@@ -52,7 +65,7 @@ func TestCompilePrintsParseableRego(t *testing.T) {
 		t.Fatalf("unexpected output:\n%s", out.String())
 	}
 	var le *LoadError
-	if err := Compile([]string{writeDir(t, map[string]string{"POLICY.md": "x"})}, nil, &out); !errors.As(err, &le) {
+	if err := compileDir(&out, writeDir(t, map[string]string{"POLICY.md": "x"}), nil); !errors.As(err, &le) {
 		t.Fatalf("Compile of a broken policy: %v", err)
 	}
 }

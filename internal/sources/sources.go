@@ -162,6 +162,27 @@ func policyLimiter(backend limit.Backend) *policy.Limiter {
 	return policy.LimiterOn(backend)
 }
 
+// LoadCatalog loads a catalog once from dirs, or from the bundle the one
+// manifest among them composes: what the lint commands check.
+func LoadCatalog(dirs []string, b Bundles) (*catalog.Catalog, error) {
+	build, _, _, err := composed(b, "--catalog", dirs, catalog.Load, (*catalog.Catalog).SetOrigin)
+	if err != nil {
+		return nil, err
+	}
+	return build()
+}
+
+// LoadPolicy loads a policy once from dirs, or from the bundle the one
+// manifest among them composes, resolving registry refs with res.
+func LoadPolicy(dirs []string, b Bundles, res policy.Resolver) (*policy.Set, error) {
+	load := func(dirs []string) (*policy.Set, error) { return policy.Load(dirs, res) }
+	build, _, _, err := composed(b, "--policy", dirs, load, (*policy.Set).SetOrigin)
+	if err != nil {
+		return nil, err
+	}
+	return build()
+}
+
 // resolver resolves registry refs in grants through the current catalog.
 func (s *Sources) resolver() policy.Resolver {
 	if s.catalog == nil {
