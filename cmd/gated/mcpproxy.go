@@ -40,10 +40,22 @@ func runMCPProxy(ctx context.Context, args []string, getenv func(string) string,
 	logLevel := fs.String("log-level", "warn", "log level on stderr: debug, info, warn, error")
 	var sf sourceFlags
 	sf.register(fs)
+	requester := fs.String("requester", "", "with --database-url, the requester of the approvals the proxy opens, as gated serve's approvers see it; default mcp-proxy:<server-name>")
 	var af auditFlags
 	af.register(fs)
+	var apf approvalFlags
+	apf.register(fs)
 	if err := parseFlags(fs, args, getenv); err != nil {
 		return err
+	}
+	// The proxy has no tokens: its requester is the configured identity,
+	// so a database is all approvals need.
+	approvalsOn, err := apf.check(af.databaseURL != "", true)
+	if err != nil {
+		return err
+	}
+	if *requester != "" && !approvalsOn {
+		return usageError("--requester names who opens approvals, and approvals need --database-url (and --approvals auto)")
 	}
 	switch {
 	case (*upstreamCmd == "") == (*upstreamURL == ""):
@@ -79,7 +91,21 @@ func runMCPProxy(ctx context.Context, args []string, getenv func(string) string,
 			store.Close()
 		}
 	}()
-	engine := gate.New(append(src.Opts, gate.WithShadow(*shadow), gate.WithAudit(rec, red, gatedVersion()), gate.WithMetrics(m))...)
+	opts := append(src.Opts, gate.WithShadow(*shadow), gate.WithAudit(rec, red, gatedVersion()), gate.WithMetrics(m))
+	if approvalsOn {
+		a, err := openApprovals(ctx, &apf, af.databaseURL, af.retention, m, log.Named("approvals"))
+		if err != nil {
+			return err
+		}
+		defer func() {
+			// After the proxy has stopped, before the audit drain.
+			dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+			defer cancel()
+			a.close(dctx)
+		}()
+		opts = append(opts, gate.WithApprovals(a, apf.publicBase()))
+	}
+	engine := gate.New(opts...)
 
 	up, err := connectUpstream(ctx, *upstreamCmd, fs.Args(), *upstreamURL, stderr)
 	if err != nil {
@@ -97,6 +123,16 @@ func runMCPProxy(ctx context.Context, args []string, getenv func(string) string,
 	if prefix == "" {
 		prefix = "mcp__" + name + "__"
 	}
+	who := *requester
+	switch {
+	case !approvalsOn:
+		// Without approvals the proxy is no token, as before.
+		who = ""
+	case who == "" && name != "":
+		who = "mcp-proxy:" + name
+	case who == "":
+		who = "mcp-proxy"
+	}
 	// As under gated mcp, the person's own MCP client started the process:
 	// the event's own principals are all there is.
 	server := mcpproxy.New(mcpproxy.Config{
@@ -105,6 +141,7 @@ func runMCPProxy(ctx context.Context, args []string, getenv func(string) string,
 		HideRefused:      *hideRefused, AlwaysRefused: engine.AlwaysRefused,
 		Decide: func(ctx context.Context, req gate.Request) *gate.Decision {
 			req.TrustEventPrincipals = true
+			req.TokenName = who
 			return engine.Decide(ctx, req)
 		},
 	})

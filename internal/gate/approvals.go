@@ -200,7 +200,7 @@ func withApproval(doc map[string]any, p *contract.Prepared, index int) *contract
 // it on the answer. A failure leaves the answer without one: the call
 // does not run either way (the store wrapper logs and counts it).
 func (e *Engine) offerApproval(ctx context.Context, d *Decision, ev *route.Event, req Request, now time.Time) {
-	if d.Shadow || req.NoApproval || req.TokenName == "" || !offersApproval(d) {
+	if d.Shadow || req.NoApproval || req.TokenName == "" || !offersApproval(d) || (req.AsksItself && d.Route == route.Ask) {
 		return
 	}
 	requester := requesterOf(req)

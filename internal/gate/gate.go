@@ -70,6 +70,10 @@ type Request struct {
 	// NoApproval: the surface can neither show an approval nor retry with
 	// one (hooks), so an ask creates none.
 	NoApproval bool
+	// AsksItself: the surface puts an ask to the person itself (an MCP
+	// client's elicitation), so an ask creates no approval that nobody
+	// would answer; a defer an approval resolves still creates one.
+	AsksItself bool
 	// CategoryVouched: the surface vouches for the declared category of a
 	// tool no catalog describes (an MCP upstream's annotations the operator
 	// trusts), so the unknown-tools rule gives way to the contract rules

@@ -11,13 +11,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/zap"
 
 	"github.com/gatedhq/gated/internal/adapter/hook"
+	"github.com/gatedhq/gated/internal/approval"
 	"github.com/gatedhq/gated/internal/gate"
 	"github.com/gatedhq/gated/internal/route"
 	"github.com/gatedhq/gated/internal/server"
@@ -68,6 +71,7 @@ var asking = hook.Runtime{ID: runtime.ID, Name: runtime.Name}
 
 type proxy struct {
 	Config
+	pending pending
 }
 
 // New returns the server the MCP client talks to. It advertises what the
@@ -167,16 +171,28 @@ func (p *proxy) callTool(ctx context.Context, ss *sdk.ServerSession, params *sdk
 		vouched = category != route.Unknown
 	}
 	event := runtime.Event(&hook.Input{ToolName: tool, ToolInput: args}, hook.Options{Category: string(category)})
-	d := p.Decide(ctx, gate.Request{Event: event, CategoryVouched: vouched})
-	if d.Route == route.Ask && !d.Execute && canElicit(ss) {
+	key, keyed := callKey(tool, args)
+	var remembered *gate.PendingApproval
+	if keyed {
+		if remembered = p.pending.get(key, time.Now()); remembered != nil {
+			if err := withEvidence(event, remembered.EvidenceRef); err != nil {
+				return toolError("gated refuses this call: " + err.Error() + ".")
+			}
+		}
+	}
+	elicit := canElicit(ss)
+	d := p.Decide(ctx, gate.Request{Event: event, CategoryVouched: vouched, AsksItself: elicit})
+	if d.Route == route.Ask && !d.Execute && elicit && remembered == nil {
 		d = p.ask(ctx, ss, d, event, vouched)
 	}
+	switch {
+	case d.Approval != nil && keyed:
+		p.pending.put(key, d.Approval, time.Now())
+	case remembered != nil && settlesApproval(d):
+		p.pending.forget(key, remembered.ID)
+	}
 	if !d.Execute {
-		res := toolError(runtime.Answer(server.HookDecision(d)).HookSpecificOutput.PermissionDecisionReason + blockers(d))
-		res.Meta = sdk.Meta{DecisionMetaKey: map[string]any{
-			"decision_id": d.DecisionID, "route": d.Route.String(), "hard_blockers": nonNil(d.HardBlockers),
-		}}
-		return res
+		return refused(d, remembered)
 	}
 	res, err := p.Upstream.CallTool(ctx, &sdk.CallToolParams{Meta: params.Meta, Name: params.Name, Arguments: params.Arguments})
 	if err != nil {
@@ -186,6 +202,42 @@ func (p *proxy) callTool(ctx context.Context, ss *sdk.ServerSession, params *sdk
 			d.DecisionID, strings.TrimSuffix(err.Error(), ".")))
 	}
 	return res
+}
+
+// refused is the tool error of a call that may not run. When an approval
+// is open for the call — just opened, or remembered and still pending —
+// it names the approval, where a person decides it, and what to do then.
+func refused(d *gate.Decision, remembered *gate.PendingApproval) *sdk.CallToolResult {
+	text := runtime.Answer(server.HookDecision(d)).HookSpecificOutput.PermissionDecisionReason + blockers(d)
+	meta := map[string]any{"decision_id": d.DecisionID, "route": d.Route.String(), "hard_blockers": nonNil(d.HardBlockers)}
+	open := d.Approval
+	if open == nil && remembered != nil && slices.Contains(d.HardBlockers, approval.CodePending) {
+		open = remembered
+	}
+	if open != nil {
+		text += fmt.Sprintf(" Approval %s waits for a person to decide it at %s until %s; once it is approved, call this tool again with the same arguments, and it runs once.",
+			open.ID, open.URL, open.ExpiresAt.UTC().Format(time.RFC3339))
+		meta["approval"] = map[string]any{"id": open.ID, "url": open.URL, "expires_at": open.ExpiresAt.UTC().Format(time.RFC3339)}
+	}
+	res := toolError(text)
+	res.Meta = sdk.Meta{DecisionMetaKey: meta}
+	return res
+}
+
+// withEvidence appends a remembered approval's evidence ref to the event,
+// as a runtime retrying with it would.
+func withEvidence(event map[string]any, ref route.EvidenceRef) error {
+	raw, err := json.Marshal(ref)
+	if err != nil {
+		return fmt.Errorf("the call's approval cannot be attached to it: %w", err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return fmt.Errorf("the call's approval cannot be attached to it: %w", err)
+	}
+	refs, _ := event["evidence_refs"].([]any)
+	event["evidence_refs"] = append(slices.Clone(refs), m)
+	return nil
 }
 
 // approveSchema is the one question an elicitation asks.
@@ -247,7 +299,7 @@ func (p *proxy) ask(ctx context.Context, ss *sdk.ServerSession, d *gate.Decision
 		"freshness":        map[string]any{"status": "fresh"},
 	})
 	approved["authorization_state"] = "confirmed"
-	return p.Decide(ctx, gate.Request{Event: approved, CategoryVouched: vouched})
+	return p.Decide(ctx, gate.Request{Event: approved, CategoryVouched: vouched, AsksItself: true})
 }
 
 // annotatedCategory is the category an uncatalogued tool's annotations, as

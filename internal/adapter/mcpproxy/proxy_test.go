@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -14,6 +15,9 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/gatedhq/gated/internal/adapter/mcpproxy"
+	"github.com/gatedhq/gated/internal/approval/approvaltest"
+	approvalpg "github.com/gatedhq/gated/internal/approval/postgres"
+	"github.com/gatedhq/gated/internal/audit"
 	"github.com/gatedhq/gated/internal/catalog"
 	"github.com/gatedhq/gated/internal/gate"
 )
@@ -90,19 +94,28 @@ type fixture struct {
 	client   *sdk.ClientSession
 	upstream *sdk.ClientSession
 	calls    []string
+	// approvals is the approval store, when the setup asked for one.
+	approvals *approvalpg.Store
+	dbURL     string
 }
 
 // setup is how a fixture differs from the default: trusted annotations,
 // the client's options (an elicitation handler) and protocol version (the
-// latest when empty), the unknown-tools rule, tools/list hiding, a logger.
+// latest when empty), the unknown-tools rule, tools/list hiding, a logger,
+// and gated's approval flow on a real PostgreSQL, as the proxy has it with
+// --database-url.
 type setup struct {
-	trust   bool
-	client  *sdk.ClientOptions
-	proto   string
-	unknown gate.UnknownTools
-	hide    bool
-	log     *zap.Logger
+	trust     bool
+	client    *sdk.ClientOptions
+	proto     string
+	unknown   gate.UnknownTools
+	hide      bool
+	log       *zap.Logger
+	approvals bool
 }
+
+// requester is who the proxy's approvals are for, as cmd/gated names it.
+const requester = "mcp-proxy:up"
 
 func newFixture(t *testing.T, o setup) *fixture {
 	t.Helper()
@@ -121,8 +134,20 @@ func newFixture(t *testing.T, o setup) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	engine := gate.New(gate.WithCatalog(func() *catalog.Catalog { return cat }, o.unknown, catalog.ArgumentsEnforce))
+	opts := []gate.Option{gate.WithCatalog(func() *catalog.Catalog { return cat }, o.unknown, catalog.ArgumentsEnforce)}
 	f := &fixture{}
+	token := ""
+	if o.approvals {
+		_, f.dbURL = approvaltest.Database(t, time.Now())
+		if f.approvals, err = approvalpg.Open(ctx, f.dbURL); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(f.approvals.Close)
+		opts = append(opts, gate.WithAudit(approvaltest.SyncRecorder(t, f.dbURL), audit.NewRedactor([]byte("0123456789abcdef0123456789abcdef")), "test"),
+			gate.WithApprovals(f.approvals, "https://gated.example.com"))
+		token = requester
+	}
+	engine := gate.New(opts...)
 	upT, upS := sdk.NewInMemoryTransports()
 	if _, err := upstream(&f.calls).Connect(ctx, upS, nil); err != nil {
 		t.Fatal(err)
@@ -136,7 +161,7 @@ func newFixture(t *testing.T, o setup) *fixture {
 		Upstream: f.upstream, ToolPrefix: "mcp__up__", Category: engine.Category, Version: "test",
 		TrustAnnotations: o.trust, HideRefused: o.hide, AlwaysRefused: engine.AlwaysRefused, Log: o.log,
 		Decide: func(ctx context.Context, req gate.Request) *gate.Decision {
-			req.TrustEventPrincipals = true
+			req.TrustEventPrincipals, req.TokenName = true, token
 			return engine.Decide(ctx, req)
 		},
 	})
