@@ -8,10 +8,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/gatedhq/gated/internal/adapter/mcpproxy"
+	"github.com/gatedhq/gated/internal/pgtest"
 	"github.com/gatedhq/gated/internal/testgated"
 )
 
@@ -107,6 +110,80 @@ func TestMCPProxyHTTP(t *testing.T) {
 	}
 }
 
+// TestMCPProxyApprovals runs the proxy with a database and gated serve on
+// the same one: a client without elicitation gets an ask as a tool error
+// naming the approval the proxy opened as its --requester; a person
+// approves it through gated serve's API, and the same call made again
+// reaches the upstream once.
+func TestMCPProxyApprovals(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	_, dbURL := pgtest.Fresh(t)
+	serve := startReplica(t, dbURL, approvalTokensFile(t))
+	dir := t.TempDir()
+	// The catalog does not describe send: trusted, its lack of annotations
+	// makes it a write, which asks.
+	writeFile(t, filepath.Join(dir, "ACTIONS.yaml"), `actions:
+  - name: mcp__up__echo
+    description: Echo.
+    command: ["echo"]
+    inputSchema: { type: object }
+    annotations: { readOnlyHint: true }
+`)
+	var sent atomic.Int32
+	up := sdk.NewServer(&sdk.Implementation{Name: "up", Version: "1"}, nil)
+	up.AddTool(&sdk.Tool{Name: "send", InputSchema: map[string]any{"type": "object"}}, func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		sent.Add(1)
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "sent"}}}, nil
+	})
+	upstream := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return up }, nil))
+	// Closed after the proxy stops (cleanups run last first): a live proxy
+	// holds a stream open to it.
+	t.Cleanup(upstream.Close)
+	proxy := testgated.StartCommand(t, "mcp-proxy", "--upstream-url", upstream.URL, "--http-addr", "127.0.0.1:0", "--log-level", "info",
+		"--catalog", dir, "--trust-annotations", "up", "--database-url", dbURL, "--audit-hmac-key", testHMACKey,
+		"--public-url", "https://gated.example.com", "--spool-dir", filepath.Join(dir, "spool"))
+	s, err := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx, &sdk.StreamableClientTransport{Endpoint: proxy.URL + "/mcp"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	send := func() (*sdk.CallToolResult, string) {
+		t.Helper()
+		res, err := s.CallTool(ctx, &sdk.CallToolParams{Name: "send", Arguments: map[string]any{"to": "ops@example.com"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res, res.Content[0].(*sdk.TextContent).Text
+	}
+	res, got := send()
+	d, _ := res.Meta[mcpproxy.DecisionMetaKey].(map[string]any)
+	ap, _ := d["approval"].(map[string]any)
+	if !res.IsError || ap == nil {
+		t.Fatalf("the ask names no approval: %q\n%s", got, proxy.Logs())
+	}
+	id := ap["id"].(string)
+	if ap["url"] != "https://gated.example.com/ui/approvals/"+id || !strings.Contains(got, "Approval "+id) {
+		t.Fatalf("approval %v, text %q", ap, got)
+	}
+	code, stored := get(t, serve.base+"/v1/approvals/"+id, tok(apAlice))
+	if code != http.StatusOK || stored["status"] != "pending" || stored["tool_name"] != "mcp__up__send" {
+		t.Fatalf("the approval in gated serve: %d %v", code, stored)
+	}
+	if requester, _ := stored["requester"].(map[string]any); requester["token_name"] != "mcp-proxy:up" {
+		t.Fatalf("requester %v", stored["requester"])
+	}
+	if code, d := serve.decide(t, id, "approve", apAlice); code != http.StatusOK || d["status"] != apApproved {
+		t.Fatalf("approve: %d %v", code, d)
+	}
+	if res, got := send(); res.IsError || got != "sent" {
+		t.Fatalf("the approved retry: %q\n%s", got, proxy.Logs())
+	}
+	if res, got := send(); !res.IsError || !strings.Contains(got, "approval_used") || sent.Load() != 1 {
+		t.Fatalf("a second retry: %q, upstream calls %d", got, sent.Load())
+	}
+}
+
 // TestMCPProxyRefusals: flags that cannot work, and an upstream that is no
 // MCP server, stop the proxy before it serves anything.
 func TestMCPProxyRefusals(t *testing.T) {
@@ -122,6 +199,7 @@ func TestMCPProxyRefusals(t *testing.T) {
 		{nil, "needs one upstream"},
 		{[]string{"--upstream-cmd", "true", "--upstream-url", "http://127.0.0.1:1/mcp"}, "needs one upstream"},
 		{[]string{"--upstream-cmd", "true", "--http-addr", "0.0.0.0:0"}, "not a loopback address"},
+		{[]string{"--upstream-cmd", "true", "--requester", "bot"}, "approvals need --database-url"},
 	} {
 		cmd := exec.Command(testgated.Binary(t), append(append([]string{"mcp-proxy"}, audit...), tc.args...)...)
 		cmd.Stdin = strings.NewReader("")
