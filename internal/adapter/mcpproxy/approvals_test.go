@@ -20,7 +20,12 @@ var approvalID = regexp.MustCompile(`Approval ([0-9a-f-]{36}) waits for a person
 // and returns the tool result's text and the approval it names, if any.
 func (f *fixture) call(t *testing.T, args map[string]any) (res *sdk.CallToolResult, got, approvalNamed string) {
 	t.Helper()
-	res, err := f.client.CallTool(context.Background(), &sdk.CallToolParams{Name: "other", Arguments: args})
+	return f.callTool(t, "other", args)
+}
+
+func (f *fixture) callTool(t *testing.T, tool string, args map[string]any) (res *sdk.CallToolResult, got, approvalNamed string) {
+	t.Helper()
+	res, err := f.client.CallTool(context.Background(), &sdk.CallToolParams{Name: tool, Arguments: args})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,5 +125,45 @@ func TestProxyElicitsWithoutStoredApprovals(t *testing.T) {
 	}
 	if n := pgtest.QueryInt(t, f.dbURL, "SELECT count(*) FROM approvals"); n != 0 {
 		t.Fatalf("%d approvals stored for an ask put to the person at the client", n)
+	}
+}
+
+// TestProxyApprovalsBeyondElicitation: a defer an approval resolves (an
+// irreversible tool) gets a stored approval even from a client that can be
+// asked, and an ask on protocol 2026-07-28, which the proxy cannot put to
+// the client, gets one too; a defer nothing could approve gets none.
+func TestProxyApprovalsBeyondElicitation(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, proto, tool string
+		trust, opens      bool
+	}{
+		{"irreversible defer, eliciting client", "2025-11-25", "purge", false, true},
+		{"ask on 2026-07-28", "", "other", true, true},
+		{"uncatalogued defer", "2025-11-25", "other", false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var asked int
+			f := newFixture(t, setup{trust: tc.trust, approvals: true, proto: tc.proto, client: &sdk.ClientOptions{
+				ElicitationHandler: func(context.Context, *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
+					asked++
+					return &sdk.ElicitResult{Action: "accept", Content: map[string]any{"approve": true}}, nil
+				},
+			}})
+			res, got, id := f.callTool(t, tc.tool, map[string]any{})
+			if !res.IsError || asked != 0 || (id != "") != tc.opens || len(f.calls) != 0 {
+				t.Fatalf("approval %q, asked %d: %q", id, asked, got)
+			}
+			if !tc.opens {
+				return
+			}
+			if _, err := f.approvals.Decide(context.Background(), id, approval.Identity{TokenName: "alice"}, true, "", time.Now()); err != nil {
+				t.Fatal(err)
+			}
+			if res, got, _ := f.callTool(t, tc.tool, map[string]any{}); res.IsError || strings.Join(f.calls, ",") != tc.tool {
+				t.Fatalf("the approved retry: %q, upstream calls %v", got, f.calls)
+			}
+		})
 	}
 }

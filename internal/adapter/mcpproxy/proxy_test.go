@@ -23,7 +23,8 @@ import (
 )
 
 // testCatalog describes the upstream's tools as coding agents name them:
-// echo reads, drop is an R4 plugin that never executes; other is left out.
+// echo reads, purge is irreversible (it defers until approved), drop is an
+// R4 plugin that never executes; other is left out.
 var testCatalog = map[string]string{
 	"ACTIONS.yaml": `actions:
   - name: mcp__up__fail
@@ -42,6 +43,8 @@ var testCatalog = map[string]string{
     annotations:
       readOnlyHint: true
 `,
+	"tools/purge/TOOL.md": "---\nname: purge\nid: purge\ndescription: purge a table\nversion: 1.0.0\ninputs: {type: object}\noutputs: {type: object}\n" +
+		"risk_level: 3\nmutates: [db:tables]\nmetadata: {gated: {aliases: [mcp__up__purge]}}\n---\n",
 	"plugins/drop/action.json": `{"name": "mcp__up__drop", "riskTier": "R4",
   "inputSchema": {"type": "object", "properties": {"table": {"type": "string"}}}}`,
 }
@@ -73,7 +76,7 @@ func upstream(calls *[]string) *sdk.Server {
 			*calls = append(*calls, "wipe")
 			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "wiped"}}}, nil, nil
 		})
-	for _, name := range []string{"drop", "other"} {
+	for _, name := range []string{"drop", "other", "purge"} {
 		sdk.AddTool(s, &sdk.Tool{Name: name}, func(_ context.Context, _ *sdk.CallToolRequest, _ tableArgs) (*sdk.CallToolResult, any, error) {
 			*calls = append(*calls, name)
 			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "done"}}}, nil, nil
@@ -197,7 +200,7 @@ func TestProxyForwardsWhatTheUpstreamServes(t *testing.T) {
 	for _, tool := range tools.Tools {
 		names = append(names, tool.Name)
 	}
-	if strings.Join(names, ",") != "drop,echo,fail,other,peek,wipe" {
+	if strings.Join(names, ",") != "drop,echo,fail,other,peek,purge,wipe" {
 		t.Fatalf("tools %v", names)
 	}
 	p, err := f.client.GetPrompt(ctx, &sdk.GetPromptParams{Name: "greet"})
@@ -397,9 +400,9 @@ func TestProxyHidesAlwaysRefusedTools(t *testing.T) {
 		unknown gate.UnknownTools
 		want    string
 	}{
-		{"defer", false, gate.UnknownDefer, "echo,fail,other,peek,wipe"},
-		{"refuse", false, gate.UnknownRefuse, "echo,fail"},
-		{"refuse, annotations trusted", true, gate.UnknownRefuse, "echo,fail,other,peek,wipe"},
+		{"defer", false, gate.UnknownDefer, "echo,fail,other,peek,purge,wipe"},
+		{"refuse", false, gate.UnknownRefuse, "echo,fail,purge"},
+		{"refuse, annotations trusted", true, gate.UnknownRefuse, "echo,fail,other,peek,purge,wipe"},
 	} {
 		f := newFixture(t, setup{trust: tc.trust, unknown: tc.unknown, hide: true})
 		tools, err := f.client.ListTools(ctx, nil)
