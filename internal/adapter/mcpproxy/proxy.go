@@ -63,7 +63,8 @@ const DecisionMetaKey = "gated/decision"
 // runtime builds the events: an MCP client is, to gated, a runtime whose
 // pre-tool check is the proxy. The proxy asks through the client's
 // elicitation when it can; an ask it cannot put to the person, and every
-// defer, is refused with the reason.
+// defer, is refused with the reason, and names the approval gated opened
+// for it when the proxy has the approval flow.
 var runtime = hook.Runtime{ID: "mcp-proxy", Name: "the MCP client", CannotAsk: true}
 
 // asking words the question the proxy puts to the person.
