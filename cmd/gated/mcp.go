@@ -30,30 +30,12 @@ func runMCP(ctx context.Context, args []string, getenv func(string) string, stdi
 	if fs.NArg() > 0 {
 		return usageError("mcp takes no arguments, got %q", fs.Args())
 	}
-	log, err := newLogger(stderr, *logLevel)
-	if err != nil {
-		return usageError("%v", err)
-	}
-	defer func() { _ = log.Sync() }()
-	src, err := loadSources(&sf, log, nil)
+	l, err := openLocal(ctx, &sf, &af, *logLevel, *shadow, stderr)
 	if err != nil {
 		return err
 	}
-	src.Watch(ctx, log)
-	m := metrics.New(gatedVersion())
-	rec, red, store, err := openAudit(ctx, &af, log, m, stderr)
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err := rec.Close(context.WithoutCancel(ctx)); err != nil {
-			log.Error("audit drain incomplete", zap.Error(err))
-		}
-		if store != nil {
-			store.Close()
-		}
-	}()
-	engine := gate.New(append(src.Opts, gate.WithShadow(*shadow), gate.WithAudit(rec, red, gatedVersion()), gate.WithMetrics(m))...)
+	defer l.close()
+	engine := gate.New(l.opts...)
 	// The process was started by the person's own MCP client: like open
 	// mode, the event's own principals are all there is.
 	server := mcp.NewServer(gatedVersion(), func(ctx context.Context, event map[string]any) *gate.Decision {
@@ -63,6 +45,47 @@ func runMCP(ctx context.Context, args []string, getenv func(string) string, stdi
 		return fmt.Errorf("mcp: %w", err)
 	}
 	return nil
+}
+
+// local is what the stdio commands (gated mcp, gated mcp-proxy) decide
+// with, in their own process: a logger on stderr, the sources kept
+// current, metrics and the audit recorder.
+type local struct {
+	log  *zap.Logger
+	m    *metrics.Metrics
+	opts []gate.Option // sources, shadow, audit and metrics
+	// close drains the audit recorder and flushes the log.
+	close func()
+}
+
+func openLocal(ctx context.Context, sf *sourceFlags, af *auditFlags, logLevel string, shadow bool, stderr io.Writer) (*local, error) {
+	log, err := newLogger(stderr, logLevel)
+	if err != nil {
+		return nil, usageError("%v", err)
+	}
+	src, err := loadSources(sf, log, nil)
+	if err != nil {
+		return nil, err
+	}
+	src.Watch(ctx, log)
+	m := metrics.New(gatedVersion())
+	rec, red, store, err := openAudit(ctx, af, log, m, stderr)
+	if err != nil {
+		return nil, err
+	}
+	return &local{
+		log: log, m: m,
+		opts: append(src.Opts, gate.WithShadow(shadow), gate.WithAudit(rec, red, gatedVersion()), gate.WithMetrics(m)),
+		close: func() {
+			if err := rec.Close(context.WithoutCancel(ctx)); err != nil {
+				log.Error("audit drain incomplete", zap.Error(err))
+			}
+			if store != nil {
+				store.Close()
+			}
+			_ = log.Sync()
+		},
+	}, nil
 }
 
 // mcpMaxLine bounds one JSON-RPC message on stdin: an event's largest body

@@ -18,7 +18,6 @@ import (
 
 	"github.com/gatedhq/gated/internal/adapter/mcpproxy"
 	"github.com/gatedhq/gated/internal/gate"
-	"github.com/gatedhq/gated/internal/metrics"
 )
 
 // runMCPProxy serves an upstream MCP server's tools to the MCP client on
@@ -68,30 +67,12 @@ func runMCPProxy(ctx context.Context, args []string, getenv func(string) string,
 			return usageError("--http-addr: %v", err)
 		}
 	}
-	log, err := newLogger(stderr, *logLevel)
-	if err != nil {
-		return usageError("%v", err)
-	}
-	defer func() { _ = log.Sync() }()
-	src, err := loadSources(&sf, log, nil)
+	l, err := openLocal(ctx, &sf, &af, *logLevel, *shadow, stderr)
 	if err != nil {
 		return err
 	}
-	src.Watch(ctx, log)
-	m := metrics.New(gatedVersion())
-	rec, red, store, err := openAudit(ctx, &af, log, m, stderr)
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err := rec.Close(context.WithoutCancel(ctx)); err != nil {
-			log.Error("audit drain incomplete", zap.Error(err))
-		}
-		if store != nil {
-			store.Close()
-		}
-	}()
-	opts := append(src.Opts, gate.WithShadow(*shadow), gate.WithAudit(rec, red, gatedVersion()), gate.WithMetrics(m))
+	defer l.close()
+	log, m, opts := l.log, l.m, l.opts
 	if approvalsOn {
 		a, err := openApprovals(ctx, &apf, af.databaseURL, af.retention, m, log.Named("approvals"))
 		if err != nil {
