@@ -389,15 +389,7 @@ func TestServeAnswerMatchesStoredRecordAfterLostCommit(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, dbURL := pgtest.Fresh(t)
-			u, err := url.Parse(pgtest.AdminURL())
-			if err != nil {
-				t.Fatal(err)
-			}
-			host := u.Host
-			if u.Port() == "" {
-				host += ":5432"
-			}
-			p := audittest.NewProxy(t, host)
+			p := pgProxy(t)
 			root := filepath.Join(t.TempDir(), "spool")
 			base, logs := startServe(t, []string{"--database-url", p.URL(t, dbURL), "--audit-hmac-key", testHMACKey,
 				"--audit-durability", "sync", "--spool-dir", root, "--log-level", "warn"}, nil)
@@ -453,4 +445,18 @@ func storedRoute(t *testing.T, dbURL, id string) (route string, n int) {
 		t.Fatal(err)
 	}
 	return route, n
+}
+
+// pgProxy is a fault-injecting proxy in front of the test PostgreSQL.
+func pgProxy(t *testing.T) *audittest.Proxy {
+	t.Helper()
+	u, err := url.Parse(pgtest.AdminURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	host := u.Host
+	if u.Port() == "" {
+		host += ":5432"
+	}
+	return audittest.NewProxy(t, host)
 }

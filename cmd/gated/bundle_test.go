@@ -3,10 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
-	"crypto/ed25519"
-	"crypto/x509"
 	"encoding/json"
-	"encoding/pem"
 	"fmt"
 	"io"
 	"io/fs"
@@ -128,23 +125,12 @@ func TestRequirePinnedRefusesBranch(t *testing.T) {
 // writeKeys writes a fresh Ed25519 key pair as PEM and returns the paths.
 func writeKeys(t *testing.T, dir string) (pubFile, privFile string) {
 	t.Helper()
-	pub, priv, err := ed25519.GenerateKey(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pkix, err := x509.MarshalPKIXPublicKey(pub)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pkcs8, err := x509.MarshalPKCS8PrivateKey(priv)
-	if err != nil {
-		t.Fatal(err)
-	}
+	k := bundletest.NewKeys(t)
 	pubFile, privFile = filepath.Join(dir, "bundle.pub"), filepath.Join(dir, "bundle.key")
-	if err := os.WriteFile(pubFile, pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pkix}), 0o644); err != nil {
+	if err := os.WriteFile(pubFile, k.PublicPEM, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(privFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: pkcs8}), 0o600); err != nil {
+	if err := os.WriteFile(privFile, k.PrivPEM, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	return pubFile, privFile

@@ -5,12 +5,10 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"net/url"
 	"slices"
 	"strings"
 	"testing"
 
-	"github.com/gatedhq/gated/internal/audit/audittest"
 	"github.com/gatedhq/gated/internal/pgtest"
 	"github.com/gatedhq/gated/internal/testwait"
 )
@@ -79,15 +77,7 @@ func TestServeKillSwitchFailsClosed(t *testing.T) {
 	t.Parallel()
 	const agentSecret = "stale-agent-token-0123456789"
 	_, dbURL := pgtest.Fresh(t)
-	u, err := url.Parse(pgtest.AdminURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	host := u.Host
-	if u.Port() == "" {
-		host += ":5432"
-	}
-	p := audittest.NewProxy(t, host)
+	p := pgProxy(t)
 	tokens := tokensFile(t, token{"agent", agentSecret, "[pre_tool_check]", ""})
 	base, logs := startServe(t, []string{"--database-url", p.URL(t, dbURL), "--audit-hmac-key", testHMACKey,
 		"--tokens", tokens, "--kill-stale-after", "4s"}, nil)

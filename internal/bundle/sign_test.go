@@ -2,13 +2,12 @@ package bundle_test
 
 import (
 	"crypto/ed25519"
-	"crypto/x509"
-	"encoding/pem"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/gatedhq/gated/internal/bundle"
+	"github.com/gatedhq/gated/internal/bundle/bundletest"
 	"github.com/gatedhq/gated/internal/testtree"
 )
 
@@ -45,27 +44,16 @@ func TestSignatureGatesTheBundle(t *testing.T) {
 }
 
 func TestParseKeys(t *testing.T) {
-	pub, priv, err := ed25519.GenerateKey(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pkix, err := x509.MarshalPKIXPublicKey(pub)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pkcs8, err := x509.MarshalPKCS8PrivateKey(priv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	gotPub, err := bundle.ParsePublicKey(pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pkix}))
-	if err != nil || !gotPub.Equal(pub) {
+	k := bundletest.NewKeys(t)
+	gotPub, err := bundle.ParsePublicKey(k.PublicPEM)
+	if err != nil || !gotPub.Equal(k.Public) {
 		t.Errorf("ParsePublicKey = %v, %v", gotPub, err)
 	}
-	gotPriv, err := bundle.ParsePrivateKey(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: pkcs8}))
-	if err != nil || !gotPriv.Equal(priv) {
+	gotPriv, err := bundle.ParsePrivateKey(k.PrivPEM)
+	if err != nil || !gotPriv.Equal(k.Private) {
 		t.Errorf("ParsePrivateKey: %v", err)
 	}
-	if _, err := bundle.ParsePublicKey(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: pkcs8})); err == nil {
+	if _, err := bundle.ParsePublicKey(k.PrivPEM); err == nil {
 		t.Error("ParsePublicKey accepted a private key")
 	}
 }
