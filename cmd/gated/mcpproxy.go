@@ -88,7 +88,9 @@ func runMCPProxy(ctx context.Context, args []string, getenv func(string) string,
 	}
 	engine := gate.New(opts...)
 
-	up, err := connectUpstream(ctx, *upstreamCmd, fs.Args(), *upstreamURL, stderr)
+	down := mcpproxy.NewDownstream()
+	up, err := connectUpstream(ctx, down.Client(&sdk.Implementation{Name: "gated-mcp-proxy", Version: gatedVersion()}),
+		*upstreamCmd, fs.Args(), *upstreamURL, stderr)
 	if err != nil {
 		return err
 	}
@@ -117,7 +119,7 @@ func runMCPProxy(ctx context.Context, args []string, getenv func(string) string,
 	// As under gated mcp, the person's own MCP client started the process:
 	// the event's own principals are all there is.
 	server := mcpproxy.New(mcpproxy.Config{
-		Upstream: up, ToolPrefix: prefix, Category: engine.Category, Version: gatedVersion(), Log: log,
+		Upstream: up, Downstream: down, ToolPrefix: prefix, Category: engine.Category, Version: gatedVersion(), Log: log,
 		TrustAnnotations: slices.Contains(trusted, name),
 		HideRefused:      *hideRefused, AlwaysRefused: engine.AlwaysRefused,
 		Decide: func(ctx context.Context, req gate.Request) *gate.Decision {
@@ -138,8 +140,7 @@ func runMCPProxy(ctx context.Context, args []string, getenv func(string) string,
 // connectUpstream starts the upstream command, or connects to its URL, and
 // initializes the MCP session: an upstream that does not answer as an MCP
 // server stops the proxy before the client sees any tool.
-func connectUpstream(ctx context.Context, program string, args []string, url string, stderr io.Writer) (*sdk.ClientSession, error) {
-	client := sdk.NewClient(&sdk.Implementation{Name: "gated-mcp-proxy", Version: gatedVersion()}, nil)
+func connectUpstream(ctx context.Context, client *sdk.Client, program string, args []string, url string, stderr io.Writer) (*sdk.ClientSession, error) {
 	if url != "" {
 		up, err := client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: url}, nil)
 		if err != nil {

@@ -36,6 +36,10 @@ type Decide func(ctx context.Context, req gate.Request) *gate.Decision
 type Config struct {
 	// Upstream is the connected session with the upstream server.
 	Upstream *sdk.ClientSession
+	// Downstream relays what the upstream sends to the proxy's clients:
+	// the Downstream whose Client connected Upstream. Without it, nothing
+	// the upstream sends of itself reaches them.
+	Downstream *Downstream
 	// ToolPrefix is prepended to an upstream tool's name in the event, so
 	// the catalog sees mcp__<server>__<tool> as coding agents name it.
 	ToolPrefix string
@@ -82,9 +86,13 @@ func New(cfg Config) *sdk.Server {
 	if cfg.Log == nil {
 		cfg.Log = zap.NewNop()
 	}
+	if cfg.Downstream == nil {
+		cfg.Downstream = NewDownstream()
+	}
 	p := &proxy{Config: cfg}
 	caps := &sdk.ServerCapabilities{}
 	if up := cfg.Upstream.InitializeResult(); up != nil && up.Capabilities != nil {
+		relayedLogging(caps, up.Capabilities)
 		caps.Tools = up.Capabilities.Tools
 		caps.Resources = up.Capabilities.Resources
 		caps.Prompts = up.Capabilities.Prompts
@@ -98,6 +106,7 @@ func New(cfg Config) *sdk.Server {
 	s := sdk.NewServer(&sdk.Implementation{Name: "gated-mcp-proxy", Title: "gated MCP proxy", Version: cfg.Version},
 		&sdk.ServerOptions{Capabilities: caps, Instructions: upstreamInstructions(cfg.Upstream)})
 	s.AddReceivingMiddleware(p.forward)
+	cfg.Downstream.bind(s, cfg.Log)
 	return s
 }
 
@@ -113,9 +122,15 @@ func upstreamInstructions(up *sdk.ClientSession) string {
 func (p *proxy) forward(next sdk.MethodHandler) sdk.MethodHandler {
 	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
 		up := p.Upstream
+		ss, _ := req.GetSession().(*sdk.ServerSession)
+		if params, ok := req.GetParams().(sdk.RequestParams); ok {
+			defer p.Downstream.track(ss, params)()
+		}
+		if method == "logging/setLevel" {
+			return p.setLevel(ctx, next, method, req)
+		}
 		switch params := req.GetParams().(type) {
 		case *sdk.CallToolParamsRaw:
-			ss, _ := req.GetSession().(*sdk.ServerSession)
 			return p.callTool(ctx, ss, params), nil
 		case *sdk.ListToolsParams:
 			return p.listTools(ctx, params)

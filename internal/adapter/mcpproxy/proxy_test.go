@@ -96,7 +96,10 @@ func upstream(calls *[]string) *sdk.Server {
 type fixture struct {
 	client   *sdk.ClientSession
 	upstream *sdk.ClientSession
-	calls    []string
+	// upstreamSession is the upstream server's side of the proxy's
+	// connection, to send the proxy what an upstream sends of itself.
+	upstreamSession *sdk.ServerSession
+	calls           []string
 	// approvals is the approval store, when the setup asked for one.
 	approvals *approvalpg.Store
 	dbURL     string
@@ -115,6 +118,8 @@ type setup struct {
 	hide      bool
 	log       *zap.Logger
 	approvals bool
+	// upstream replaces the default upstream server.
+	upstream *sdk.Server
 }
 
 // requester is who the proxy's approvals are for, as cmd/gated names it.
@@ -152,16 +157,21 @@ func newFixture(t *testing.T, o setup) *fixture {
 	}
 	engine := gate.New(opts...)
 	upT, upS := sdk.NewInMemoryTransports()
-	if _, err := upstream(&f.calls).Connect(ctx, upS, nil); err != nil {
+	up := o.upstream
+	if up == nil {
+		up = upstream(&f.calls)
+	}
+	if f.upstreamSession, err = up.Connect(ctx, upS, nil); err != nil {
 		t.Fatal(err)
 	}
-	f.upstream, err = sdk.NewClient(&sdk.Implementation{Name: "gated-mcp-proxy", Version: "test"}, nil).Connect(ctx, upT, nil)
+	down := mcpproxy.NewDownstream()
+	f.upstream, err = down.Client(&sdk.Implementation{Name: "gated-mcp-proxy", Version: "test"}).Connect(ctx, upT, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = f.upstream.Close() })
 	proxy := mcpproxy.New(mcpproxy.Config{
-		Upstream: f.upstream, ToolPrefix: "mcp__up__", Category: engine.Category, Version: "test",
+		Upstream: f.upstream, Downstream: down, ToolPrefix: "mcp__up__", Category: engine.Category, Version: "test",
 		TrustAnnotations: o.trust, HideRefused: o.hide, AlwaysRefused: engine.AlwaysRefused, Log: o.log,
 		Decide: func(ctx context.Context, req gate.Request) *gate.Decision {
 			req.TrustEventPrincipals, req.TokenName = true, token
