@@ -7,6 +7,7 @@ package mcpproxy
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -23,6 +24,7 @@ import (
 type Downstream struct {
 	mu       sync.Mutex
 	server   *sdk.Server
+	client   *sdk.Client
 	log      *zap.Logger
 	progress map[string]progressTarget
 	nextID   uint64
@@ -41,15 +43,34 @@ func NewDownstream() *Downstream {
 }
 
 // Client is the client the proxy connects to the upstream with: it relays
-// the upstream's notifications to the proxy's clients.
+// the upstream's notifications and requests to the proxy's clients. It
+// declares sampling (with tools), elicitation (form and URL) and roots
+// with list changes before any client of the proxy has declared anything,
+// since the upstream is connected first; a request a client did not
+// declare it takes is an error to the upstream.
 func (d *Downstream) Client(impl *sdk.Implementation) *sdk.Client {
-	return sdk.NewClient(impl, &sdk.ClientOptions{
-		ToolListChangedHandler:      func(context.Context, *sdk.ToolListChangedRequest) { d.listChanged(tools) },
-		PromptListChangedHandler:    func(context.Context, *sdk.PromptListChangedRequest) { d.listChanged(prompts) },
-		ResourceListChangedHandler:  func(context.Context, *sdk.ResourceListChangedRequest) { d.listChanged(resources) },
-		ProgressNotificationHandler: d.progressed,
-		LoggingMessageHandler:       d.logged,
+	c := sdk.NewClient(impl, &sdk.ClientOptions{
+		Capabilities: &sdk.ClientCapabilities{
+			RootsV2:     &sdk.RootCapabilities{ListChanged: true},
+			Sampling:    &sdk.SamplingCapabilities{Tools: &sdk.SamplingToolsCapabilities{}},
+			Elicitation: &sdk.ElicitationCapabilities{Form: &sdk.FormElicitationCapabilities{}, URL: &sdk.URLElicitationCapabilities{}},
+		},
+		CreateMessageWithToolsHandler: d.sample,
+		ElicitationHandler:            d.elicit,
+		ElicitationCompleteHandler:    d.elicitationCompleted,
+		ToolListChangedHandler:        func(context.Context, *sdk.ToolListChangedRequest) { d.listChanged(tools) },
+		PromptListChangedHandler:      func(context.Context, *sdk.PromptListChangedRequest) { d.listChanged(prompts) },
+		ResourceListChangedHandler:    func(context.Context, *sdk.ResourceListChangedRequest) { d.listChanged(resources) },
+		ProgressNotificationHandler:   d.progressed,
+		LoggingMessageHandler:         d.logged,
 	})
+	// The go-sdk answers roots/list from the client's own roots; the
+	// proxy's are its client's.
+	c.AddReceivingMiddleware(d.roots)
+	d.mu.Lock()
+	d.client = c
+	d.mu.Unlock()
+	return c
 }
 
 func (d *Downstream) bind(s *sdk.Server, log *zap.Logger) {
@@ -178,4 +199,107 @@ func (p *proxy) setLevel(ctx context.Context, next sdk.MethodHandler, method str
 		}
 	}
 	return res, nil
+}
+
+// asked is the one client the upstream's request goes to. A request from
+// the upstream does not say which client's call it serves, so with several
+// clients (over HTTP) none is asked: the wrong person could be.
+func (d *Downstream) asked(what string) (*sdk.ServerSession, error) {
+	s := d.bound()
+	if s == nil {
+		return nil, fmt.Errorf("gated mcp-proxy has no client to ask for %s yet", what)
+	}
+	var sessions []*sdk.ServerSession
+	for ss := range s.Sessions() {
+		sessions = append(sessions, ss)
+	}
+	if len(sessions) != 1 {
+		return nil, fmt.Errorf("gated mcp-proxy has %d clients and cannot tell which one the upstream asks for %s", len(sessions), what)
+	}
+	return sessions[0], nil
+}
+
+// declared is the client's capabilities, never nil.
+func declared(ss *sdk.ServerSession) *sdk.ClientCapabilities {
+	if ip := ss.InitializeParams(); ip != nil && ip.Capabilities != nil {
+		return ip.Capabilities
+	}
+	return &sdk.ClientCapabilities{}
+}
+
+// sample forwards the upstream's sampling/createMessage. It is no tool
+// call: gated does not decide it, and the proxy logs nothing of it.
+func (d *Downstream) sample(ctx context.Context, req *sdk.CreateMessageWithToolsRequest) (*sdk.CreateMessageWithToolsResult, error) {
+	ss, err := d.asked("sampling")
+	if err != nil {
+		return nil, err
+	}
+	caps := declared(ss).Sampling
+	if caps == nil {
+		return nil, errors.New("the MCP client behind gated mcp-proxy did not declare sampling")
+	}
+	if caps.Tools == nil && (len(req.Params.Tools) > 0 || req.Params.ToolChoice != nil) {
+		return nil, errors.New("the MCP client behind gated mcp-proxy did not declare sampling with tools")
+	}
+	return ss.CreateMessageWithTools(ctx, req.Params)
+}
+
+// elicit forwards the upstream's elicitation/create; the go-sdk refuses a
+// mode the client did not declare. Not decided by gated, and not logged.
+func (d *Downstream) elicit(ctx context.Context, req *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
+	ss, err := d.asked("elicitation")
+	if err != nil {
+		return nil, err
+	}
+	return ss.Elicit(ctx, req.Params)
+}
+
+// elicitationCompleted tells the client a URL elicitation it was given
+// has completed.
+func (d *Downstream) elicitationCompleted(ctx context.Context, req *sdk.ElicitationCompleteNotificationRequest) {
+	ss, err := d.asked("elicitation")
+	if err != nil {
+		return
+	}
+	if err := ss.NotifyElicitationComplete(ctx, req.Params); err != nil {
+		d.log.Debug("the client did not take the upstream's elicitation completion", zap.Error(err))
+	}
+}
+
+// roots answers the upstream's roots/list with the client's roots.
+func (d *Downstream) roots(next sdk.MethodHandler) sdk.MethodHandler {
+	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+		params, ok := req.GetParams().(*sdk.ListRootsParams)
+		if !ok {
+			return next(ctx, method, req)
+		}
+		ss, err := d.asked("its roots")
+		if err != nil {
+			return nil, err
+		}
+		if declared(ss).RootsV2 == nil {
+			return nil, errors.New("the MCP client behind gated mcp-proxy did not declare roots")
+		}
+		return ss.ListRoots(ctx, params)
+	}
+}
+
+// relayRootChanges has the proxy's server pass a client's roots changes on.
+func (d *Downstream) relayRootChanges(opts *sdk.ServerOptions) {
+	opts.RootsListChangedHandler = d.rootsChanged
+}
+
+// rootsChanged tells the upstream the client's roots changed. The go-sdk
+// sends roots/list_changed only when the client's own roots change: the
+// proxy adds and at once removes a placeholder root, which roots never
+// lists since it answers roots/list from the client.
+func (d *Downstream) rootsChanged(context.Context, *sdk.RootsListChangedRequest) {
+	d.mu.Lock()
+	c := d.client
+	d.mu.Unlock()
+	if c == nil {
+		return
+	}
+	c.AddRoots(&sdk.Root{URI: "gated:" + placeholder})
+	c.RemoveRoots("gated:" + placeholder)
 }

@@ -103,8 +103,10 @@ func New(cfg Config) *sdk.Server {
 		// only an empty list.
 		caps.Tools = &sdk.ToolCapabilities{}
 	}
-	s := sdk.NewServer(&sdk.Implementation{Name: "gated-mcp-proxy", Title: "gated MCP proxy", Version: cfg.Version},
-		&sdk.ServerOptions{Capabilities: caps, Instructions: upstreamInstructions(cfg.Upstream)})
+	opts := &sdk.ServerOptions{Capabilities: caps, Instructions: upstreamInstructions(cfg.Upstream),
+		ProgressNotificationHandler: p.clientProgressed}
+	cfg.Downstream.relayRootChanges(opts)
+	s := sdk.NewServer(&sdk.Implementation{Name: "gated-mcp-proxy", Title: "gated MCP proxy", Version: cfg.Version}, opts)
 	s.AddReceivingMiddleware(p.forward)
 	cfg.Downstream.bind(s, cfg.Log)
 	return s
@@ -148,6 +150,14 @@ func (p *proxy) forward(next sdk.MethodHandler) sdk.MethodHandler {
 			return up.Complete(ctx, params)
 		}
 		return next(ctx, method, req)
+	}
+}
+
+// clientProgressed passes on the progress a client reports of a request
+// the upstream made of it, whose token is the upstream's own.
+func (p *proxy) clientProgressed(ctx context.Context, req *sdk.ProgressNotificationServerRequest) {
+	if err := p.Upstream.NotifyProgress(ctx, req.Params); err != nil {
+		p.Log.Debug("the upstream did not take a client's progress", zap.Error(err))
 	}
 }
 

@@ -94,6 +94,8 @@ func upstream(calls *[]string) *sdk.Server {
 // fixture connects a client to the proxy, and the proxy to the upstream,
 // over the go-sdk's in-memory transports; the decisions are gated's own.
 type fixture struct {
+	// app is the MCP client, whose session with the proxy client is.
+	app      *sdk.Client
 	client   *sdk.ClientSession
 	upstream *sdk.ClientSession
 	// upstreamSession is the upstream server's side of the proxy's
@@ -118,8 +120,10 @@ type setup struct {
 	hide      bool
 	log       *zap.Logger
 	approvals bool
-	// upstream replaces the default upstream server.
+	// upstream replaces the default upstream server; upProto is the
+	// protocol version the proxy speaks with it (the latest when empty).
 	upstream *sdk.Server
+	upProto  string
 }
 
 // requester is who the proxy's approvals are for, as cmd/gated names it.
@@ -165,7 +169,8 @@ func newFixture(t *testing.T, o setup) *fixture {
 		t.Fatal(err)
 	}
 	down := mcpproxy.NewDownstream()
-	f.upstream, err = down.Client(&sdk.Implementation{Name: "gated-mcp-proxy", Version: "test"}).Connect(ctx, upT, nil)
+	f.upstream, err = down.Client(&sdk.Implementation{Name: "gated-mcp-proxy", Version: "test"}).Connect(ctx, upT,
+		&sdk.ClientSessionOptions{ProtocolVersion: o.upProto})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,7 +187,8 @@ func newFixture(t *testing.T, o setup) *fixture {
 	if _, err := proxy.Connect(ctx, cS, nil); err != nil {
 		t.Fatal(err)
 	}
-	f.client, err = sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, o.client).Connect(ctx, cT, &sdk.ClientSessionOptions{ProtocolVersion: o.proto})
+	f.app = sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, o.client)
+	f.client, err = f.app.Connect(ctx, cT, &sdk.ClientSessionOptions{ProtocolVersion: o.proto})
 	if err != nil {
 		t.Fatal(err)
 	}

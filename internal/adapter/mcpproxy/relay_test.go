@@ -6,10 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
 )
 
 // arrived waits for what the test expects to arrive; the deadline only
@@ -122,6 +125,111 @@ func TestProxyRelaysTheUpstreamsNotifications(t *testing.T) {
 		}
 		if got := arrived(t, logged, "the log message"); got.Level != "error" || got.Data != "error message" || got.Logger != "up" {
 			t.Fatalf("log message %+v", got)
+		}
+	})
+}
+
+// askingUpstream's echo asks the client what message says — sampling,
+// elicitation or roots — and answers with what the client said, or the
+// error the upstream got; rootsChanged hears the client's roots change.
+func askingUpstream(rootsChanged chan<- struct{}) *sdk.Server {
+	up := sdk.NewServer(&sdk.Implementation{Name: "up", Version: "1"}, &sdk.ServerOptions{
+		RootsListChangedHandler: func(context.Context, *sdk.RootsListChangedRequest) { rootsChanged <- struct{}{} },
+	})
+	sdk.AddTool(up, &sdk.Tool{Name: "echo"}, func(ctx context.Context, req *sdk.CallToolRequest, a echoArgs) (*sdk.CallToolResult, any, error) {
+		var got string
+		var err error
+		switch a.Message {
+		case "sampling":
+			var res *sdk.CreateMessageResult
+			if res, err = req.Session.CreateMessage(ctx, &sdk.CreateMessageParams{MaxTokens: 10,
+				Messages: []*sdk.SamplingMessage{{Role: "user", Content: &sdk.TextContent{Text: "secret question"}}}}); err == nil {
+				got = res.Model + " " + res.Content.(*sdk.TextContent).Text
+			}
+		case "elicitation":
+			var res *sdk.ElicitResult
+			if res, err = req.Session.Elicit(ctx, &sdk.ElicitParams{Message: "your name?", RequestedSchema: map[string]any{
+				"type": "object", "properties": map[string]any{"name": map[string]any{"type": "string"}}}}); err == nil {
+				got = fmt.Sprintf("%s %v", res.Action, res.Content["name"])
+			}
+		case "roots":
+			var res *sdk.ListRootsResult
+			if res, err = req.Session.ListRoots(ctx, nil); err == nil {
+				for _, r := range res.Roots {
+					got += r.URI + " "
+				}
+			}
+		}
+		if err != nil {
+			got = "error: " + err.Error()
+		}
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: got}}}, nil, nil
+	})
+	return up
+}
+
+func TestProxyForwardsTheUpstreamsRequests(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	ask := func(t *testing.T, f *fixture, what string) string {
+		t.Helper()
+		res, err := f.client.CallTool(ctx, &sdk.CallToolParams{Name: "echo", Arguments: map[string]any{"message": what}})
+		if err != nil || res.IsError {
+			t.Fatalf("call %+v, %v", res, err)
+		}
+		return text(t, res)
+	}
+	t.Run("to a client that declared them", func(t *testing.T) {
+		t.Parallel()
+		rootsChanged := make(chan struct{}, 8)
+		var sampled []string
+		client := &sdk.ClientOptions{
+			CreateMessageHandler: func(_ context.Context, req *sdk.CreateMessageRequest) (*sdk.CreateMessageResult, error) {
+				sampled = append(sampled, req.Params.Messages[0].Content.(*sdk.TextContent).Text)
+				return &sdk.CreateMessageResult{Model: "m1", Role: "assistant", Content: &sdk.TextContent{Text: "42"}}, nil
+			},
+			ElicitationHandler: func(context.Context, *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
+				return &sdk.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada"}}, nil
+			},
+		}
+		core, logs := observer.New(zap.DebugLevel)
+		f := newFixture(t, setup{upstream: askingUpstream(rootsChanged), upProto: "2025-11-25", proto: "2025-11-25", client: client,
+			log: zap.New(core)})
+		t.Cleanup(func() {
+			// Not decided, so not recorded; and nothing of them logged.
+			for _, e := range logs.All() {
+				if strings.Contains(fmt.Sprint(e.Message, e.ContextMap()), "secret") {
+					t.Errorf("the log holds what the upstream asked: %+v", e)
+				}
+			}
+		})
+		if got := ask(t, f, "sampling"); got != "m1 42" || !slices.Equal(sampled, []string{"secret question"}) {
+			t.Fatalf("sampling %q, the client was asked %q", got, sampled)
+		}
+		if got := ask(t, f, "elicitation"); got != "accept Ada" {
+			t.Fatalf("elicitation %q", got)
+		}
+		if got := ask(t, f, "roots"); got != "" {
+			t.Fatalf("roots before the client has any %q", got)
+		}
+		f.app.AddRoots(&sdk.Root{URI: "file:///work"})
+		arrived(t, rootsChanged, "roots/list_changed")
+		if got := ask(t, f, "roots"); got != "file:///work " {
+			t.Fatalf("the upstream got roots %q, not the client's", got)
+		}
+	})
+	t.Run("not to a client that did not declare them", func(t *testing.T) {
+		t.Parallel()
+		f := newFixture(t, setup{upstream: askingUpstream(make(chan struct{}, 8)), upProto: "2025-11-25", proto: "2025-11-25",
+			client: &sdk.ClientOptions{Capabilities: &sdk.ClientCapabilities{}}})
+		for what, want := range map[string]string{
+			"sampling":    "did not declare sampling",
+			"elicitation": "does not support elicitation",
+			"roots":       "did not declare roots",
+		} {
+			if got := ask(t, f, what); !strings.Contains(got, want) {
+				t.Fatalf("%s: the upstream got %q, not an error saying %q", what, got, want)
+			}
 		}
 	})
 }
