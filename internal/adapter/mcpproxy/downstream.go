@@ -61,6 +61,7 @@ func (d *Downstream) Client(impl *sdk.Implementation) *sdk.Client {
 		ToolListChangedHandler:        func(context.Context, *sdk.ToolListChangedRequest) { d.listChanged(tools) },
 		PromptListChangedHandler:      func(context.Context, *sdk.PromptListChangedRequest) { d.listChanged(prompts) },
 		ResourceListChangedHandler:    func(context.Context, *sdk.ResourceListChangedRequest) { d.listChanged(resources) },
+		ResourceUpdatedHandler:        d.resourceUpdated,
 		ProgressNotificationHandler:   d.progressed,
 		LoggingMessageHandler:         d.logged,
 	})

@@ -1,6 +1,7 @@
 // Package mcpproxy stands between an MCP client and an upstream MCP server:
-// it forwards what the client asks of the upstream and checks every
-// tools/call with gated's decision first. It owns only translation and
+// it forwards what the client asks of the upstream, and what the upstream
+// sends or asks of the client, and checks every tools/call with gated's
+// decision first. It owns only translation and
 // forwarding; deciding, recording and counting stay in the one decision
 // path.
 package mcpproxy
@@ -77,6 +78,7 @@ var asking = hook.Runtime{ID: runtime.ID, Name: runtime.Name}
 type proxy struct {
 	Config
 	pending pending
+	subs    subscriptions
 }
 
 // New returns the server the MCP client talks to. It advertises what the
@@ -90,8 +92,9 @@ func New(cfg Config) *sdk.Server {
 		cfg.Downstream = NewDownstream()
 	}
 	p := &proxy{Config: cfg}
-	caps := &sdk.ServerCapabilities{}
+	caps, upCaps := &sdk.ServerCapabilities{}, (*sdk.ServerCapabilities)(nil)
 	if up := cfg.Upstream.InitializeResult(); up != nil && up.Capabilities != nil {
+		upCaps = up.Capabilities
 		relayedLogging(caps, up.Capabilities)
 		caps.Tools = up.Capabilities.Tools
 		caps.Resources = up.Capabilities.Resources
@@ -106,6 +109,7 @@ func New(cfg Config) *sdk.Server {
 	opts := &sdk.ServerOptions{Capabilities: caps, Instructions: upstreamInstructions(cfg.Upstream),
 		ProgressNotificationHandler: p.clientProgressed}
 	cfg.Downstream.relayRootChanges(opts)
+	p.relaySubscriptions(opts, upCaps)
 	s := sdk.NewServer(&sdk.Implementation{Name: "gated-mcp-proxy", Title: "gated MCP proxy", Version: cfg.Version}, opts)
 	s.AddReceivingMiddleware(p.forward)
 	cfg.Downstream.bind(s, cfg.Log)

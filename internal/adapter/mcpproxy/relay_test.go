@@ -233,3 +233,54 @@ func TestProxyForwardsTheUpstreamsRequests(t *testing.T) {
 		}
 	})
 }
+
+func TestProxyForwardsResourceSubscriptions(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	upSubs := make(chan string, 8)
+	up := sdk.NewServer(&sdk.Implementation{Name: "up", Version: "1"}, &sdk.ServerOptions{
+		SubscribeHandler: func(_ context.Context, req *sdk.SubscribeRequest) error {
+			upSubs <- "subscribe " + req.Params.URI
+			return nil
+		},
+		UnsubscribeHandler: func(_ context.Context, req *sdk.UnsubscribeRequest) error {
+			upSubs <- "unsubscribe " + req.Params.URI
+			return nil
+		},
+	})
+	up.AddResource(&sdk.Resource{Name: "readme", URI: "file:///readme"}, func(context.Context, *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
+		return &sdk.ReadResourceResult{}, nil
+	})
+	updated := make(chan string, 8)
+	f := newFixture(t, setup{upstream: up, upProto: "2025-11-25", proto: "2025-11-25", client: &sdk.ClientOptions{
+		ResourceUpdatedHandler: func(_ context.Context, req *sdk.ResourceUpdatedNotificationRequest) { updated <- req.Params.URI },
+	}})
+	if caps := f.client.InitializeResult().Capabilities; caps.Resources == nil || !caps.Resources.Subscribe {
+		t.Fatalf("the proxy does not advertise the upstream's subscriptions: %+v", caps.Resources)
+	}
+	if err := f.client.Subscribe(ctx, &sdk.SubscribeParams{URI: "file:///readme"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := arrived(t, upSubs, "the subscription"); got != "subscribe file:///readme" {
+		t.Fatalf("the upstream got %q", got)
+	}
+	if err := up.ResourceUpdated(ctx, &sdk.ResourceUpdatedNotificationParams{URI: "file:///readme"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := arrived(t, updated, "notifications/resources/updated"); got != "file:///readme" {
+		t.Fatalf("updated %q", got)
+	}
+	if err := f.client.Unsubscribe(ctx, &sdk.UnsubscribeParams{URI: "file:///readme"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := arrived(t, upSubs, "the unsubscription"); got != "unsubscribe file:///readme" {
+		t.Fatalf("the upstream got %q", got)
+	}
+
+	t.Run("not when the upstream takes none", func(t *testing.T) {
+		f := newFixture(t, setup{proto: "2025-11-25"})
+		if err := f.client.Subscribe(ctx, &sdk.SubscribeParams{URI: "file:///readme"}); err == nil {
+			t.Fatal("the proxy took a subscription the upstream does not offer")
+		}
+	})
+}
