@@ -1,8 +1,4 @@
-// The upstream's logs, progress and requests are the go-sdk's deprecated
-// features (SEP-2577) the upstream may still use: forwarding them is the
-// proxy's job while they last.
-//
-//lint:file-ignore SA1019 the proxy forwards what upstreams still send
+//lint:file-ignore SA1019 logging, sampling and roots are deprecated (SEP-2577) but upstreams still use them, and forwarding them is the proxy's job
 package mcpproxy
 
 import (
