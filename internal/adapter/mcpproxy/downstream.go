@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"sync"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -142,8 +143,13 @@ func (d *Downstream) logged(ctx context.Context, req *sdk.LoggingMessageRequest)
 // proxy's own for the upstream, since two clients may choose the same
 // token; the returned func forgets it once the request is answered.
 func (d *Downstream) track(ss *sdk.ServerSession, params sdk.RequestParams) func() {
+	// A request sent without params (the TypeScript SDK's tools/list and
+	// notifications/initialized) arrives as a typed nil, whose getters panic.
+	if ss == nil || params == nil || reflect.ValueOf(params).IsNil() {
+		return func() {}
+	}
 	token := params.GetProgressToken()
-	if token == nil || ss == nil {
+	if token == nil {
 		return func() {}
 	}
 	d.mu.Lock()
