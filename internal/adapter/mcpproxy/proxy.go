@@ -126,7 +126,15 @@ func upstreamInstructions(up *sdk.ClientSession) string {
 // forward answers the forwarded methods from the upstream, checking
 // tools/call first, and leaves the rest to the proxy's own server.
 func (p *proxy) forward(next sdk.MethodHandler) sdk.MethodHandler {
-	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+	return func(ctx context.Context, method string, req sdk.Request) (res sdk.Result, err error) {
+		// A bug here must fail this one request, not end every session:
+		// the go-sdk runs handlers without a recover.
+		defer func() {
+			if r := recover(); r != nil {
+				p.Log.Error("the proxy failed a request", zap.String("method", method), zap.Any("panic", r))
+				res, err = nil, fmt.Errorf("gated mcp-proxy failed %s internally", method)
+			}
+		}()
 		up := p.Upstream
 		ss, _ := req.GetSession().(*sdk.ServerSession)
 		if params, ok := req.GetParams().(sdk.RequestParams); ok {
