@@ -27,11 +27,11 @@ func (e *Engine) killFindings(req Request, ev *route.Event, view *catalog.View) 
 	if e.kills == nil {
 		return nil
 	}
-	t := kill.Target{AgentID: ev.AgentID, ToolName: ev.ToolName, Principals: policy.Principals(req.Principals, true, ev)}
+	t := kill.Target{AgentID: ev.AgentID, ToolName: ev.ToolName}
 	if view != nil {
 		t.ActionID = view.ActionID
 	}
-	k, err := e.kills.Check(t)
+	k, err := e.kills.Check(t, func() []string { return policy.Principals(req.Principals, true, ev) })
 	switch {
 	case err != nil:
 		return []route.Finding{{Source: route.SourceGated, Code: CodeKillSwitchUnavailable, Route: route.Refuse, Blocking: true,

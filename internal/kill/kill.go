@@ -135,8 +135,9 @@ type Board struct {
 }
 
 type snapshot struct {
-	kills     []Kill
-	confirmed time.Time
+	kills      []Kill
+	confirmed  time.Time
+	principals bool // some kill is principal-scoped
 }
 
 // NewBoard returns a board whose list is too old staleAfter after it was
@@ -151,16 +152,22 @@ func NewBoard(staleAfter time.Duration, now func() time.Time) *Board {
 // Set replaces the list with kills, read from the source of truth at
 // confirmed.
 func (b *Board) Set(kills []Kill, confirmed time.Time) {
-	b.cur.Store(&snapshot{kills: kills, confirmed: confirmed})
+	principals := slices.ContainsFunc(kills, func(k Kill) bool { return k.Scope == ScopePrincipal })
+	b.cur.Store(&snapshot{kills: kills, confirmed: confirmed, principals: principals})
 }
 
 // Check returns the first kill that stops t, nil when none does, or
-// ErrUnconfirmed when the list is too old to say.
-func (b *Board) Check(t Target) (*Kill, error) {
+// ErrUnconfirmed when the list is too old to say. principals, when set,
+// gives t's principals, asked for only when the list holds a
+// principal-scoped kill: working them out costs every call otherwise.
+func (b *Board) Check(t Target, principals func() []string) (*Kill, error) {
 	s := b.cur.Load()
 	now := b.now()
 	if s == nil || now.Sub(s.confirmed) > b.staleAfter {
 		return nil, ErrUnconfirmed
+	}
+	if s.principals && principals != nil {
+		t.Principals = principals()
 	}
 	for i := range s.kills {
 		if s.kills[i].Matches(t, now) {

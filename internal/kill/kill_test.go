@@ -74,30 +74,30 @@ func TestMatches(t *testing.T) {
 func TestBoard(t *testing.T) {
 	now := t0
 	b := NewBoard(10*time.Second, func() time.Time { return now })
-	if _, err := b.Check(Target{AgentID: "a"}); !errors.Is(err, ErrUnconfirmed) {
+	if _, err := b.Check(Target{AgentID: "a"}, nil); !errors.Is(err, ErrUnconfirmed) {
 		t.Fatalf("a board never set: Check = %v, want ErrUnconfirmed", err)
 	}
 	b.Set([]Kill{{ID: "k1", Scope: ScopeAgent, Value: "a", ExpiresAt: t0.Add(time.Minute)}}, now)
-	if k, err := b.Check(Target{AgentID: "a"}); err != nil || k == nil || k.ID != "k1" {
+	if k, err := b.Check(Target{AgentID: "a"}, nil); err != nil || k == nil || k.ID != "k1" {
 		t.Fatalf("Check(a) = %v, %v; want kill k1", k, err)
 	}
-	if k, err := b.Check(Target{AgentID: "b"}); err != nil || k != nil {
+	if k, err := b.Check(Target{AgentID: "b"}, nil); err != nil || k != nil {
 		t.Fatalf("Check(b) = %v, %v; want no kill", k, err)
 	}
 	if n := b.Active(); n != 1 {
 		t.Fatalf("Active = %d, want 1", n)
 	}
 	now = t0.Add(10 * time.Second) // at the bound: still confirmed
-	if _, err := b.Check(Target{AgentID: "b"}); err != nil {
+	if _, err := b.Check(Target{AgentID: "b"}, nil); err != nil {
 		t.Fatalf("at the bound: Check = %v", err)
 	}
 	now = t0.Add(10*time.Second + time.Nanosecond)
-	if _, err := b.Check(Target{AgentID: "b"}); !errors.Is(err, ErrUnconfirmed) {
+	if _, err := b.Check(Target{AgentID: "b"}, nil); !errors.Is(err, ErrUnconfirmed) {
 		t.Fatalf("past the bound: Check = %v, want ErrUnconfirmed", err)
 	}
 	now = t0.Add(2 * time.Minute)
 	b.Set(b.cur.Load().kills, now)
-	if k, err := b.Check(Target{AgentID: "a"}); err != nil || k != nil {
+	if k, err := b.Check(Target{AgentID: "a"}, nil); err != nil || k != nil {
 		t.Fatalf("after the kill expired: Check = %v, %v; want no kill", k, err)
 	}
 	if n := b.Active(); n != 0 {

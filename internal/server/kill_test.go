@@ -63,7 +63,7 @@ func killReplica(t *testing.T, dbURL string) *fixture {
 	var wg sync.WaitGroup
 	wg.Go(func() { _ = store.Watch(ctx, board, killpg.DefaultResync, killpg.Hooks{}) })
 	t.Cleanup(func() { cancel(); wg.Wait() })
-	testwait.Until(t, "the replica's first kill list", func() bool { _, err := board.Check(kill.Target{}); return err == nil })
+	testwait.Until(t, "the replica's first kill list", func() bool { _, err := board.Check(kill.Target{}, nil); return err == nil })
 	return newServer(t, func(d *server.Deps) {
 		d.Engine = gate.New(gate.WithClock(func() time.Time { return fixedNow }), gate.WithKillSwitch(board))
 		d.Tokens = killTokens(t)

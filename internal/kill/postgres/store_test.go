@@ -136,18 +136,18 @@ func TestWatchFollowsKillsOfAnotherStore(t *testing.T) {
 	// bring the kills in.
 	board := kill.NewBoard(time.Hour, nil)
 	watch(t, s, board, time.Hour)
-	testwait.Until(t, "the first load", func() bool { _, err := board.Check(kill.Target{}); return err == nil })
+	testwait.Until(t, "the first load", func() bool { _, err := board.Check(kill.Target{}, nil); return err == nil })
 
 	agent := kill.Target{AgentID: "agent-7"}
 	k := create(t, other, kill.Kill{Scope: kill.ScopeAgent, Value: "agent-7", Reason: "r", CreatedBy: "oncall"})
-	testwait.Until(t, "the kill to reach the board", func() bool { got, _ := board.Check(agent); return got != nil && got.ID == k.ID })
-	if got, err := board.Check(kill.Target{AgentID: "agent-8"}); got != nil || err != nil {
+	testwait.Until(t, "the kill to reach the board", func() bool { got, _ := board.Check(agent, nil); return got != nil && got.ID == k.ID })
+	if got, err := board.Check(kill.Target{AgentID: "agent-8"}, nil); got != nil || err != nil {
 		t.Fatalf("another agent: %v, %v", got, err)
 	}
 	if _, err := other.Lift(context.Background(), k.ID, "lead", time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	testwait.Until(t, "the lift to reach the board", func() bool { got, err := board.Check(agent); return got == nil && err == nil })
+	testwait.Until(t, "the lift to reach the board", func() bool { got, err := board.Check(agent, nil); return got == nil && err == nil })
 }
 
 func TestWatchGoesStaleWithoutTheDatabase(t *testing.T) {
@@ -158,10 +158,10 @@ func TestWatchGoesStaleWithoutTheDatabase(t *testing.T) {
 	var wg sync.WaitGroup
 	wg.Go(func() { _ = s.Watch(ctx, board, 10*time.Millisecond, Hooks{Failed: func(error) { failures.Add(1) }}) })
 	t.Cleanup(func() { cancel(); wg.Wait() })
-	testwait.Until(t, "the list to be confirmed", func() bool { _, err := board.Check(kill.Target{}); return err == nil })
+	testwait.Until(t, "the list to be confirmed", func() bool { _, err := board.Check(kill.Target{}, nil); return err == nil })
 	pgtest.Exec(t, "DROP DATABASE "+name+" WITH (FORCE)")
 	testwait.Until(t, "the board to go stale", func() bool {
-		_, err := board.Check(kill.Target{})
+		_, err := board.Check(kill.Target{}, nil)
 		return errors.Is(err, kill.ErrUnconfirmed)
 	})
 	testwait.Until(t, "the failure to be reported", func() bool { return failures.Load() > 0 })
