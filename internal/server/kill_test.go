@@ -154,6 +154,9 @@ func TestKillRequests(t *testing.T) {
 		{"value with all", adminSecret, `{"scope":"all","value":"x","reason":"r"}`, http.StatusBadRequest, "kill_switch_invalid", "scope all takes no value"},
 		{"no reason", adminSecret, `{"scope":"agent","value":"a"}`, http.StatusBadRequest, "kill_switch_invalid", "a reason is required"},
 		{"expired already", adminSecret, `{"scope":"agent","value":"a","reason":"r","expires_at":"` + past + `"}`, http.StatusBadRequest, "kill_switch_invalid", "is not in the future"},
+		{"the zero time as expiry", adminSecret, `{"scope":"all","reason":"r","expires_at":"0001-01-01T00:00:00Z"}`, http.StatusBadRequest, "kill_switch_invalid", "expires_at 0001-01-01T00:00:00Z is not in the future"},
+		{"expiry years ahead", adminSecret, `{"scope":"all","reason":"r","expires_at":"9999-12-31T23:59:59Z"}`, http.StatusBadRequest, "kill_switch_invalid", "days ahead"},
+		{"blank value", adminSecret, `{"scope":"agent","value":"  ","reason":"r"}`, http.StatusBadRequest, "kill_switch_invalid", "scope agent needs the value"},
 		{"bad expiry", adminSecret, `{"scope":"agent","value":"a","reason":"r","expires_at":"tomorrow"}`, http.StatusBadRequest, "kill_switch_invalid", "expires_at"},
 		{"two objects", adminSecret, `{"scope":"all","reason":"r"}{}`, http.StatusBadRequest, "kill_switch_invalid", "unexpected data"},
 	} {
