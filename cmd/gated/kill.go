@@ -38,7 +38,7 @@ const (
 )
 
 func (k *killFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&k.mode, "kill-switch", "auto", "auto: the kill switch is on with --database-url (gated serve: and --tokens); off: never (a database outage then never refuses calls for it)")
+	fs.StringVar(&k.mode, "kill-switch", "auto", "auto: the kill switch is on with --database-url (gated serve: and --tokens); on: with --database-url, tokens or not; off: never (a database outage then never refuses calls for it)")
 	fs.DurationVar(&k.staleAfter, "kill-stale-after", DefaultKillStaleAfter, "once the kill list could not be confirmed for this long, warn every minute and decide from the last list read (kept beside the spool, so a restart finds it)")
 	fs.DurationVar(&k.maxStale, "kill-max-stale", DefaultKillMaxStale, "refuse every call (kill_switch_unavailable) once the kill list could not be confirmed for this long")
 	fs.StringVar(&k.startFail, "kill-start-fail", "closed", "starting with neither the database nor a saved kill list: closed refuses every call until a list is read; open decides as if no kill were set, for at most --kill-max-stale")
@@ -51,9 +51,14 @@ func (k *killFlags) check(database, tokens bool) (on bool, err error) {
 	switch k.mode {
 	case "auto":
 		on = database && tokens
+	case "on":
+		if !database {
+			return false, usageError("--kill-switch on needs --database-url: the kill list lives in PostgreSQL")
+		}
+		on = true
 	case "off":
 	default:
-		return false, usageError("--kill-switch must be auto or off, not %q", k.mode)
+		return false, usageError("--kill-switch must be auto, on or off, not %q", k.mode)
 	}
 	// Below two reloads a quiet, healthy list would go stale between them.
 	if minStale := 2 * killpg.DefaultResync; k.staleAfter < minStale {

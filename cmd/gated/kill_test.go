@@ -128,8 +128,11 @@ func TestKillSwitchFlagErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--kill-switch", "maybe"}, "--kill-switch must be auto or off"},
+		{[]string{"--kill-switch", "maybe"}, "--kill-switch must be auto, on or off"},
+		{[]string{"--kill-switch", "on"}, "--kill-switch on needs --database-url"},
 		{[]string{"--kill-stale-after", "1s"}, "--kill-stale-after must be at least 4s"},
+		{[]string{"--kill-max-stale", "5s"}, "--kill-max-stale (5s) must be at least --kill-stale-after (10s)"},
+		{[]string{"--kill-start-fail", "maybe"}, "--kill-start-fail must be closed or open"},
 	} {
 		err := run(context.Background(), append([]string{"gated", "serve", "--addr", freeAddr(t)}, c.args...), env(nil), nil, io.Discard, io.Discard)
 		var ex exitError
