@@ -28,10 +28,9 @@ func (e *Engine) killFindings(req Request, ev *route.Event, view *catalog.View) 
 	if e.kills == nil {
 		return nil
 	}
-	t := kill.Target{AgentID: ev.AgentID, ToolNames: []string{ev.ToolName}}
+	t := kill.Target{AgentID: ev.AgentID, ToolName: ev.ToolName}
 	if view != nil {
-		t.ActionID = view.ActionID
-		t.ToolNames = append(append(t.ToolNames, view.ToolID), view.Aliases...)
+		t.ToolID, t.ToolAliases, t.ActionID = view.ToolID, view.Aliases, view.ActionID
 	}
 	k, err := e.kills.Check(t, func() []string { return policy.Principals(req.Principals, true, ev) })
 	switch {

@@ -120,13 +120,15 @@ func (k *Kill) Active(now time.Time) bool {
 // Target is a call as kills match it: its agent, tool names, catalog
 // action and principals.
 type Target struct {
-	AgentID string
-	// ToolNames are the tool_name as sent and, when the catalog resolved
-	// it, the tool's id and every alias: a kill on one name of a tool
-	// stops the calls made by any other.
-	ToolNames  []string
-	ActionID   string
-	Principals []string
+	AgentID  string
+	ToolName string // as sent
+	// ToolID and ToolAliases are the catalog tool the name resolved to,
+	// when it did: a kill on one name of a tool stops the calls made by
+	// any other.
+	ToolID      string
+	ToolAliases []string
+	ActionID    string
+	Principals  []string
 }
 
 // Matches reports whether k stops call t at now. Values and the call's
@@ -144,7 +146,7 @@ func (k *Kill) Matches(t Target, now time.Time) bool {
 	case ScopeAgent:
 		return same(t.AgentID, k.Value) || anySame(t.Principals, "bot://"+clean(k.Value))
 	case ScopeTool:
-		return anySame(t.ToolNames, k.Value)
+		return same(t.ToolName, k.Value) || same(t.ToolID, k.Value) || anySame(t.ToolAliases, k.Value)
 	case ScopeAction:
 		return same(t.ActionID, k.Value)
 	case ScopePrincipal:

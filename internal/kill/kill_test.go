@@ -44,7 +44,7 @@ func TestCheck(t *testing.T) {
 }
 
 func TestMatches(t *testing.T) {
-	call := Target{AgentID: "agent-7", ToolNames: []string{"payments.refund"}, ActionID: "payments:refund", Principals: []string{"bot://agent-7", "group://ops"}}
+	call := Target{AgentID: "agent-7", ToolName: "payments.refund", ActionID: "payments:refund", Principals: []string{"bot://agent-7", "group://ops"}}
 	for _, tc := range []struct {
 		name string
 		k    Kill
@@ -103,8 +103,9 @@ func TestMatchesClean(t *testing.T) {
 		{"agent, zero-width", Kill{Scope: ScopeAgent, Value: "bot-7"}, Target{AgentID: "bot\u200b-7"}, true},
 		{"agent, by its vouched principal", Kill{Scope: ScopeAgent, Value: "bot-7"}, Target{Principals: []string{"bot://Bot-7"}}, true},
 		{"agent, another", Kill{Scope: ScopeAgent, Value: "bot-7"}, Target{AgentID: "bot-77", Principals: []string{"bot://bot-77"}}, false},
-		{"tool, any of its names", Kill{Scope: ScopeTool, Value: "email_customer"}, Target{ToolNames: []string{"send_email", "support.send-email", "email_customer"}}, true},
-		{"tool, none of its names", Kill{Scope: ScopeTool, Value: "refund"}, Target{ToolNames: []string{"send_email", "support.send-email"}}, false},
+		{"tool, by an alias", Kill{Scope: ScopeTool, Value: "email_customer"}, Target{ToolName: "send_email", ToolID: "support.send-email", ToolAliases: []string{"send_email", "email_customer"}}, true},
+		{"tool, by its catalog id", Kill{Scope: ScopeTool, Value: "support.send-email"}, Target{ToolName: "email_customer", ToolID: "support.send-email"}, true},
+		{"tool, none of its names", Kill{Scope: ScopeTool, Value: "refund"}, Target{ToolName: "send_email", ToolID: "support.send-email", ToolAliases: []string{"send_email"}}, false},
 		{"principal, case", Kill{Scope: ScopePrincipal, Value: "group://Ops"}, Target{Principals: []string{"group://ops"}}, true},
 		{"action, space", Kill{Scope: ScopeAction, Value: "billing:refund "}, Target{ActionID: "billing:refund"}, true},
 	} {
