@@ -29,6 +29,7 @@ func killTokens(t testing.TB) *auth.Tokens {
 - name: runtime
   sha256: ` + auth.Hash(runtimeSecret) + `
   scopes: [pre_tool_check]
+  principals: ["bot://runtime-1"]
 - name: oncall
   sha256: ` + auth.Hash(adminSecret) + `
   scopes: [admin]
@@ -134,6 +135,22 @@ func TestKillThreeReplicas(t *testing.T) {
 	}
 	if res := replicas[1].do(request{method: http.MethodGet, target: "/v1/kill", header: bearer(adminSecret)}); len(res.body["kills"].([]any)) != 0 {
 		t.Fatalf("in force after the lift: %s", res.raw)
+	}
+}
+
+// TestKillPrincipalBindsTheToken: a principal kill on the token's
+// principal stops its calls whatever agent_id they claim, or none (issue
+// 25 §5: an agent kill binds only what the caller says).
+func TestKillPrincipalBindsTheToken(t *testing.T) {
+	t.Parallel()
+	f := killReplica(t, killDatabase(t))
+	if res := f.kill(adminSecret, `{"scope":"principal","value":"bot://runtime-1","reason":"leaked token"}`); res.status != http.StatusCreated {
+		t.Fatalf("kill: %d %s", res.status, res.raw)
+	}
+	testwait.Until(t, "the token's calls to be refused", func() bool { return killed(f, "someone-else") })
+	res := f.post(eventWith(t, map[string]string{"agent_id": ""}))
+	if b, _ := res.body["hard_blockers"].([]any); !slices.Contains(b, any(gate.CodeKillSwitch)) {
+		t.Fatalf("a call without agent_id: %s", res.raw)
 	}
 }
 
