@@ -340,10 +340,10 @@ func TestKillStartWithoutAnyList(t *testing.T) {
 func TestKillStopsEverySurface(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	const adminSecret = "every-surface-admin-0123456789"
+	const adminSecret, agentSecret = "every-surface-admin-0123456789", "every-surface-agent-0123456789"
 	_, dbURL := pgtest.Fresh(t)
 	base, _ := startServe(t, []string{"--database-url", dbURL, "--audit-hmac-key", testHMACKey,
-		"--tokens", tokensFile(t, token{"oncall", adminSecret, "[admin]", ""})}, nil)
+		"--tokens", tokensFile(t, token{"oncall", adminSecret, "[admin]", ""}, token{"agent", agentSecret, "[pre_tool_check]", ""})}, nil)
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "ACTIONS.yaml"), `actions:
   - name: mcp__up__echo
@@ -380,6 +380,15 @@ func TestKillStopsEverySurface(t *testing.T) {
 		}
 		return res.IsError, res.Content[0].(*sdk.TextContent).Text
 	}
+	const weather = `{"tool_name":"get_weather","tool_category":"public_read","authorization_state":"none","evidence_refs":[],
+		"risk_domain":"public_information","proposed_arguments":{"city":"Lisbon"},"recommended_route":"accept"}`
+	served := func() []any {
+		code, d := post(t, base+"/pre-tool-check", weather, map[string]string{"Authorization": "Bearer " + agentSecret})
+		if code != http.StatusOK {
+			t.Fatalf("decision: %d %v", code, d)
+		}
+		return d["hard_blockers"].([]any)
+	}
 	checked := func() string {
 		res, err := viaMCP.CallTool(ctx, &sdk.CallToolParams{Name: "aana_pre_tool_check", Arguments: map[string]any{
 			"tool_name": "get_weather", "tool_category": "public_read", "authorization_state": "none", "evidence_refs": []any{},
@@ -395,9 +404,16 @@ func TestKillStopsEverySurface(t *testing.T) {
 	if text := checked(); !strings.Contains(text, "gated route: accept") {
 		t.Fatalf("before the kill, gated mcp: %q", text)
 	}
+	if b := served(); len(b) != 0 {
+		t.Fatalf("before the kill, gated serve: %v", b)
+	}
 	if code, k := post(t, base+"/v1/kill", `{"scope":"all","reason":"incident 25"}`, map[string]string{"Authorization": "Bearer " + adminSecret}); code != http.StatusCreated {
 		t.Fatalf("kill: %d %v", code, k)
 	}
+	testwait.Until(t, "gated serve to refuse the call", func() bool {
+		b := served()
+		return len(b) == 1 && b[0] == "kill_switch"
+	})
 	testwait.Until(t, "the proxy to refuse the call", func() bool {
 		isErr, text := proxied()
 		return isErr && strings.Contains(text, "kill_switch")
