@@ -177,6 +177,11 @@ func (k *kills) seed(open bool) {
 	case err == nil:
 		k.board.Set(ks, confirmed)
 		k.savedAt, k.savedIDs = confirmed, killIDs(ks)
+		if age, _ := k.board.Age(); age > k.board.MaxStale() {
+			k.log.Warn("the saved kill switch list is older than --kill-max-stale: every call is refused until the database answers",
+				zap.String("path", k.path), zap.Time("confirmed", confirmed))
+			return
+		}
 		k.log.Info("the saved kill switch list is loaded: gated decides from it until the database answers, for at most --kill-max-stale from when it was confirmed",
 			zap.String("path", k.path), zap.Int("kills", len(ks)), zap.Time("confirmed", confirmed))
 		return
