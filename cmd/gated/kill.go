@@ -168,9 +168,10 @@ func openKills(ctx context.Context, f *killFlags, databaseURL, spoolDir string, 
 	return k, nil
 }
 
-// seed puts the saved list on the board, if there is one fit to decide
-// from; else, when open, an empty list confirmed now, so calls run for
-// --kill-max-stale at most without any list.
+// seed puts the saved list on the board when there is one that reads
+// whole (the board's bound still applies to its age); else, when open, an
+// empty list confirmed now, so calls run for --kill-max-stale at most
+// without any list.
 func (k *kills) seed(open bool) {
 	ks, confirmed, err := saved.Load(k.path, k.board.Now())
 	switch {
