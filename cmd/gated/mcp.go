@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 
@@ -24,13 +25,15 @@ func runMCP(ctx context.Context, args []string, getenv func(string) string, stdi
 	sf.register(fs)
 	var af auditFlags
 	af.register(fs)
+	var kf killFlags
+	kf.register(fs)
 	if err := parseFlags(fs, args, getenv); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return usageError("mcp takes no arguments, got %q", fs.Args())
 	}
-	l, err := openLocal(ctx, &sf, &af, *logLevel, *shadow, stderr)
+	l, err := openLocal(ctx, &sf, &af, &kf, *logLevel, *shadow, stderr)
 	if err != nil {
 		return err
 	}
@@ -49,19 +52,26 @@ func runMCP(ctx context.Context, args []string, getenv func(string) string, stdi
 
 // local is what the stdio commands (gated mcp, gated mcp-proxy) decide
 // with, in their own process: a logger on stderr, the sources kept
-// current, metrics and the audit recorder.
+// current, metrics, the audit recorder and, with a database, the kill
+// switch — every surface on the database obeys its kills.
 type local struct {
 	log  *zap.Logger
 	m    *metrics.Metrics
 	opts []gate.Option // sources, shadow, audit and metrics
-	// close drains the audit recorder and flushes the log.
+	// close stops the kill switch, drains the audit recorder and flushes
+	// the log.
 	close func()
 }
 
-func openLocal(ctx context.Context, sf *sourceFlags, af *auditFlags, logLevel string, shadow bool, stderr io.Writer) (*local, error) {
+func openLocal(ctx context.Context, sf *sourceFlags, af *auditFlags, kf *killFlags, logLevel string, shadow bool, stderr io.Writer) (*local, error) {
 	log, err := newLogger(stderr, logLevel)
 	if err != nil {
 		return nil, usageError("%v", err)
+	}
+	// No tokens here: the kills come from the database alone.
+	killOn, err := kf.check(af.databaseURL != "", true)
+	if err != nil {
+		return nil, err
 	}
 	src, err := loadSources(sf, log, nil)
 	if err != nil {
@@ -73,10 +83,20 @@ func openLocal(ctx context.Context, sf *sourceFlags, af *auditFlags, logLevel st
 	if err != nil {
 		return nil, err
 	}
+	opts := append(src.Opts, gate.WithShadow(shadow), gate.WithAudit(rec, red, gatedVersion()), gate.WithMetrics(m))
+	var ks *kills
+	if killOn {
+		if ks, err = openKills(ctx, kf, af.databaseURL, af.spoolDir, m, log.Named("kill"), nil); err != nil {
+			return nil, errors.Join(err, rec.Close(context.WithoutCancel(ctx)))
+		}
+		opts = append(opts, gate.WithKillSwitch(ks.board))
+	}
 	return &local{
-		log: log, m: m,
-		opts: append(src.Opts, gate.WithShadow(shadow), gate.WithAudit(rec, red, gatedVersion()), gate.WithMetrics(m)),
+		log: log, m: m, opts: opts,
 		close: func() {
+			if ks != nil {
+				ks.close()
+			}
 			if err := rec.Close(context.WithoutCancel(ctx)); err != nil {
 				log.Error("audit drain incomplete", zap.Error(err))
 			}

@@ -44,6 +44,8 @@ func runMCPProxy(ctx context.Context, args []string, getenv func(string) string,
 	af.register(fs)
 	var apf approvalFlags
 	apf.register(fs)
+	var kf killFlags
+	kf.register(fs)
 	if err := parseFlags(fs, args, getenv); err != nil {
 		return err
 	}
@@ -67,7 +69,7 @@ func runMCPProxy(ctx context.Context, args []string, getenv func(string) string,
 			return usageError("--http-addr: %v", err)
 		}
 	}
-	l, err := openLocal(ctx, &sf, &af, *logLevel, *shadow, stderr)
+	l, err := openLocal(ctx, &sf, &af, &kf, *logLevel, *shadow, stderr)
 	if err != nil {
 		return err
 	}

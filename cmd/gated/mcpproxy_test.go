@@ -200,6 +200,7 @@ func TestMCPProxyRefusals(t *testing.T) {
 		{[]string{"--upstream-cmd", "true", "--upstream-url", "http://127.0.0.1:1/mcp"}, "needs one upstream"},
 		{[]string{"--upstream-cmd", "true", "--http-addr", "0.0.0.0:0"}, "not a loopback address"},
 		{[]string{"--upstream-cmd", "true", "--requester", "bot"}, "approvals need --database-url"},
+		{[]string{"--upstream-cmd", "true", "--kill-switch", "on"}, "--kill-switch on needs --database-url"},
 	} {
 		cmd := exec.Command(testgated.Binary(t), append(append([]string{"mcp-proxy"}, audit...), tc.args...)...)
 		cmd.Stdin = strings.NewReader("")

@@ -126,7 +126,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	}
 	var ks *kills // nil: the kill switch is off
 	if c.killOn {
-		k, err := openKills(ctx, &c.kill, c.audit.databaseURL, m, log.Named("kill"))
+		k, err := openKills(ctx, &c.kill, c.audit.databaseURL, c.audit.spoolDir, m, log.Named("kill"), nil)
 		if err != nil {
 			return err
 		}

@@ -20,16 +20,17 @@ const (
 // not seen).
 func WithKillSwitch(board *kill.Board) Option { return func(e *Engine) { e.kills = board } }
 
-// killFindings checks the call against the kill switch: its agent, tool,
-// catalog action, and principals — the token's and the event's own, vouched
-// for or not, since naming a principal can only get a call stopped.
+// killFindings checks the call against the kill switch: its agent, tool
+// (by every name the catalog gives it), catalog action, and principals —
+// the token's and the event's own, vouched for or not, since naming a
+// principal can only get a call stopped.
 func (e *Engine) killFindings(req Request, ev *route.Event, view *catalog.View) []route.Finding {
 	if e.kills == nil {
 		return nil
 	}
 	t := kill.Target{AgentID: ev.AgentID, ToolName: ev.ToolName}
 	if view != nil {
-		t.ActionID = view.ActionID
+		t.ToolID, t.ToolAliases, t.ActionID = view.ToolID, view.Aliases, view.ActionID
 	}
 	k, err := e.kills.Check(t, func() []string { return policy.Principals(req.Principals, true, ev) })
 	switch {

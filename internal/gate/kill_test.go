@@ -80,3 +80,47 @@ func TestKillSwitchUnconfirmedRefusesEveryCall(t *testing.T) {
 		t.Fatalf("within the bound: route %s blockers %v", d.Route, d.HardBlockers)
 	}
 }
+
+// TestKillSwitchCannotBeDodged holds the dodges of issue 25 §5: a tool
+// kill named by one of the tool's catalog names stops the calls made by
+// another, an agent kill stops a respelled agent_id, and an agent or
+// principal kill binds a call that leaves its agent_id out when the token
+// vouches for the agent.
+func TestKillSwitchCannotBeDodged(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name       string
+		kill       kill.Kill
+		tool       string
+		agent      any // nil: no agent_id
+		principals []string
+		killed     bool
+	}{
+		{"tool kill, called by its alias", kill.Kill{Scope: kill.ScopeTool, Value: "send_email"}, "email_customer", "a", nil, true},
+		{"alias kill, called by the tool's other alias", kill.Kill{Scope: kill.ScopeTool, Value: "email_customer"}, "send_email", "a", nil, true},
+		{"tool kill by the catalog id", kill.Kill{Scope: kill.ScopeTool, Value: "support.send-email"}, "email_customer", "a", nil, true},
+		{"tool kill, another tool", kill.Kill{Scope: kill.ScopeTool, Value: "issue_refund"}, "send_email", "a", nil, false},
+		{"agent kill, trailing space", kill.Kill{Scope: kill.ScopeAgent, Value: "bot-7"}, "send_email", "bot-7 ", nil, true},
+		{"agent kill, other case", kill.Kill{Scope: kill.ScopeAgent, Value: "bot-7"}, "send_email", "Bot-7", nil, true},
+		{"agent kill, full-width", kill.Kill{Scope: kill.ScopeAgent, Value: "bot-7"}, "send_email", "ｂｏｔ-７", nil, true},
+		{"agent kill, no agent_id, the token vouches for the agent", kill.Kill{Scope: kill.ScopeAgent, Value: "bot-7"}, "send_email", nil, []string{"bot://bot-7"}, true},
+		{"agent kill, no agent_id, nothing vouched", kill.Kill{Scope: kill.ScopeAgent, Value: "bot-7"}, "send_email", nil, []string{"group://support"}, false},
+		{"principal kill, no agent_id", kill.Kill{Scope: kill.ScopePrincipal, Value: "group://support"}, "send_email", nil, []string{"group://support"}, true},
+		{"principal kill, another agent_id claimed", kill.Kill{Scope: kill.ScopePrincipal, Value: "bot://bot-7"}, "send_email", "bot-8", []string{"bot://bot-7"}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			now := fixedNow
+			tc.kill.ID = "k1"
+			e := killEngine(t, &now, tc.kill)
+			ev := decode(t, []byte(confirmedEmail))
+			ev["tool_name"] = tc.tool
+			if tc.agent != nil {
+				ev["agent_id"] = tc.agent
+			}
+			d := e.Decide(context.Background(), Request{Event: ev, TokenName: "runtime", Principals: tc.principals})
+			if got := slices.Contains(d.HardBlockers, CodeKillSwitch); got != tc.killed {
+				t.Fatalf("killed = %v (route %s, blockers %v), want %v", got, d.Route, d.HardBlockers, tc.killed)
+			}
+		})
+	}
+}

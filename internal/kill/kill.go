@@ -10,16 +10,23 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"time"
+	"unicode"
 	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 // Scope is what a kill stops.
 type Scope string
 
-// The scopes: every call, or the calls of one agent_id, tool_name, catalog
-// action id or principal.
+// The scopes: every call, or the calls of one agent_id, tool (by any of
+// its catalog names), catalog action id or principal. An agent_id is the
+// caller's own word; a principal is what its token vouches for, so only a
+// principal kill binds a caller that lies about, or leaves out, its
+// agent_id.
 const (
 	ScopeAll       Scope = "all"
 	ScopeAgent     Scope = "agent"
@@ -47,6 +54,10 @@ const (
 	MaxReason = 1000
 )
 
+// MaxExpiry bounds how far ahead an expiry may be: a kill meant to last
+// longer is set without one, and stays until lifted.
+const MaxExpiry = 366 * 24 * time.Hour
+
 // Kill is one kill switch. Reason is the operator's own text: it is stored
 // and listed, but never put in a decision, whose callers are the agents
 // being stopped.
@@ -73,7 +84,7 @@ func (k *Kill) Check(now time.Time) error {
 	switch {
 	case k.Scope == ScopeAll && k.Value != "":
 		return fmt.Errorf("%w: scope all takes no value", ErrInvalid)
-	case k.Scope != ScopeAll && k.Value == "":
+	case k.Scope != ScopeAll && clean(k.Value) == "":
 		return fmt.Errorf("%w: scope %s needs the value to stop (the %s)", ErrInvalid, k.Scope, k.Scope)
 	case utf8.RuneCountInString(k.Value) > MaxValue:
 		return fmt.Errorf("%w: the value is longer than %d characters", ErrInvalid, MaxValue)
@@ -81,8 +92,22 @@ func (k *Kill) Check(now time.Time) error {
 		return fmt.Errorf("%w: a reason is required", ErrInvalid)
 	case utf8.RuneCountInString(k.Reason) > MaxReason:
 		return fmt.Errorf("%w: the reason is longer than %d characters", ErrInvalid, MaxReason)
-	case !k.ExpiresAt.IsZero() && !k.ExpiresAt.After(now):
-		return fmt.Errorf("%w: expires_at %s is not in the future", ErrInvalid, k.ExpiresAt.UTC().Format(time.RFC3339))
+	case !k.ExpiresAt.IsZero():
+		return CheckExpiry(k.ExpiresAt, now)
+	}
+	return nil
+}
+
+// CheckExpiry reports what is wrong with an expiry an operator gives at
+// now: it must be in the future and at most MaxExpiry ahead. The zero time
+// is an expiry like any other here (long past), never "no expiry": a kill
+// without one is asked for by leaving expires_at out.
+func CheckExpiry(at, now time.Time) error {
+	switch {
+	case !at.After(now):
+		return fmt.Errorf("%w: expires_at %s is not in the future (leave it out for a kill that lasts until lifted)", ErrInvalid, at.UTC().Format(time.RFC3339))
+	case at.Sub(now) > MaxExpiry:
+		return fmt.Errorf("%w: expires_at %s is more than %d days ahead (leave it out for a kill that lasts until lifted)", ErrInvalid, at.UTC().Format(time.RFC3339), MaxExpiry/(24*time.Hour))
 	}
 	return nil
 }
@@ -92,16 +117,25 @@ func (k *Kill) Active(now time.Time) bool {
 	return k.LiftedAt.IsZero() && (k.ExpiresAt.IsZero() || now.Before(k.ExpiresAt))
 }
 
-// Target is a call as kills match it: its agent, tool, catalog action and
-// principals.
+// Target is a call as kills match it: its agent, tool names, catalog
+// action and principals.
 type Target struct {
-	AgentID    string
-	ToolName   string
-	ActionID   string
-	Principals []string
+	AgentID  string
+	ToolName string // as sent
+	// ToolID and ToolAliases are the catalog tool the name resolved to,
+	// when it did: a kill on one name of a tool stops the calls made by
+	// any other.
+	ToolID      string
+	ToolAliases []string
+	ActionID    string
+	Principals  []string
 }
 
-// Matches reports whether k stops call t at now.
+// Matches reports whether k stops call t at now. Values and the call's
+// names compare in their clean form (see same), so a space, a case or a
+// compatibility spelling cannot carry a call past a kill. An agent kill
+// also stops a call whose principals hold bot://<agent>, the form a token
+// vouches for an agent in.
 func (k *Kill) Matches(t Target, now time.Time) bool {
 	if !k.Active(now) {
 		return false
@@ -110,15 +144,40 @@ func (k *Kill) Matches(t Target, now time.Time) bool {
 	case ScopeAll:
 		return true
 	case ScopeAgent:
-		return t.AgentID == k.Value
+		return same(t.AgentID, k.Value) || anySame(t.Principals, "bot://"+clean(k.Value))
 	case ScopeTool:
-		return t.ToolName == k.Value
+		return same(t.ToolName, k.Value) || same(t.ToolID, k.Value) || anySame(t.ToolAliases, k.Value)
 	case ScopeAction:
-		return t.ActionID == k.Value
+		return same(t.ActionID, k.Value)
 	case ScopePrincipal:
-		return slices.Contains(t.Principals, k.Value)
+		return anySame(t.Principals, k.Value)
 	}
 	return false
+}
+
+// clean is a name as kills compare it: NFKC-normalised (so a full-width
+// or ligature spelling is the plain one), without format characters such
+// as zero-width spaces, trimmed of spaces.
+func clean(s string) string {
+	s = strings.Map(func(r rune) rune {
+		if unicode.Is(unicode.Cf, r) {
+			return -1
+		}
+		return r
+	}, norm.NFKC.String(s))
+	return strings.TrimSpace(s)
+}
+
+// same reports whether a call's name a is a kill's value v, compared clean
+// and case-insensitively. Stopping more than the operator spelled out is
+// the safe mistake; an empty name is never a value.
+func same(a, v string) bool {
+	a = clean(a)
+	return a != "" && strings.EqualFold(a, clean(v))
+}
+
+func anySame(names []string, v string) bool {
+	return slices.ContainsFunc(names, func(n string) bool { return same(n, v) })
 }
 
 // ErrUnconfirmed is Board.Check's answer when the list it holds is older
@@ -129,41 +188,69 @@ var ErrUnconfirmed = errors.New("the kill switch list could not be confirmed rec
 // Board is one replica's copy of the active kills, replaced whole at each
 // reload and read without locks by every decision.
 type Board struct {
-	staleAfter time.Duration
-	now        func() time.Time
-	cur        atomic.Pointer[snapshot]
+	maxStale time.Duration
+	now      func() time.Time
+	cur      atomic.Pointer[snapshot]
 }
 
 type snapshot struct {
 	kills      []Kill
 	confirmed  time.Time
-	principals bool // some kill is principal-scoped
+	principals bool // some kill matches on principals (agent or principal scope)
 }
 
-// NewBoard returns a board whose list is too old staleAfter after it was
-// last confirmed. Until the first Set it confirms nothing.
-func NewBoard(staleAfter time.Duration, now func() time.Time) *Board {
+// NewBoard returns a board whose list is too old to decide from maxStale
+// after it was last confirmed. Until the first Set it confirms nothing.
+// now is its clock (time.Now when nil).
+func NewBoard(maxStale time.Duration, now func() time.Time) *Board {
 	if now == nil {
 		now = time.Now
 	}
-	return &Board{staleAfter: staleAfter, now: now}
+	return &Board{maxStale: maxStale, now: now}
 }
+
+// Now is the time by the board's clock, which its list's confirmations
+// are taken by.
+func (b *Board) Now() time.Time { return b.now() }
 
 // Set replaces the list with kills, read from the source of truth at
 // confirmed.
 func (b *Board) Set(kills []Kill, confirmed time.Time) {
-	principals := slices.ContainsFunc(kills, func(k Kill) bool { return k.Scope == ScopePrincipal })
+	principals := slices.ContainsFunc(kills, func(k Kill) bool { return k.Scope == ScopePrincipal || k.Scope == ScopeAgent })
 	b.cur.Store(&snapshot{kills: kills, confirmed: confirmed, principals: principals})
 }
 
+// List returns the list held and when it was confirmed; ok is false before
+// the first Set. The slice is shared: it must not be changed.
+func (b *Board) List() (kills []Kill, confirmed time.Time, ok bool) {
+	s := b.cur.Load()
+	if s == nil {
+		return nil, time.Time{}, false
+	}
+	return s.kills, s.confirmed, true
+}
+
+// Age is how long ago the list held was confirmed; ok is false before the
+// first Set.
+func (b *Board) Age() (age time.Duration, ok bool) {
+	s := b.cur.Load()
+	if s == nil {
+		return 0, false
+	}
+	return b.now().Sub(s.confirmed), true
+}
+
+// MaxStale is the age past which Check refuses to decide from the list.
+func (b *Board) MaxStale() time.Duration { return b.maxStale }
+
 // Check returns the first kill that stops t, nil when none does, or
 // ErrUnconfirmed when the list is too old to say. principals, when set,
-// gives t's principals, asked for only when the list holds a
-// principal-scoped kill: working them out costs every call otherwise.
+// gives t's principals, asked for only when the list holds a kill that
+// matches on them: working them out costs every call otherwise.
 func (b *Board) Check(t Target, principals func() []string) (*Kill, error) {
 	s := b.cur.Load()
 	now := b.now()
-	if s == nil || now.Sub(s.confirmed) > b.staleAfter {
+	if s == nil || now.Sub(s.confirmed) > b.maxStale {
 		return nil, ErrUnconfirmed
 	}
 	if s.principals && principals != nil {

@@ -25,6 +25,8 @@ func TestCheck(t *testing.T) {
 		{"long reason", Kill{Scope: ScopeAgent, Value: "a", Reason: strings.Repeat("é", MaxReason+1)}, "reason is longer"},
 		{"long value", Kill{Scope: ScopeAgent, Value: strings.Repeat("a", MaxValue+1), Reason: "r"}, "value is longer"},
 		{"past expiry", Kill{Scope: ScopeAgent, Value: "a", Reason: "r", ExpiresAt: t0}, "is not in the future"},
+		{"expiry past a year", Kill{Scope: ScopeAgent, Value: "a", Reason: "r", ExpiresAt: t0.Add(MaxExpiry + time.Second)}, "days ahead"},
+		{"blank value", Kill{Scope: ScopeAgent, Value: " \u200b ", Reason: "r"}, "scope agent needs the value"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.k.Check(t0)
@@ -68,6 +70,48 @@ func TestMatches(t *testing.T) {
 	// An empty value never stands for "no agent".
 	if (&Kill{Scope: ScopeAgent, Value: "agent-7"}).Matches(Target{}, t0) {
 		t.Error("a kill of agent-7 matches a call without an agent")
+	}
+}
+
+// TestCheckExpiry: the zero time is an expiry long past, not "none" (issue
+// 25 §5: "0001-01-01T00:00:00Z" made a kill permanent).
+func TestCheckExpiry(t *testing.T) {
+	for _, at := range []time.Time{{}, t0, t0.Add(-time.Hour), t0.Add(MaxExpiry + time.Nanosecond), time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC)} {
+		if err := CheckExpiry(at, t0); !errors.Is(err, ErrInvalid) {
+			t.Errorf("CheckExpiry(%v) = %v, want ErrInvalid", at, err)
+		}
+	}
+	for _, at := range []time.Time{t0.Add(time.Nanosecond), t0.Add(MaxExpiry)} {
+		if err := CheckExpiry(at, t0); err != nil {
+			t.Errorf("CheckExpiry(%v) = %v", at, err)
+		}
+	}
+}
+
+// TestMatchesClean: values and names compare clean and case-insensitively,
+// and an agent kill binds the bot:// principal a token vouches for.
+func TestMatchesClean(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		k    Kill
+		t    Target
+		want bool
+	}{
+		{"agent, spaces", Kill{Scope: ScopeAgent, Value: "bot-7"}, Target{AgentID: " bot-7\t"}, true},
+		{"agent, case", Kill{Scope: ScopeAgent, Value: "bot-7"}, Target{AgentID: "BOT-7"}, true},
+		{"agent, value spelled oddly", Kill{Scope: ScopeAgent, Value: "Bot-7 "}, Target{AgentID: "bot-7"}, true},
+		{"agent, zero-width", Kill{Scope: ScopeAgent, Value: "bot-7"}, Target{AgentID: "bot\u200b-7"}, true},
+		{"agent, by its vouched principal", Kill{Scope: ScopeAgent, Value: "bot-7"}, Target{Principals: []string{"bot://Bot-7"}}, true},
+		{"agent, another", Kill{Scope: ScopeAgent, Value: "bot-7"}, Target{AgentID: "bot-77", Principals: []string{"bot://bot-77"}}, false},
+		{"tool, by an alias", Kill{Scope: ScopeTool, Value: "email_customer"}, Target{ToolName: "send_email", ToolID: "support.send-email", ToolAliases: []string{"send_email", "email_customer"}}, true},
+		{"tool, by its catalog id", Kill{Scope: ScopeTool, Value: "support.send-email"}, Target{ToolName: "email_customer", ToolID: "support.send-email"}, true},
+		{"tool, none of its names", Kill{Scope: ScopeTool, Value: "refund"}, Target{ToolName: "send_email", ToolID: "support.send-email", ToolAliases: []string{"send_email"}}, false},
+		{"principal, case", Kill{Scope: ScopePrincipal, Value: "group://Ops"}, Target{Principals: []string{"group://ops"}}, true},
+		{"action, space", Kill{Scope: ScopeAction, Value: "billing:refund "}, Target{ActionID: "billing:refund"}, true},
+	} {
+		if got := tc.k.Matches(tc.t, t0); got != tc.want {
+			t.Errorf("%s: Matches = %v, want %v", tc.name, got, tc.want)
+		}
 	}
 }
 

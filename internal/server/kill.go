@@ -87,6 +87,12 @@ func handleSetKill(d *Deps) http.HandlerFunc {
 		now := time.Now()
 		k := kill.Kill{Scope: b.Scope, Value: b.Value, Reason: b.Reason, CreatedBy: tokenFrom(r.Context()).Name}
 		if b.ExpiresAt != nil {
+			// Checked as given: an explicit zero time would otherwise read
+			// as no expiry, and make the kill permanent.
+			if err := kill.CheckExpiry(*b.ExpiresAt, now); err != nil {
+				writeCodedError(w, http.StatusBadRequest, codeKillInvalid, err.Error())
+				return
+			}
 			k.ExpiresAt = b.ExpiresAt.UTC()
 		}
 		if err := k.Check(now); err != nil {

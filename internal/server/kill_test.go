@@ -29,6 +29,7 @@ func killTokens(t testing.TB) *auth.Tokens {
 - name: runtime
   sha256: ` + auth.Hash(runtimeSecret) + `
   scopes: [pre_tool_check]
+  principals: ["bot://runtime-1"]
 - name: oncall
   sha256: ` + auth.Hash(adminSecret) + `
   scopes: [admin]
@@ -137,6 +138,22 @@ func TestKillThreeReplicas(t *testing.T) {
 	}
 }
 
+// TestKillPrincipalBindsTheToken: a principal kill on the token's
+// principal stops its calls whatever agent_id they claim, or none (issue
+// 25 §5: an agent kill binds only what the caller says).
+func TestKillPrincipalBindsTheToken(t *testing.T) {
+	t.Parallel()
+	f := killReplica(t, killDatabase(t))
+	if res := f.kill(adminSecret, `{"scope":"principal","value":"bot://runtime-1","reason":"leaked token"}`); res.status != http.StatusCreated {
+		t.Fatalf("kill: %d %s", res.status, res.raw)
+	}
+	testwait.Until(t, "the token's calls to be refused", func() bool { return killed(f, "someone-else") })
+	res := f.post(eventWith(t, map[string]string{"agent_id": ""}))
+	if b, _ := res.body["hard_blockers"].([]any); !slices.Contains(b, any(gate.CodeKillSwitch)) {
+		t.Fatalf("a call without agent_id: %s", res.raw)
+	}
+}
+
 func TestKillRequests(t *testing.T) {
 	t.Parallel()
 	f := killReplica(t, killDatabase(t))
@@ -154,6 +171,9 @@ func TestKillRequests(t *testing.T) {
 		{"value with all", adminSecret, `{"scope":"all","value":"x","reason":"r"}`, http.StatusBadRequest, "kill_switch_invalid", "scope all takes no value"},
 		{"no reason", adminSecret, `{"scope":"agent","value":"a"}`, http.StatusBadRequest, "kill_switch_invalid", "a reason is required"},
 		{"expired already", adminSecret, `{"scope":"agent","value":"a","reason":"r","expires_at":"` + past + `"}`, http.StatusBadRequest, "kill_switch_invalid", "is not in the future"},
+		{"the zero time as expiry", adminSecret, `{"scope":"all","reason":"r","expires_at":"0001-01-01T00:00:00Z"}`, http.StatusBadRequest, "kill_switch_invalid", "expires_at 0001-01-01T00:00:00Z is not in the future"},
+		{"expiry years ahead", adminSecret, `{"scope":"all","reason":"r","expires_at":"9999-12-31T23:59:59Z"}`, http.StatusBadRequest, "kill_switch_invalid", "days ahead"},
+		{"blank value", adminSecret, `{"scope":"agent","value":"  ","reason":"r"}`, http.StatusBadRequest, "kill_switch_invalid", "scope agent needs the value"},
 		{"bad expiry", adminSecret, `{"scope":"agent","value":"a","reason":"r","expires_at":"tomorrow"}`, http.StatusBadRequest, "kill_switch_invalid", "expires_at"},
 		{"two objects", adminSecret, `{"scope":"all","reason":"r"}{}`, http.StatusBadRequest, "kill_switch_invalid", "unexpected data"},
 	} {

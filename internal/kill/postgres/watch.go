@@ -122,7 +122,7 @@ func (s *Store) session(ctx context.Context, cfg *pgx.ConnConfig, board *kill.Bo
 func load(ctx context.Context, conn *pgx.Conn, board *kill.Board, within time.Duration, loaded func(int)) error {
 	qctx, cancel := context.WithTimeout(ctx, within)
 	defer cancel()
-	asked := time.Now()
+	asked := board.Now()
 	rows, err := conn.Query(qctx, activeQuery)
 	if err != nil {
 		return err
