@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"path"
 	"regexp"
 	"regexp/syntax"
 	"slices"
@@ -15,6 +14,7 @@ import (
 	"github.com/bmatcuk/doublestar/v4"
 
 	"github.com/gatedhq/gated/internal/opfile"
+	"github.com/gatedhq/gated/internal/pathset"
 	"github.com/gatedhq/gated/internal/route"
 )
 
@@ -33,6 +33,10 @@ const (
 )
 
 var ruleKinds = []string{ruleRegex, ruleGlob, rulePrefix, ruleHost}
+
+// SecretPaths is the glob pattern that stands for pathset's built-in set of
+// secret files, so that every tool's rules share one definition of it.
+const SecretPaths = "@secrets"
 
 // Limits on rules. Anything beyond them is refused at load, never at
 // decision time.
@@ -70,6 +74,8 @@ type Rule struct {
 
 	tokens  []string         // the pointer's reference tokens, unescaped
 	regexes []*regexp.Regexp // Kind regex, one per pattern
+	globs   *pathset.Set     // Kind glob: the patterns other than SecretPaths
+	secrets bool             // Kind glob: SecretPaths is among the patterns
 }
 
 // ruleFindings is one blocking finding per rule of v that fires on args.
@@ -203,9 +209,10 @@ func (r *Rule) values(args map[string]any) (items []string, isArray, ok bool) {
 }
 
 // matches reports whether s matches any pattern. strict is for negated
-// rules, which allow a value: a glob then sees only the normalised path,
-// so that a path written to look allowed ("src/../.env") is judged by
-// where it leads.
+// rules, which allow a value: a glob then asks whether the path is allowed
+// however it is read (pathset.Set.Allows), so that a path written to look
+// allowed ("src/../.env", "src\..\.env") is judged by where it leads. A
+// glob that denies matches any canonical form (pathset.Set.Match).
 func (r *Rule) matches(s string, strict bool) bool {
 	switch r.Kind {
 	case ruleRegex:
@@ -216,46 +223,12 @@ func (r *Rule) matches(s string, strict bool) bool {
 		h, ok := urlHost(s)
 		return ok && slices.ContainsFunc(r.Patterns, func(p string) bool { return hostMatches(p, h) })
 	case ruleGlob:
-		forms := globForms(s, strict)
-		return slices.ContainsFunc(r.Patterns, func(p string) bool {
-			return slices.ContainsFunc(forms, func(f string) bool { return doublestar.MatchUnvalidated(p, f) })
-		})
+		if strict {
+			return r.globs.Allows(s)
+		}
+		return r.secrets && pathset.Secrets().Match(s) || r.globs.Match(s)
 	}
 	return false
-}
-
-// normalisePath is the form a glob rule matches a path in: path.Clean, but
-// a leading "~/" stays (gated does not know the agent's home directory) and
-// only the rest is cleaned. Backslashes are ordinary characters (POSIX
-// paths); a relative path stays relative, and ".." that climbs above its
-// start stays ("../.env").
-func normalisePath(p string) string {
-	if rest, ok := strings.CutPrefix(p, "~/"); ok {
-		if rest == "" {
-			return p
-		}
-		return "~/" + path.Clean(rest)
-	}
-	return path.Clean(p)
-}
-
-// globForms are the forms of a path a glob is matched against: the
-// normalised path and, for a rule that denies, also the path as written and
-// the normalised path in lower case (a case-insensitive file system, as
-// macOS and Windows have by default, opens ".ENV" for ".env").
-func globForms(s string, strict bool) []string {
-	n := normalisePath(s)
-	if strict {
-		return []string{n}
-	}
-	forms := []string{n}
-	if s != n {
-		forms = append(forms, s)
-	}
-	if l := strings.ToLower(n); l != n {
-		forms = append(forms, l)
-	}
-	return forms
 }
 
 // urlHost is the host of an absolute URL: lower case, without port or
@@ -451,6 +424,7 @@ func (s *ruleSpec) parsePatterns(l *loader, f file, raw json.RawMessage) {
 func (l *loader) compilePatterns(f file, s *ruleSpec) bool {
 	ok := true
 	r := s.rule
+	var globs []string
 	for j, p := range r.Patterns {
 		field := s.patField
 		if s.listed {
@@ -481,18 +455,31 @@ func (l *loader) compilePatterns(f file, s *ruleSpec) bool {
 			}
 			r.regexes = append(r.regexes, re)
 		case ruleGlob:
-			if !doublestar.ValidatePattern(p) {
-				bad("invalid_rule_pattern", "%q is not a valid glob (an unclosed [ or {, an empty [], or a trailing \\)", p)
-			} else if n := strings.Count(p, "**"); n > maxGlobDoublestars {
-				bad("rule_limit_exceeded", "has %d '**'; a glob may have at most %d", n, maxGlobDoublestars)
-			} else if n := globExpansions(p); n > maxGlobExpansions {
+			glob := strings.TrimPrefix(p, "!")
+			switch {
+			case p == SecretPaths && r.Negate:
+				bad("invalid_rule_pattern", "%s names files to deny; a negated rule allows what its patterns match, so it cannot use it", SecretPaths)
+			case p == SecretPaths:
+				r.secrets = true
+			case strings.HasPrefix(p, "@"):
+				bad("invalid_rule_pattern", "%q names no built-in set; the one there is %s", p, SecretPaths)
+			case glob == "" || !doublestar.ValidatePattern(glob):
+				bad("invalid_rule_pattern", "%q is not a valid glob (an unclosed [ or {, an empty [], a trailing \\, or a lone !)", p)
+			case strings.Count(p, "**") > maxGlobDoublestars:
+				bad("rule_limit_exceeded", "has %d '**'; a glob may have at most %d", strings.Count(p, "**"), maxGlobDoublestars)
+			case globExpansions(p) > maxGlobExpansions:
 				bad("rule_limit_exceeded", "spells out more than %d alternatives with {…}; split it into several patterns", maxGlobExpansions)
+			default:
+				globs = append(globs, p)
 			}
 		case ruleHost:
 			if !hostPattern.MatchString(p) {
 				bad("invalid_rule_pattern", "%q is not a host pattern: a lower-case host name (letters, digits, dots, hyphens) or *.name", p)
 			}
 		}
+	}
+	if r.Kind == ruleGlob && ok {
+		r.globs = pathset.MustCompile(globs...) // each passed the checks Compile makes
 	}
 	return ok
 }
