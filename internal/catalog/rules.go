@@ -71,6 +71,9 @@ type Rule struct {
 	Route    route.Route `json:"route"` // ask, defer or refuse
 	Message  string      `json:"message,omitempty"`
 	Negate   bool        `json:"negate"` // fire when no pattern matches
+	// PathsFrom, for a glob, names the format the value is in when it is
+	// not a path: "apply_patch" matches the files a Codex patch names.
+	PathsFrom string `json:"paths_from,omitempty"`
 
 	tokens  []string         // the pointer's reference tokens, unescaped
 	regexes []*regexp.Regexp // Kind regex, one per pattern
@@ -83,14 +86,16 @@ type Rule struct {
 func (v *View) ruleFindings(args map[string]any) []route.Finding {
 	var out []route.Finding
 	for _, r := range v.Rules {
-		long := r.tooLong(args)
-		if !long && !r.fires(args) {
+		long, many := r.tooLong(args), r.tooMany(args)
+		if !long && !many && !r.fires(args) {
 			continue
 		}
 		msg := r.Message
 		switch {
 		case long:
 			msg = fmt.Sprintf("the argument at %s is over %d bytes, too long for argument rule %s to check (%s)", r.Pointer, MaxRuleValueBytes, r.Code, v.Source)
+		case many:
+			msg = fmt.Sprintf("the argument at %s names over %d files, too many for argument rule %s to check (%s)", r.Pointer, MaxRulePaths, r.Code, v.Source)
 		case msg == "":
 			msg = fmt.Sprintf("argument rule %s fired on %s (%s)", r.Code, r.Pointer, v.Source)
 		}
@@ -115,6 +120,20 @@ func (r *Rule) tooLong(args map[string]any) bool {
 		n += len(s) + 1
 	}
 	return ok && n > MaxRuleValueBytes
+}
+
+// MaxRulePaths bounds the files a paths_from rule reads from one value; a
+// value that names more fires the rule as unchecked.
+const MaxRulePaths = 1000
+
+// tooMany reports whether a paths_from rule's value names more files than
+// it reads.
+func (r *Rule) tooMany(args map[string]any) bool {
+	if r.PathsFrom == "" {
+		return false
+	}
+	items, _, ok := r.values(args)
+	return ok && len(items) > MaxRulePaths
 }
 
 // fires reports whether the rule fires on the arguments. The value at the
@@ -170,8 +189,23 @@ func allOf(items []string, f func(string) bool) bool {
 
 // values returns the value at the rule's pointer as strings: one for a
 // string, one per element for an array of strings. ok is false for
-// anything else.
+// anything else. With PathsFrom they are the paths the strings name, as
+// an array.
 func (r *Rule) values(args map[string]any) (items []string, isArray, ok bool) {
+	items, isArray, ok = r.pointed(args)
+	if !ok || r.PathsFrom == "" {
+		return items, isArray, ok
+	}
+	var paths []string
+	for _, s := range items {
+		paths = append(paths, patchPaths(s)...)
+	}
+	return paths, true, true
+}
+
+// pointed is the value at the rule's pointer, as values returns it before
+// PathsFrom.
+func (r *Rule) pointed(args map[string]any) (items []string, isArray, ok bool) {
 	var cur any = args
 	for _, tok := range r.tokens {
 		switch c := cur.(type) {
@@ -229,6 +263,29 @@ func (r *Rule) matches(s string, strict bool) bool {
 		return r.secrets && pathset.Secrets().Match(s) || r.globs.Match(s)
 	}
 	return false
+}
+
+// pathsFromPatch is the PathsFrom of a glob rule over a Codex apply_patch
+// patch.
+const pathsFromPatch = "apply_patch"
+
+// patchMarkers start the lines of an apply_patch patch that name a file.
+var patchMarkers = []string{"*** Add File:", "*** Update File:", "*** Delete File:", "*** Move to:"}
+
+// patchPaths are the files an apply_patch patch names, in order. Lines are
+// trimmed as Codex trims them.
+func patchPaths(patch string) []string {
+	var out []string
+	for line := range strings.Lines(patch) {
+		line = strings.TrimSpace(line)
+		for _, m := range patchMarkers {
+			if p, ok := strings.CutPrefix(line, m); ok {
+				out = append(out, strings.TrimSpace(p))
+				break
+			}
+		}
+	}
+	return out
 }
 
 // urlHost is the host of an absolute URL: lower case, without port or
@@ -333,9 +390,9 @@ func (l *loader) parseRule(f file, field string, m map[string]json.RawMessage) *
 		switch {
 		case slices.Contains(ruleKinds, k):
 			kinds = append(kinds, k)
-		case k == "code" || k == "pointer" || k == "route" || k == "message" || k == "negate":
+		case k == "code" || k == "pointer" || k == "route" || k == "message" || k == "negate" || k == "paths_from":
 		default:
-			bad(opfile.Pointer(k), "unknown_field", "is not a rule field: a rule has code, pointer, route, optional message and negate, and one matcher of regex, glob, prefix or host")
+			bad(opfile.Pointer(k), "unknown_field", "is not a rule field: a rule has code, pointer, route, optional message, negate and paths_from, and one matcher of regex, glob, prefix or host")
 		}
 	}
 
@@ -377,6 +434,17 @@ func (l *loader) parseRule(f file, field string, m map[string]json.RawMessage) *
 	if raw, present := m["negate"]; present {
 		if json.Unmarshal(raw, &r.Negate) != nil {
 			bad("/negate", "invalid_type", "must be true or false")
+		}
+	}
+
+	if pf, ok := str("paths_from", false); ok {
+		switch {
+		case pf != pathsFromPatch:
+			bad("/paths_from", "invalid_rule_paths_from", "%q is not a format gated reads paths from; the one there is %s", pf, pathsFromPatch)
+		case !slices.Equal(kinds, []string{ruleGlob}):
+			bad("/paths_from", "invalid_rule_paths_from", "is for a glob rule: the paths it reads are matched by globs")
+		default:
+			r.PathsFrom = pf
 		}
 	}
 

@@ -57,6 +57,8 @@ func TestRuleMatching(t *testing.T) {
 		secretsV  = `{code: secrets_file, pointer: /paths, glob: ['**/.env'], route: refuse}`
 		envNotEx  = `{code: secrets_file, pointer: /file_path, glob: ['**/.env*', '!**/.env.example'], route: refuse}`
 		builtin   = `{code: secrets_file, pointer: /file_path, glob: ['@secrets', 'vault/**'], route: refuse}`
+		patch     = `{code: secrets_file, pointer: /command, glob: '@secrets', paths_from: apply_patch, route: refuse}`
+		patchSrc  = `{code: outside_src, pointer: /command, glob: 'src/**', paths_from: apply_patch, route: ask, negate: true}`
 		hosts     = `{code: bad_host, pointer: /url, host: [example.com, '*.example.org'], route: defer}`
 		allowHost = `{code: host_not_allowed, pointer: /url, host: [docs.python.org, '*.github.com', github.com], route: ask, negate: true}`
 		allowSrc  = `{code: outside_src, pointer: /file_path, glob: 'src/**', route: ask, negate: true}`
@@ -107,6 +109,17 @@ func TestRuleMatching(t *testing.T) {
 		{"glob @secrets .env.example", builtin, `{"file_path": ".env.example"}`, false},
 		{"glob @secrets with its own patterns", builtin, `{"file_path": "vault/token.txt"}`, true},
 		{"glob @secrets ordinary file", builtin, `{"file_path": "src/main.go"}`, false},
+		// paths_from: apply_patch
+		{"patch adds .env", patch, `{"command": "*** Begin Patch\n*** Add File: .env\n+K=v\n*** End Patch"}`, true},
+		{"patch updates a Windows .env", patch, `{"command": "*** Begin Patch\r\n*** Update File: app\\.env \r\n@@\n-a\n+b\n*** End Patch"}`, true},
+		{"patch deletes an SSH key", patch, `{"command": "*** Begin Patch\n*** Delete File: /home/u/.ssh/id_ed25519\n*** End Patch"}`, true},
+		{"patch moves a file onto .env", patch, `{"command": "*** Begin Patch\n*** Update File: a.txt\n*** Move to: config/.env.local\n*** End Patch"}`, true},
+		{"patch indented marker", patch, `{"command": "*** Begin Patch\n  *** Add File:   ~/.aws/credentials\n*** End Patch"}`, true},
+		{"patch in an argv", patch, `{"command": ["apply_patch", "*** Begin Patch\n*** Add File: .env\n*** End Patch"]}`, true},
+		{"patch ordinary files", patch, `{"command": "*** Begin Patch\n*** Add File: src/a.go\n+package a\n*** Update File: .env.example\n*** End Patch"}`, false},
+		{"patch body mentions .env", patch, `{"command": "*** Begin Patch\n*** Update File: README.md\n+*** Add File: .env\n*** End Patch"}`, false},
+		{"patch allowlist inside", patchSrc, `{"command": "*** Begin Patch\n*** Add File: src/a.go\n*** Update File: src/b.go\n*** End Patch"}`, false},
+		{"patch allowlist one outside", patchSrc, `{"command": "*** Begin Patch\n*** Add File: src/a.go\n*** Update File: src/../go.mod\n*** End Patch"}`, true},
 		{"glob array, one element", secretsV, `{"paths": ["README.md", "app/.env"]}`, true},
 		{"glob array, none", secretsV, `{"paths": ["README.md", "app/main.go"]}`, false},
 		// host
@@ -206,6 +219,8 @@ func TestRuleLoadProblems(t *testing.T) {
 		{"invalid glob", []string{`{code: c_bad, pointer: /p, glob: ['**/[a'], route: ask}`}, "/metadata/gated/rules/0/glob/0", "invalid_rule_pattern", nil},
 		{"lone !", []string{`{code: c_bad, pointer: /p, glob: ['**/.env', '!'], route: ask}`}, "/metadata/gated/rules/0/glob/1", "invalid_rule_pattern", []string{"lone !"}},
 		{"@secrets in an allowlist", []string{`{code: c_bad, pointer: /p, glob: ['@secrets'], route: ask, negate: true}`}, "/metadata/gated/rules/0/glob/0", "invalid_rule_pattern", []string{"negated rule"}},
+		{"paths_from unknown", []string{`{code: c_bad, pointer: /p, glob: '**', paths_from: diff, route: ask}`}, "/metadata/gated/rules/0/paths_from", "invalid_rule_paths_from", []string{"apply_patch"}},
+		{"paths_from on a regex", []string{`{code: c_bad, pointer: /p, regex: x, paths_from: apply_patch, route: ask}`}, "/metadata/gated/rules/0/paths_from", "invalid_rule_paths_from", []string{"glob rule"}},
 		{"unknown @set", []string{`{code: c_bad, pointer: /p, glob: '@credentials', route: ask}`}, "/metadata/gated/rules/0/glob", "invalid_rule_pattern", []string{"@secrets"}},
 		{"host pattern in upper case", []string{`{code: c_bad, pointer: /url, host: [Example.com], route: ask}`}, "/metadata/gated/rules/0/host/0", "invalid_rule_pattern", []string{"lower-case"}},
 		{"host pattern with a scheme", []string{`{code: c_bad, pointer: /url, host: [ok.com, 'https://x.com'], route: ask}`}, "/metadata/gated/rules/0/host/1", "invalid_rule_pattern", nil},
@@ -323,6 +338,24 @@ func TestHostileRegexesMatchInLinearTime(t *testing.T) {
 	args["b"] = strings.Repeat("ab", n/2)
 	if fs := v.ruleFindings(args); len(fs) != 1 || fs[0].Code != "star_repeat" {
 		t.Fatalf("findings %+v, want star_repeat", fs)
+	}
+}
+
+// A patch that names more files than a paths_from rule reads fires the
+// rule, naming why, so that a flood of harmless files cannot hide a secret
+// past the check or make the check slow.
+func TestPatchRuleFiresOnTooManyFiles(t *testing.T) {
+	t.Parallel()
+	v := loadRuleView(t, `{code: secrets_file, pointer: /command, glob: '@secrets', paths_from: apply_patch, route: refuse}`)
+	patch := func(n int) map[string]any {
+		return map[string]any{"command": "*** Begin Patch\n" + strings.Repeat("*** Add File: src/a.go\n", n) + "*** End Patch"}
+	}
+	if fs := v.ruleFindings(patch(MaxRulePaths)); len(fs) != 0 {
+		t.Fatalf("findings %+v for %d ordinary files", fs, MaxRulePaths)
+	}
+	fs := v.ruleFindings(patch(MaxRulePaths + 1))
+	if len(fs) != 1 || !strings.Contains(fs[0].Message, "too many") || strings.Contains(fs[0].Message, "src/a.go") {
+		t.Fatalf("findings %+v", fs)
 	}
 }
 
