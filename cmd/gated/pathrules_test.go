@@ -19,7 +19,9 @@ func TestStarterRulesRefuseEverySecretSpelling(t *testing.T) {
 		input func(p string) map[string]any
 	}{
 		{"Write", func(p string) map[string]any { return map[string]any{"file_path": p, "content": "x"} }},
-		{"Edit", func(p string) map[string]any { return map[string]any{"file_path": p, "old_string": "a", "new_string": "b"} }},
+		{"Edit", func(p string) map[string]any {
+			return map[string]any{"file_path": p, "old_string": "a", "new_string": "b"}
+		}},
 		{"MultiEdit", func(p string) map[string]any { return map[string]any{"file_path": p, "edits": []any{}} }},
 		{"NotebookEdit", func(p string) map[string]any { return map[string]any{"notebook_path": p} }},
 		{"Grep", func(p string) map[string]any { return map[string]any{"pattern": "KEY", "path": p} }},
