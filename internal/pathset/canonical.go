@@ -111,6 +111,9 @@ var homeSpellings = []struct{ word, means string }{
 	{"%USERPROFILE%", homeMark},
 	{"$env:USERPROFILE", homeMark},
 	{"${env:USERPROFILE}", homeMark},
+	{"%APPDATA%", homeMark + "/AppData/Roaming"},
+	{"$env:APPDATA", homeMark + "/AppData/Roaming"},
+	{"${env:APPDATA}", homeMark + "/AppData/Roaming"},
 	{"~", homeMark},
 }
 
@@ -140,11 +143,23 @@ func expandHome(p string) string {
 
 // underHome reports the home form of a cleaned absolute path under a home
 // directory: /home/<user>, /Users/<user> (any case, as macOS and Windows
-// write it, with or without a drive), /root or /var/root.
+// write it, with or without a drive), /root or /var/root, also seen
+// through a process's root directory (/proc/<pid>/root/home/<user>).
 func underHome(c string) (string, bool) {
 	rest := c
 	if len(rest) >= 3 && rest[1] == ':' && rest[2] == '/' && isLetter(rest[0]) {
 		rest = rest[2:] // a drive
+	}
+	for {
+		after, ok := strings.CutPrefix(rest, "/proc/")
+		if !ok {
+			break
+		}
+		pid, r, _ := strings.Cut(after, "/")
+		if pid == "" || (r != "root" && !strings.HasPrefix(r, "root/")) {
+			break
+		}
+		rest = r[len("root"):]
 	}
 	for _, root := range []string{"/root", "/var/root"} {
 		if r, ok := strings.CutPrefix(rest, root); ok && (r == "" || r[0] == '/') {

@@ -5,7 +5,8 @@ package pathset
 // wherever they are (".env", "id_rsa", ".ssh/") match in any directory;
 // stores that are secrets only in the home directory ("~/.npmrc", while a
 // project's .npmrc is ordinary configuration) match there, and Canonical
-// gives every path under a home directory its "~/" form. Templates of .env
+// gives every path under a home directory its "~/" form; the Windows
+// locations are in lower case, as Windows readings are matched. Templates of .env
 // files, committed to show which variables exist, are not secrets.
 var secretPatterns = []string{
 	"**/.env*",
@@ -19,6 +20,7 @@ var secretPatterns = []string{
 	"**/.aws/credentials",
 	"~/.azure/**",
 	"~/.config/gcloud/**",
+	"~/appdata/roaming/gcloud/**",
 	"~/.kube/config",
 	"~/.docker/config.json",
 	"**/.git-credentials",
@@ -28,6 +30,7 @@ var secretPatterns = []string{
 	"~/.npmrc",
 	"~/.pypirc",
 	"~/.config/gh/hosts.yml",
+	"~/appdata/roaming/github cli/hosts.yml",
 	"/proc/**/environ",
 }
 

@@ -22,7 +22,8 @@ func TestSecrets(t *testing.T) {
 		"~/.docker/config.json", "/Users/u/.docker/config.json", "~/.git-credentials", "/srv/app/.git-credentials",
 		"~/.config/git/credentials", "~/.netrc", "/home/u/.netrc", `C:\Users\u\_netrc`, "~/.npmrc", "/home/u/.npmrc",
 		"~/../u/.npmrc", "~/.pypirc", "~/.config/gh/hosts.yml", "$XDG_CONFIG_HOME/gh/hosts.yml", "/Users/U/.CONFIG/GH/HOSTS.YML",
-		"~/.Kube/Config", "~/.ssh/./id_rsa", "~//.ssh//id_rsa", "/home/u/x/../.ssh/id_rsa",
+		"~/.Kube/Config", "/proc/self/root/home/u/.npmrc", "/proc/1/root/root/.kube/config", `%APPDATA%\gcloud\credentials.db`,
+		`C:\Users\u\AppData\Roaming\GitHub CLI\hosts.yml`, "$env:APPDATA/gcloud/access_tokens.db", "~/.ssh/./id_rsa", "~//.ssh//id_rsa", "/home/u/x/../.ssh/id_rsa",
 		// private keys by name, anywhere
 		"id_rsa", "backup/id_ed25519", "/tmp/id_ecdsa_sk", "keys/id_dsa.pub", "ID_RSA", "certs/server.pem", "server.PEM",
 		// process environments
@@ -32,7 +33,7 @@ func TestSecrets(t *testing.T) {
 	ordinary := []string{
 		".env.example", ".env.sample", ".env.template", "config/.env.example", ".ENV.EXAMPLE",
 		"README.md", "src/env.go", "internal/env/env.go", "environment.ts", "project/.npmrc", ".npmrc", ".pypirc",
-		".docker/config.json", "deploy/.kube/config", "/proc/self/status", "/proc/self/environment.txt", "~/notes/ssh.md",
+		".docker/config.json", "deploy/.kube/config", "/proc/self/status", "/proc/self/root", "/proc/self/rootfs/home/u/.npmrc", "/proc//root/home/u/.npmrc", "/proc/self/environment.txt", "~/notes/ssh.md",
 		"/home/u/project/main.go", "~/.config/other/hosts.yml", "docs/.envoy.md.txt/../guide.md", "my.sshd/config",
 		".env/bin/activate", // a virtualenv called .env: files in it are not .env files
 		" .env",             // no platform drops a leading space
