@@ -33,21 +33,22 @@ const DefaultGitTimeout = 2 * time.Minute
 // branches, resolved on every composition.
 var tagRef = regexp.MustCompile(`^v[0-9]+(\.[0-9]+)*$`)
 
-// Git fetches github sources with go-git over smart HTTP and caches them
-// by (repo, ref, path): a commit SHA forever, a tag for TagTTL, and a
-// branch only as long as it still resolves to the same commit (it is
-// resolved again on every fetch, with one ls-remote). It is safe for
-// concurrent use.
+// Git fetches github sources with go-git over smart HTTP, one commit at a
+// time (fetchTree), and caches them by (repo, ref, path): a commit SHA
+// forever, a tag for TagTTL, and a branch only as long as it still
+// resolves to the same commit (it is resolved again on every fetch, with
+// one ls-remote). It is safe for concurrent use.
 type Git struct {
 	// Base is the URL the repo's owner/name is appended to; DefaultGitBase
 	// when empty.
 	Base string
-	// MaxBytes caps the files read from one repository folder;
-	// DefaultLimits.Bytes when zero.
+	// MaxBytes caps the files read from one repository folder, and the
+	// pack fetched and the objects it holds (each); DefaultLimits.Bytes
+	// when zero.
 	MaxBytes int64
 	// Now is the clock tag expiry is measured with; time.Now when nil.
 	Now func() time.Time
-	// Timeout bounds one fetch (ls-remote and clone), so that a server
+	// Timeout bounds one fetch (ls-remote and fetch), so that a server
 	// that stops answering cannot stall reloads; DefaultGitTimeout when
 	// zero.
 	Timeout time.Duration
