@@ -191,6 +191,33 @@ func TestServeSignedBundle(t *testing.T) {
 	})
 }
 
+// Issue 25 §7: --require-signed refuses a --catalog directory when a
+// bundle key is set (a directory carries no signature), and needs the key.
+func TestRequireSignedRefusesDirectories(t *testing.T) {
+	t.Parallel()
+	pubFile, _ := writeKeys(t, t.TempDir())
+	noenv := func(string) string { return "" }
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--catalog", "../../examples/catalog", "--bundle-public-key", pubFile, "--require-signed"}, "--require-signed loads only bundle manifests signed"},
+		{[]string{"--catalog", "../../examples/catalog", "--require-signed"}, "--require-signed needs --bundle-public-key"},
+	} {
+		err := run(t.Context(), append([]string{"gated", "check"}, append(tc.args, "../../examples/events/send_email_ask.json")...), noenv, nil, io.Discard, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: %v, want an error saying %q", tc.args, err, tc.want)
+		}
+	}
+	// Without --require-signed the directory loads (with a warning, where
+	// the command logs: internal/sources' tests).
+	err := run(t.Context(), []string{"gated", "check", "--catalog", "../../examples/catalog", "--bundle-public-key", pubFile,
+		"../../examples/events/send_email_ask.json"}, noenv, nil, io.Discard, io.Discard)
+	if _, blocked := err.(exitError); err != nil && !blocked {
+		t.Fatalf("check with a directory and a key: %v", err)
+	}
+}
+
 // checkEvent runs `gated check` on an event file and returns the answer.
 func checkEvent(t *testing.T, event string, args ...string) map[string]any {
 	t.Helper()

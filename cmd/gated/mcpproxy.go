@@ -35,6 +35,8 @@ func runMCPProxy(ctx context.Context, args []string, getenv func(string) string,
 	var trusted listFlag
 	fs.Var(&trusted, "trust-annotations", "let this upstream's (by its server name) tool annotations set the category of tools no catalog describes (repeatable)")
 	hideRefused := fs.Bool("hide-refused", false, "leave out of tools/list the tools every call of which is refused (never-executing tools; uncatalogued ones under --unknown-tools refuse)")
+	maxResult := fs.Int("max-result-bytes", mcpproxy.DefaultMaxResultBytes, "the largest tool result, encoded, passed on to the client; a larger one becomes a tool error")
+	elicitation := fs.String("upstream-elicitation", "mark", "the upstream's elicitation requests: mark (passed on, the message saying the upstream asks, not gated) or refuse")
 	shadow := fs.Bool("shadow", false, "shadow mode for every call")
 	logLevel := fs.String("log-level", "warn", "log level on stderr: debug, info, warn, error")
 	var sf sourceFlags
@@ -64,6 +66,12 @@ func runMCPProxy(ctx context.Context, args []string, getenv func(string) string,
 	case *upstreamURL != "" && fs.NArg() > 0:
 		return usageError("arguments are for --upstream-cmd, and --upstream-url takes none: %q", fs.Args())
 	}
+	if *maxResult <= 0 {
+		return usageError("--max-result-bytes must be positive, got %d", *maxResult)
+	}
+	if *elicitation != "mark" && *elicitation != "refuse" {
+		return usageError("--upstream-elicitation must be mark or refuse, got %q", *elicitation)
+	}
 	if *addr != "" {
 		if err := checkLoopback(*addr); err != nil {
 			return usageError("--http-addr: %v", err)
@@ -91,6 +99,7 @@ func runMCPProxy(ctx context.Context, args []string, getenv func(string) string,
 	engine := gate.New(opts...)
 
 	down := mcpproxy.NewDownstream()
+	down.RefuseElicitation = *elicitation == "refuse"
 	up, err := connectUpstream(ctx, down.Client(&sdk.Implementation{Name: "gated-mcp-proxy", Version: gatedVersion()}),
 		*upstreamCmd, fs.Args(), *upstreamURL, stderr)
 	if err != nil {
@@ -123,7 +132,7 @@ func runMCPProxy(ctx context.Context, args []string, getenv func(string) string,
 	server := mcpproxy.New(mcpproxy.Config{
 		Upstream: up, Downstream: down, ToolPrefix: prefix, Category: engine.Category, Version: gatedVersion(), Log: log,
 		TrustAnnotations: slices.Contains(trusted, name),
-		HideRefused:      *hideRefused, AlwaysRefused: engine.AlwaysRefused,
+		HideRefused:      *hideRefused, AlwaysRefused: engine.AlwaysRefused, MaxResultBytes: *maxResult,
 		Decide: func(ctx context.Context, req gate.Request) *gate.Decision {
 			req.TrustEventPrincipals = true
 			req.TokenName = who

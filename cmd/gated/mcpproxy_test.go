@@ -201,6 +201,8 @@ func TestMCPProxyRefusals(t *testing.T) {
 		{[]string{"--upstream-cmd", "true", "--http-addr", "0.0.0.0:0"}, "not a loopback address"},
 		{[]string{"--upstream-cmd", "true", "--requester", "bot"}, "approvals need --database-url"},
 		{[]string{"--upstream-cmd", "true", "--kill-switch", "on"}, "--kill-switch on needs --database-url"},
+		{[]string{"--upstream-cmd", "true", "--max-result-bytes", "0"}, "--max-result-bytes must be positive"},
+		{[]string{"--upstream-cmd", "true", "--upstream-elicitation", "forward"}, "--upstream-elicitation must be mark or refuse"},
 	} {
 		cmd := exec.Command(testgated.Binary(t), append(append([]string{"mcp-proxy"}, audit...), tc.args...)...)
 		cmd.Stdin = strings.NewReader("")

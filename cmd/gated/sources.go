@@ -30,6 +30,7 @@ type bundleFlags struct {
 	pinned       bool
 	pollInterval time.Duration
 	publicKey    string
+	signed       bool
 }
 
 func (b *bundleFlags) register(fs *flag.FlagSet) {
@@ -37,6 +38,7 @@ func (b *bundleFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&b.pinned, "require-pinned", false, "refuse bundle github sources whose ref is not a 40-hex commit SHA")
 	fs.DurationVar(&b.pollInterval, "bundle-poll-interval", 0, "rebuild bundles this often, resolving their branches and tags again (0: only on SIGHUP and local edits)")
 	fs.StringVar(&b.publicKey, "bundle-public-key", "", "PEM Ed25519 public key: load a bundle only when <manifest>.sig signs its revision with it")
+	fs.BoolVar(&b.signed, "require-signed", false, "with --bundle-public-key, refuse --catalog and --policy directories: they carry no signature")
 }
 
 // config checks the flags.
@@ -47,7 +49,10 @@ func (b *bundleFlags) config() (sources.Bundles, error) {
 	if u, err := url.Parse(b.gitBase); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
 		return sources.Bundles{}, usageError("--bundle-git-base %q is not an http(s) URL", b.gitBase)
 	}
-	out := sources.Bundles{Git: &bundle.Git{Base: b.gitBase}, RequirePinned: b.pinned, PollInterval: b.pollInterval}
+	if b.signed && b.publicKey == "" {
+		return sources.Bundles{}, usageError("--require-signed needs --bundle-public-key, the key bundles must be signed with")
+	}
+	out := sources.Bundles{Git: &bundle.Git{Base: b.gitBase}, RequirePinned: b.pinned, PollInterval: b.pollInterval, RequireSigned: b.signed}
 	if b.publicKey != "" {
 		data, err := os.ReadFile(b.publicKey)
 		if err != nil {

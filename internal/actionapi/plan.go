@@ -80,6 +80,21 @@ func Decode(body []byte) (*Plan, error) {
 	return &p, nil
 }
 
+// Binds is what an approval of the plan binds besides its input (the
+// event's arguments): every other part of the plan that decides what runs
+// or how it is undone and checked. A plan resent with another rollback
+// plan, verification, scope or tier is another call. The reason and the
+// confidence are the planner's commentary, and the gated extension is the
+// event's own (agent, domain, evidence), so neither is bound here.
+func (p *Plan) Binds() any {
+	return struct {
+		RiskTier     *string       `json:"riskTier"`
+		RollbackPlan any           `json:"rollbackPlan"`
+		Verification *Verification `json:"verification"`
+		Scope        *Scope        `json:"scope"`
+	}{p.RiskTier, p.RollbackPlan, p.Verification, p.Scope}
+}
+
 // planError rewords encoding/json's errors: they name Go types and fields.
 func planError(err error) error {
 	if te, ok := errors.AsType[*json.UnmarshalTypeError](err); ok {

@@ -1,9 +1,13 @@
 package approval
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"regexp"
 	"testing"
+
+	"github.com/gowebpki/jcs"
 )
 
 func subject() Subject {
@@ -112,11 +116,107 @@ func TestDigestEmptyForms(t *testing.T) {
 }
 
 func TestDigestRejectsBadArguments(t *testing.T) {
-	for _, args := range []string{`{"a":`, `{"a":1}{"b":2}`, `not json`, `{"a":1e400}`} {
+	for _, args := range []string{`{"a":`, `{"a":1}{"b":2}`, `not json`, `{"a":1e400}`, `{"a":1,"a":2}`, `{"a":[{"b":1,"b":1}]}`, `{"a":1e-9999999999}`} {
 		s := subject()
 		s.ProposedArguments = json.RawMessage(args)
 		if d, err := Digest(s); err == nil {
 			t.Errorf("arguments %s digested as %s, want an error", args, d)
 		}
+	}
+}
+
+func withArguments(args string) Subject {
+	s := subject()
+	s.ProposedArguments = json.RawMessage(args)
+	return s
+}
+
+// Issue 25 §4: a number is bound by its exact value. JCS alone reads both
+// numbers of each pair as one double, so an approval of the first spent
+// itself on the second.
+func TestDigestBindsTheExactNumber(t *testing.T) {
+	for _, c := range []struct{ approved, retried string }{
+		{`{"account":1234567890123456789}`, `{"account":1234567890123456800}`},
+		{`{"account":9007199254740993}`, `{"account":9007199254740992}`},
+		{`{"account":-9007199254740993}`, `{"account":-9007199254740992}`},
+		{`{"amount":0.1}`, `{"amount":0.10000000000000000001}`},
+		{`{"amount":[1e-400]}`, `{"amount":[0]}`},
+		{`{"n":{"deep":[1,12345678901234567890123]}}`, `{"n":{"deep":[1,12345678901234567000000]}}`},
+	} {
+		if digest(t, withArguments(c.approved)) == digest(t, withArguments(c.retried)) {
+			t.Errorf("%s and %s have one digest", c.approved, c.retried)
+		}
+	}
+}
+
+// A number bound by its exact value cannot be imitated by the string that
+// stands for it in the digested document.
+func TestDigestExactNumberIsNotAString(t *testing.T) {
+	n := digest(t, withArguments(`{"account":1234567890123456789}`))
+	for _, args := range []string{
+		`{"account":"1234567890123456789e0"}`,
+		`{"account":"1234567890123456789e0","exact_numbers":["/proposed_arguments/account"]}`,
+	} {
+		if digest(t, withArguments(args)) == n {
+			t.Errorf("%s has the digest of the number", args)
+		}
+	}
+}
+
+// Spellings of one value bind as one: what differs is the text, not the
+// call. -0 is 0, as RFC 8785 has it; an upstream that reads numbers
+// exactly reads these as one value too.
+func TestDigestNumberSpellingsOfOneValue(t *testing.T) {
+	for _, spellings := range [][]string{
+		{`{"n":1000}`, `{"n":1e3}`, `{"n":1E+3}`, `{"n":1000.000}`, `{"n":0.1e4}`},
+		{`{"n":1}`, `{"n":1.0}`, `{"n":10e-1}`},
+		{`{"n":0}`, `{"n":-0}`, `{"n":0.0e5}`, `{"n":-0.0}`},
+		{`{"n":1234567890123456789}`, `{"n":1.234567890123456789e18}`, `{"n":12345678901234567890e-1}`},
+		{`{"n":-9007199254740993}`, `{"n":-9.007199254740993E15}`},
+	} {
+		want := digest(t, withArguments(spellings[0]))
+		for _, s := range spellings[1:] {
+			if digest(t, withArguments(s)) != want {
+				t.Errorf("%s and %s have different digests", spellings[0], s)
+			}
+		}
+	}
+}
+
+// Numbers a double holds exactly digest as RFC 8785 alone has them, so
+// approvals opened before exact numbers existed keep their digests.
+func TestDigestOfDoublesIsPlainJCS(t *testing.T) {
+	s := withArguments(`{"n":[9007199254740992,-9007199254740992,0.1,1e21,5e-324,1.7976931348623157e308]}`)
+	raw, err := json.Marshal(Subject{ToolName: s.ToolName, ToolCategory: s.ToolCategory, RiskDomain: s.RiskDomain,
+		ProposedArguments: s.ProposedArguments, Requester: Identity{TokenName: "runtime-a",
+			Principals: []string{"group://ops", "operator://bob"}}, AgentID: s.AgentID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	canonical, err := jcs.Transform(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(canonical)
+	if d := digest(t, s); d != "sha256:"+hex.EncodeToString(sum[:]) {
+		t.Fatalf("digest %s is not the SHA-256 of the RFC 8785 form", d)
+	}
+}
+
+func TestDecimalValue(t *testing.T) {
+	for in, want := range map[string]string{
+		"0": "0", "-0": "0", "0.000": "0", "0e99": "0",
+		"1000": "1e3", "1e3": "1e3", "1.000E3": "1e3", "100e+1": "1e3",
+		"0.5": "5e-1", "-0.050": "-5e-2", "12.5": "125e-1",
+		"9007199254740993": "9007199254740993e0",
+		"1E-7":             "1e-7",
+	} {
+		got, err := decimalValue(in)
+		if err != nil || got != want {
+			t.Errorf("decimalValue(%s) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	if got, err := decimalValue("1e1000000000"); err == nil {
+		t.Errorf("decimalValue(1e1000000000) = %q, want an error", got)
 	}
 }

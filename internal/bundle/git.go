@@ -33,21 +33,22 @@ const DefaultGitTimeout = 2 * time.Minute
 // branches, resolved on every composition.
 var tagRef = regexp.MustCompile(`^v[0-9]+(\.[0-9]+)*$`)
 
-// Git fetches github sources with go-git over smart HTTP and caches them
-// by (repo, ref, path): a commit SHA forever, a tag for TagTTL, and a
-// branch only as long as it still resolves to the same commit (it is
-// resolved again on every fetch, with one ls-remote). It is safe for
-// concurrent use.
+// Git fetches github sources with go-git over smart HTTP, one commit at a
+// time (fetchTree), and caches them by (repo, ref, path): a commit SHA
+// forever, a tag for TagTTL, and a branch only as long as it still
+// resolves to the same commit (it is resolved again on every fetch, with
+// one ls-remote). It is safe for concurrent use.
 type Git struct {
 	// Base is the URL the repo's owner/name is appended to; DefaultGitBase
 	// when empty.
 	Base string
-	// MaxBytes caps the files read from one repository folder;
-	// DefaultLimits.Bytes when zero.
+	// MaxBytes caps the files read from one repository folder, and the
+	// pack fetched and the objects it holds (each); DefaultLimits.Bytes
+	// when zero.
 	MaxBytes int64
 	// Now is the clock tag expiry is measured with; time.Now when nil.
 	Now func() time.Time
-	// Timeout bounds one fetch (ls-remote and clone), so that a server
+	// Timeout bounds one fetch (ls-remote and fetch), so that a server
 	// that stops answering cannot stall reloads; DefaultGitTimeout when
 	// zero.
 	Timeout time.Duration
@@ -95,20 +96,20 @@ func (g *Git) Fetch(repo, ref, dir string) (string, map[string][]byte, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	url := g.url(repo)
-	want := ref
+	want, name := ref, ""
 	if !IsSHA(ref) {
-		tip, err := lsRemote(ctx, url, ref)
+		tip, refName, err := lsRemote(ctx, url, ref)
 		if err != nil {
 			return "", nil, fmt.Errorf("the github source %s@%s cannot be resolved: %w", repo, ref, err)
 		}
-		want = tip
+		want, name = tip, refName
 	}
 	// A branch or tag still at the cached commit has the same files.
 	if cached && want == e.sha {
 		g.store(k, e.sha, e.files)
 		return e.sha, e.files, nil
 	}
-	sha, files, err := g.clone(ctx, url, want, dir)
+	sha, files, err := g.fetchTree(ctx, url, want, name, dir)
 	if err != nil {
 		return "", nil, fmt.Errorf("the github source %s@%s cannot be fetched: %w", repo, ref, err)
 	}
@@ -126,33 +127,70 @@ func (g *Git) store(k gitKey, sha string, files map[string][]byte) {
 }
 
 // lsRemote resolves a branch or tag name to the commit it points at (an
-// annotated tag peeled to its commit, as the server advertises it).
-func lsRemote(ctx context.Context, url, ref string) (string, error) {
+// annotated tag peeled to its commit, as the server advertises it), and
+// names the reference it found.
+func lsRemote(ctx context.Context, url, ref string) (hash, name string, err error) {
 	r := git.NewRemote(memory.NewStorage(), &config.RemoteConfig{Name: "origin", URLs: []string{url}})
 	refs, err := r.ListContext(ctx, &git.ListOptions{PeelingOption: git.AppendPeeled})
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	found := map[plumbing.ReferenceName]string{}
 	for _, rf := range refs {
 		found[rf.Name()] = rf.Hash().String()
 	}
-	for _, name := range []string{"refs/tags/" + ref + "^{}", "refs/tags/" + ref, "refs/heads/" + ref} {
+	for _, name := range []string{"refs/tags/" + ref, "refs/heads/" + ref} {
+		if h, ok := found[plumbing.ReferenceName(name+"^{}")]; ok {
+			return h, name, nil
+		}
 		if h, ok := found[plumbing.ReferenceName(name)]; ok {
-			return h, nil
+			return h, name, nil
 		}
 	}
-	return "", fmt.Errorf("no branch or tag %q", ref)
+	return "", "", fmt.Errorf("no branch or tag %q", ref)
 }
 
-// clone fetches the repository into memory and reads the files below dir
-// at hash (a commit, or a tag object peeled to its commit).
-func (g *Git) clone(ctx context.Context, url, hash, dir string) (string, map[string][]byte, error) {
-	repo, err := git.CloneContext(ctx, memory.NewStorage(), nil, &git.CloneOptions{URL: url, Tags: git.AllTags, NoCheckout: true})
+// wantRef is where the fetched commit is kept in the in-memory repository.
+const wantRef = "refs/gated/want"
+
+// fetchTree fetches the one commit needed into memory, and reads the
+// files below dir at it. Only that commit comes: depth 1, no tags, one
+// refspec — the reference name for a branch or tag (any server serves
+// it), the hash itself for a pinned SHA (the server must allow a
+// reachable SHA in a want, as GitHub does). So what history once held
+// is never transferred; the pack and the objects in it are capped too
+// (cappedStorage). A branch that moved since ls-remote gives its new
+// commit, and the hash returned is the one read.
+func (g *Git) fetchTree(ctx context.Context, url, hash, name, dir string) (string, map[string][]byte, error) {
+	limit := g.MaxBytes
+	if limit == 0 {
+		limit = DefaultLimits.Bytes
+	}
+	st := &cappedStorage{Storage: memory.NewStorage(), limit: limit}
+	repo, err := git.Init(st, nil)
 	if err != nil {
 		return "", nil, err
 	}
-	h := plumbing.NewHash(hash)
+	if _, err := repo.CreateRemote(&config.RemoteConfig{Name: "origin", URLs: []string{url}}); err != nil {
+		return "", nil, err
+	}
+	src := hash
+	if name != "" {
+		src = name
+	}
+	err = repo.FetchContext(ctx, &git.FetchOptions{RemoteName: "origin", Depth: 1, Tags: git.NoTags,
+		RefSpecs: []config.RefSpec{config.RefSpec("+" + src + ":" + wantRef)}})
+	if errors.Is(err, git.ErrExactSHA1NotSupported) {
+		return "", nil, fmt.Errorf("the git server does not serve a commit by its SHA (uploadpack.allowReachableSHA1InWant), so %s cannot be fetched alone", hash)
+	}
+	if err != nil {
+		return "", nil, err
+	}
+	got, err := repo.Reference(wantRef, false)
+	if err != nil {
+		return "", nil, err
+	}
+	h := got.Hash()
 	commit, err := repo.CommitObject(h)
 	if errors.Is(err, plumbing.ErrObjectNotFound) {
 		if tag, terr := repo.TagObject(h); terr == nil {
@@ -160,7 +198,7 @@ func (g *Git) clone(ctx context.Context, url, hash, dir string) (string, map[str
 		}
 	}
 	if err != nil {
-		return "", nil, fmt.Errorf("commit %s: %w", hash, err)
+		return "", nil, fmt.Errorf("commit %s: %w", h, err)
 	}
 	tree, err := commit.Tree()
 	if err != nil {
@@ -170,10 +208,6 @@ func (g *Git) clone(ctx context.Context, url, hash, dir string) (string, map[str
 		if tree, err = tree.Tree(dir); err != nil {
 			return "", nil, fmt.Errorf("the folder %s at commit %s: %w", dir, commit.Hash, err)
 		}
-	}
-	limit := g.MaxBytes
-	if limit == 0 {
-		limit = DefaultLimits.Bytes
 	}
 	files := map[string][]byte{}
 	var total int64

@@ -119,15 +119,21 @@ func requesterOf(req Request) approval.Identity {
 	return approval.Identity{TokenName: req.TokenName, Principals: req.Principals}
 }
 
-// digestOf binds an approval to ev as decided on category, made by
-// requester; it returns the encoded arguments too, for the preview.
-func digestOf(ev *route.Event, category string, requester approval.Identity) (digest string, args []byte, err error) {
+// digestOf binds an approval to ev as decided on category, asked for by
+// req; it returns the encoded arguments too, for the preview.
+func digestOf(ev *route.Event, category string, req Request) (digest string, args []byte, err error) {
 	if args, err = json.Marshal(ev.ProposedArguments); err != nil {
 		return "", nil, err
 	}
+	var plan []byte
+	if req.Binds != nil {
+		if plan, err = json.Marshal(req.Binds); err != nil {
+			return "", nil, err
+		}
+	}
 	digest, err = approval.Digest(approval.Subject{
 		ToolName: ev.ToolName, ToolCategory: category, RiskDomain: ev.RiskDomain,
-		ProposedArguments: args, Requester: requester, AgentID: ev.AgentID,
+		ProposedArguments: args, Requester: requesterOf(req), AgentID: ev.AgentID, Plan: plan,
 	})
 	return digest, args, err
 }
@@ -153,7 +159,7 @@ func (e *Engine) checkApprovalRef(ctx context.Context, req Request, ev *route.Ev
 	u.requester = requesterOf(req)
 	// The category the rules run on, as the asking decision had it: the
 	// contract's identity-bound rule can turn a public read private.
-	digest, _, err := digestOf(ev, string(contract.Evaluate(ev, category, now).Category), u.requester)
+	digest, _, err := digestOf(ev, string(contract.Evaluate(ev, category, now).Category), req)
 	if err != nil {
 		return u.refuse(approval.CodeDigestMismatch, "the call cannot be bound to an approval: its arguments cannot be canonicalised")
 	}
@@ -204,7 +210,7 @@ func (e *Engine) offerApproval(ctx context.Context, d *Decision, ev *route.Event
 		return
 	}
 	requester := requesterOf(req)
-	digest, args, err := digestOf(ev, d.ToolCategory, requester)
+	digest, args, err := digestOf(ev, d.ToolCategory, req)
 	if err != nil {
 		return
 	}

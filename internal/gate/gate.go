@@ -82,6 +82,10 @@ type Request struct {
 	// Checks adds a surface's own findings after the catalog join (the
 	// Action API's plan rules); view is nil for an uncatalogued tool.
 	Checks func(view *catalog.View, ev *route.Event) []route.Finding
+	// Binds is what else an approval of the call binds besides the event:
+	// the parts of an Action API plan outside its input that decide what
+	// runs. nil for every other surface.
+	Binds any
 }
 
 // Engine is the decision path. It is safe for concurrent use.

@@ -18,7 +18,7 @@ func handleActionCheck(d *Deps) http.HandlerFunc {
 		}
 		check := actionapi.NewCheck(plan)
 		c := callerOf(d, r)
-		c.req.Checks = check.Findings
+		c.req.Checks, c.req.Binds = check.Findings, plan.Binds()
 		dec := c.decide(r.Context(), d.Engine, plan.Event(d.Engine.Category(plan.ActionType)))
 		writeJSON(w, http.StatusOK, actionapi.NewAnswer(check, dec))
 	}

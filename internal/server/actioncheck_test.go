@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatedhq/gated/internal/approval"
 	"github.com/gatedhq/gated/internal/approval/approvaltest"
 	approvalpg "github.com/gatedhq/gated/internal/approval/postgres"
 	"github.com/gatedhq/gated/internal/audit"
@@ -280,10 +281,10 @@ func TestActionCheckBadInput(t *testing.T) {
 	}
 }
 
-// An R3 plan is queued with one of gated's approvals; once a person
-// approves it, the same plan with the approval's ref runs, once.
-func TestActionCheckR3Approval(t *testing.T) {
-	t.Parallel()
+// approvalPlans serves the Action API with approvals on a real approval
+// store, and sends R3 scale_cluster plans; the plan's parts outside the
+// gated extension are body, the evidence refs past the fixed one refs.
+func approvalPlans(t *testing.T) (f *fixture, plan func(body, refs string) *response) {
 	ctx := context.Background()
 	_, dbURL := approvaltest.Database(t, time.Now())
 	rec := approvaltest.SyncRecorder(t, dbURL)
@@ -300,7 +301,7 @@ func TestActionCheckR3Approval(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := newServer(t, func(d *server.Deps) {
+	f = newServer(t, func(d *server.Deps) {
 		d.Engine = gate.New(gate.WithCatalog(func() *catalog.Catalog { return cat }, gate.UnknownDefer, catalog.ArgumentsEnforce),
 			gate.WithAudit(rec, audit.NewRedactor([]byte("0123456789abcdef0123456789abcdef")), "test"),
 			gate.WithApprovals(store, ""))
@@ -310,12 +311,17 @@ func TestActionCheckR3Approval(t *testing.T) {
 		return `{"agent_id": "agent-7", "authorization_state": "confirmed", "risk_domain": "devops", "evidence_refs": [{"source_id": "ticket.7",
   "kind": "policy", "trust_tier": "verified", "redaction_status": "redacted", "freshness": {"status": "fresh"}, "provenance": "connector"}` + extra + `]}`
 	}
-	plan := func(refs string) *response {
-		body := `{"actionId": "action:s1", "actionType": "scale_cluster", "riskTier": "R3", "input": {"nodes": 12},
-  "rollbackPlan": {"nodes": 8}, "verification": {"required": true, "commands": []}, "gated": ` + ext(refs) + `}`
+	return f, func(body, refs string) *response {
+		body = `{"actionId": "action:s1", "actionType": "scale_cluster", ` + body + `, "gated": ` + ext(refs) + `}`
 		return f.do(request{method: http.MethodPost, target: "/v1/action-check", body: strings.NewReader(body), header: bearer(askerSecret)})
 	}
-	first := plan("")
+}
+
+// approvedPlan sends body, approves the approval it is queued with, and
+// returns the approval's evidence ref for the retry.
+func approvedPlan(t *testing.T, f *fixture, plan func(body, refs string) *response, body string) string {
+	t.Helper()
+	first := plan(body, "")
 	a, _ := first.body["approval"].(map[string]any)
 	if first.str("status") != "queued" || a == nil || !slices.Contains(blockersOf(first), "plan_risk_tier_requires_approval") {
 		t.Fatalf("R3 plan: %.600s", first.raw)
@@ -324,10 +330,54 @@ func TestActionCheckR3Approval(t *testing.T) {
 		t.Fatalf("approve: %d %.300s", r.status, r.raw)
 	}
 	ref, _ := json.Marshal(a["evidence_ref"])
-	if r := plan("," + string(ref)); r.str("status") != "approved" || r.str("route") != "accept" {
+	return "," + string(ref)
+}
+
+const scalePlan = `"riskTier": "R3", "input": {"nodes": 12},
+  "rollbackPlan": {"nodes": 8}, "verification": {"required": true, "commands": []}`
+
+// An R3 plan is queued with one of gated's approvals; once a person
+// approves it, the same plan with the approval's ref runs, once.
+func TestActionCheckR3Approval(t *testing.T) {
+	t.Parallel()
+	f, plan := approvalPlans(t)
+	ref := approvedPlan(t, f, plan, scalePlan)
+	if r := plan(scalePlan, ref); r.str("status") != "approved" || r.str("route") != "accept" {
 		t.Fatalf("the approved plan: %.600s", r.raw)
 	}
-	if r := plan("," + string(ref)); r.str("status") == "approved" {
+	if r := plan(scalePlan, ref); r.str("status") == "approved" {
 		t.Fatalf("the approval was spent twice: %.600s", r.raw)
+	}
+}
+
+// Issue 25 §4: an approval binds the whole plan, not only its input. The
+// approved plan resent with another rollback plan, verification, scope,
+// tier or an input number past a double's precision is another call: its
+// digest differs, and the approval stays unspent for the plan approved.
+func TestActionCheckApprovalBindsThePlan(t *testing.T) {
+	t.Parallel()
+	f, plan := approvalPlans(t)
+	approved := `"riskTier": "R3", "input": {"nodes": 12, "account": 1234567890123456789},
+  "rollbackPlan": {"nodes": 8}, "verification": {"required": true, "commands": []}, "scope": {"allowedDirs": ["deploy"]}`
+	ref := approvedPlan(t, f, plan, approved)
+	for name, changed := range map[string]string{
+		"rollback plan": `"riskTier": "R3", "input": {"nodes": 12, "account": 1234567890123456789},
+  "rollbackPlan": "whatever", "verification": {"required": true, "commands": []}, "scope": {"allowedDirs": ["deploy"]}`,
+		"verification": `"riskTier": "R3", "input": {"nodes": 12, "account": 1234567890123456789},
+  "rollbackPlan": {"nodes": 8}, "verification": {"required": true, "commands": ["true"]}, "scope": {"allowedDirs": ["deploy"]}`,
+		"scope": `"riskTier": "R3", "input": {"nodes": 12, "account": 1234567890123456789},
+  "rollbackPlan": {"nodes": 8}, "verification": {"required": true, "commands": []}, "scope": {"allowedDirs": ["."]}`,
+		"risk tier": `"riskTier": "R2", "input": {"nodes": 12, "account": 1234567890123456789},
+  "rollbackPlan": {"nodes": 8}, "verification": {"required": true, "commands": []}, "scope": {"allowedDirs": ["deploy"]}`,
+		"input number": `"riskTier": "R3", "input": {"nodes": 12, "account": 1234567890123456800},
+  "rollbackPlan": {"nodes": 8}, "verification": {"required": true, "commands": []}, "scope": {"allowedDirs": ["deploy"]}`,
+	} {
+		r := plan(changed, ref)
+		if r.str("status") == "approved" || !slices.Contains(blockersOf(r), approval.CodeDigestMismatch) {
+			t.Errorf("the approved plan with another %s: %.600s", name, r.raw)
+		}
+	}
+	if r := plan(approved, ref); r.str("status") != "approved" {
+		t.Fatalf("the approved plan itself: %.600s", r.raw)
 	}
 }

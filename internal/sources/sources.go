@@ -42,6 +42,9 @@ type Bundles struct {
 	Git           *bundle.Git
 	RequirePinned bool
 	PublicKey     ed25519.PublicKey // when set, only bundles it signed load
+	// RequireSigned refuses directories besides: they carry no signature,
+	// so with a PublicKey they would load unchecked (and only be warned of).
+	RequireSigned bool
 	// PollInterval, when positive, rebuilds every bundle this often, so
 	// that branches and tags are resolved again without a SIGHUP.
 	PollInterval time.Duration
@@ -69,6 +72,7 @@ func Load(cfg Config, log *zap.Logger) (*Sources, error) {
 		if err != nil {
 			return nil, err
 		}
+		warnUnsigned(log, cfg.Bundles, "--catalog", dirs, isBundle)
 		out.catalog, err = reload.New(reload.Config[catalog.Catalog]{
 			Build:        build,
 			Dirs:         watch,
@@ -92,6 +96,7 @@ func Load(cfg Config, log *zap.Logger) (*Sources, error) {
 		if err != nil {
 			return nil, err
 		}
+		warnUnsigned(log, cfg.Bundles, "--policy", dirs, isBundle)
 		out.policy, err = reload.New(reload.Config[policy.Set]{
 			Build:        build,
 			Dirs:         watch,
@@ -122,6 +127,10 @@ func composed[T any](b Bundles, flag string, dirs []string, load func([]string) 
 		}
 	}
 	if manifests == 0 {
+		if b.RequireSigned {
+			return nil, nil, false, fmt.Errorf("%s %s: --require-signed loads only bundle manifests signed with gated bundle sign, and a directory carries no signature",
+				flag, strings.Join(dirs, ", "))
+		}
 		return func() (*T, error) { return load(dirs) }, dirs, false, nil
 	}
 	if len(dirs) != 1 {
@@ -142,6 +151,17 @@ func composed[T any](b Bundles, flag string, dirs []string, load func([]string) 
 		return v, nil
 	}
 	return build, []string{filepath.Dir(manifest)}, true, nil
+}
+
+// warnUnsigned says that directories load without a signature although
+// the operator gave a key to check bundles with: the key protects
+// nothing there, which the operator may not expect.
+func warnUnsigned(log *zap.Logger, b Bundles, flag string, dirs []string, isBundle bool) {
+	if log == nil || isBundle || b.PublicKey == nil {
+		return
+	}
+	log.Warn(flag+" names directories, which carry no signature: they load unchecked although --bundle-public-key is set (--require-signed refuses them)",
+		zap.Strings("dirs", dirs))
 }
 
 // isManifest reports whether a --catalog or --policy value names a bundle

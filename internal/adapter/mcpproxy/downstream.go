@@ -19,6 +19,10 @@ import (
 // notifications about the upstream go to every client; progress goes to
 // the client whose request it is about.
 type Downstream struct {
+	// RefuseElicitation answers every elicitation/create of the upstream
+	// with an error instead of passing it on (set before connecting).
+	RefuseElicitation bool
+
 	mu       sync.Mutex
 	server   *sdk.Server
 	client   *sdk.Client
@@ -247,14 +251,26 @@ func (d *Downstream) sample(ctx context.Context, req *sdk.CreateMessageWithTools
 	return ss.CreateMessageWithTools(ctx, req.Params)
 }
 
-// elicit forwards the upstream's elicitation/create; the go-sdk refuses a
-// mode the client did not declare. Not decided by gated, and not logged.
+// UpstreamElicitationPrefix starts the message of every elicitation the
+// proxy passes on: the person sees that the upstream asks, not gated, so
+// an upstream cannot pass its question off as gated's approval request.
+const UpstreamElicitationPrefix = "[Asked by the upstream MCP server behind gated, not by gated: this is not an approval of gated's.] "
+
+// elicit forwards the upstream's elicitation/create, its message marked
+// as the upstream's, or refuses it (RefuseElicitation); the go-sdk
+// refuses a mode the client did not declare. Not decided by gated, and
+// not logged.
 func (d *Downstream) elicit(ctx context.Context, req *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
+	if d.RefuseElicitation {
+		return nil, errors.New("gated mcp-proxy does not pass the upstream's elicitation requests on (--upstream-elicitation refuse)")
+	}
 	ss, err := d.asked("elicitation")
 	if err != nil {
 		return nil, err
 	}
-	return ss.Elicit(ctx, req.Params)
+	params := *req.Params
+	params.Message = UpstreamElicitationPrefix + params.Message
+	return ss.Elicit(ctx, &params)
 }
 
 // elicitationCompleted tells the client a URL elicitation it was given

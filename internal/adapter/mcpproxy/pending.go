@@ -1,14 +1,10 @@
 package mcpproxy
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"slices"
 	"sync"
 	"time"
-
-	"github.com/gowebpki/jcs"
 
 	"github.com/gatedhq/gated/internal/approval"
 	"github.com/gatedhq/gated/internal/gate"
@@ -27,21 +23,18 @@ type pending struct {
 	byCall map[string]*gate.PendingApproval
 }
 
-// callKey names a call by its tool and its arguments in RFC 8785 form, so
-// key order and number spelling do not make another call; ok is false
-// for arguments that cannot be canonicalised (gate cannot bind an
+// callKey names a call by its tool and its arguments as an approval's
+// digest binds them (approval.Digest): key order and number spelling do
+// not make another call, and numbers count by their exact value. ok is
+// false for arguments that cannot be digested (gate cannot bind an
 // approval to them either).
 func callKey(tool string, args map[string]any) (key string, ok bool) {
 	raw, err := json.Marshal(args)
 	if err != nil {
 		return "", false
 	}
-	canonical, err := jcs.Transform(raw)
-	if err != nil {
-		return "", false
-	}
-	sum := sha256.Sum256(append([]byte(tool+"\x00"), canonical...))
-	return hex.EncodeToString(sum[:]), true
+	key, err = approval.Digest(approval.Subject{ToolName: tool, ProposedArguments: raw})
+	return key, err == nil
 }
 
 // get returns the approval remembered for the call, unless it has expired.

@@ -13,9 +13,11 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/zap"
@@ -57,9 +59,18 @@ type Config struct {
 	// still decided (and refused).
 	HideRefused   bool
 	AlwaysRefused func(tool string, vouched bool) bool
-	Version       string
-	Log           *zap.Logger
+	// MaxResultBytes bounds the encoded size of a tool result passed on to
+	// the client (DefaultMaxResultBytes when 0): a larger one is replaced
+	// by a tool error.
+	MaxResultBytes int
+	Version        string
+	Log            *zap.Logger
 }
+
+// DefaultMaxResultBytes is the largest tool result the proxy passes on
+// unless told otherwise: far more than a model's context takes in one
+// result, far less than what would strain the proxy.
+const DefaultMaxResultBytes = 4 << 20
 
 // DecisionMetaKey is the _meta key of a refused call's result that carries
 // the decision, for clients that read more than the text.
@@ -90,6 +101,9 @@ func New(cfg Config) *sdk.Server {
 	}
 	if cfg.Downstream == nil {
 		cfg.Downstream = NewDownstream()
+	}
+	if cfg.MaxResultBytes <= 0 {
+		cfg.MaxResultBytes = DefaultMaxResultBytes
 	}
 	p := &proxy{Config: cfg}
 	caps, upCaps := &sdk.ServerCapabilities{}, (*sdk.ServerCapabilities)(nil)
@@ -239,6 +253,19 @@ func (p *proxy) callTool(ctx context.Context, ss *sdk.ServerSession, params *sdk
 		return toolError(fmt.Sprintf("gated allowed this call (decision %s), but the upstream MCP server failed it: %v.",
 			d.DecisionID, strings.TrimSuffix(err.Error(), ".")))
 	}
+	// Measured once received: the go-sdk's own transports bound what one
+	// message may hold while it is read (16 MiB on stdio).
+	encoded, err := json.Marshal(res)
+	if err != nil {
+		return toolError(fmt.Sprintf("gated allowed this call (decision %s) and the upstream MCP server ran it, but its result cannot be encoded, so it was dropped.", d.DecisionID))
+	}
+	if len(encoded) > p.MaxResultBytes {
+		p.Log.Warn("the upstream's tool result is over the cap, so the client gets a tool error instead", zap.String("tool", tool),
+			zap.String("decision_id", d.DecisionID), zap.Int("result_bytes", len(encoded)), zap.Int("max_result_bytes", p.MaxResultBytes))
+		return toolError(fmt.Sprintf("gated allowed this call (decision %s) and the upstream MCP server ran it, but its result "+
+			"(%d bytes) is larger than the %d bytes gated mcp-proxy passes on (--max-result-bytes), so it was dropped.",
+			d.DecisionID, len(encoded), p.MaxResultBytes))
+	}
 	return res
 }
 
@@ -375,11 +402,21 @@ func upstreamError(err error) zap.Field {
 }
 
 // arguments decodes a call's arguments as the HTTP surface decodes a body
-// (numbers kept exact). MCP requires an object; absent means empty.
+// (numbers kept exact). MCP requires an object; absent means empty. The
+// proxy forwards the client's bytes, not an encoding of what it decided
+// on, so the bytes must mean one thing: a key given twice (Go keeps the
+// last, other parsers the first) or text that is not UTF-8 is refused.
 func arguments(raw json.RawMessage) (map[string]any, error) {
 	args := map[string]any{}
 	if len(bytes.TrimSpace(raw)) == 0 || string(bytes.TrimSpace(raw)) == "null" {
 		return args, nil
+	}
+	if _, err := jsontext.NewDecoder(bytes.NewReader(raw)).ReadValue(); err != nil {
+		if serr, ok := errors.AsType[*jsontext.SyntacticError](err); ok && serr.Err == jsontext.ErrDuplicateName {
+			return nil, fmt.Errorf("its arguments give the key %s more than once, which the upstream MCP server may read otherwise than gated does",
+				strconv.Quote(string(serr.JSONPointer)))
+		}
+		return nil, errors.New("its arguments are not valid JSON (RFC 8259, UTF-8)")
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()

@@ -124,6 +124,10 @@ type setup struct {
 	// protocol version the proxy speaks with it (the latest when empty).
 	upstream *sdk.Server
 	upProto  string
+	// maxResult is the proxy's MaxResultBytes; refuseElicitation its
+	// downstream's RefuseElicitation.
+	maxResult         int
+	refuseElicitation bool
 }
 
 // requester is who the proxy's approvals are for, as cmd/gated names it.
@@ -169,6 +173,7 @@ func newFixture(t *testing.T, o setup) *fixture {
 		t.Fatal(err)
 	}
 	down := mcpproxy.NewDownstream()
+	down.RefuseElicitation = o.refuseElicitation
 	f.upstream, err = down.Client(&sdk.Implementation{Name: "gated-mcp-proxy", Version: "test"}).Connect(ctx, upT,
 		&sdk.ClientSessionOptions{ProtocolVersion: o.upProto})
 	if err != nil {
@@ -177,7 +182,7 @@ func newFixture(t *testing.T, o setup) *fixture {
 	t.Cleanup(func() { _ = f.upstream.Close() })
 	proxy := mcpproxy.New(mcpproxy.Config{
 		Upstream: f.upstream, Downstream: down, ToolPrefix: "mcp__up__", Category: engine.Category, Version: "test",
-		TrustAnnotations: o.trust, HideRefused: o.hide, AlwaysRefused: engine.AlwaysRefused, Log: o.log,
+		TrustAnnotations: o.trust, HideRefused: o.hide, AlwaysRefused: engine.AlwaysRefused, Log: o.log, MaxResultBytes: o.maxResult,
 		Decide: func(ctx context.Context, req gate.Request) *gate.Decision {
 			req.TrustEventPrincipals, req.TokenName = true, token
 			return engine.Decide(ctx, req)

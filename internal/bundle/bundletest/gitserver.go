@@ -4,14 +4,17 @@
 package bundletest
 
 import (
-	"github.com/gatedhq/gated/internal/testtree"
+	"net/http"
 	"net/http/cgi"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
+
+	"github.com/gatedhq/gated/internal/testtree"
 )
 
 // Backend is git's smart-HTTP CGI program.
@@ -22,6 +25,7 @@ type Server struct {
 	Base string
 	t    testing.TB
 	root string
+	sent atomic.Int64
 }
 
 // NewServer starts a git server on 127.0.0.1, stopped when t ends.
@@ -30,10 +34,29 @@ func NewServer(t testing.TB) *Server {
 	if _, err := os.Stat(Backend); err != nil {
 		t.Fatalf("the git HTTP backend is needed to serve test repositories: %v", err)
 	}
-	root := t.TempDir()
-	srv := httptest.NewServer(&cgi.Handler{Path: Backend, Env: []string{"GIT_PROJECT_ROOT=" + root, "GIT_HTTP_EXPORT_ALL=1"}})
+	s := &Server{t: t, root: t.TempDir()}
+	backend := &cgi.Handler{Path: Backend, Env: []string{"GIT_PROJECT_ROOT=" + s.root, "GIT_HTTP_EXPORT_ALL=1"}}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		backend.ServeHTTP(counting{w, &s.sent}, r)
+	}))
 	t.Cleanup(srv.Close)
-	return &Server{Base: srv.URL + "/", t: t, root: root}
+	s.Base = srv.URL + "/"
+	return s
+}
+
+// Sent is how many bytes of response bodies the server has sent.
+func (s *Server) Sent() int64 { return s.sent.Load() }
+
+// counting counts the body bytes written through it.
+type counting struct {
+	http.ResponseWriter
+	n *atomic.Int64
+}
+
+func (c counting) Write(p []byte) (int, error) {
+	n, err := c.ResponseWriter.Write(p)
+	c.n.Add(int64(n))
+	return n, err
 }
 
 // Repo is a repository the server serves, written with the git CLI.
@@ -42,7 +65,8 @@ type Repo struct {
 	dir string
 }
 
-// Repo creates the repository owner/name with an unborn main branch.
+// Repo creates the repository owner/name with an unborn main branch. It
+// serves a commit by its SHA, as GitHub does.
 func (s *Server) Repo(name string) *Repo {
 	s.t.Helper()
 	r := &Repo{t: s.t, dir: filepath.Join(s.root, filepath.FromSlash(name))}
@@ -50,7 +74,14 @@ func (s *Server) Repo(name string) *Repo {
 		s.t.Fatal(err)
 	}
 	r.git("init", "-q", "-b", "main")
+	r.Config("uploadpack.allowReachableSHA1InWant", "true")
 	return r
+}
+
+// Config sets a git configuration value of the repository.
+func (r *Repo) Config(key, value string) {
+	r.t.Helper()
+	r.git("config", key, value)
 }
 
 // Commit writes files (slash paths), commits them all on the current
@@ -83,3 +114,11 @@ func (r *Repo) git(args ...string) string {
 
 // Root is the directory the repositories are in, owner/name below it.
 func (s *Server) Root() string { return s.root }
+
+// Remove deletes files (slash paths), commits and returns the commit's SHA.
+func (r *Repo) Remove(paths ...string) string {
+	r.t.Helper()
+	r.git(append([]string{"rm", "-q", "--"}, paths...)...)
+	r.git("commit", "-q", "-m", "test removal")
+	return r.git("rev-parse", "HEAD")
+}
