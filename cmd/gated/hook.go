@@ -116,7 +116,7 @@ func decideLocally(ctx context.Context, rt hook.Runtime, sf *sourceFlags, state 
 	}
 	engine := gate.New(append(src.Opts, gate.WithShadow(shadow))...)
 	event := rt.Event(in, hook.Options{AuthorizationState: state, Category: string(engine.Category(in.ToolName))})
-	d := engine.Decide(ctx, gate.Request{Event: event, TrustEventPrincipals: true})
+	d := engine.Decide(ctx, gate.Request{Event: event, TrustEventPrincipals: true, Workspace: in.Cwd})
 	return rt.Answer(server.HookDecision(d)), nil
 }
 

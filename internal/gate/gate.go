@@ -79,6 +79,12 @@ type Request struct {
 	// trusts), so the unknown-tools rule gives way to the contract rules
 	// on that category. An unknown category is not vouched for.
 	CategoryVouched bool
+	// Workspace is the directory the agent works in (a hook's cwd), which
+	// a command line's paths are judged against; empty, no path is inside
+	// it. Only a surface that declares the category the catalog gives a
+	// tool sets it (hooks): a call the catalog proves only reads in the
+	// workspace is then decided as the read it is.
+	Workspace string
 	// Checks adds a surface's own findings after the catalog join (the
 	// Action API's plan rules); view is nil for an uncatalogued tool.
 	Checks func(view *catalog.View, ev *route.Event) []route.Finding
@@ -274,7 +280,11 @@ func (e *Engine) decide(ctx context.Context, d *Decision, req Request, now time.
 	}
 
 	ev := p.Event
-	view, category, catalogFindings := e.joinCatalog(ctx, d, ev, req.CategoryVouched)
+	call, category, catalogFindings := e.joinCatalog(ctx, d, ev, req)
+	var view *catalog.View
+	if call != nil {
+		view = call.View
+	}
 	var use *approvalUse
 	if e.approvals != nil {
 		if use = e.checkApprovalRef(ctx, req, ev, category, now); use != nil && use.ok {
@@ -302,7 +312,7 @@ func (e *Engine) decide(ctx context.Context, d *Decision, req Request, now time.
 	findings := append(eval.Findings, catalogFindings...)
 	findings = append(findings, e.killFindings(req, ev, view)...)
 	if view != nil {
-		floors, argErrs := catalog.Floors(view, ev, eval.Auth.EffectiveState, e.argMode)
+		floors, argErrs := catalog.Floors(call, ev, eval.Auth.EffectiveState, e.argMode)
 		d.ArgumentErrors = argErrs
 		findings = append(findings, floors...)
 		if f, ok := catalog.UnresolvedApprovalPolicy(view); ok && e.policy == nil {
@@ -437,9 +447,10 @@ func firstNonEmpty(a, b string) string {
 	return b
 }
 
-// joinCatalog resolves the event's tool to its catalog view and the
-// category the contract rules run on.
-func (e *Engine) joinCatalog(ctx context.Context, d *Decision, ev *route.Event, vouched bool) (*catalog.View, route.Category, []route.Finding) {
+// joinCatalog resolves the event's tool to its catalog view, applied to
+// the event's arguments (nil for an uncatalogued tool), and the category
+// the contract rules run on.
+func (e *Engine) joinCatalog(ctx context.Context, d *Decision, ev *route.Event, req Request) (*catalog.Call, route.Category, []route.Finding) {
 	if e.catalog == nil {
 		return nil, ev.ToolCategory, nil
 	}
@@ -450,7 +461,7 @@ func (e *Engine) joinCatalog(ctx context.Context, d *Decision, ev *route.Event, 
 	d.Revisions.Commits = appendCommits(d.Revisions.Commits, "catalog:", c.Origin())
 	view, ok := c.Lookup(ev.ToolName)
 	if !ok {
-		if vouched && ev.ToolCategory != route.Unknown {
+		if req.CategoryVouched && ev.ToolCategory != route.Unknown {
 			return nil, ev.ToolCategory, nil
 		}
 		switch e.unknownTools {
@@ -462,8 +473,13 @@ func (e *Engine) joinCatalog(ctx context.Context, d *Decision, ev *route.Event, 
 		return nil, ev.ToolCategory, nil
 	}
 	d.Action = view
-	category, fs := catalog.EffectiveCategory(view, ev.ToolCategory)
-	return view, category, fs
+	call := view.Call(ev.ProposedArguments, req.Workspace)
+	declared := ev.ToolCategory
+	if call.Read() && declared == view.Category() {
+		declared = route.Unknown // the catalog's own category, for this call
+	}
+	category, fs := catalog.EffectiveCategory(call.Floor(), declared)
+	return call, category, fs
 }
 
 // Category is the category the current catalog gives tool, or unknown

@@ -38,6 +38,7 @@ func handleHook(d *Deps, rt hook.Runtime) http.HandlerFunc {
 		opts := hook.Options{AuthorizationState: d.HookAuthorizationState, Category: string(d.Engine.Category(in.ToolName))}
 		c := callerOf(d, r)
 		c.req.NoApproval = true // a hook can neither show an approval nor retry with one
+		c.req.Workspace = in.Cwd
 		dec := c.decide(r.Context(), d.Engine, rt.Event(in, opts))
 		writeJSON(w, http.StatusOK, rt.Answer(HookDecision(dec)))
 	}
