@@ -194,7 +194,12 @@ func (v *View) readOnly(c *Call) bool {
 			return false
 		}
 		for _, w := range cmd.Args {
-			if !inside(pathPart(w), c.Workspace) {
+			if v, ok := optionValue(w, true); ok {
+				w = v
+			} else if w.Static && !w.Glob && strings.HasPrefix(w.Text, "-") {
+				continue // a flag, or "-" for standard input
+			}
+			if !inside(w, c.Workspace) {
 				return false
 			}
 		}
@@ -202,20 +207,23 @@ func (v *View) readOnly(c *Call) bool {
 	return true
 }
 
-// pathPart is the part of an argument that may name a path: the word, or
-// an option's value (--file=x, -fx).
-func pathPart(w shell.Word) shell.Word {
-	if !w.Static || !strings.HasPrefix(w.Text, "-") || w.Text == "-" || w.Text == "--" {
-		return w
+// optionValue is the value an option word carries: --file=x, -f=x and,
+// attached when short, -fx (attached counts only when short is set: a
+// cluster of flags, -rf, reads the same). ok is false for a word that is
+// not an option with a value.
+func optionValue(w shell.Word, short bool) (shell.Word, bool) {
+	if !w.Static || w.Glob || !strings.HasPrefix(w.Text, "-") {
+		return w, false
 	}
 	if _, v, ok := strings.Cut(w.Text, "="); ok {
 		w.Text = v
-	} else if !strings.HasPrefix(w.Text, "--") && len(w.Text) > 2 {
-		w.Text = w.Text[2:]
-	} else {
-		w.Text = "."
+		return w, true
 	}
-	return w
+	if short && !strings.HasPrefix(w.Text, "--") && len(w.Text) > 2 {
+		w.Text = w.Text[2:]
+		return w, true
+	}
+	return w, false
 }
 
 // resolve is where a static path leads from the workspace, cleaned; ok is
@@ -285,7 +293,7 @@ func (m *CommandMatch) matches(l *shell.Line, i int, ws string, prove bool) bool
 		return false
 	}
 	if m.Args != nil && !slices.ContainsFunc(operands, func(w shell.Word) bool { return m.Args.matches(w, ws) }) &&
-		!slices.ContainsFunc(opts, func(w shell.Word) bool { return w.Static && m.Args.matches(pathPart(w), ws) }) {
+		!slices.ContainsFunc(opts, func(w shell.Word) bool { v, ok := optionValue(w, false); return ok && m.Args.matches(v, ws) }) {
 		return false
 	}
 	if m.PipedFrom != nil && !pipedFrom(l, i, func(j int) bool { return m.PipedFrom.matches(l, j, ws, prove) }) {

@@ -442,7 +442,7 @@ func (r *reader) shell(args []Word, s *syntax.Stmt, src string, st state) []Word
 	for ; i < len(args); i++ {
 		a := args[i]
 		if !a.Static {
-			if a.MayBeOption() {
+			if a.MayBeOption() && !command {
 				r.dynamic("a shell is run with options gated cannot read")
 				return nil
 			}
