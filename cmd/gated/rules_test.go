@@ -59,7 +59,7 @@ func TestClaudeCodeStarterRules(t *testing.T) {
 		{"Bash", bash("rm -f notes.txt"), "ask", nil},
 		{"Bash", bash("git rm -rf --cached vendor"), "ask", nil},
 		{"Bash", bash("rm -r build; ls -f"), "ask", nil},
-		{"Bash", bash("echo use rm -rf with care"), "ask", nil},
+		{"Bash", bash("echo use rm -rf with care"), "allow", nil}, // a read-only line
 		// force_push_to_main → refuse (force_push fires too)
 		{"Bash", bash("git push --force origin main"), "deny", []string{forceMain, force}},
 		{"Bash", bash("git push -f origin master"), "deny", []string{forceMain, force}},
@@ -99,7 +99,7 @@ func TestClaudeCodeStarterRules(t *testing.T) {
 		{"Bash", bash("cat ~/.netrc"), "deny", []string{shellSec}},
 		{"Bash", bash("cp .env.example .env"), "deny", []string{shellSec}}, // deliberately broad
 		{"Bash", bash("ssh -i ~/.ssh/deploy_key host"), "deny", []string{shellSec}},
-		{"Bash", bash("cat README.md"), "ask", nil},
+		{"Bash", bash("cat README.md"), "allow", nil},
 		{"Bash", bash("python -m venv .venv && .venv/bin/pip install -r requirements.txt"), "ask", nil},
 		{"Bash", bash(`node -e "console.log(process.env.HOME)"`), "ask", nil},
 		{"Bash", bash("ssh-keygen -l -f server_key.pub"), "ask", nil},

@@ -86,6 +86,19 @@ type Call struct {
 	read      bool
 }
 
+// place is where a line's paths are judged: the workspace, and the
+// directory relative paths start from (none once the line changes
+// directory: cd .. && rm -rf project).
+type place struct{ ws, base string }
+
+func (c *Call) place() place {
+	p := place{ws: c.Workspace, base: c.Workspace}
+	if c.line != nil && c.line.Chdir {
+		p.base = ""
+	}
+	return p
+}
+
 // Call reads args for the view's rules. workspace is the directory the
 // agent works in (a hook's cwd); with none, no path is inside it.
 func (v *View) Call(args map[string]any, workspace string) *Call {
@@ -162,10 +175,10 @@ func (r *Rule) commandFires(c *Call) bool {
 	}
 	switch r.Kind {
 	case ruleFiles:
-		return slices.ContainsFunc(c.line.Files, func(f shell.File) bool { return r.Files.matches(f.Word, c.Workspace) })
+		return slices.ContainsFunc(c.line.Files, func(f shell.File) bool { return r.Files.matches(f.Word, c.place()) })
 	case ruleCommand:
 		for i := range c.line.Commands {
-			if r.Command.matches(c.line, i, c.Workspace, false) {
+			if r.Command.matches(c.line, i, c.place(), false) {
 				return true
 			}
 		}
@@ -177,7 +190,7 @@ func (r *Rule) commandFires(c *Call) bool {
 // entry and names only paths inside the workspace, and no redirection
 // writes. It proves a read; anything it cannot tell is not one.
 func (v *View) readOnly(c *Call) bool {
-	l := c.line
+	l, at := c.line, c.place()
 	if l.Dynamic != "" || c.Workspace == "" || len(l.Commands) == 0 || len(v.CommandLine.Reads) == 0 {
 		return false
 	}
@@ -185,12 +198,12 @@ func (v *View) readOnly(c *Call) bool {
 		if f.Static && f.Text == "/dev/null" {
 			continue
 		}
-		if f.Write || !inside(f.Word, c.Workspace) {
+		if f.Write || !at.inside(f.Word) {
 			return false
 		}
 	}
 	for i, cmd := range l.Commands {
-		if cmd.Env || !slices.ContainsFunc(v.CommandLine.Reads, func(m *CommandMatch) bool { return m.matches(l, i, c.Workspace, true) }) {
+		if cmd.Env || !slices.ContainsFunc(v.CommandLine.Reads, func(m *CommandMatch) bool { return m.matches(l, i, at, true) }) {
 			return false
 		}
 		for _, w := range cmd.Args {
@@ -199,7 +212,7 @@ func (v *View) readOnly(c *Call) bool {
 			} else if w.Static && !w.Glob && strings.HasPrefix(w.Text, "-") {
 				continue // a flag, or "-" for standard input
 			}
-			if !inside(w, c.Workspace) {
+			if !at.inside(w) {
 				return false
 			}
 		}
@@ -226,24 +239,25 @@ func optionValue(w shell.Word, short bool) (shell.Word, bool) {
 	return w, false
 }
 
-// resolve is where a static path leads from the workspace, cleaned; ok is
-// false when that cannot be known (~, a relative path with no workspace).
-func resolve(p, ws string) (string, bool) {
+// resolve is where a static path leads, cleaned; ok is false when that
+// cannot be known (~, a relative path with no base).
+func (at place) resolve(p string) (string, bool) {
 	switch {
 	case strings.HasPrefix(p, "~"):
 		return "", false
 	case path.IsAbs(p):
 		return path.Clean(p), true
-	case ws == "":
+	case at.base == "":
 		return "", false
 	}
-	return path.Join(ws, p), true
+	return path.Join(at.base, p), true
 }
 
 // inside reports whether a word surely names a path in the workspace. A
 // word an expansion builds is not known to; a glob is judged by its
 // directory, unless its last part could match "..".
-func inside(w shell.Word, ws string) bool {
+func (at place) inside(w shell.Word) bool {
+	ws := at.ws
 	if !w.Static || ws == "" {
 		return false
 	}
@@ -254,7 +268,7 @@ func inside(w shell.Word, ws string) bool {
 			}
 		}
 	}
-	r, ok := resolve(w.Text, ws)
+	r, ok := at.resolve(w.Text)
 	return ok && (r == ws || ws == "/" || strings.HasPrefix(r, ws+"/"))
 }
 
@@ -262,7 +276,7 @@ func inside(w shell.Word, ws string) bool {
 // word that might be anything then counts against the match; for a rule
 // (prove false) it counts for it, so a rule fires on what it cannot rule
 // out.
-func (m *CommandMatch) matches(l *shell.Line, i int, ws string, prove bool) bool {
+func (m *CommandMatch) matches(l *shell.Line, i int, at place, prove bool) bool {
 	c := &l.Commands[i]
 	if len(m.Programs) > 0 && !slices.Contains(m.Programs, c.Name) {
 		return false
@@ -270,7 +284,7 @@ func (m *CommandMatch) matches(l *shell.Line, i int, ws string, prove bool) bool
 	if m.Recursive && !c.Recursive {
 		return false
 	}
-	if len(m.UnlessCwd) > 0 && ws != "" && slices.ContainsFunc(m.UnlessCwd, func(g string) bool { return doublestar.MatchUnvalidated(g, ws) }) {
+	if len(m.UnlessCwd) > 0 && at.base != "" && slices.ContainsFunc(m.UnlessCwd, func(g string) bool { return doublestar.MatchUnvalidated(g, at.base) }) {
 		return false
 	}
 	opts, operands := m.split(c.Args)
@@ -292,11 +306,11 @@ func (m *CommandMatch) matches(l *shell.Line, i int, ws string, prove bool) bool
 	if len(m.WithoutFlags) > 0 && slices.ContainsFunc(opts, func(w shell.Word) bool { return hasFlag(w, m.WithoutFlags, prove) }) {
 		return false
 	}
-	if m.Args != nil && !slices.ContainsFunc(operands, func(w shell.Word) bool { return m.Args.matches(w, ws) }) &&
-		!slices.ContainsFunc(opts, func(w shell.Word) bool { v, ok := optionValue(w, false); return ok && m.Args.matches(v, ws) }) {
+	if m.Args != nil && !slices.ContainsFunc(operands, func(w shell.Word) bool { return m.Args.matches(w, at) }) &&
+		!slices.ContainsFunc(opts, func(w shell.Word) bool { v, ok := optionValue(w, false); return ok && m.Args.matches(v, at) }) {
 		return false
 	}
-	if m.PipedFrom != nil && !pipedFrom(l, i, func(j int) bool { return m.PipedFrom.matches(l, j, ws, prove) }) {
+	if m.PipedFrom != nil && !pipedFrom(l, i, func(j int) bool { return m.PipedFrom.matches(l, j, at, prove) }) {
 		return false
 	}
 	return true
@@ -379,7 +393,7 @@ func pipedFrom(l *shell.Line, i int, f func(j int) bool) bool {
 // matches reports whether a word matches. A word an expansion builds is
 // matched as written ($HOME/.ssh/id_rsa still names .ssh), and may lead
 // outside the workspace.
-func (a *ArgMatch) matches(w shell.Word, ws string) bool {
+func (a *ArgMatch) matches(w shell.Word, at place) bool {
 	t := w.Text
 	if slices.ContainsFunc(a.regexes, func(re *regexp.Regexp) bool { return re.MatchString(t) }) ||
 		slices.ContainsFunc(a.Prefix, func(p string) bool { return strings.HasPrefix(t, p) }) {
@@ -399,11 +413,11 @@ func (a *ArgMatch) matches(w shell.Word, ws string) bool {
 			if strings.HasPrefix(t, "-") && w.Static {
 				continue
 			}
-			if !inside(w, ws) {
+			if !at.inside(w) {
 				return true
 			}
 		case pathWorkspaceRoot:
-			if r, ok := resolve(t, ws); w.Static && !w.Glob && ok && r == ws {
+			if r, ok := at.resolve(t); w.Static && !w.Glob && ok && r == at.ws {
 				return true
 			}
 		}

@@ -81,10 +81,13 @@ type Request struct {
 	CategoryVouched bool
 	// Workspace is the directory the agent works in (a hook's cwd), which
 	// a command line's paths are judged against; empty, no path is inside
-	// it. Only a surface that declares the category the catalog gives a
-	// tool sets it (hooks): a call the catalog proves only reads in the
-	// workspace is then decided as the read it is.
+	// it.
 	Workspace string
+	// Call is the event's call as the surface classified it (CallCategory)
+	// from the same arguments and workspace, so the decision does not
+	// parse its command line again; it is used only if the catalog still
+	// has the same view.
+	Call *catalog.Call
 	// Checks adds a surface's own findings after the catalog join (the
 	// Action API's plan rules); view is nil for an uncatalogued tool.
 	Checks func(view *catalog.View, ev *route.Event) []route.Finding
@@ -473,12 +476,11 @@ func (e *Engine) joinCatalog(ctx context.Context, d *Decision, ev *route.Event, 
 		return nil, ev.ToolCategory, nil
 	}
 	d.Action = view
-	call := view.Call(ev.ProposedArguments, req.Workspace)
-	declared := ev.ToolCategory
-	if call.Read() && declared == view.Category() {
-		declared = route.Unknown // the catalog's own category, for this call
+	call := req.Call
+	if call == nil || call.View != view {
+		call = view.Call(ev.ProposedArguments, req.Workspace)
 	}
-	category, fs := catalog.EffectiveCategory(call.Floor(), declared)
+	category, fs := catalog.EffectiveCategory(call.Floor(), ev.ToolCategory)
 	return call, category, fs
 }
 
@@ -493,6 +495,23 @@ func (e *Engine) Category(tool string) route.Category {
 		return v.Category()
 	}
 	return route.Unknown
+}
+
+// CallCategory is the category the current catalog gives a call of tool
+// with args, made in workspace, or unknown when no loaded catalog
+// describes it: a tool's category, or a read's for a command line the
+// catalog proves only reads in the workspace. Hooks declare it, and pass
+// the call on in Request.Call.
+func (e *Engine) CallCategory(tool string, args map[string]any, workspace string) (route.Category, *catalog.Call) {
+	if e.catalog == nil {
+		return route.Unknown, nil
+	}
+	v, ok := e.catalog().Lookup(tool)
+	if !ok {
+		return route.Unknown, nil
+	}
+	c := v.Call(args, workspace)
+	return c.Floor().Category(), c
 }
 
 // AlwaysRefused reports whether the current catalog refuses every call of

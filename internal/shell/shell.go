@@ -96,6 +96,10 @@ type File struct {
 type Line struct {
 	Commands []Command
 	Files    []File
+	// Chdir: some command changes the working directory (cd, pushd,
+	// popd, env -C, sudo -D), so a relative path may not be relative to
+	// where the line starts.
+	Chdir bool
 	// Dynamic says why some of what the line runs could not be read; it
 	// is empty when every command word is static and the whole line was
 	// read.
@@ -323,11 +327,29 @@ func (r *reader) run(words []Word, s *syntax.Stmt, src string, st state) {
 		}
 		name := path.Base(w.Text)
 		args := words[1:]
+		if changesDir(name, args) {
+			r.line.Chdir = true
+		}
 		r.line.Commands = append(r.line.Commands, Command{Name: name, Args: args, Env: st.env,
 			Pipes: st.pipes, Via: st.via, Recursive: st.recursive})
 		st.via = append(st.via[:len(st.via):len(st.via)], name)
 		words = r.unwrap(name, args, s, src, &st)
 	}
+}
+
+// changesDir reports whether a command may change the working directory
+// of what follows it or of the command it runs.
+func changesDir(name string, args []Word) bool {
+	switch name {
+	case "cd", "pushd", "popd":
+		return true
+	case "env", "sudo":
+		return slices.ContainsFunc(args, func(a Word) bool {
+			return !a.Static || a.Text == "-C" || a.Text == "-D" || strings.HasPrefix(a.Text, "--chdir") ||
+				name == "env" && strings.HasPrefix(a.Text, "-C") || name == "sudo" && strings.HasPrefix(a.Text, "-D")
+		})
+	}
+	return false
 }
 
 // A wrapper's options: the short letters and long names that take a
