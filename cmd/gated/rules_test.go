@@ -17,7 +17,7 @@ func TestClaudeCodeStarterRules(t *testing.T) {
 		force     = "a force push rewrites the remote branch's history, so you approve it"
 		pipe      = "piping a download into a shell runs code nobody has read"
 		shellSec  = "shell commands that touch secrets (.env files, ~/.ssh, private keys, cloud credentials) are not run by an agent"
-		fileSec   = "secret files (.env, SSH keys, *.pem, cloud credentials, .netrc) are off limits to the agent"
+		fileSec   = "secret files (.env files, SSH and TLS keys, cloud, registry and git credentials, process environments) are off limits to the agent"
 		host      = "the URL's host is not on the documentation allowlist (docs.python.org, pkg.go.dev, developer.mozilla.org, github.com and its subdomains)"
 		grepSec   = "a Grep glob that names a secrets file (.env, SSH keys, *.pem, cloud credentials, .netrc) is off limits to the agent"
 		dynamic   = "could not be read whole"
@@ -30,10 +30,10 @@ func TestClaudeCodeStarterRules(t *testing.T) {
 		want  string // permissionDecision
 		fired []string
 	}{
-		// secrets_file on Grep's glob filter → refuse
-		{"Grep", map[string]any{"pattern": ".", "glob": "**/.ssh/id_*", "path": "/home/u"}, "deny", []string{grepSec}},
-		{"Grep", map[string]any{"pattern": ".", "glob": ".env", "path": "."}, "deny", []string{grepSec}},
-		{"Grep", map[string]any{"pattern": "BEGIN", "glob": "*.pem"}, "deny", []string{grepSec}},
+		// secrets_file on Grep's glob filter → refuse (as a path and as text)
+		{"Grep", map[string]any{"pattern": ".", "glob": "**/.ssh/id_*", "path": "/home/u"}, "deny", []string{grepSec, fileSec}},
+		{"Grep", map[string]any{"pattern": ".", "glob": ".env", "path": "."}, "deny", []string{grepSec, fileSec}},
+		{"Grep", map[string]any{"pattern": "BEGIN", "glob": "*.pem"}, "deny", []string{grepSec, fileSec}},
 		{"Grep", map[string]any{"pattern": ".", "glob": "config/{.env,a.yaml}"}, "deny", []string{grepSec}},
 		{"Grep", map[string]any{"pattern": "TODO", "glob": "src/**/*.go"}, "allow", nil},
 		{"Grep", map[string]any{"pattern": "x", "glob": "*.environment.ts"}, "allow", nil},

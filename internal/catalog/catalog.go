@@ -119,10 +119,11 @@ func (c *Catalog) Len() int { return len(c.views) }
 
 // Views returns every view, sorted by tool id. The slice is the caller's;
 // the views are shared.
-func (c *Catalog) Views() []*View { return append([]*View(nil), c.views...) }
+func (c *Catalog) Views() []*View { return append([]*View{}, c.views...) }
 
-// Actions returns every action, sorted by id.
-func (c *Catalog) Actions() []*Action { return append([]*Action(nil), c.actions...) }
+// Actions returns every action, sorted by id: an empty list, not nil, for
+// a catalog of TOOL.md files only, which GET /v1/catalog shows as [].
+func (c *Catalog) Actions() []*Action { return append([]*Action{}, c.actions...) }
 
 // ResolveActionRef maps an action reference to an action id: a bare id
 // ("storage:commit") or a registry ref ("@owner/library/storage-commit",

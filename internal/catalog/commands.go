@@ -13,6 +13,7 @@ import (
 
 	"github.com/bmatcuk/doublestar/v4"
 
+	"github.com/gatedhq/gated/internal/pathset"
 	"github.com/gatedhq/gated/internal/route"
 	"github.com/gatedhq/gated/internal/shell"
 )
@@ -75,6 +76,8 @@ type ArgMatch struct {
 	Path   []string `json:"path,omitempty"` // outside_workspace, workspace_root
 
 	regexes []*regexp.Regexp
+	globs   *pathset.Set // the globs other than SecretPaths
+	secrets bool         // SecretPaths is among the globs
 }
 
 // Call is a view applied to one call's arguments: the command line read
@@ -253,9 +256,10 @@ func (at place) resolve(p string) (string, bool) {
 	return path.Join(at.base, p), true
 }
 
-// inside reports whether a word surely names a path in the workspace. A
-// word an expansion builds is not known to; a glob is judged by its
-// directory, unless its last part could match "..".
+// inside reports whether a word surely names a path in the workspace, as
+// pathset judges it (every reading, ~ and $HOME outside). A word an
+// expansion builds is not known to; a glob is judged as written, unless its
+// last part could match "..".
 func (at place) inside(w shell.Word) bool {
 	ws := at.ws
 	if !w.Static || ws == "" {
@@ -268,8 +272,10 @@ func (at place) inside(w shell.Word) bool {
 			}
 		}
 	}
-	r, ok := at.resolve(w.Text)
-	return ok && (r == ws || ws == "/" || strings.HasPrefix(r, ws+"/"))
+	if at.base == "" && !path.IsAbs(w.Text) {
+		return false // relative to a directory the line changed to
+	}
+	return !pathset.Outside(w.Text, ws)
 }
 
 // matches reports whether command i of l matches. prove is for reads: a
@@ -399,13 +405,8 @@ func (a *ArgMatch) matches(w shell.Word, at place) bool {
 		slices.ContainsFunc(a.Prefix, func(p string) bool { return strings.HasPrefix(t, p) }) {
 		return true
 	}
-	if len(a.Glob) > 0 {
-		forms := globForms(t, false)
-		if slices.ContainsFunc(a.Glob, func(p string) bool {
-			return slices.ContainsFunc(forms, func(f string) bool { return doublestar.MatchUnvalidated(p, f) })
-		}) {
-			return true
-		}
+	if a.secrets && pathset.Secrets().Match(t) || a.globs != nil && a.globs.Match(t) {
+		return true
 	}
 	for _, p := range a.Path {
 		switch p {
@@ -622,8 +623,9 @@ func (l *loader) compileArgMatch(f file, field string, raw json.RawMessage) *Arg
 		if !l.compilePatterns(f, s) {
 			ok = false
 		}
-		if k.kind == ruleRegex {
-			a.regexes = s.rule.regexes
+		a.regexes = append(a.regexes, s.rule.regexes...)
+		if k.kind == ruleGlob {
+			a.globs, a.secrets = s.rule.globs, s.rule.secrets
 		}
 	}
 	for i, p := range a.Path {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"path"
 	"regexp"
 	"regexp/syntax"
 	"slices"
@@ -15,6 +14,7 @@ import (
 	"github.com/bmatcuk/doublestar/v4"
 
 	"github.com/gatedhq/gated/internal/opfile"
+	"github.com/gatedhq/gated/internal/pathset"
 	"github.com/gatedhq/gated/internal/route"
 )
 
@@ -33,6 +33,10 @@ const (
 )
 
 var ruleKinds = []string{ruleRegex, ruleGlob, rulePrefix, ruleHost, ruleCommand, ruleFiles}
+
+// SecretPaths is the glob pattern that stands for pathset's built-in set of
+// secret files, so that every tool's rules share one definition of it.
+const SecretPaths = "@secrets"
 
 // Limits on rules. Anything beyond them is refused at load, never at
 // decision time.
@@ -71,9 +75,14 @@ type Rule struct {
 	// on the tool's command line.
 	Command *CommandMatch `json:"command,omitempty"`
 	Files   *ArgMatch     `json:"files,omitempty"`
+	// PathsFrom, for a glob, names the format the value is in when it is
+	// not a path: "apply_patch" matches the files a Codex patch names.
+	PathsFrom string `json:"paths_from,omitempty"`
 
 	tokens  []string         // the pointer's reference tokens, unescaped
 	regexes []*regexp.Regexp // Kind regex, one per pattern
+	globs   *pathset.Set     // Kind glob: the patterns other than SecretPaths
+	secrets bool             // Kind glob: SecretPaths is among the patterns
 }
 
 // ruleFindings is one blocking finding per rule of the call's view that
@@ -98,14 +107,16 @@ func (c *Call) ruleFindings(args map[string]any) []route.Finding {
 			out = append(out, route.Finding{Source: route.SourceCatalog, Code: r.Code, Route: r.Route, Blocking: true, Message: msg})
 			continue
 		}
-		long := r.tooLong(args)
-		if !long && !r.fires(args) {
+		long, many := r.tooLong(args), r.tooMany(args)
+		if !long && !many && !r.fires(args) {
 			continue
 		}
 		msg := r.Message
 		switch {
 		case long:
 			msg = fmt.Sprintf("the argument at %s is over %d bytes, too long for argument rule %s to check (%s)", r.Pointer, MaxRuleValueBytes, r.Code, v.Source)
+		case many:
+			msg = fmt.Sprintf("the argument at %s names over %d files, too many for argument rule %s to check (%s)", r.Pointer, MaxRulePaths, r.Code, v.Source)
 		case msg == "":
 			msg = fmt.Sprintf("argument rule %s fired on %s (%s)", r.Code, r.Pointer, v.Source)
 		}
@@ -130,6 +141,20 @@ func (r *Rule) tooLong(args map[string]any) bool {
 		n += len(s) + 1
 	}
 	return ok && n > MaxRuleValueBytes
+}
+
+// MaxRulePaths bounds the files a paths_from rule reads from one value; a
+// value that names more fires the rule as unchecked.
+const MaxRulePaths = 1000
+
+// tooMany reports whether a paths_from rule's value names more files than
+// it reads.
+func (r *Rule) tooMany(args map[string]any) bool {
+	if r.PathsFrom == "" {
+		return false
+	}
+	items, _, ok := r.values(args)
+	return ok && len(items) > MaxRulePaths
 }
 
 // fires reports whether the rule fires on the arguments. The value at the
@@ -185,8 +210,23 @@ func allOf(items []string, f func(string) bool) bool {
 
 // values returns the value at the rule's pointer as strings: one for a
 // string, one per element for an array of strings. ok is false for
-// anything else.
+// anything else. With PathsFrom they are the paths the strings name, as
+// an array.
 func (r *Rule) values(args map[string]any) (items []string, isArray, ok bool) {
+	items, isArray, ok = r.pointed(args)
+	if !ok || r.PathsFrom == "" {
+		return items, isArray, ok
+	}
+	var paths []string
+	for _, s := range items {
+		paths = append(paths, patchPaths(s)...)
+	}
+	return paths, true, true
+}
+
+// pointed is the value at the rule's pointer, as values returns it before
+// PathsFrom.
+func (r *Rule) pointed(args map[string]any) (items []string, isArray, ok bool) {
 	cur := valueAt(r.tokens, args)
 	switch c := cur.(type) {
 	case string:
@@ -208,9 +248,10 @@ func (r *Rule) values(args map[string]any) (items []string, isArray, ok bool) {
 }
 
 // matches reports whether s matches any pattern. strict is for negated
-// rules, which allow a value: a glob then sees only the normalised path,
-// so that a path written to look allowed ("src/../.env") is judged by
-// where it leads.
+// rules, which allow a value: a glob then asks whether the path is allowed
+// however it is read (pathset.Set.Allows), so that a path written to look
+// allowed ("src/../.env", "src\..\.env") is judged by where it leads. A
+// glob that denies matches any canonical form (pathset.Set.Match).
 func (r *Rule) matches(s string, strict bool) bool {
 	switch r.Kind {
 	case ruleRegex:
@@ -221,46 +262,35 @@ func (r *Rule) matches(s string, strict bool) bool {
 		h, ok := urlHost(s)
 		return ok && slices.ContainsFunc(r.Patterns, func(p string) bool { return hostMatches(p, h) })
 	case ruleGlob:
-		forms := globForms(s, strict)
-		return slices.ContainsFunc(r.Patterns, func(p string) bool {
-			return slices.ContainsFunc(forms, func(f string) bool { return doublestar.MatchUnvalidated(p, f) })
-		})
+		if strict {
+			return r.globs.Allows(s)
+		}
+		return r.secrets && pathset.Secrets().Match(s) || r.globs.Match(s)
 	}
 	return false
 }
 
-// normalisePath is the form a glob rule matches a path in: path.Clean, but
-// a leading "~/" stays (gated does not know the agent's home directory) and
-// only the rest is cleaned. Backslashes are ordinary characters (POSIX
-// paths); a relative path stays relative, and ".." that climbs above its
-// start stays ("../.env").
-func normalisePath(p string) string {
-	if rest, ok := strings.CutPrefix(p, "~/"); ok {
-		if rest == "" {
-			return p
-		}
-		return "~/" + path.Clean(rest)
-	}
-	return path.Clean(p)
-}
+// pathsFromPatch is the PathsFrom of a glob rule over a Codex apply_patch
+// patch.
+const pathsFromPatch = "apply_patch"
 
-// globForms are the forms of a path a glob is matched against: the
-// normalised path and, for a rule that denies, also the path as written and
-// the normalised path in lower case (a case-insensitive file system, as
-// macOS and Windows have by default, opens ".ENV" for ".env").
-func globForms(s string, strict bool) []string {
-	n := normalisePath(s)
-	if strict {
-		return []string{n}
+// patchMarkers start the lines of an apply_patch patch that name a file.
+var patchMarkers = []string{"*** Add File:", "*** Update File:", "*** Delete File:", "*** Move to:"}
+
+// patchPaths are the files an apply_patch patch names, in order. Lines are
+// trimmed as Codex trims them.
+func patchPaths(patch string) []string {
+	var out []string
+	for line := range strings.Lines(patch) {
+		line = strings.TrimSpace(line)
+		for _, m := range patchMarkers {
+			if p, ok := strings.CutPrefix(line, m); ok {
+				out = append(out, strings.TrimSpace(p))
+				break
+			}
+		}
 	}
-	forms := []string{n}
-	if s != n {
-		forms = append(forms, s)
-	}
-	if l := strings.ToLower(n); l != n {
-		forms = append(forms, l)
-	}
-	return forms
+	return out
 }
 
 // urlHost is the host of an absolute URL: lower case, without port or
@@ -366,9 +396,9 @@ func (l *loader) parseRule(f file, field string, m map[string]json.RawMessage) *
 		switch {
 		case slices.Contains(ruleKinds, k):
 			kinds = append(kinds, k)
-		case k == "code" || k == "pointer" || k == "route" || k == "message" || k == "negate":
+		case k == "code" || k == "pointer" || k == "route" || k == "message" || k == "negate" || k == "paths_from":
 		default:
-			bad(opfile.Pointer(k), "unknown_field", "is not a rule field: a rule has code, pointer, route, optional message and negate, and one matcher of regex, glob, prefix, host, command or files")
+			bad(opfile.Pointer(k), "unknown_field", "is not a rule field: a rule has code, pointer, route, optional message, negate and paths_from, and one matcher of regex, glob, prefix, host, command or files")
 		}
 	}
 
@@ -413,6 +443,17 @@ func (l *loader) parseRule(f file, field string, m map[string]json.RawMessage) *
 		}
 	}
 
+	if pf, ok := str("paths_from", false); ok {
+		switch {
+		case pf != pathsFromPatch:
+			bad("/paths_from", "invalid_rule_paths_from", "%q is not a format gated reads paths from; the one there is %s", pf, pathsFromPatch)
+		case !slices.Equal(kinds, []string{ruleGlob}):
+			bad("/paths_from", "invalid_rule_paths_from", "is for a glob rule: the paths it reads are matched by globs")
+		default:
+			r.PathsFrom = pf
+		}
+	}
+
 	switch len(kinds) {
 	case 0:
 		bad("", "missing_field", "needs one matcher: regex, glob, prefix, host, command or files")
@@ -421,10 +462,12 @@ func (l *loader) parseRule(f file, field string, m map[string]json.RawMessage) *
 		s.patField = field + "/" + r.Kind
 		switch r.Kind {
 		case ruleCommand:
+			r.Patterns = []string{} // its patterns are in Command
 			if r.Command = l.compileCommandMatch(f, s.patField, m[r.Kind], 0); r.Command == nil {
 				s.ok = false
 			}
 		case ruleFiles:
+			r.Patterns = []string{}
 			if r.Files = l.compileArgMatch(f, s.patField, m[r.Kind]); r.Files == nil {
 				s.ok = false
 			}
@@ -471,6 +514,7 @@ func (s *ruleSpec) parsePatterns(l *loader, f file, raw json.RawMessage) {
 func (l *loader) compilePatterns(f file, s *ruleSpec) bool {
 	ok := true
 	r := s.rule
+	var globs []string
 	for j, p := range r.Patterns {
 		field := s.patField
 		if s.listed {
@@ -501,18 +545,31 @@ func (l *loader) compilePatterns(f file, s *ruleSpec) bool {
 			}
 			r.regexes = append(r.regexes, re)
 		case ruleGlob:
-			if !doublestar.ValidatePattern(p) {
-				bad("invalid_rule_pattern", "%q is not a valid glob (an unclosed [ or {, an empty [], or a trailing \\)", p)
-			} else if n := strings.Count(p, "**"); n > maxGlobDoublestars {
-				bad("rule_limit_exceeded", "has %d '**'; a glob may have at most %d", n, maxGlobDoublestars)
-			} else if n := globExpansions(p); n > maxGlobExpansions {
+			glob := strings.TrimPrefix(p, "!")
+			switch {
+			case p == SecretPaths && r.Negate:
+				bad("invalid_rule_pattern", "%s names files to deny; a negated rule allows what its patterns match, so it cannot use it", SecretPaths)
+			case p == SecretPaths:
+				r.secrets = true
+			case strings.HasPrefix(p, "@"):
+				bad("invalid_rule_pattern", "%q names no built-in set; the one there is %s", p, SecretPaths)
+			case glob == "" || !doublestar.ValidatePattern(glob):
+				bad("invalid_rule_pattern", "%q is not a valid glob (an unclosed [ or {, an empty [], a trailing \\, or a lone !)", p)
+			case strings.Count(p, "**") > maxGlobDoublestars:
+				bad("rule_limit_exceeded", "has %d '**'; a glob may have at most %d", strings.Count(p, "**"), maxGlobDoublestars)
+			case globExpansions(p) > maxGlobExpansions:
 				bad("rule_limit_exceeded", "spells out more than %d alternatives with {…}; split it into several patterns", maxGlobExpansions)
+			default:
+				globs = append(globs, p)
 			}
 		case ruleHost:
 			if !hostPattern.MatchString(p) {
 				bad("invalid_rule_pattern", "%q is not a host pattern: a lower-case host name (letters, digits, dots, hyphens) or *.name", p)
 			}
 		}
+	}
+	if r.Kind == ruleGlob && ok {
+		r.globs = pathset.MustCompile(globs...) // each passed the checks Compile makes
 	}
 	return ok
 }

@@ -55,6 +55,10 @@ func TestRuleMatching(t *testing.T) {
 		argvPre   = `{code: git_only, pointer: /argv, prefix: ['git push'], route: ask}`
 		secrets   = `{code: secrets_file, pointer: /file_path, glob: ['**/.env', '**/.ssh/**', '**/*.pem'], route: refuse}`
 		secretsV  = `{code: secrets_file, pointer: /paths, glob: ['**/.env'], route: refuse}`
+		envNotEx  = `{code: secrets_file, pointer: /file_path, glob: ['**/.env*', '!**/.env.example'], route: refuse}`
+		builtin   = `{code: secrets_file, pointer: /file_path, glob: ['@secrets', 'vault/**'], route: refuse}`
+		patch     = `{code: secrets_file, pointer: /command, glob: '@secrets', paths_from: apply_patch, route: refuse}`
+		patchSrc  = `{code: outside_src, pointer: /command, glob: 'src/**', paths_from: apply_patch, route: ask, negate: true}`
 		hosts     = `{code: bad_host, pointer: /url, host: [example.com, '*.example.org'], route: defer}`
 		allowHost = `{code: host_not_allowed, pointer: /url, host: [docs.python.org, '*.github.com', github.com], route: ask, negate: true}`
 		allowSrc  = `{code: outside_src, pointer: /file_path, glob: 'src/**', route: ask, negate: true}`
@@ -94,7 +98,28 @@ func TestRuleMatching(t *testing.T) {
 		{"glob .env.example is another file", secrets, `{"file_path": ".env.example"}`, false},
 		{"glob an ordinary file", secrets, `{"file_path": "README.md"}`, false},
 		{"glob a directory named like it", secrets, `{"file_path": "/home/u/ssh/notes"}`, false},
-		{"glob leaves backslashes alone", secrets, `{"file_path": "C:\\Users\\u\\.ssh\\id_rsa"}`, false},
+		{"glob reads a Windows path as Windows does", secrets, `{"file_path": "C:\\Users\\u\\.ssh\\id_rsa"}`, true},
+		{"glob .env with a trailing space", secrets, `{"file_path": ".env "}`, true},
+		{"glob .env with an NTFS stream", secrets, `{"file_path": ".env::$DATA"}`, true},
+		{"glob exclusion", envNotEx, `{"file_path": "config/.env.example"}`, false},
+		{"glob exclusion, the rest still fires", envNotEx, `{"file_path": "config/.env.local"}`, true},
+		{"glob @secrets .env", builtin, `{"file_path": ".\\.env"}`, true},
+		{"glob @secrets ~ spelled $HOME", builtin, `{"file_path": "$HOME/.aws/credentials"}`, true},
+		{"glob @secrets /proc environ", builtin, `{"file_path": "/proc/1/environ"}`, true},
+		{"glob @secrets .env.example", builtin, `{"file_path": ".env.example"}`, false},
+		{"glob @secrets with its own patterns", builtin, `{"file_path": "vault/token.txt"}`, true},
+		{"glob @secrets ordinary file", builtin, `{"file_path": "src/main.go"}`, false},
+		// paths_from: apply_patch
+		{"patch adds .env", patch, `{"command": "*** Begin Patch\n*** Add File: .env\n+K=v\n*** End Patch"}`, true},
+		{"patch updates a Windows .env", patch, `{"command": "*** Begin Patch\r\n*** Update File: app\\.env \r\n@@\n-a\n+b\n*** End Patch"}`, true},
+		{"patch deletes an SSH key", patch, `{"command": "*** Begin Patch\n*** Delete File: /home/u/.ssh/id_ed25519\n*** End Patch"}`, true},
+		{"patch moves a file onto .env", patch, `{"command": "*** Begin Patch\n*** Update File: a.txt\n*** Move to: config/.env.local\n*** End Patch"}`, true},
+		{"patch indented marker", patch, `{"command": "*** Begin Patch\n  *** Add File:   ~/.aws/credentials\n*** End Patch"}`, true},
+		{"patch in an argv", patch, `{"command": ["apply_patch", "*** Begin Patch\n*** Add File: .env\n*** End Patch"]}`, true},
+		{"patch ordinary files", patch, `{"command": "*** Begin Patch\n*** Add File: src/a.go\n+package a\n*** Update File: .env.example\n*** End Patch"}`, false},
+		{"patch body mentions .env", patch, `{"command": "*** Begin Patch\n*** Update File: README.md\n+*** Add File: .env\n*** End Patch"}`, false},
+		{"patch allowlist inside", patchSrc, `{"command": "*** Begin Patch\n*** Add File: src/a.go\n*** Update File: src/b.go\n*** End Patch"}`, false},
+		{"patch allowlist one outside", patchSrc, `{"command": "*** Begin Patch\n*** Add File: src/a.go\n*** Update File: src/../go.mod\n*** End Patch"}`, true},
 		{"glob array, one element", secretsV, `{"paths": ["README.md", "app/.env"]}`, true},
 		{"glob array, none", secretsV, `{"paths": ["README.md", "app/main.go"]}`, false},
 		// host
@@ -119,6 +144,8 @@ func TestRuleMatching(t *testing.T) {
 		{"allowlist no arguments", allowHost, ``, true},
 		{"allowlist path inside", allowSrc, `{"file_path": "src/pkg/a.go"}`, false},
 		{"allowlist path escaping with ..", allowSrc, `{"file_path": "src/../.env"}`, true},
+		{"allowlist path escaping with Windows ..", allowSrc, `{"file_path": "src\\..\\..\\.env"}`, true},
+		{"allowlist path escaping with a Windows ..", allowSrc, `{"file_path": "src/x\\..\\..\\..\\.env"}`, true},
 		{"allowlist array all inside", allowSrcs, `{"paths": ["src/a.go", "./src/b.go"]}`, false},
 		{"allowlist array one outside", allowSrcs, `{"paths": ["src/a.go", "etc/passwd"]}`, true},
 		{"allowlist empty array", allowSrcs, `{"paths": []}`, false},
@@ -145,28 +172,6 @@ func TestRuleMatching(t *testing.T) {
 				t.Fatalf("findings %+v, want fires=%v", fs, tt.fires)
 			}
 		})
-	}
-}
-
-func TestNormalisePath(t *testing.T) {
-	t.Parallel()
-	for in, want := range map[string]string{
-		"a/../.env":        ".env",
-		"./.env":           ".env",
-		"../.env":          "../.env",
-		"a/../../x":        "../x",
-		"/x/./y":           "/x/y",
-		"/../etc/passwd":   "/etc/passwd",
-		"~/.ssh/../.ssh/k": "~/.ssh/k",
-		"~/":               "~/",
-		"~":                "~",
-		"src//a.go":        "src/a.go",
-		`a\..\b`:           `a\..\b`,
-		"":                 ".",
-	} {
-		if got := normalisePath(in); got != want {
-			t.Errorf("normalisePath(%q) = %q, want %q", in, got, want)
-		}
 	}
 }
 
@@ -212,6 +217,11 @@ func TestRuleLoadProblems(t *testing.T) {
 		{"glob with nine **", []string{`{code: c_bad, pointer: /p, glob: ['` + strings.Repeat("**/a/", 9) + `x'], route: ask}`}, "/metadata/gated/rules/0/glob/0", "rule_limit_exceeded", []string{"9 '**'"}},
 		{"glob with too many alternatives", []string{`{code: c_bad, pointer: /p, glob: ['` + strings.Repeat("{a,b}", 7) + `'], route: ask}`}, "/metadata/gated/rules/0/glob/0", "rule_limit_exceeded", []string{"alternatives"}},
 		{"invalid glob", []string{`{code: c_bad, pointer: /p, glob: ['**/[a'], route: ask}`}, "/metadata/gated/rules/0/glob/0", "invalid_rule_pattern", nil},
+		{"lone !", []string{`{code: c_bad, pointer: /p, glob: ['**/.env', '!'], route: ask}`}, "/metadata/gated/rules/0/glob/1", "invalid_rule_pattern", []string{"lone !"}},
+		{"@secrets in an allowlist", []string{`{code: c_bad, pointer: /p, glob: ['@secrets'], route: ask, negate: true}`}, "/metadata/gated/rules/0/glob/0", "invalid_rule_pattern", []string{"negated rule"}},
+		{"paths_from unknown", []string{`{code: c_bad, pointer: /p, glob: '**', paths_from: diff, route: ask}`}, "/metadata/gated/rules/0/paths_from", "invalid_rule_paths_from", []string{"apply_patch"}},
+		{"paths_from on a regex", []string{`{code: c_bad, pointer: /p, regex: x, paths_from: apply_patch, route: ask}`}, "/metadata/gated/rules/0/paths_from", "invalid_rule_paths_from", []string{"glob rule"}},
+		{"unknown @set", []string{`{code: c_bad, pointer: /p, glob: '@credentials', route: ask}`}, "/metadata/gated/rules/0/glob", "invalid_rule_pattern", []string{"@secrets"}},
 		{"host pattern in upper case", []string{`{code: c_bad, pointer: /url, host: [Example.com], route: ask}`}, "/metadata/gated/rules/0/host/0", "invalid_rule_pattern", []string{"lower-case"}},
 		{"host pattern with a scheme", []string{`{code: c_bad, pointer: /url, host: [ok.com, 'https://x.com'], route: ask}`}, "/metadata/gated/rules/0/host/1", "invalid_rule_pattern", nil},
 		{"host pattern with an inner wildcard", []string{`{code: c_bad, pointer: /url, host: ['a.*.com'], route: ask}`}, "/metadata/gated/rules/0/host/0", "invalid_rule_pattern", nil},
@@ -328,6 +338,24 @@ func TestHostileRegexesMatchInLinearTime(t *testing.T) {
 	args["b"] = strings.Repeat("ab", n/2)
 	if fs := v.Call(nil, "").ruleFindings(args); len(fs) != 1 || fs[0].Code != "star_repeat" {
 		t.Fatalf("findings %+v, want star_repeat", fs)
+	}
+}
+
+// A patch that names more files than a paths_from rule reads fires the
+// rule, naming why, so that a flood of harmless files cannot hide a secret
+// past the check or make the check slow.
+func TestPatchRuleFiresOnTooManyFiles(t *testing.T) {
+	t.Parallel()
+	v := loadRuleView(t, `{code: secrets_file, pointer: /command, glob: '@secrets', paths_from: apply_patch, route: refuse}`)
+	patch := func(n int) map[string]any {
+		return map[string]any{"command": "*** Begin Patch\n" + strings.Repeat("*** Add File: src/a.go\n", n) + "*** End Patch"}
+	}
+	if fs := v.Call(nil, "").ruleFindings(patch(MaxRulePaths)); len(fs) != 0 {
+		t.Fatalf("findings %+v for %d ordinary files", fs, MaxRulePaths)
+	}
+	fs := v.Call(nil, "").ruleFindings(patch(MaxRulePaths + 1))
+	if len(fs) != 1 || !strings.Contains(fs[0].Message, "too many") || strings.Contains(fs[0].Message, "src/a.go") {
+		t.Fatalf("findings %+v", fs)
 	}
 }
 
