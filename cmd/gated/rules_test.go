@@ -12,7 +12,7 @@ import (
 func TestClaudeCodeStarterRules(t *testing.T) {
 	t.Parallel()
 	const (
-		rmRF      = "recursive forced deletes outside the workspace, or of the workspace itself, are not run by an agent"
+		rmRF      = "recursive deletes outside the workspace, or of the workspace itself, are not run by an agent"
 		forceMain = "rewriting main or master on a remote (a force push, +refspec, --delete, --mirror) is not done by an agent"
 		force     = "a force push rewrites the remote branch's history, so you approve it"
 		pipe      = "piping a download into a shell runs code nobody has read"

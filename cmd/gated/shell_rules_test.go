@@ -29,12 +29,13 @@ func TestStarterRulesRefuseEverySpelling(t *testing.T) {
 		// quoting and paths
 		`'rm' '-rf' '/'`, `r\m -rf /`, `/bin/rm -rf /`, `./rm -rf /`, `rm -rf -- /`, `rm -Rf /*`, `rm --rec --for /`,
 		`rm -r -f ~`, `rm -rf "$HOME"`, `rm -rf $(pwd)/..`, `rm -rf ..`, `rm -rf .`, `rm -rf /home/u/project`,
-		`rm -rf .*`, `rm -r "$opt" build`, `cd .. && rm -rf project`, `env -C / rm -rf home`,
+		`rm -rf .*`, `rm -r "$opt" build`, `rm -r -- -f /`, `rm -r /tmp/x`, `cd .. && rm -rf project`, `env -C / rm -rf home`,
 		// wrappers
 		`/usr/bin/env rm -rf /`, `env -i PATH=/bin rm -rf /`, `command rm -rf /`, `builtin exec rm -rf /`,
 		`nice -n 10 rm -rf /`, `nohup rm -rf / &`, `time rm -rf /`, `timeout -s KILL 10 rm -rf /`,
 		`stdbuf -o0 rm -rf /`, `setsid rm -rf /`, `watch -n 1 rm -rf /`, `doas -u root rm -rf /`,
-		`sudo -E -u root -- rm -rf /`, `env -S 'rm -rf /'`,
+		`sudo -E -u root -- rm -rf /`, `env -S 'rm -rf /'`, `su -c "rm -rf /"`, `sudo su root -c 'rm -rf /'`,
+		`runuser -u root -- sh -c 'rm -rf /'`, `shopt -s expand_aliases; alias x=rm; x -rf /`,
 		// shells, eval and what runs commands
 		`bash -c 'rm -rf /'`, `sh -c "eval 'rm -rf /'"`, `zsh -lc "rm -rf /"`, `bash <<< 'rm -rf /'`,
 		"bash <<EOF\nrm -rf /\nEOF", `echo / | xargs rm -rf`, `find / -delete`, `find / -exec rm -rf {} +`,

