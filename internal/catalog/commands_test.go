@@ -69,7 +69,7 @@ func TestCommandRules(t *testing.T) {
 		{"rm -rf build", ws, nil},
 		{"rm -rf build", "", []string{"rm_rf"}}, // no workspace: nothing is inside
 		{"rm -r build", ws, nil},
-		{"rm -r -- -f /", ws, nil}, // -f is a file after --
+		{"rm -r -- -f /", ws, nil},                  // -f is a file after --
 		{`rm -r "$X" build`, ws, []string{"rm_rf"}}, // "$X" may be -f, and may be anywhere
 		{"cd .. && rm -rf p", ws, []string{"rm_rf"}},
 		{"git -C /x push -f origin main", ws, []string{"push_force"}},
