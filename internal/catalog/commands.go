@@ -86,7 +86,7 @@ type Call struct {
 	View      *View
 	Workspace string
 	line      *shell.Line // nil: the tool has no command line, or it is not a string
-	read      bool
+	read      *View       // the tool as a risk-0 read, when the line only reads
 }
 
 // place is where a line's paths are judged: the workspace, and the
@@ -111,24 +111,26 @@ func (v *View) Call(args map[string]any, workspace string) *Call {
 	}
 	if s, ok := valueAt(v.CommandLine.tokens, args).(string); ok {
 		c.line = shell.Parse(s)
-		c.read = v.readOnly(c)
+		if v.readOnly(c) {
+			read := *v
+			read.RiskLevel, read.Approval, read.Mutates = 0, approvalAuto, nil
+			c.read = &read
+		}
 	}
 	return c
 }
 
 // Read reports whether the call's command line only reads, inside the
 // workspace: its floors are those of a risk-0 read.
-func (c *Call) Read() bool { return c.read }
+func (c *Call) Read() bool { return c.read != nil }
 
 // Floor is the view whose floors apply to the call: the tool's, or for a
 // line that only reads, the tool's as a risk-0 read that needs no approval.
 func (c *Call) Floor() *View {
-	if !c.read {
+	if c.read == nil {
 		return c.View
 	}
-	read := *c.View
-	read.RiskLevel, read.Approval, read.Mutates = 0, approvalAuto, nil
-	return &read
+	return c.read
 }
 
 func cleanWorkspace(ws string) string {

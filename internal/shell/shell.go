@@ -79,8 +79,6 @@ type Command struct {
 	// pipeline. A command outside any pipeline has a pipeline of its own;
 	// a wrapped command, and the text a shell runs, have its wrapper's.
 	Pipes []Stage
-	// Via names the wrappers it was unwrapped from, outermost first.
-	Via []string
 	// Recursive: the command calls the function whose body it is in, as
 	// a fork bomb does (:(){ :|:& };:).
 	Recursive bool
@@ -121,7 +119,6 @@ func Parse(src string) *Line {
 // state is what a wrapper passes to the command it runs.
 type state struct {
 	env   bool
-	via   []string
 	pipes []Stage // the pipeline stages the command runs in, outermost first
 	depth int
 	// recursive: the command calls a function from its own body.
@@ -331,8 +328,7 @@ func (r *reader) run(words []Word, s *syntax.Stmt, src string, st state) {
 			r.line.Chdir = true
 		}
 		r.line.Commands = append(r.line.Commands, Command{Name: name, Args: args, Env: st.env,
-			Pipes: st.pipes, Via: st.via, Recursive: st.recursive})
-		st.via = append(st.via[:len(st.via):len(st.via)], name)
+			Pipes: st.pipes, Recursive: st.recursive})
 		words = r.unwrap(name, args, s, src, &st)
 	}
 }
@@ -627,7 +623,7 @@ func (r *reader) find(args []Word, st state) {
 		case a.Static && a.Text == "-delete":
 			r.line.Commands = append(r.line.Commands, Command{Name: "rm",
 				Args: append([]Word{{Text: "-r", Static: true, lead: "-r"}, {Text: "-f", Static: true, lead: "-f"}}, starts...),
-				Env:  st.env, Pipes: st.pipes, Via: st.via})
+				Env:  st.env, Pipes: st.pipes})
 		case a.Static && findExec[a.Text]:
 			var cmd []Word
 			braces := false // the word before was {}
