@@ -357,20 +357,32 @@ type wrapper struct {
 }
 
 var wrappers = map[string]wrapper{
-	"sudo":      {short: "ugpCDrtTUh", long: []string{"--user", "--group", "--prompt", "--close-from", "--chdir", "--role", "--type", "--command-timeout", "--other-user", "--host"}},
-	"doas":      {short: "uC"},
-	"nice":      {short: "n", long: []string{"--adjustment"}},
-	"nohup":     {},
-	"timeout":   {short: "sk", long: []string{"--signal", "--kill-after"}, operands: 1},
-	"command":   {},
-	"builtin":   {},
-	"exec":      {short: "a"},
-	"busybox":   {},
-	"stdbuf":    {short: "ioe", long: []string{"--input", "--output", "--error"}},
-	"setsid":    {},
-	"time":      {short: "fo", long: []string{"--format", "--output"}},
-	"nocorrect": {},
-	"noglob":    {},
+	"sudo":         {short: "ugpCDrtTUh", long: []string{"--user", "--group", "--prompt", "--close-from", "--chdir", "--role", "--type", "--command-timeout", "--other-user", "--host"}},
+	"doas":         {short: "uC"},
+	"nice":         {short: "n", long: []string{"--adjustment"}},
+	"nohup":        {},
+	"timeout":      {short: "sk", long: []string{"--signal", "--kill-after"}, operands: 1},
+	"command":      {},
+	"builtin":      {},
+	"exec":         {short: "a"},
+	"busybox":      {},
+	"stdbuf":       {short: "ioe", long: []string{"--input", "--output", "--error"}},
+	"setsid":       {},
+	"time":         {short: "fo", long: []string{"--format", "--output"}},
+	"nocorrect":    {},
+	"noglob":       {},
+	"ionice":       {short: "cnp", long: []string{"--class", "--classdata", "--pid"}},
+	"chroot":       {operands: 1},
+	"taskset":      {operands: 1},
+	"unbuffer":     {},
+	"caffeinate":   {short: "tw"},
+	"torsocks":     {},
+	"proxychains":  {short: "f"},
+	"proxychains4": {short: "f"},
+	"firejail":     {},
+	"strace":       {short: "abeEIoOpPsSuUX"},
+	"ltrace":       {short: "aAbDeEnoOpsSuwX"},
+	"flock":        {short: "wEc", long: []string{"--timeout", "--conflict-exit-code", "--command"}, operands: 1},
 }
 
 // shells run their -c text, a script file, or their standard input.
@@ -379,6 +391,13 @@ var shells = map[string]bool{"sh": true, "bash": true, "zsh": true, "dash": true
 // unwrap returns the words of the command that name runs with args, or
 // nil when it runs none (or what it runs was read another way).
 func (r *reader) unwrap(name string, args []Word, s *syntax.Stmt, src string, st *state) []Word {
+	if (name == "flock" || name == "script") && slices.ContainsFunc(args, func(a Word) bool {
+		t := a.Text
+		return !a.Static || strings.HasPrefix(t, "--command") || len(t) > 1 && t[0] == '-' && t[1] != '-' && strings.IndexByte(t, 'c') > 0
+	}) {
+		r.su(args, *st) // -c text, run by a shell
+		return nil
+	}
 	if w, ok := wrappers[name]; ok {
 		rest, _ := options(args, w.short, w.long)
 		if len(rest) < w.operands {
@@ -523,22 +542,31 @@ func (r *reader) shell(args []Word, s *syntax.Stmt, src string, st state) []Word
 	return nil
 }
 
-// su runs its -c (--command) text as a shell does.
+// su runs its -c (--command) text as a shell does; so do runuser, flock
+// and script. -c may end a cluster (-lc TEXT) or carry the text (-cTEXT).
 func (r *reader) su(args []Word, st state) {
 	for i, a := range args {
+		t := a.Text
 		switch {
 		case !a.Static:
 			if a.MayBeOption() {
-				r.dynamic("su is run with options gated cannot read")
+				r.dynamic("a command that runs -c text is run with options gated cannot read")
 				return
 			}
-		case a.Text == "-c" || a.Text == "--command":
+		case t == "--command" || t == "-c":
 			if i+1 < len(args) {
 				r.shellText(args[i+1], st)
 			}
 			return
-		case strings.HasPrefix(a.Text, "--command="):
-			r.shellText(Word{Text: strings.TrimPrefix(a.Text, "--command="), Static: true}, st)
+		case strings.HasPrefix(t, "--command="):
+			r.shellText(Word{Text: strings.TrimPrefix(t, "--command="), Static: true}, st)
+			return
+		case len(t) > 1 && t[0] == '-' && t[1] != '-' && strings.IndexByte(t, 'c') > 0:
+			if rest := t[strings.IndexByte(t, 'c')+1:]; rest != "" {
+				r.shellText(Word{Text: rest, Static: true}, st)
+			} else if i+1 < len(args) {
+				r.shellText(args[i+1], st)
+			}
 			return
 		}
 	}
