@@ -85,8 +85,9 @@ type ArgMatch struct {
 type Call struct {
 	View      *View
 	Workspace string
-	line      *shell.Line // nil: the tool has no command line, or it is not a string
-	read      *View       // the tool as a risk-0 read, when the line only reads
+	line      *shell.Line               // nil: the tool has no command line, or it is not a string
+	read      *View                     // the tool as a risk-0 read, when the line only reads
+	stages    map[stagesKey]map[int]int // firstStages, per matcher
 }
 
 // place is where a line's paths are judged: the workspace, and the
@@ -183,7 +184,7 @@ func (r *Rule) commandFires(c *Call) bool {
 		return slices.ContainsFunc(c.line.Files, func(f shell.File) bool { return r.Files.matches(f.Word, c.place()) })
 	case ruleCommand:
 		for i := range c.line.Commands {
-			if r.Command.matches(c.line, i, c.place(), false) {
+			if r.Command.matches(c, i, false) {
 				return true
 			}
 		}
@@ -208,7 +209,7 @@ func (v *View) readOnly(c *Call) bool {
 		}
 	}
 	for i, cmd := range l.Commands {
-		if cmd.Env || !slices.ContainsFunc(v.CommandLine.Reads, func(m *CommandMatch) bool { return m.matches(l, i, at, true) }) {
+		if cmd.Env || !slices.ContainsFunc(v.CommandLine.Reads, func(m *CommandMatch) bool { return m.matches(c, i, true) }) {
 			return false
 		}
 		for _, w := range cmd.Args {
@@ -284,8 +285,8 @@ func (at place) inside(w shell.Word) bool {
 // word that might be anything then counts against the match; for a rule
 // (prove false) it counts for it, so a rule fires on what it cannot rule
 // out.
-func (m *CommandMatch) matches(l *shell.Line, i int, at place, prove bool) bool {
-	c := &l.Commands[i]
+func (m *CommandMatch) matches(call *Call, i int, prove bool) bool {
+	c, at := &call.line.Commands[i], call.place()
 	if len(m.Programs) > 0 && !slices.Contains(m.Programs, c.Name) {
 		return false
 	}
@@ -318,7 +319,7 @@ func (m *CommandMatch) matches(l *shell.Line, i int, at place, prove bool) bool 
 		!slices.ContainsFunc(opts, func(w shell.Word) bool { v, ok := optionValue(w, false); return ok && m.Args.matches(v, at) }) {
 		return false
 	}
-	if m.PipedFrom != nil && !pipedFrom(l, i, func(j int) bool { return m.PipedFrom.matches(l, j, at, prove) }) {
+	if m.PipedFrom != nil && !call.pipedFrom(i, m.PipedFrom, prove) {
 		return false
 	}
 	return true
@@ -381,21 +382,44 @@ func hasFlag(w shell.Word, spellings []string, unknown bool) bool {
 }
 
 // pipedFrom reports whether an earlier stage of a pipeline command i runs
-// in has a command for which f holds.
-func pipedFrom(l *shell.Line, i int, f func(j int) bool) bool {
-	for _, at := range l.Commands[i].Pipes {
-		for j := range l.Commands {
-			if j == i {
-				continue
-			}
-			for _, before := range l.Commands[j].Pipes {
-				if before.Pipe == at.Pipe && before.N < at.N && f(j) {
-					return true
-				}
+// in has a command that m matches.
+func (c *Call) pipedFrom(i int, m *CommandMatch, prove bool) bool {
+	first := c.firstStages(m, prove)
+	return slices.ContainsFunc(c.line.Commands[i].Pipes, func(at shell.Stage) bool {
+		n, ok := first[at.Pipe]
+		return ok && n < at.N
+	})
+}
+
+// firstStages is, per pipeline, the first stage with a command m matches:
+// worked out once per call and matcher, so a line of many pipes costs
+// linear time, not quadratic.
+func (c *Call) firstStages(m *CommandMatch, prove bool) map[int]int {
+	key := stagesKey{m, prove}
+	if first, ok := c.stages[key]; ok {
+		return first
+	}
+	first := map[int]int{}
+	for j, cmd := range c.line.Commands {
+		if !m.matches(c, j, prove) {
+			continue
+		}
+		for _, at := range cmd.Pipes {
+			if n, ok := first[at.Pipe]; !ok || at.N < n {
+				first[at.Pipe] = at.N
 			}
 		}
 	}
-	return false
+	if c.stages == nil {
+		c.stages = map[stagesKey]map[int]int{}
+	}
+	c.stages[key] = first
+	return first
+}
+
+type stagesKey struct {
+	m     *CommandMatch
+	prove bool
 }
 
 // matches reports whether a word matches. A word an expansion builds is

@@ -35,6 +35,12 @@ const (
 	// maxNesting bounds brackets open at once, checked before parsing:
 	// the parser's cost grows with nesting far faster than with length.
 	maxNesting = 64
+	// maxOperators bounds the | and & characters of a line, checked
+	// before parsing: a chain of pipes or && nests the syntax tree one
+	// level per operator, and walking a deep tree costs more than its size.
+	maxOperators = 512
+	// maxTreeDepth bounds the syntax tree's depth (if inside if …).
+	maxTreeDepth = 1000
 )
 
 // Word is one argument after quote removal.
@@ -106,7 +112,14 @@ type Line struct {
 
 // Parse reads a command line. It never fails: what it cannot read makes
 // the Line Dynamic.
-func Parse(src string) *Line {
+func Parse(src string) (line *Line) {
+	defer func() {
+		// A parser bug on hostile input must not fail open, nor crash a
+		// decision: the line is one gated could not read.
+		if recover() != nil {
+			line = &Line{Dynamic: "the command line could not be parsed"}
+		}
+	}()
 	r := &reader{line: &Line{}}
 	if len(src) > MaxBytes {
 		r.dynamic("the command line is longer than %d bytes", MaxBytes)
@@ -161,16 +174,34 @@ func (r *reader) parse(src string, depth int, st state) {
 		r.dynamic("the command line nests brackets more than %d deep", maxNesting)
 		return
 	}
+	if strings.Count(src, "|")+strings.Count(src, "&") > maxOperators {
+		r.dynamic("the command line has more than %d | and & characters", maxOperators)
+		return
+	}
 	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(src), "")
 	if err != nil {
 		r.dynamic("the command line does not parse as a shell command")
 		return
 	}
-	for range syntax.Preorder(f) {
-		r.nodes++
-	}
-	if r.nodes > maxNodes {
+	level, deep := 0, false
+	syntax.Walk(f, func(n syntax.Node) bool { // not Preorder, whose cost grows with depth per node
+		if n == nil {
+			level--
+			return true
+		}
+		if r.nodes++; r.nodes > maxNodes || level >= maxTreeDepth {
+			deep = deep || level >= maxTreeDepth
+			return false
+		}
+		level++
+		return true
+	})
+	switch {
+	case r.nodes > maxNodes:
 		r.dynamic("the command line has more than %d parts", maxNodes)
+		return
+	case deep:
+		r.dynamic("the command line nests commands more than %d deep", maxTreeDepth)
 		return
 	}
 	st.depth = depth

@@ -153,6 +153,8 @@ func TestParseBounded(t *testing.T) {
 		"deep subshells":  strings.Repeat("(", 20000) + strings.Repeat(")", 20000),
 		"deep cmdsubst":   strings.Repeat("$(", 15000) + strings.Repeat(")", 15000),
 		"deep pipes":      strings.Repeat("(a|", 9000) + "a" + strings.Repeat(")", 9000),
+		"long pipeline":   strings.Repeat("sh|", 2000) + "sh",
+		"long && chain":   strings.Repeat("a&&", 2000) + "a",
 		"nested eval":     strings.Repeat("eval ", 10) + "ls",
 		"deep keywords":   strings.Repeat("if a; then ", 4000) + "b" + strings.Repeat("; fi", 4000),
 		"deep arithmetic": "echo $((" + strings.Repeat("(", 20000) + "1" + strings.Repeat(")", 20000) + "))",
@@ -171,4 +173,23 @@ func TestParseBounded(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Parse never panics, and a line it reads whole yields static command
+// names.
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{`\rm -rf /`, `eval "$(x)"`, "bash <<E\nrm -rf /\nE", `find . -exec sh -c 'a|b' {} +`, `su -c'x'`, `a=(1 2); "${a[@]}"`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		l := Parse(s)
+		if l.Dynamic != "" {
+			return
+		}
+		for _, c := range l.Commands {
+			if c.Name == "" && len(c.Args) == 0 {
+				t.Errorf("an empty command from %q", s)
+			}
+		}
+	})
 }
