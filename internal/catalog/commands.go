@@ -213,8 +213,8 @@ func (v *View) readOnly(c *Call) bool {
 			return false
 		}
 		for _, w := range cmd.Args {
-			if v, ok := optionValue(w, true); ok {
-				w = v
+			if val, ok := optionValue(w, true); ok {
+				w = val
 			} else if w.Static && !w.Glob && strings.HasPrefix(w.Text, "-") {
 				continue // a flag, or "-" for standard input
 			}
@@ -281,7 +281,7 @@ func (at place) inside(w shell.Word) bool {
 	return !pathset.Outside(w.Text, ws)
 }
 
-// matches reports whether command i of l matches. prove is for reads: a
+// matches reports whether command i of the call's line matches. prove is for reads: a
 // word that might be anything then counts against the match; for a rule
 // (prove false) it counts for it, so a rule fires on what it cannot rule
 // out.
