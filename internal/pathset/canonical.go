@@ -10,6 +10,7 @@ package pathset
 
 import (
 	"path"
+	"slices"
 	"strings"
 )
 
@@ -45,7 +46,7 @@ func Canonical(p string) []string {
 	rs, n := readings(p)
 	out := make([]string, 0, 4*n)
 	add := func(s string) {
-		if s != "" && !contains(out, s) {
+		if s != "" && !slices.Contains(out, s) {
 			out = append(out, s)
 		}
 	}
@@ -58,15 +59,6 @@ func Canonical(p string) []string {
 		add(strings.ToLower(r.home))
 	}
 	return out
-}
-
-func contains(list []string, s string) bool {
-	for _, e := range list {
-		if e == s {
-			return true
-		}
-	}
-	return false
 }
 
 // reading is one way to read a path: cleaned, and relative to the home

@@ -14,6 +14,7 @@ import (
 // .gitignore. A Set is safe for concurrent use.
 type Set struct {
 	patterns []pattern
+	home     bool // a pattern starts with "~", so home forms are worth matching
 }
 
 type pattern struct {
@@ -34,6 +35,7 @@ func Compile(patterns ...string) (*Set, error) {
 			return nil, fmt.Errorf("pattern %q is not a valid glob (an unclosed [ or {, an empty [], or a trailing \\)", p)
 		}
 		s.patterns[i] = pattern{glob: glob, exclude: exclude}
+		s.home = s.home || strings.HasPrefix(glob, Home)
 	}
 	return s, nil
 }
@@ -48,14 +50,26 @@ func MustCompile(patterns ...string) *Set {
 }
 
 // Match reports whether any canonical form of p (see Canonical) is in the
-// set: the question a rule that denies asks.
+// set: the question a rule that denies asks. It runs on every decision, so
+// it builds no list of forms, and skips home forms when no pattern starts
+// with "~" (the full form then matches whatever they would).
 func (s *Set) Match(p string) bool {
-	for _, f := range Canonical(p) {
-		if s.has(f) {
+	rs, n := readings(p)
+	for _, r := range rs[:n] {
+		if s.hasEither(r.full) || s.home && r.home != "" && s.hasEither(r.home) {
 			return true
 		}
 	}
 	return false
+}
+
+// hasEither reports whether f or its lower case is in the set.
+func (s *Set) hasEither(f string) bool {
+	if s.has(f) {
+		return true
+	}
+	l := strings.ToLower(f)
+	return l != f && s.has(l)
 }
 
 // Allows reports whether p is in the set however it is read: the question
