@@ -36,6 +36,7 @@ require (
 	golang.org/x/text v0.43.0
 	golang.org/x/time v0.16.0
 	google.golang.org/grpc v1.84.0
+	mvdan.cc/sh/v3 v3.14.1
 )
 
 require (

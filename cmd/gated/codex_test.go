@@ -91,10 +91,14 @@ func TestCodexHook(t *testing.T) {
 			}
 		})
 	}
-	// The HTTP endpoint answers Codex's shape too (what --url forwards to).
-	status, raw := postRaw(t, base+"/v1/hooks/codex", codexInput("Bash", map[string]any{"command": "ls"}), map[string]string{"Authorization": "Bearer " + token})
-	var o hookOut
-	if status != 200 || json.Unmarshal(raw, &o) != nil || o.HookSpecificOutput.PermissionDecision != "deny" {
-		t.Fatalf("POST /v1/hooks/codex: %d %s", status, raw)
+	// The HTTP endpoint answers Codex's shape too (what --url forwards to):
+	// a shell line that only reads in the workspace is allowed, as Codex's
+	// only way to read is its shell; any other is denied, as Codex cannot ask.
+	for cmd, want := range map[string]string{"ls": "allow", "npm test": "deny"} {
+		status, raw := postRaw(t, base+"/v1/hooks/codex", codexInput("Bash", map[string]any{"command": cmd}), map[string]string{"Authorization": "Bearer " + token})
+		var o hookOut
+		if status != 200 || json.Unmarshal(raw, &o) != nil || o.HookSpecificOutput.PermissionDecision != want {
+			t.Fatalf("POST /v1/hooks/codex %q: %d %s; want %s", cmd, status, raw, want)
+		}
 	}
 }

@@ -211,7 +211,7 @@ func TestHookShadow(t *testing.T) {
 	t.Parallel()
 	// Open, so per-request shadow must be allowed explicitly.
 	base, _ := startServe(t, []string{"--catalog", claudeCatalog, "--allow-request-shadow"}, nil)
-	bash := hookInput("Bash", map[string]any{"command": "rm -rf build"})
+	bash := hookInput("Bash", map[string]any{"command": "rm -rf /srv/build"})
 	for _, args := range [][]string{{"--shadow", "--catalog", claudeCatalog}, {"--shadow", "--url", base}} {
 		code, out, stderr := runCommandHook(t, bash, nil, args...)
 		o := out.HookSpecificOutput

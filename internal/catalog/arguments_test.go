@@ -33,7 +33,7 @@ func TestValidateArgumentsValueCap(t *testing.T) {
 	if len(errs) != 1 || errs[0].Keyword != "maxValues" || errs[0].Path != "" {
 		t.Fatalf("%d values: %+v", MaxArgumentValues+1, errs)
 	}
-	fs, _ := Floors(v, &route.Event{ProposedArguments: list(100000)}, route.AuthConfirmed, ArgumentsEnforce)
+	fs, _ := Floors(v.Call(nil, ""), &route.Event{ProposedArguments: list(100000)}, route.AuthConfirmed, ArgumentsEnforce)
 	if len(fs) != 1 || fs[0].Code != CodeArgumentsInvalid || fs[0].Route != route.Refuse {
 		t.Fatalf("floors: %+v", fs)
 	}

@@ -56,7 +56,7 @@ func BenchmarkLookupFloors(b *testing.B) {
 					b.Fatal("lookup missed")
 				}
 				_, cf := EffectiveCategory(v, ev.ToolCategory)
-				fs, _ := Floors(v, ev, route.AuthConfirmed, ArgumentsEnforce)
+				fs, _ := Floors(v.Call(nil, ""), ev, route.AuthConfirmed, ArgumentsEnforce)
 				if len(cf)+len(fs) != 0 {
 					b.Fatalf("unexpected findings %v %v", cf, fs)
 				}

@@ -57,6 +57,9 @@ type View struct {
 	InputSchema   bool     `json:"input_schema"`            // whether proposed_arguments are validated
 	OutputSchema  bool     `json:"output_schema,omitempty"` // whether reported outputs are checked (OutputConforms)
 	Rules         []*Rule  `json:"rules,omitempty"`         // TOOL.md argument rules (rules.go), read-only
+	// CommandLine is TOOL.md's metadata.gated.command_line (commands.go):
+	// where the tool's command line is, for command rules and reads.
+	CommandLine *CommandLine `json:"command_line,omitempty"`
 	// ApprovalTTL is TOOL.md's metadata.gated.approval_ttl as written: how
 	// long an approval of a call to this tool stays open (ApprovalExpiry).
 	ApprovalTTL string `json:"approval_ttl,omitempty"`

@@ -76,17 +76,19 @@ func EffectiveCategory(v *View, declared route.Category) (route.Category, []rout
 	return declared, nil
 }
 
-// Floors returns the catalog's findings for an event that matched v; auth is
-// the event's effective authorization state after the contract's evidence
-// rules. Each finding only tightens the route. When the arguments fail the
-// input schema it also returns where, so that nobody validates them again.
-func Floors(v *View, ev *route.Event, auth route.AuthState, mode ArgumentMode) ([]route.Finding, []ArgumentError) {
+// Floors returns the catalog's findings for an event whose call c is (the
+// view the event matched, applied to its arguments); auth is the event's
+// effective authorization state after the contract's evidence rules. Each
+// finding only tightens the route. When the arguments fail the input schema
+// it also returns where, so that nobody validates them again.
+func Floors(c *Call, ev *route.Event, auth route.AuthState, mode ArgumentMode) ([]route.Finding, []ArgumentError) {
 	if ev == nil {
 		ev = &route.Event{}
 	}
 	// Argument rules first: they name the specific reason, and a person
 	// reading a hook's answer sees the first few findings only.
-	out := v.ruleFindings(ev.ProposedArguments)
+	out := c.ruleFindings(ev.ProposedArguments)
+	v := c.Floor()
 	if v.NeverExecute {
 		out = append(out, finding(CodeNeverAuto, route.Refuse, true,
 			"tool %s has risk tier %s, which never executes automatically", v.ToolID, v.RiskTier))

@@ -98,7 +98,7 @@ func TestFloors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			fs, _ := Floors(tt.v, tt.ev, tt.auth, ArgumentsEnforce)
+			fs, _ := Floors(tt.v.Call(nil, ""), tt.ev, tt.auth, ArgumentsEnforce)
 			var got []want
 			for _, f := range fs {
 				if !f.Blocking || f.Source != route.SourceCatalog || f.Message == "" {
@@ -124,10 +124,10 @@ func TestArgumentFloor(t *testing.T) {
 		return &route.Event{ProposedArguments: args, EvidenceRefs: []route.EvidenceRef{verifiedApproval()}}
 	}
 
-	if fs, errs := Floors(refund, ev(valid), route.AuthConfirmed, ArgumentsEnforce); len(fs) != 0 || errs != nil {
+	if fs, errs := Floors(refund.Call(nil, ""), ev(valid), route.AuthConfirmed, ArgumentsEnforce); len(fs) != 0 || errs != nil {
 		t.Fatalf("valid arguments: %v %v", fs, errs)
 	}
-	fs, errs := Floors(refund, ev(invalid), route.AuthConfirmed, ArgumentsEnforce)
+	fs, errs := Floors(refund.Call(nil, ""), ev(invalid), route.AuthConfirmed, ArgumentsEnforce)
 	if len(fs) != 1 || fs[0].Code != CodeArgumentsInvalid || fs[0].Route != route.Refuse || !fs[0].Blocking {
 		t.Fatalf("enforce: %+v", fs)
 	}
@@ -145,15 +145,15 @@ func TestArgumentFloor(t *testing.T) {
 		t.Errorf("message leaks an argument value: %q", fs[0].Message)
 	}
 
-	fs, errs = Floors(refund, ev(invalid), route.AuthConfirmed, ArgumentsWarn)
+	fs, errs = Floors(refund.Call(nil, ""), ev(invalid), route.AuthConfirmed, ArgumentsWarn)
 	if len(fs) != 1 || fs[0].Route != route.Accept || fs[0].Blocking || len(errs) == 0 {
 		t.Fatalf("warn: %+v %+v", fs, errs)
 	}
-	if fs, errs := Floors(refund, ev(invalid), route.AuthConfirmed, ArgumentsOff); len(fs) != 0 || errs != nil {
+	if fs, errs := Floors(refund.Call(nil, ""), ev(invalid), route.AuthConfirmed, ArgumentsOff); len(fs) != 0 || errs != nil {
 		t.Fatalf("off: %+v %+v", fs, errs)
 	}
 	// Missing arguments are validated as an empty object.
-	fs, _ = Floors(refund, ev(nil), route.AuthConfirmed, ArgumentsEnforce)
+	fs, _ = Floors(refund.Call(nil, ""), ev(nil), route.AuthConfirmed, ArgumentsEnforce)
 	if len(fs) != 1 || !strings.Contains(fs[0].Message, "/payment_id: is required") {
 		t.Fatalf("nil arguments: %+v", fs)
 	}
@@ -294,7 +294,7 @@ func TestExampleCatalogCoversEveryFloor(t *testing.T) {
 		}
 		ev := &route.Event{ToolName: tt.toolName, ToolCategory: tt.declared, ProposedArguments: tt.args, EvidenceRefs: tt.refs}
 		_, fs := EffectiveCategory(v, tt.declared)
-		floors, _ := Floors(v, ev, tt.auth, ArgumentsEnforce)
+		floors, _ := Floors(v.Call(nil, ""), ev, tt.auth, ArgumentsEnforce)
 		fs = append(fs, floors...)
 		if f, ok := UnresolvedApprovalPolicy(v); ok {
 			fs = append(fs, f)
@@ -318,7 +318,7 @@ func TestExampleCatalogCoversEveryFloor(t *testing.T) {
 	} {
 		v, _ := c.Lookup(tt.toolName)
 		ev := &route.Event{ProposedArguments: tt.args, EvidenceRefs: approval}
-		if fs, _ := Floors(v, ev, route.AuthConfirmed, ArgumentsEnforce); len(fs) != 0 {
+		if fs, _ := Floors(v.Call(nil, ""), ev, route.AuthConfirmed, ArgumentsEnforce); len(fs) != 0 {
 			t.Errorf("%s confirmed with a verified approval: %v", tt.toolName, fs)
 		}
 	}

@@ -99,6 +99,7 @@ type toolDoc struct {
 			Rules       []map[string]json.RawMessage `json:"rules"`        // checked by compileRules
 			ApprovalTTL string                       `json:"approval_ttl"` // checked by approvalTTL
 			Approvers   []string                     `json:"approvers"`
+			CommandLine json.RawMessage              `json:"command_line"` // checked by compileCommandLine
 		} `json:"gated"`
 	} `json:"metadata"`
 }
@@ -109,6 +110,7 @@ type toolDef struct {
 	doc   toolDoc
 	input *opfile.Schema
 	rules []*Rule
+	line  *CommandLine  // metadata.gated.command_line; nil when not set
 	ttl   time.Duration // metadata.gated.approval_ttl; 0 when not set
 	// inline is implements.inline as parsed, validated only when the tools
 	// are resolved (nil when the tool has none).
@@ -220,6 +222,8 @@ func (l *loader) parseToolMD(f file) {
 	}
 	t.input = l.compileSchema(f, "/inputs", "input", doc.Value["inputs"])
 	t.rules = l.compileRules(f, t.doc.Metadata.Gated.Rules)
+	t.line = l.compileCommandLine(f, t.doc.Metadata.Gated.CommandLine)
+	l.checkCommandRules(f, t)
 	t.ttl = l.approvalTTL(f, t.doc.Metadata.Gated.ApprovalTTL)
 	if impl, ok := doc.Value["implements"].(map[string]any); ok {
 		t.inline, _ = impl["inline"].(map[string]any)

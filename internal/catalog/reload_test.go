@@ -54,7 +54,7 @@ func TestHotReloadUnderConcurrentDecisions(t *testing.T) {
 					torn.Add(1)
 					continue
 				}
-				Floors(v, ev, route.AuthValidated, ArgumentsEnforce)
+				Floors(v.Call(nil, ""), ev, route.AuthValidated, ArgumentsEnforce)
 				if prev, loaded := seen.LoadOrStore(c.Revision(), v.RiskLevel); loaded && prev.(int) != v.RiskLevel {
 					torn.Add(1)
 				}

@@ -317,7 +317,7 @@ func (l *loader) merge(t *toolDef, a *Action) (*View, bool) {
 	v := &View{
 		ToolID: d.ID, Version: d.Version, Approval: approvalAuto,
 		Aliases: set(d.Metadata.Gated.Aliases), Source: t.f.rel, Format: t.f.format, file: p, nameField: "/id",
-		InputSchema: t.input != nil, input: t.input, Rules: t.rules,
+		InputSchema: t.input != nil, input: t.input, Rules: t.rules, CommandLine: t.line,
 		approvalTTL: t.ttl,
 	}
 	if len(v.Aliases) == 0 {

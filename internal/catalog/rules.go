@@ -32,7 +32,7 @@ const (
 	ruleHost   = "host"
 )
 
-var ruleKinds = []string{ruleRegex, ruleGlob, rulePrefix, ruleHost}
+var ruleKinds = []string{ruleRegex, ruleGlob, rulePrefix, ruleHost, ruleCommand, ruleFiles}
 
 // SecretPaths is the glob pattern that stands for pathset's built-in set of
 // secret files, so that every tool's rules share one definition of it.
@@ -59,7 +59,7 @@ var hostPattern = regexp.MustCompile(`^(\*\.)?[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a
 
 // ownCodes are the catalog's own blocker codes, which a rule may not take.
 var ownCodes = []string{CodeCategoryUnderstated, CodeRiskRequiresConfirmation, CodeIrreversibleNeedsVerified,
-	CodeApprovalRequired, CodeApprovalPolicy, CodeNeverAuto, CodeArgumentsInvalid}
+	CodeApprovalRequired, CodeApprovalPolicy, CodeNeverAuto, CodeArgumentsInvalid, CodeShellDynamic}
 
 // Rule is one argument rule of a TOOL.md, resolved and compiled. Views
 // carry their rules read-only; GET /v1/catalog shows them.
@@ -71,6 +71,10 @@ type Rule struct {
 	Route    route.Route `json:"route"` // ask, defer or refuse
 	Message  string      `json:"message,omitempty"`
 	Negate   bool        `json:"negate"` // fire when no pattern matches
+	// Command and Files are the matchers of command rules (commands.go),
+	// on the tool's command line.
+	Command *CommandMatch `json:"command,omitempty"`
+	Files   *ArgMatch     `json:"files,omitempty"`
 	// PathsFrom, for a glob, names the format the value is in when it is
 	// not a path: "apply_patch" matches the files a Codex patch names.
 	PathsFrom string `json:"paths_from,omitempty"`
@@ -81,11 +85,28 @@ type Rule struct {
 	secrets bool             // Kind glob: SecretPaths is among the patterns
 }
 
-// ruleFindings is one blocking finding per rule of v that fires on args.
-// A finding names the rule, the pointer and the file, never the value.
-func (v *View) ruleFindings(args map[string]any) []route.Finding {
+// ruleFindings is one blocking finding per rule of the call's view that
+// fires on args, after shell_command_dynamic when the call's command line
+// could not be read whole. A finding names the rule, the pointer and the
+// file, never the value.
+func (c *Call) ruleFindings(args map[string]any) []route.Finding {
+	v := c.View
 	var out []route.Finding
+	if f, ok := c.dynamicFinding(); ok {
+		out = append(out, f)
+	}
 	for _, r := range v.Rules {
+		if r.Kind == ruleCommand || r.Kind == ruleFiles {
+			if !r.commandFires(c) {
+				continue
+			}
+			msg := r.Message
+			if msg == "" {
+				msg = fmt.Sprintf("command rule %s fired on the command line at %s (%s)", r.Code, r.Pointer, v.Source)
+			}
+			out = append(out, route.Finding{Source: route.SourceCatalog, Code: r.Code, Route: r.Route, Blocking: true, Message: msg})
+			continue
+		}
 		long, many := r.tooLong(args), r.tooMany(args)
 		if !long && !many && !r.fires(args) {
 			continue
@@ -206,23 +227,7 @@ func (r *Rule) values(args map[string]any) (items []string, isArray, ok bool) {
 // pointed is the value at the rule's pointer, as values returns it before
 // PathsFrom.
 func (r *Rule) pointed(args map[string]any) (items []string, isArray, ok bool) {
-	var cur any = args
-	for _, tok := range r.tokens {
-		switch c := cur.(type) {
-		case map[string]any:
-			if cur, ok = c[tok]; !ok {
-				return nil, false, false
-			}
-		case []any:
-			i, isIndex := arrayIndex(tok)
-			if !isIndex || i >= len(c) {
-				return nil, false, false
-			}
-			cur = c[i]
-		default:
-			return nil, false, false
-		}
-	}
+	cur := valueAt(r.tokens, args)
 	switch c := cur.(type) {
 	case string:
 		return []string{c}, false, true
@@ -336,6 +341,7 @@ func (l *loader) compileRules(f file, raw []map[string]json.RawMessage) []*Rule 
 		for _, p := range specs[i].rule.Patterns {
 			total += len(p)
 		}
+		total += specs[i].rule.Command.patternBytes() + specs[i].rule.Files.patternBytes()
 	}
 	if total > maxToolPatternBytes {
 		l.ps.add(f.path, base, "rule_limit_exceeded", "the rules' patterns take %d bytes; a tool may have at most %d", total, maxToolPatternBytes)
@@ -392,7 +398,7 @@ func (l *loader) parseRule(f file, field string, m map[string]json.RawMessage) *
 			kinds = append(kinds, k)
 		case k == "code" || k == "pointer" || k == "route" || k == "message" || k == "negate" || k == "paths_from":
 		default:
-			bad(opfile.Pointer(k), "unknown_field", "is not a rule field: a rule has code, pointer, route, optional message, negate and paths_from, and one matcher of regex, glob, prefix or host")
+			bad(opfile.Pointer(k), "unknown_field", "is not a rule field: a rule has code, pointer, route, optional message, negate and paths_from, and one matcher of regex, glob, prefix, host, command or files")
 		}
 	}
 
@@ -450,11 +456,27 @@ func (l *loader) parseRule(f file, field string, m map[string]json.RawMessage) *
 
 	switch len(kinds) {
 	case 0:
-		bad("", "missing_field", "needs one matcher: regex, glob, prefix or host")
+		bad("", "missing_field", "needs one matcher: regex, glob, prefix, host, command or files")
 	case 1:
 		r.Kind = kinds[0]
 		s.patField = field + "/" + r.Kind
-		s.parsePatterns(l, f, m[r.Kind])
+		switch r.Kind {
+		case ruleCommand:
+			r.Patterns = []string{} // its patterns are in Command
+			if r.Command = l.compileCommandMatch(f, s.patField, m[r.Kind], 0); r.Command == nil {
+				s.ok = false
+			}
+		case ruleFiles:
+			r.Patterns = []string{}
+			if r.Files = l.compileArgMatch(f, s.patField, m[r.Kind]); r.Files == nil {
+				s.ok = false
+			}
+		default:
+			s.parsePatterns(l, f, m[r.Kind])
+		}
+		if r.Negate && (r.Kind == ruleCommand || r.Kind == ruleFiles) {
+			bad("/negate", "invalid_rule_matcher", "a %s rule cannot be negated", r.Kind)
+		}
 	default:
 		bad("", "invalid_rule_matcher", "has %s; a rule has exactly one matcher", strings.Join(kinds, " and "))
 	}

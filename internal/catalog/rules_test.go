@@ -167,7 +167,7 @@ func TestRuleMatching(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			v := loadRuleView(t, tt.rule)
-			fs := v.ruleFindings(decodeArgs(t, tt.args))
+			fs := v.Call(nil, "").ruleFindings(decodeArgs(t, tt.args))
 			if (len(fs) == 1) != tt.fires || len(fs) > 1 {
 				t.Fatalf("findings %+v, want fires=%v", fs, tt.fires)
 			}
@@ -227,7 +227,7 @@ func TestRuleLoadProblems(t *testing.T) {
 		{"host pattern with an inner wildcard", []string{`{code: c_bad, pointer: /url, host: ['a.*.com'], route: ask}`}, "/metadata/gated/rules/0/host/0", "invalid_rule_pattern", nil},
 		{"host pattern that is only a wildcard", []string{`{code: c_bad, pointer: /url, host: ['*'], route: ask}`}, "/metadata/gated/rules/0/host/0", "invalid_rule_pattern", nil},
 		{"unknown field with / and ~", []string{`{code: c_bad, pointer: /p, regex: x, route: ask, 'a/b~c': 1}`}, "/metadata/gated/rules/0/a~1b~0c", "unknown_field", nil},
-		{"unknown matcher kind", []string{`{code: c_bad, pointer: /p, suffix: [.env], route: ask}`}, "/metadata/gated/rules/0/suffix", "unknown_field", []string{"regex, glob, prefix or host"}},
+		{"unknown matcher kind", []string{`{code: c_bad, pointer: /p, suffix: [.env], route: ask}`}, "/metadata/gated/rules/0/suffix", "unknown_field", []string{"regex, glob, prefix, host, command or files"}},
 		{"two matcher kinds", []string{`{code: c_bad, pointer: /p, regex: x, glob: y, route: ask}`}, "/metadata/gated/rules/0", "invalid_rule_matcher", []string{"glob and regex"}},
 		{"no matcher", []string{`{code: c_bad, pointer: /p, route: ask}`}, "/metadata/gated/rules/0", "missing_field", []string{"one matcher"}},
 		{"empty pattern list", []string{`{code: c_bad, pointer: /p, regex: [], route: ask}`}, "/metadata/gated/rules/0/regex", "invalid_rule_pattern", []string{"at least one"}},
@@ -331,12 +331,12 @@ func TestHostileRegexesMatchInLinearTime(t *testing.T) {
 		"x": strings.Repeat("x", n),
 		"b": strings.Repeat("a", 19) + strings.Repeat("b", n),
 	}
-	fs := v.ruleFindings(args)
+	fs := v.Call(nil, "").ruleFindings(args)
 	if len(fs) != 1 || fs[0].Code != "star_repeat_negated" {
 		t.Fatalf("findings %+v, want only the negated rule", fs)
 	}
 	args["b"] = strings.Repeat("ab", n/2)
-	if fs := v.ruleFindings(args); len(fs) != 1 || fs[0].Code != "star_repeat" {
+	if fs := v.Call(nil, "").ruleFindings(args); len(fs) != 1 || fs[0].Code != "star_repeat" {
 		t.Fatalf("findings %+v, want star_repeat", fs)
 	}
 }
@@ -350,10 +350,10 @@ func TestPatchRuleFiresOnTooManyFiles(t *testing.T) {
 	patch := func(n int) map[string]any {
 		return map[string]any{"command": "*** Begin Patch\n" + strings.Repeat("*** Add File: src/a.go\n", n) + "*** End Patch"}
 	}
-	if fs := v.ruleFindings(patch(MaxRulePaths)); len(fs) != 0 {
+	if fs := v.Call(nil, "").ruleFindings(patch(MaxRulePaths)); len(fs) != 0 {
 		t.Fatalf("findings %+v for %d ordinary files", fs, MaxRulePaths)
 	}
-	fs := v.ruleFindings(patch(MaxRulePaths + 1))
+	fs := v.Call(nil, "").ruleFindings(patch(MaxRulePaths + 1))
 	if len(fs) != 1 || !strings.Contains(fs[0].Message, "too many") || strings.Contains(fs[0].Message, "src/a.go") {
 		t.Fatalf("findings %+v", fs)
 	}
@@ -367,12 +367,12 @@ func TestRegexRuleFiresOnValuesTooLongToCheck(t *testing.T) {
 		`{code: fetch_host, pointer: /url, host: [example.com], route: ask, negate: true}`)
 	padded := strings.Repeat(" ", MaxRuleValueBytes) + "rm -rf /"
 	for _, args := range []map[string]any{{"command": padded}, {"command": []any{strings.Repeat("x", MaxRuleValueBytes), "ls"}}} {
-		fs := v.ruleFindings(args)
+		fs := v.Call(nil, "").ruleFindings(args)
 		if len(fs) != 2 || fs[0].Code != "destructive" || !strings.Contains(fs[0].Message, "too long") || strings.Contains(fs[0].Message, "rm -rf") {
 			t.Fatalf("findings %+v", fs)
 		}
 	}
-	if fs := v.ruleFindings(map[string]any{"command": "ls -la", "url": "https://example.com/x"}); len(fs) != 0 {
+	if fs := v.Call(nil, "").ruleFindings(map[string]any{"command": "ls -la", "url": "https://example.com/x"}); len(fs) != 0 {
 		t.Fatalf("a short clean value fired: %+v", fs)
 	}
 }
@@ -386,7 +386,7 @@ func TestRuleFindingsThroughFloors(t *testing.T) {
 	const secret = "/srv/sk-live-0123456789abcdef/.env"
 	ev := &route.Event{ProposedArguments: map[string]any{"file_path": secret}}
 	for _, mode := range []ArgumentMode{ArgumentsEnforce, ArgumentsWarn, ArgumentsOff} {
-		fs, _ := Floors(v, ev, route.AuthConfirmed, mode)
+		fs, _ := Floors(v.Call(nil, ""), ev, route.AuthConfirmed, mode)
 		if len(fs) != 2 {
 			t.Fatalf("%s: findings %+v, want both rules", mode, fs)
 		}
@@ -413,11 +413,11 @@ func TestRuleFindingsThroughFloors(t *testing.T) {
 	// Rule findings come before the other floors.
 	w := loadRuleView(t, `{code: secrets_file, pointer: /file_path, glob: '**/.env', route: refuse}`)
 	w.Approval = approvalAlways
-	fs, _ := Floors(w, ev, route.AuthAuthenticated, ArgumentsEnforce)
+	fs, _ := Floors(w.Call(nil, ""), ev, route.AuthAuthenticated, ArgumentsEnforce)
 	if len(fs) != 2 || fs[0].Code != "secrets_file" || fs[1].Code != CodeApprovalRequired {
 		t.Fatalf("order: %+v", fs)
 	}
-	if fs, _ := Floors(w, &route.Event{ProposedArguments: map[string]any{"file_path": "a.go"}}, route.AuthConfirmed, ArgumentsEnforce); len(fs) != 0 {
+	if fs, _ := Floors(w.Call(nil, ""), &route.Event{ProposedArguments: map[string]any{"file_path": "a.go"}}, route.AuthConfirmed, ArgumentsEnforce); len(fs) != 0 {
 		t.Fatalf("a path no rule matches: %+v", fs)
 	}
 }
@@ -461,6 +461,6 @@ func BenchmarkRules(b *testing.B) {
 	args := map[string]any{"command": "go test ./... && git status", "file_path": "/home/u/project/internal/x/y.go"}
 	b.ReportAllocs()
 	for b.Loop() {
-		v.ruleFindings(args)
+		v.Call(nil, "").ruleFindings(args)
 	}
 }

@@ -79,6 +79,15 @@ type Request struct {
 	// trusts), so the unknown-tools rule gives way to the contract rules
 	// on that category. An unknown category is not vouched for.
 	CategoryVouched bool
+	// Workspace is the directory the agent works in (a hook's cwd), which
+	// a command line's paths are judged against; empty, no path is inside
+	// it.
+	Workspace string
+	// Call is the event's call as the surface classified it (CallCategory)
+	// from the same arguments and workspace, so the decision does not
+	// parse its command line again; it is used only if the catalog still
+	// has the same view.
+	Call *catalog.Call
 	// Checks adds a surface's own findings after the catalog join (the
 	// Action API's plan rules); view is nil for an uncatalogued tool.
 	Checks func(view *catalog.View, ev *route.Event) []route.Finding
@@ -278,7 +287,11 @@ func (e *Engine) decide(ctx context.Context, d *Decision, req Request, now time.
 	}
 
 	ev := p.Event
-	view, category, catalogFindings := e.joinCatalog(ctx, d, ev, req.CategoryVouched)
+	call, category, catalogFindings := e.joinCatalog(ctx, d, ev, req)
+	var view *catalog.View
+	if call != nil {
+		view = call.View
+	}
 	var use *approvalUse
 	if e.approvals != nil {
 		if use = e.checkApprovalRef(ctx, req, ev, category, now); use != nil && use.ok {
@@ -306,7 +319,7 @@ func (e *Engine) decide(ctx context.Context, d *Decision, req Request, now time.
 	findings := append(eval.Findings, catalogFindings...)
 	findings = append(findings, e.killFindings(req, ev, view)...)
 	if view != nil {
-		floors, argErrs := catalog.Floors(view, ev, eval.Auth.EffectiveState, e.argMode)
+		floors, argErrs := catalog.Floors(call, ev, eval.Auth.EffectiveState, e.argMode)
 		d.ArgumentErrors = argErrs
 		findings = append(findings, floors...)
 		if f, ok := catalog.UnresolvedApprovalPolicy(view); ok && e.policy == nil {
@@ -441,9 +454,10 @@ func firstNonEmpty(a, b string) string {
 	return b
 }
 
-// joinCatalog resolves the event's tool to its catalog view and the
-// category the contract rules run on.
-func (e *Engine) joinCatalog(ctx context.Context, d *Decision, ev *route.Event, vouched bool) (*catalog.View, route.Category, []route.Finding) {
+// joinCatalog resolves the event's tool to its catalog view, applied to
+// the event's arguments (nil for an uncatalogued tool), and the category
+// the contract rules run on.
+func (e *Engine) joinCatalog(ctx context.Context, d *Decision, ev *route.Event, req Request) (*catalog.Call, route.Category, []route.Finding) {
 	if e.catalog == nil {
 		return nil, ev.ToolCategory, nil
 	}
@@ -454,7 +468,7 @@ func (e *Engine) joinCatalog(ctx context.Context, d *Decision, ev *route.Event, 
 	d.Revisions.Commits = appendCommits(d.Revisions.Commits, "catalog:", c.Origin())
 	view, ok := c.Lookup(ev.ToolName)
 	if !ok {
-		if vouched && ev.ToolCategory != route.Unknown {
+		if req.CategoryVouched && ev.ToolCategory != route.Unknown {
 			return nil, ev.ToolCategory, nil
 		}
 		switch e.unknownTools {
@@ -466,8 +480,12 @@ func (e *Engine) joinCatalog(ctx context.Context, d *Decision, ev *route.Event, 
 		return nil, ev.ToolCategory, nil
 	}
 	d.Action = view
-	category, fs := catalog.EffectiveCategory(view, ev.ToolCategory)
-	return view, category, fs
+	call := req.Call
+	if call == nil || call.View != view {
+		call = view.Call(ev.ProposedArguments, req.Workspace)
+	}
+	category, fs := catalog.EffectiveCategory(call.Floor(), ev.ToolCategory)
+	return call, category, fs
 }
 
 // Category is the category the current catalog gives tool, or unknown
@@ -481,6 +499,23 @@ func (e *Engine) Category(tool string) route.Category {
 		return v.Category()
 	}
 	return route.Unknown
+}
+
+// CallCategory is the category the current catalog gives a call of tool
+// with args, made in workspace, or unknown when no loaded catalog
+// describes it: a tool's category, or a read's for a command line the
+// catalog proves only reads in the workspace. Hooks declare it, and pass
+// the call on in Request.Call.
+func (e *Engine) CallCategory(tool string, args map[string]any, workspace string) (route.Category, *catalog.Call) {
+	if e.catalog == nil {
+		return route.Unknown, nil
+	}
+	v, ok := e.catalog().Lookup(tool)
+	if !ok {
+		return route.Unknown, nil
+	}
+	c := v.Call(args, workspace)
+	return c.Floor().Category(), c
 }
 
 // AlwaysRefused reports whether the current catalog refuses every call of

@@ -35,9 +35,11 @@ func handleHook(d *Deps, rt hook.Runtime) http.HandlerFunc {
 			deny(w, http.StatusBadRequest, err.Error())
 			return
 		}
-		opts := hook.Options{AuthorizationState: d.HookAuthorizationState, Category: string(d.Engine.Category(in.ToolName))}
+		category, call := d.Engine.CallCategory(in.ToolName, in.ToolInput, in.Cwd)
+		opts := hook.Options{AuthorizationState: d.HookAuthorizationState, Category: string(category)}
 		c := callerOf(d, r)
 		c.req.NoApproval = true // a hook can neither show an approval nor retry with one
+		c.req.Workspace, c.req.Call = in.Cwd, call
 		dec := c.decide(r.Context(), d.Engine, rt.Event(in, opts))
 		writeJSON(w, http.StatusOK, rt.Answer(HookDecision(dec)))
 	}

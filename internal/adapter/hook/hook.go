@@ -87,8 +87,9 @@ type Options struct {
 	// AuthorizationState is the state of the runtime's session: by default
 	// authenticated, the person signed in at the keyboard.
 	AuthorizationState string
-	// Category is the tool's category as the catalog gives it; empty or
-	// unknown for a tool no catalog describes.
+	// Category is the call's category as the catalog gives it (a read for
+	// a shell line it proves only reads); empty or unknown for a tool no
+	// catalog describes.
 	Category string
 }
 

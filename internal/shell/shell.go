@@ -1,0 +1,820 @@
+// Package shell reads a command line the way bash would run it, without
+// running it: every simple command it runs, after quote removal and with
+// the wrappers that run another command unwrapped, and the files its
+// redirections and `source` name. Rules judge these instead of the raw text,
+// so `\rm`, `"rm"`, `r""m` and `eval rm` are all rm.
+//
+// What cannot be known without running the line (a command word built from
+// an expansion, a line that does not parse, one too large to read) makes the
+// whole line Dynamic: a caller must not allow what it could not read.
+package shell
+
+import (
+	"fmt"
+	"path"
+	"slices"
+	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// Bounds on what one line may cost to read. Past any of them the line is
+// Dynamic, which callers refuse or ask about; they are never errors.
+const (
+	// MaxBytes bounds the line, and separately the text re-parsed from
+	// it (bash -c, eval, watch, env -S, here-documents fed to a shell).
+	MaxBytes = 64 << 10
+	// maxNodes bounds the syntax nodes of the line and its re-parses
+	// together.
+	maxNodes = 50000
+	// maxDepth bounds re-parsing: bash -c "eval 'sh -c …'" nests once per
+	// level.
+	maxDepth = 4
+	// maxCommands bounds the commands a line yields.
+	maxCommands = 2048
+	// maxNesting bounds brackets open at once, checked before parsing:
+	// the parser's cost grows with nesting far faster than with length.
+	maxNesting = 64
+	// maxOperators bounds the | and & characters of a line, checked
+	// before parsing: a chain of pipes or && nests the syntax tree one
+	// level per operator, and walking a deep tree costs more than its size.
+	maxOperators = 512
+	// maxTreeDepth bounds the syntax tree's depth (if inside if …).
+	maxTreeDepth = 1000
+)
+
+// Word is one argument after quote removal.
+type Word struct {
+	// Text is the word as the program receives it when Static; otherwise
+	// the word with its expansions kept as written ($HOME/x, $(pwd)).
+	Text string
+	// Static: no expansion, brace or glob changes the word at run time.
+	Static bool
+	// Glob: the word has unquoted glob characters (*, ?, [), so the shell
+	// replaces it with the names it matches.
+	Glob bool
+	// lead is the literal text before the first expansion, brace or glob.
+	lead string
+}
+
+// MayBeOption reports whether the word may be an option (start with '-')
+// once the shell has expanded it: a static word that does, or any other
+// word whose literal start does not rule it out ("$X", "*", "{-rf,/}").
+func (w Word) MayBeOption() bool {
+	if w.Static && !w.Glob {
+		return strings.HasPrefix(w.Text, "-")
+	}
+	return w.lead == "" || w.lead[0] == '-'
+}
+
+// Command is one simple command the line runs.
+type Command struct {
+	// Name is the program: the base name of its command word, so /bin/rm
+	// and ./rm are rm.
+	Name string
+	// Args are the words after the command word. A wrapper's own options
+	// stay in the wrapper's Args; the wrapped command is a Command of its
+	// own. Arguments xargs adds from its input are one word that is not
+	// Static.
+	Args []Word
+	// Env: the command runs with variable assignments (A=b cmd, env A=b
+	// cmd), which may change what it does (PAGER, GIT_EXTERNAL_DIFF …).
+	Env bool
+	// Pipes are the pipeline stages the command runs in, outermost
+	// first: (curl x | cat) | sh has curl and cat in stage 0 of the outer
+	// pipeline. A command outside any pipeline has a pipeline of its own;
+	// a wrapped command, and the text a shell runs, have its wrapper's.
+	Pipes []Stage
+	// Recursive: the command calls the function whose body it is in, as
+	// a fork bomb does (:(){ :|:& };:).
+	Recursive bool
+}
+
+// File is a file a redirection or `source` names.
+type File struct {
+	Word
+	Write bool // written (>, >>, &>, <>), not only read
+}
+
+// Line is a parsed command line.
+type Line struct {
+	Commands []Command
+	Files    []File
+	// Chdir: some command changes the working directory (cd, pushd,
+	// popd, env -C, sudo -D), so a relative path may not be relative to
+	// where the line starts.
+	Chdir bool
+	// Dynamic says why some of what the line runs could not be read; it
+	// is empty when every command word is static and the whole line was
+	// read.
+	Dynamic string
+}
+
+// Parse reads a command line. It never fails: what it cannot read makes
+// the Line Dynamic.
+func Parse(src string) (line *Line) {
+	defer func() {
+		// A parser bug on hostile input must not fail open, nor crash a
+		// decision: the line is one gated could not read.
+		if recover() != nil {
+			line = &Line{Dynamic: "the command line could not be parsed"}
+		}
+	}()
+	r := &reader{line: &Line{}}
+	if len(src) > MaxBytes {
+		r.dynamic("the command line is longer than %d bytes", MaxBytes)
+		return r.line
+	}
+	r.parse(src, 0, state{})
+	return r.line
+}
+
+// state is what a wrapper passes to the command it runs.
+type state struct {
+	env   bool
+	pipes []Stage // the pipeline stages the command runs in, outermost first
+	depth int
+	// recursive: the command calls a function from its own body.
+	recursive bool
+}
+
+// Stage is a command's place in a pipeline.
+type Stage struct {
+	Pipe int // the pipeline, unique in a Line
+	N    int // the stage, from 0
+}
+
+// maxPipeNesting bounds the pipelines one command is a stage of at once.
+const maxPipeNesting = 8
+
+type reader struct {
+	line  *Line
+	nodes int
+	pipes int
+}
+
+func (r *reader) dynamic(format string, args ...any) {
+	if r.line.Dynamic == "" {
+		r.line.Dynamic = fmt.Sprintf(format, args...)
+	}
+}
+
+// parse reads src, a whole line or text a command runs as one (bash -c),
+// in the pipeline stages st.pipes.
+func (r *reader) parse(src string, depth int, st state) {
+	if depth > maxDepth {
+		r.dynamic("the command line nests shells more than %d deep", maxDepth)
+		return
+	}
+	if len(src) > MaxBytes {
+		r.dynamic("a command the line runs is longer than %d bytes", MaxBytes)
+		return
+	}
+	if nesting(src) > maxNesting {
+		r.dynamic("the command line nests brackets more than %d deep", maxNesting)
+		return
+	}
+	if strings.Count(src, "|")+strings.Count(src, "&") > maxOperators {
+		r.dynamic("the command line has more than %d | and & characters", maxOperators)
+		return
+	}
+	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(src), "")
+	if err != nil {
+		r.dynamic("the command line does not parse as a shell command")
+		return
+	}
+	level, deep := 0, false
+	syntax.Walk(f, func(n syntax.Node) bool { // not Preorder, whose cost grows with depth per node
+		if n == nil {
+			level--
+			return true
+		}
+		if r.nodes++; r.nodes > maxNodes || level >= maxTreeDepth {
+			deep = deep || level >= maxTreeDepth
+			return false
+		}
+		level++
+		return true
+	})
+	switch {
+	case r.nodes > maxNodes:
+		r.dynamic("the command line has more than %d parts", maxNodes)
+		return
+	case deep:
+		r.dynamic("the command line nests commands more than %d deep", maxTreeDepth)
+		return
+	}
+	st.depth = depth
+	stages := map[*syntax.Stmt]Stage{}
+	chained := map[*syntax.BinaryCmd]bool{}
+	pipes := st.pipes
+	var funcs []string // the functions whose bodies the walk is in
+	var frames []frame // per node entered, what it entered
+	syntax.Walk(f, func(n syntax.Node) bool {
+		if n == nil {
+			fr := frames[len(frames)-1]
+			if fr.stage {
+				pipes = pipes[:len(pipes)-1]
+			}
+			if fr.fn {
+				funcs = funcs[:len(funcs)-1]
+			}
+			frames = frames[:len(frames)-1]
+			return true
+		}
+		if r.line.Dynamic != "" {
+			return false
+		}
+		var fr frame
+		switch n := n.(type) {
+		case *syntax.FuncDecl:
+			if n.Name != nil {
+				funcs = append(funcs, n.Name.Value)
+				fr.fn = true
+			}
+		case *syntax.BinaryCmd:
+			if isPipe(n) && !chained[n] {
+				r.pipes++
+				for i, s := range flatten(n, chained) {
+					stages[s] = Stage{Pipe: r.pipes, N: i}
+				}
+			}
+		case *syntax.Stmt:
+			if p, ok := stages[n]; ok {
+				if len(pipes) >= maxPipeNesting {
+					r.dynamic("the command line nests pipelines more than %d deep", maxPipeNesting)
+					return false
+				}
+				pipes = append(pipes[:len(pipes):len(pipes)], p)
+				fr.stage = true
+			}
+			r.redirects(n, src)
+			if call, ok := n.Cmd.(*syntax.CallExpr); ok && len(call.Args) > 0 {
+				cs := st
+				cs.pipes = pipes
+				if len(pipes) == 0 {
+					r.pipes++
+					cs.pipes = []Stage{{Pipe: r.pipes}}
+				}
+				cs.env = st.env || len(call.Assigns) > 0
+				words := make([]Word, len(call.Args))
+				for i, w := range call.Args {
+					words[i] = word(w, src)
+				}
+				if words[0].Static && slices.Contains(funcs, words[0].Text) {
+					cs.recursive = true
+				}
+				r.run(words, n, src, cs)
+			}
+		}
+		frames = append(frames, fr)
+		return true
+	})
+}
+
+// frame is what entering a syntax node entered.
+type frame struct{ stage, fn bool }
+
+// nesting is the most brackets of src open at once, quoted or not: an
+// over-estimate, which is safe.
+func nesting(src string) int {
+	depth, most := 0, 0
+	for i := 0; i < len(src); i++ {
+		switch src[i] {
+		case '(', '{', '[':
+			depth++
+			most = max(most, depth)
+		case ')', '}', ']':
+			depth = max(depth-1, 0)
+		}
+	}
+	return most
+}
+
+func isPipe(b *syntax.BinaryCmd) bool { return b.Op == syntax.Pipe || b.Op == syntax.PipeAll }
+
+// flatten lists the stages of a pipeline a | b | c, marking the nested
+// pipe nodes of the same chain so they are not taken for pipelines of
+// their own.
+func flatten(b *syntax.BinaryCmd, chained map[*syntax.BinaryCmd]bool) []*syntax.Stmt {
+	chained[b] = true
+	var out []*syntax.Stmt
+	for _, s := range []*syntax.Stmt{b.X, b.Y} {
+		if inner, ok := s.Cmd.(*syntax.BinaryCmd); ok && isPipe(inner) && !s.Negated && len(s.Redirs) == 0 {
+			out = append(out, flatten(inner, chained)...)
+			continue
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// redirects records the files a statement's redirections name.
+func (r *reader) redirects(s *syntax.Stmt, src string) {
+	for _, rd := range s.Redirs {
+		if rd.Word == nil {
+			continue
+		}
+		switch rd.Op {
+		case syntax.Hdoc, syntax.DashHdoc, syntax.WordHdoc:
+			continue // text on stdin, not a file
+		case syntax.DplIn, syntax.DplOut:
+			w := word(rd.Word, src)
+			if w.Static && (w.Text == "-" || isDigits(w.Text)) {
+				continue // 2>&1, >&-
+			}
+			r.line.Files = append(r.line.Files, File{Word: w, Write: rd.Op == syntax.DplOut})
+		case syntax.RdrIn:
+			r.line.Files = append(r.line.Files, File{Word: word(rd.Word, src)})
+		default:
+			r.line.Files = append(r.line.Files, File{Word: word(rd.Word, src), Write: true})
+		}
+	}
+}
+
+func isDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// run records the command words run and unwraps what it runs in turn.
+func (r *reader) run(words []Word, s *syntax.Stmt, src string, st state) {
+	for len(words) > 0 && r.line.Dynamic == "" {
+		w := words[0]
+		if !w.Static || w.Glob {
+			r.dynamic("a command word is not static: it is built from an expansion, a glob or a brace")
+			return
+		}
+		if len(r.line.Commands) >= maxCommands {
+			r.dynamic("the command line runs more than %d commands", maxCommands)
+			return
+		}
+		name := path.Base(w.Text)
+		args := words[1:]
+		if changesDir(name, args) {
+			r.line.Chdir = true
+		}
+		r.line.Commands = append(r.line.Commands, Command{Name: name, Args: args, Env: st.env,
+			Pipes: st.pipes, Recursive: st.recursive})
+		words = r.unwrap(name, args, s, src, &st)
+	}
+}
+
+// changesDir reports whether a command may change the working directory
+// of what follows it or of the command it runs.
+func changesDir(name string, args []Word) bool {
+	switch name {
+	case "cd", "pushd", "popd":
+		return true
+	case "env", "sudo":
+		return slices.ContainsFunc(args, func(a Word) bool {
+			return !a.Static || a.Text == "-C" || a.Text == "-D" || strings.HasPrefix(a.Text, "--chdir") ||
+				name == "env" && strings.HasPrefix(a.Text, "-C") || name == "sudo" && strings.HasPrefix(a.Text, "-D")
+		})
+	}
+	return false
+}
+
+// A wrapper's options: the short letters and long names that take a
+// value, and how many operands come before the wrapped command.
+type wrapper struct {
+	short    string
+	long     []string
+	operands int
+}
+
+var wrappers = map[string]wrapper{
+	"sudo":         {short: "ugpCDrtTUh", long: []string{"--user", "--group", "--prompt", "--close-from", "--chdir", "--role", "--type", "--command-timeout", "--other-user", "--host"}},
+	"doas":         {short: "uC"},
+	"nice":         {short: "n", long: []string{"--adjustment"}},
+	"nohup":        {},
+	"timeout":      {short: "sk", long: []string{"--signal", "--kill-after"}, operands: 1},
+	"command":      {},
+	"builtin":      {},
+	"exec":         {short: "a"},
+	"busybox":      {},
+	"stdbuf":       {short: "ioe", long: []string{"--input", "--output", "--error"}},
+	"setsid":       {},
+	"time":         {short: "fo", long: []string{"--format", "--output"}},
+	"nocorrect":    {},
+	"noglob":       {},
+	"ionice":       {short: "cnp", long: []string{"--class", "--classdata", "--pid"}},
+	"chroot":       {operands: 1},
+	"taskset":      {operands: 1},
+	"unbuffer":     {},
+	"caffeinate":   {short: "tw"},
+	"torsocks":     {},
+	"proxychains":  {short: "f"},
+	"proxychains4": {short: "f"},
+	"firejail":     {},
+	"strace":       {short: "abeEIoOpPsSuUX"},
+	"ltrace":       {short: "aAbDeEnoOpsSuwX"},
+	"flock":        {short: "wEc", long: []string{"--timeout", "--conflict-exit-code", "--command"}, operands: 1},
+}
+
+// shells run their -c text, a script file, or their standard input.
+var shells = map[string]bool{"sh": true, "bash": true, "zsh": true, "dash": true, "ksh": true, "mksh": true, "ash": true, "fish": true}
+
+// unwrap returns the words of the command that name runs with args, or
+// nil when it runs none (or what it runs was read another way).
+func (r *reader) unwrap(name string, args []Word, s *syntax.Stmt, src string, st *state) []Word {
+	if (name == "flock" || name == "script") && slices.ContainsFunc(args, func(a Word) bool {
+		t := a.Text
+		return !a.Static || strings.HasPrefix(t, "--command") || len(t) > 1 && t[0] == '-' && t[1] != '-' && strings.IndexByte(t, 'c') > 0
+	}) {
+		r.su(args, *st) // -c text, run by a shell
+		return nil
+	}
+	if w, ok := wrappers[name]; ok {
+		rest, _ := options(args, w.short, w.long)
+		if len(rest) < w.operands {
+			return nil
+		}
+		return rest[w.operands:]
+	}
+	switch {
+	case shells[name]:
+		return r.shell(args, s, src, *st)
+	case name == "env":
+		return r.env(args, st)
+	case name == "eval":
+		r.reparse(args, *st)
+	case name == "su" || name == "runuser":
+		r.su(args, *st)
+	case name == "alias" && len(args) > 0:
+		r.dynamic("the line defines an alias, which gated does not follow")
+	case name == "source" || name == ".":
+		if len(args) > 0 {
+			if !args[0].Static {
+				r.dynamic("source runs a file gated cannot name")
+				return nil
+			}
+			r.line.Files = append(r.line.Files, File{Word: args[0]})
+		}
+	case name == "xargs":
+		rest, _ := options(args, "adEILlnPsie", []string{"--arg-file", "--delimiter", "--eof", "--replace", "--max-lines", "--max-args", "--max-procs", "--max-chars", "--process-slot-var"})
+		if len(rest) == 0 {
+			return nil
+		}
+		// xargs appends what it reads, which gated cannot see.
+		return append(rest[:len(rest):len(rest)], Word{Text: "", Static: false})
+	case name == "watch":
+		rest, flags := options(args, "nq", []string{"--interval", "--equexit", "--chgexit"})
+		if strings.Contains(flags, "x") {
+			return rest
+		}
+		r.reparse(rest, *st)
+	case name == "find":
+		r.find(args, *st)
+	}
+	return nil
+}
+
+// options skips the options of a wrapper: getopt clusters (-nq, -u root,
+// -uroot) and long options (--user root, --user=root), up to the first
+// operand or "--". It returns the rest and the short option letters seen.
+func options(args []Word, short string, long []string) (rest []Word, flags string) {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if !a.Static || a.Text == "-" || !strings.HasPrefix(a.Text, "-") {
+			return args[i:], flags
+		}
+		if a.Text == "--" {
+			return args[i+1:], flags
+		}
+		if strings.HasPrefix(a.Text, "--") {
+			if !strings.Contains(a.Text, "=") && slices.Contains(long, a.Text) {
+				i++
+			}
+			continue
+		}
+		for j := 1; j < len(a.Text); j++ {
+			flags += a.Text[j : j+1]
+			if strings.IndexByte(short, a.Text[j]) >= 0 {
+				if j == len(a.Text)-1 {
+					i++
+				}
+				break
+			}
+		}
+	}
+	return nil, flags
+}
+
+// shell reads what bash, sh … run: the -c text, re-parsed; a script file,
+// recorded as a file; or standard input, which gated reads when it is a
+// here-document or here-string.
+func (r *reader) shell(args []Word, s *syntax.Stmt, src string, st state) []Word {
+	command := false
+	i := 0
+	for ; i < len(args); i++ {
+		a := args[i]
+		if !a.Static {
+			if a.MayBeOption() && !command {
+				r.dynamic("a shell is run with options gated cannot read")
+				return nil
+			}
+			break
+		}
+		if a.Text == "--" || a.Text == "-" {
+			i++
+			break
+		}
+		if !strings.HasPrefix(a.Text, "-") && !strings.HasPrefix(a.Text, "+") {
+			break
+		}
+		switch {
+		case a.Text == "--rcfile" || a.Text == "--init-file":
+			i++
+		case strings.HasPrefix(a.Text, "--"):
+		default:
+			if strings.Contains(a.Text, "c") {
+				command = true
+			}
+			if strings.ContainsAny(a.Text, "oO") {
+				i++
+			}
+		}
+	}
+	rest := args[min(i, len(args)):]
+	switch {
+	case command:
+		if len(rest) == 0 {
+			return nil
+		}
+		r.shellText(rest[0], st)
+	case len(rest) > 0:
+		if !rest[0].Static {
+			r.dynamic("a shell runs a script gated cannot name")
+			return nil
+		}
+		r.line.Files = append(r.line.Files, File{Word: rest[0]})
+	case s != nil:
+		for _, rd := range s.Redirs {
+			if rd.Op != syntax.Hdoc && rd.Op != syntax.DashHdoc && rd.Op != syntax.WordHdoc {
+				continue
+			}
+			body := rd.Hdoc
+			if rd.Op == syntax.WordHdoc {
+				body = rd.Word
+			}
+			w := words(body, src, rd.Op != syntax.WordHdoc)
+			if !w.Static {
+				r.dynamic("a shell runs standard input gated cannot read")
+				return nil
+			}
+			r.parse(w.Text, st.depth+1, st)
+		}
+	}
+	return nil
+}
+
+// su runs its -c (--command) text as a shell does; so do runuser, flock
+// and script. -c may end a cluster (-lc TEXT) or carry the text (-cTEXT).
+func (r *reader) su(args []Word, st state) {
+	for i, a := range args {
+		t := a.Text
+		switch {
+		case !a.Static:
+			if a.MayBeOption() {
+				r.dynamic("a command that runs -c text is run with options gated cannot read")
+				return
+			}
+		case t == "--command" || t == "-c":
+			if i+1 < len(args) {
+				r.shellText(args[i+1], st)
+			}
+			return
+		case strings.HasPrefix(t, "--command="):
+			r.shellText(Word{Text: strings.TrimPrefix(t, "--command="), Static: true}, st)
+			return
+		case len(t) > 1 && t[0] == '-' && t[1] != '-' && strings.IndexByte(t, 'c') > 0:
+			if rest := t[strings.IndexByte(t, 'c')+1:]; rest != "" {
+				r.shellText(Word{Text: rest, Static: true}, st)
+			} else if i+1 < len(args) {
+				r.shellText(args[i+1], st)
+			}
+			return
+		}
+	}
+}
+
+// shellText re-parses the text a shell runs with -c.
+func (r *reader) shellText(w Word, st state) {
+	if !w.Static {
+		r.dynamic("a shell runs -c text gated cannot read")
+		return
+	}
+	r.parse(w.Text, st.depth+1, st)
+}
+
+// env skips env's options and assignments; -S text is split and run.
+func (r *reader) env(args []Word, st *state) []Word {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case !a.Static:
+			return args[i:]
+		case a.Text == "--":
+			return args[i+1:]
+		case a.Text == "-S" || a.Text == "--split-string" || strings.HasPrefix(a.Text, "-S") || strings.HasPrefix(a.Text, "--split-string="):
+			r.reparse(args[i:], *st)
+			return nil
+		case a.Text == "-u" || a.Text == "--unset" || a.Text == "-C" || a.Text == "--chdir":
+			i++
+		case strings.HasPrefix(a.Text, "-"):
+		case strings.Contains(a.Text, "=") && syntax.ValidName(a.Text[:strings.IndexByte(a.Text, '=')]):
+			st.env = true
+		default:
+			return args[i:]
+		}
+	}
+	return nil
+}
+
+// reparse runs words joined by spaces as a command line (eval, watch,
+// env -S): each static word is one word of the new line as it is.
+func (r *reader) reparse(words []Word, st state) {
+	parts := make([]string, len(words))
+	for i, w := range words {
+		if !w.Static {
+			r.dynamic("a command runs text gated cannot read")
+			return
+		}
+		parts[i] = w.Text
+	}
+	text := strings.Join(parts, " ")
+	if t, ok := strings.CutPrefix(text, "--split-string="); ok {
+		text = t
+	} else if t, ok := strings.CutPrefix(text, "--split-string "); ok {
+		text = t
+	} else if t, ok := strings.CutPrefix(text, "-S"); ok {
+		text = t
+	}
+	r.parse(text, st.depth+1, st)
+}
+
+// find's actions that run a command, up to ";" or "{} +".
+var findExec = map[string]bool{"-exec": true, "-execdir": true, "-ok": true, "-okdir": true}
+
+// find records what its actions run: -exec and the like as commands, with
+// {} standing for the paths find starts from; -delete as rm -r -f of them.
+func (r *reader) find(args []Word, st state) {
+	var starts []Word
+	i := 0
+	for ; i < len(args); i++ {
+		t := args[i].Text
+		if args[i].Static && (strings.HasPrefix(t, "-") || t == "(" || t == "!") {
+			break
+		}
+		starts = append(starts, args[i])
+	}
+	if len(starts) == 0 {
+		starts = []Word{{Text: ".", Static: true, lead: "."}}
+	}
+	for ; i < len(args) && r.line.Dynamic == ""; i++ {
+		a := args[i]
+		switch {
+		case a.Static && a.Text == "-delete":
+			r.line.Commands = append(r.line.Commands, Command{Name: "rm",
+				Args: append([]Word{{Text: "-r", Static: true, lead: "-r"}, {Text: "-f", Static: true, lead: "-f"}}, starts...),
+				Env:  st.env, Pipes: st.pipes})
+		case a.Static && findExec[a.Text]:
+			var cmd []Word
+			braces := false // the word before was {}
+			for i++; i < len(args); i++ {
+				t := args[i].Text
+				if args[i].Static && (t == ";" || (t == "+" && braces)) {
+					break
+				}
+				braces = args[i].Static && t == "{}"
+				if args[i].Static && strings.Contains(t, "{}") {
+					cmd = append(cmd, starts...)
+					continue
+				}
+				cmd = append(cmd, args[i])
+			}
+			r.run(cmd, nil, "", st)
+		case a.Static && (a.Text == "-fprint" || a.Text == "-fprint0" || a.Text == "-fls" || a.Text == "-fprintf"):
+			if i+1 < len(args) {
+				r.line.Files = append(r.line.Files, File{Word: args[i+1], Write: true})
+			}
+		}
+	}
+}
+
+// word is w after quote removal; src is the text it was parsed from.
+func word(w *syntax.Word, src string) Word {
+	return words(w, src, false)
+}
+
+// words reads a word; hdoc reads a here-document body, where quotes are
+// plain text and nothing is globbed or brace-expanded.
+func words(w *syntax.Word, src string, hdoc bool) Word {
+	out := Word{Static: true}
+	if w == nil {
+		return out
+	}
+	if !hdoc {
+		// on a copy: the walk that is reading the syntax tree knows no
+		// brace nodes
+		w = &syntax.Word{Parts: slices.Clone(w.Parts)}
+		syntax.SplitBraces(w)
+	}
+	var b strings.Builder
+	lead := true
+	expansion := func(n syntax.Node) {
+		out.Static, lead = false, false
+		b.WriteString(slice(src, n))
+	}
+	for _, p := range w.Parts {
+		switch p := p.(type) {
+		case *syntax.Lit:
+			if hdoc {
+				b.WriteString(unescape(p.Value, `$`+"`"+`\`))
+				continue
+			}
+			glob := unquoted(&b, p.Value)
+			if glob {
+				out.Glob, lead = true, false
+			}
+		case *syntax.SglQuoted:
+			if p.Dollar && strings.Contains(p.Value, `\`) {
+				expansion(p)
+				continue
+			}
+			b.WriteString(p.Value)
+		case *syntax.DblQuoted:
+			for _, q := range p.Parts {
+				if l, ok := q.(*syntax.Lit); ok {
+					b.WriteString(unescape(l.Value, `$`+"`"+`"\`))
+					continue
+				}
+				expansion(q)
+			}
+		default: // $x, ${x}, $(…), `…`, $((…)), <(…), {a,b}, @(…)
+			expansion(p)
+		}
+		if lead {
+			out.lead = b.String()
+		}
+	}
+	out.Text = b.String()
+	if lead {
+		out.lead = out.Text
+	}
+	return out
+}
+
+// unquoted writes an unquoted literal after removing its backslashes, and
+// reports whether it has glob characters the backslashes did not quote.
+func unquoted(b *strings.Builder, s string) (glob bool) {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '\\' && i+1 < len(s):
+			i++
+			if s[i] != '\n' {
+				b.WriteByte(s[i])
+			}
+		case c == '*' || c == '?' || c == '[':
+			glob = true
+			b.WriteByte(c)
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return glob
+}
+
+// unescape removes the backslashes that quote one of special (and a
+// backslash before a newline with it), as inside double quotes.
+func unescape(s, special string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+1 < len(s) && (s[i+1] == '\n' || strings.IndexByte(special, s[i+1]) >= 0) {
+			i++
+			if s[i] == '\n' {
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// slice is the source text of n, as written.
+func slice(src string, n syntax.Node) string {
+	start, end := int(n.Pos().Offset()), int(n.End().Offset())
+	if start < 0 || end > len(src) || start > end {
+		return "$"
+	}
+	return src[start:end]
+}

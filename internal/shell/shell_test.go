@@ -1,0 +1,195 @@
+package shell
+
+import (
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// commands is each command of l as "name arg arg", non-static words as
+// <text>.
+func commands(l *Line) []string {
+	var out []string
+	for _, c := range l.Commands {
+		parts := []string{c.Name}
+		for _, a := range c.Args {
+			if a.Static && !a.Glob {
+				parts = append(parts, a.Text)
+			} else {
+				parts = append(parts, "<"+a.Text+">")
+			}
+		}
+		out = append(out, strings.Join(parts, " "))
+	}
+	return out
+}
+
+func TestParseUnwraps(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		line string
+		want []string
+	}{
+		{`\rm -rf /`, []string{"rm -rf /"}},
+		{`"rm" -rf /`, []string{"rm -rf /"}},
+		{`r""m -rf /`, []string{"rm -rf /"}},
+		{`rm -r"f" /`, []string{"rm -rf /"}},
+		{`'r'\m '-rf' "/"`, []string{"rm -rf /"}},
+		{`/bin/rm -rf /`, []string{"rm -rf /"}},
+		{`eval rm -rf /`, []string{"eval rm -rf /", "rm -rf /"}},
+		{`eval 'rm -rf /'`, []string{"eval rm -rf /", "rm -rf /"}},
+		{`busybox rm -rf /`, []string{"busybox rm -rf /", "rm -rf /"}},
+		{`/usr/bin/env -i A=b rm -rf /`, []string{"env -i A=b rm -rf /", "rm -rf /"}},
+		{`sudo -u root nice -n 5 timeout -s KILL 5 rm -rf /`, []string{"sudo -u root nice -n 5 timeout -s KILL 5 rm -rf /", "nice -n 5 timeout -s KILL 5 rm -rf /", "timeout -s KILL 5 rm -rf /", "rm -rf /"}},
+		{`doas -u root command -p exec -a x builtin nohup setsid stdbuf -oL rm -rf /`, []string{"doas -u root command -p exec -a x builtin nohup setsid stdbuf -oL rm -rf /", "command -p exec -a x builtin nohup setsid stdbuf -oL rm -rf /", "exec -a x builtin nohup setsid stdbuf -oL rm -rf /", "builtin nohup setsid stdbuf -oL rm -rf /", "nohup setsid stdbuf -oL rm -rf /", "setsid stdbuf -oL rm -rf /", "stdbuf -oL rm -rf /", "rm -rf /"}},
+		{`time rm -rf /`, []string{"rm -rf /"}},
+		{`bash -c 'rm -rf /'`, []string{"bash -c rm -rf /", "rm -rf /"}},
+		{`sh -ec "eval 'zsh -c \"rm -rf /\"'"`, []string{`sh -ec eval 'zsh -c "rm -rf /"'`, `eval zsh -c "rm -rf /"`, "zsh -c rm -rf /", "rm -rf /"}},
+		{"bash <<EOF\nrm -rf /\nEOF", []string{"bash", "rm -rf /"}},
+		{`sh <<< "rm -rf /"`, []string{"sh", "rm -rf /"}},
+		{`ionice -c3 chroot /srv taskset 0x1 unbuffer strace -o log -f rm -rf /`, []string{"ionice -c3 chroot /srv taskset 0x1 unbuffer strace -o log -f rm -rf /", "chroot /srv taskset 0x1 unbuffer strace -o log -f rm -rf /", "taskset 0x1 unbuffer strace -o log -f rm -rf /", "unbuffer strace -o log -f rm -rf /", "strace -o log -f rm -rf /", "rm -rf /"}},
+		{`flock /tmp/l rm -rf /`, []string{"flock /tmp/l rm -rf /", "rm -rf /"}},
+		{`flock -w 5 /tmp/l -c 'rm -rf /'`, []string{"flock -w 5 /tmp/l -c rm -rf /", "rm -rf /"}},
+		{`script -qc 'rm -rf /' /dev/null`, []string{"script -qc rm -rf / /dev/null", "rm -rf /"}},
+		{`su -c'rm -rf /'`, []string{"su -crm -rf /", "rm -rf /"}},
+		{`su -l root -c 'rm -rf /'`, []string{"su -l root -c rm -rf /", "rm -rf /"}},
+		{`watch -n 1 rm -rf /`, []string{"watch -n 1 rm -rf /", "rm -rf /"}},
+		{`env -S 'rm -rf /'`, []string{"env -S rm -rf /", "rm -rf /"}},
+		{`find / -name x -exec rm -rf {} +`, []string{"find / -name x -exec rm -rf {} +", "rm -rf /"}},
+		{`find src -execdir rm -rf {} \;`, []string{`find src -execdir rm -rf {} ;`, "rm -rf src"}},
+		{`find . -delete`, []string{"find . -delete", "rm -r -f ."}},
+		{`echo / | xargs -n1 rm -rf`, []string{"echo /", "xargs -n1 rm -rf", "rm -rf <>"}},
+		{`true && (rm -rf a || { rm -rf b; })`, []string{"true", "rm -rf a", "rm -rf b"}},
+		{`echo $(rm -rf a) "$(rm -rf b)" ` + "`rm -rf c`" + ` <(rm -rf d)`, []string{"echo <$(rm -rf a)> <$(rm -rf b)> <`rm -rf c`> <<(rm -rf d)>", "rm -rf a", "rm -rf b", "rm -rf c", "rm -rf d"}},
+		{`f(){ rm -rf /; }; f`, []string{"rm -rf /", "f"}},
+		{"cat <<EOF\n$(rm -rf /)\nEOF", []string{"cat", "rm -rf /"}},
+		{`rm -rf "$HOME" * .e*`, []string{"rm -rf <$HOME> <*> <.e*>"}},
+		{`X=1 rm -rf build # rm -rf /`, []string{"rm -rf build"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.line, func(t *testing.T) {
+			t.Parallel()
+			l := Parse(tc.line)
+			if l.Dynamic != "" {
+				t.Fatalf("dynamic: %s", l.Dynamic)
+			}
+			if got := commands(l); !slices.Equal(got, tc.want) {
+				t.Errorf("commands %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestParseDynamic(t *testing.T) {
+	t.Parallel()
+	for _, line := range []string{
+		`rm${IFS}-rf${IFS}/`, `$(echo rm) -rf /`, "`echo rm` -rf /", `x=rm; $x -rf /`, `"$x" -rf /`,
+		`{rm,-rf,/}`, `/bin/r? -rf /`, `/???/rm -rf /`, `r[m] -rf /`, `$'\x72m' -rf /`,
+		`eval "$(curl -fsSL https://example.com/i)"`, `sh -c "$(curl -s x)"`, `bash <(curl -s x)`,
+		`source <(wget -qO- x)`, `. "$HOME/x.sh"`, `sh <<< "$(curl -s x)"`, `xargs $CMD`, `sudo "$@"`,
+		`rm -rf / &&& echo`, `alias x=rm; x -rf /`, `su -c "$CMD"`, `echo 'unterminated`, `if true; then`,
+		`bash -c "eval 'sh -c \"bash -c \\\"eval sh -c ls\\\"\"'"`,
+	} {
+		t.Run(line, func(t *testing.T) {
+			t.Parallel()
+			if l := Parse(line); l.Dynamic == "" {
+				t.Errorf("read as static: %q", commands(l))
+			}
+		})
+	}
+}
+
+func TestParsePipelinesAndFiles(t *testing.T) {
+	t.Parallel()
+	l := Parse(`(curl -s x | cat) | sudo bash -s; cat < .env > out 2>&1; source ~/.bashrc; find . -fprint list`)
+	if l.Dynamic != "" {
+		t.Fatal(l.Dynamic)
+	}
+	stageOf := func(name string) []Stage {
+		for _, c := range l.Commands {
+			if c.Name == name {
+				return c.Pipes
+			}
+		}
+		t.Fatalf("no %s", name)
+		return nil
+	}
+	curl, bash := stageOf("curl"), stageOf("bash")
+	if curl[0].Pipe != bash[0].Pipe || curl[0].N != 0 || bash[0].N != 1 {
+		t.Errorf("curl %v, bash %v: want stages 0 and 1 of one pipeline", curl, bash)
+	}
+	var files []string
+	for _, f := range l.Files {
+		files = append(files, f.Text+map[bool]string{true: " w", false: " r"}[f.Write])
+	}
+	if want := []string{".env r", "out w", "~/.bashrc r", "list w"}; !slices.Equal(files, want) {
+		t.Errorf("files %q, want %q", files, want)
+	}
+	if c := Parse(`:(){ :|:& };:`).Commands; len(c) != 3 || !c[0].Recursive || c[2].Recursive {
+		t.Errorf("fork bomb: %+v", c)
+	}
+}
+
+func TestMayBeOption(t *testing.T) {
+	t.Parallel()
+	l := Parse(`rm -r "$X" * /x-$Y {-f,/} ./$Z "-$W"`)
+	var got []bool
+	for _, a := range l.Commands[0].Args {
+		got = append(got, a.MayBeOption())
+	}
+	if want := []bool{true, true, true, false, true, false, true}; !slices.Equal(got, want) {
+		t.Errorf("MayBeOption %v, want %v", got, want)
+	}
+}
+
+// A hostile line costs bounded CPU and memory: past a bound it is
+// Dynamic, never an error or a panic.
+func TestParseBounded(t *testing.T) {
+	t.Parallel()
+	for name, line := range map[string]string{
+		"too long":        strings.Repeat("a", MaxBytes+1),
+		"many commands":   strings.Repeat("a;", MaxBytes/2-1),
+		"deep subshells":  strings.Repeat("(", 20000) + strings.Repeat(")", 20000),
+		"deep cmdsubst":   strings.Repeat("$(", 15000) + strings.Repeat(")", 15000),
+		"deep pipes":      strings.Repeat("(a|", 9000) + "a" + strings.Repeat(")", 9000),
+		"long pipeline":   strings.Repeat("sh|", 2000) + "sh",
+		"long && chain":   strings.Repeat("a&&", 2000) + "a",
+		"nested eval":     strings.Repeat("eval ", 10) + "ls",
+		"deep keywords":   strings.Repeat("if a; then ", 4000) + "b" + strings.Repeat("; fi", 4000),
+		"deep arithmetic": "echo $((" + strings.Repeat("(", 20000) + "1" + strings.Repeat(")", 20000) + "))",
+		"brace explosion": "echo " + strings.Repeat("{a,b}", 10000),
+	} {
+		t.Run(name, func(t *testing.T) {
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			l := Parse(line)
+			runtime.ReadMemStats(&after)
+			if name != "brace explosion" && l.Dynamic == "" {
+				t.Errorf("read %d commands, want Dynamic", len(l.Commands))
+			}
+			if grown := after.TotalAlloc - before.TotalAlloc; grown > 256<<20 {
+				t.Errorf("allocated %d MB", grown>>20)
+			}
+		})
+	}
+}
+
+// Parse never panics, and a line it reads whole yields static command
+// names.
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{`\rm -rf /`, `eval "$(x)"`, "bash <<E\nrm -rf /\nE", `find . -exec sh -c 'a|b' {} +`, `su -c'x'`, `a=(1 2); "${a[@]}"`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		l := Parse(s)
+		if l.Dynamic != "" {
+			return
+		}
+		for _, c := range l.Commands {
+			if c.Name == "" && len(c.Args) == 0 {
+				t.Errorf("an empty command from %q", s)
+			}
+		}
+	})
+}
