@@ -31,18 +31,22 @@ const (
 )
 
 // Preview returns the arguments as an approver sees them: enough to decide,
-// without the secrets. Masked with "[masked]" are the values at the
+// without the secrets. Masked whole with "[masked]" are the values at the
 // catalog's sensitive fields (RFC 6901 JSON Pointers; "" is the whole
-// document), the values under keys that look sensitive (the audit record's
-// detector: "password", "api_key", "sessionToken", …) and any string or
-// number redact.HasSecret flags. A key that itself holds a secret or
+// document) and the values under keys that look sensitive (the audit
+// record's detector: "password", "api_key", "sessionToken", …). In every
+// other string and number each secret redact.Mask finds is replaced by a
+// marker that names it ("[secret:github-pat len=40 fp=ab12cd]") and the
+// text around it is kept, so a value cannot hide a command from the
+// approver by carrying a secret. A key that itself holds a secret or
 // personal data is shown as "[redacted_sensitive_key]".
 //
-// The preview is bounded: strings over 200 runes keep 200 and say how many
-// more there were; arrays and objects keep their first 50 entries (objects
-// in key order) and count the rest; containers nested deeper than 32 become
-// "[too deep]". Past 14 KiB of output every open container stops and counts
-// what it left out, so the whole preview stays within 16 KiB.
+// The preview is bounded, and says what it cut and how much: strings (after
+// masking) over 200 runes keep 200 and say how many more there were; arrays
+// and objects keep their first 50 entries (objects in key order) and count
+// the rest; containers nested deeper than 32 become "[too deep]". Past 14
+// KiB of output every open container stops and counts what it left out, so
+// the whole preview stays within 16 KiB. MaskedArguments has what was cut.
 //
 // Absent arguments preview as null; arguments that are not valid JSON, or a
 // sensitive field that is not a JSON Pointer, are an error.
@@ -96,8 +100,8 @@ func (p *previewer) value(v any, t *pathTree, depth int) {
 	case string:
 		p.text(v)
 	case json.Number:
-		if len(v) > maxStringRunes || redact.HasSecret(string(v)) {
-			p.text(string(v))
+		if shown := redact.Mask(string(v)); len(v) > maxStringRunes || shown != string(v) {
+			p.text(shown)
 		} else {
 			p.buf.WriteString(string(v))
 		}
@@ -120,15 +124,11 @@ func (p *previewer) value(v any, t *pathTree, depth int) {
 	}
 }
 
-// text writes s truncated, or masked when s holds a secret. The truncated
-// form is checked too: a cut can make a longer digit run look like a card
+// text writes s with its secrets masked, then truncated. The truncated form
+// is masked again: a cut can make a longer digit run look like a card
 // number.
 func (p *previewer) text(s string) {
-	shown := truncate(s)
-	if redact.HasSecret(s) || redact.HasSecret(shown) {
-		shown = maskedValue
-	}
-	p.str(shown)
+	p.str(redact.Mask(truncate(redact.Mask(s))))
 }
 
 func (p *previewer) object(m map[string]any, t *pathTree, depth int) {

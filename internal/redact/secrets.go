@@ -24,6 +24,7 @@ import (
 type Secret struct {
 	Start, End int
 	Kind       string
+	rule       int // breaks ties: gated's own rules first, then gitleaks' in its order
 }
 
 // rule is one detector: a regexp whose secret is a capture group (or the
@@ -73,7 +74,15 @@ type detector struct {
 	// fpKey keys the fingerprints in masks, so that a short secret cannot
 	// be found again by hashing guesses.
 	fpKey []byte
+	// kinds are the rules' kinds, which a marker may name.
+	kinds map[string]bool
 }
+
+// markerRE matches a mask's marker. The text of a marker is not itself a
+// secret ("secret:github-pat" reads as an assignment), so that masking
+// twice changes nothing; a marker is passed over only when it names a
+// known kind, so no secret can hide in one.
+var markerRE = regexp.MustCompile(`\[secret:([a-z0-9-]+) len=\d+ fp=[0-9a-f]{6}\]`)
 
 // rules compiles gitleaks' default rules once, on first use: about 20 ms,
 // which a process that never screens a value does not pay.
@@ -101,13 +110,14 @@ func newDetector() (*detector, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &detector{global: cfg.Allowlists, fpKey: make([]byte, 32)}
+	d := &detector{global: cfg.Allowlists, fpKey: make([]byte, 32), kinds: map[string]bool{}}
 	rand.Read(d.fpKey) // never fails (crypto/rand panics instead)
 	keywords := map[string]int{}
 	var words []string
 	add := func(r rule, kws []string) {
 		i := len(d.rules)
 		d.rules = append(d.rules, r)
+		d.kinds[r.kind] = true
 		if len(kws) == 0 {
 			d.unkeyed = append(d.unkeyed, i)
 			return
@@ -124,6 +134,9 @@ func newDetector() (*detector, error) {
 			d.byKeyword[n] = append(d.byKeyword[n], i)
 		}
 	}
+	for _, g := range gatedRules {
+		add(g.rule, g.keywords)
+	}
 	for _, id := range cfg.GetOrderedRules() {
 		// Rules on file paths, and the parts of composite rules that are
 		// never reported alone, have nothing to say about a value.
@@ -135,9 +148,6 @@ func newDetector() (*detector, error) {
 			r.pre = func(string) bool { return true }
 		}
 		add(r, id.Keywords)
-	}
-	for _, g := range gatedRules {
-		add(g.rule, g.keywords)
 	}
 	d.trie = ahocorasick.NewTrieBuilder().AddStrings(words).Build()
 	return d, nil
@@ -158,7 +168,10 @@ func Secrets(s string) []Secret {
 		if a.Start != b.Start {
 			return a.Start - b.Start
 		}
-		return b.End - a.End
+		if a.End != b.End {
+			return b.End - a.End
+		}
+		return a.rule - b.rule
 	})
 	kept := out[:1]
 	for _, f := range out[1:] {
@@ -219,13 +232,16 @@ func (d *detector) scan(s string, yield func(Secret) bool) {
 	if s == "" {
 		return
 	}
+	if strings.Contains(s, "[secret:") {
+		yield = d.outsideMarkers(s, yield)
+	}
 	tried := make([]bool, len(d.rules))
 	try := func(i int) bool {
 		if tried[i] {
 			return true
 		}
 		tried[i] = true
-		return d.rules[i].find(s, d.global, yield)
+		return d.rules[i].find(s, i, d.global, yield)
 	}
 	for _, i := range d.unkeyed {
 		if d.rules[i].pre(s) && !try(i) {
@@ -250,11 +266,29 @@ func (d *detector) scan(s string, yield func(Secret) bool) {
 	})
 }
 
+// outsideMarkers wraps yield to pass over findings inside s's markers.
+func (d *detector) outsideMarkers(s string, yield func(Secret) bool) func(Secret) bool {
+	var marks [][]int
+	for _, m := range markerRE.FindAllStringSubmatchIndex(s, -1) {
+		if d.kinds[s[m[2]:m[3]]] {
+			marks = append(marks, m[:2])
+		}
+	}
+	return func(f Secret) bool {
+		for _, m := range marks {
+			if f.Start >= m[0] && f.End <= m[1] {
+				return true
+			}
+		}
+		return yield(f)
+	}
+}
+
 // find yields r's findings in s, as gitleaks reports them: the secret is
 // the capture group (the first non-empty one unless the rule names one),
 // its entropy above the rule's minimum, and neither the global nor the
 // rule's allowlists excuse it.
-func (r *rule) find(s string, global []*config.Allowlist, yield func(Secret) bool) bool {
+func (r *rule) find(s string, index int, global []*config.Allowlist, yield func(Secret) bool) bool {
 	for _, m := range r.re.FindAllStringSubmatchIndex(s, -1) {
 		start, end := m[0], m[1]
 		if r.group > 0 && 2*r.group+1 < len(m) && m[2*r.group] >= 0 {
@@ -277,7 +311,7 @@ func (r *rule) find(s string, global []*config.Allowlist, yield func(Secret) boo
 		if excused(global, secret, s[m[0]:m[1]], s) || excused(r.allow, secret, s[m[0]:m[1]], s) {
 			continue
 		}
-		if !yield(Secret{Start: start, End: end, Kind: r.kind}) {
+		if !yield(Secret{Start: start, End: end, Kind: r.kind, rule: index}) {
 			return false
 		}
 	}
