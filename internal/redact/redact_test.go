@@ -190,7 +190,6 @@ func TestMaskKeepsWhatSurroundsASecret(t *testing.T) {
 	}
 }
 
-
 func TestHasSecretNewForms(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
