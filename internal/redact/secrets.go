@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 
 	ahocorasick "github.com/BobuSumisu/aho-corasick"
@@ -40,6 +41,8 @@ type rule struct {
 	pre     func(string) bool
 	// shape, when set, must also hold of the secret.
 	shape func(string) bool
+	// need, when set, holds a byte every match has (see required).
+	need *byteSet
 }
 
 // gatedRules are what gated caught before it used gitleaks' rules, and
@@ -116,6 +119,7 @@ func newDetector() (*detector, error) {
 	var words []string
 	add := func(r rule, kws []string) {
 		i := len(d.rules)
+		r.need = required(r.re.String())
 		d.rules = append(d.rules, r)
 		d.kinds[r.kind] = true
 		if len(kws) == 0 {
@@ -156,11 +160,9 @@ func newDetector() (*detector, error) {
 // Secrets returns the secrets in s, in order and not overlapping (where
 // two rules overlap, the earlier and then longer finding is kept).
 func Secrets(s string) []Secret {
-	var out []Secret
-	rules().scan(s, func(f Secret) bool {
-		out = append(out, f)
-		return true
-	})
+	sc := rules().scan(s, false)
+	out := slices.Clone(sc.out)
+	scratchPool.Put(sc)
 	if len(out) < 2 {
 		return out
 	}
@@ -190,13 +192,41 @@ func Secrets(s string) []Secret {
 // keys, tokens, credential assignments, a URL's password, an
 // Authorization header, a private key, an SSN or a card number).
 func HasSecret(s string) bool {
-	found := false
-	rules().scan(s, func(Secret) bool {
-		found = true
-		return false
-	})
+	short := len(s) <= cleanMaxLen
+	if short {
+		if _, ok := clean.Load(s); ok {
+			return false
+		}
+	}
+	sc := rules().scan(s, true)
+	found := len(sc.out) > 0
+	scratchPool.Put(sc)
+	if !found && short {
+		if cleanCount.Add(1) > cleanMaxEntries {
+			clean.Clear()
+			cleanCount.Store(0)
+		}
+		clean.Store(strings.Clone(s), struct{}{})
+	}
 	return found
 }
+
+// clean remembers short strings found to hold no secret. A decision
+// screens a small vocabulary over and over (evidence ids, kinds and tiers,
+// revisions, codes, token and tool names), and the answer for a string
+// never changes while the process runs; remembering it keeps screening
+// within the decision path's budget (docs/performance.md). Bounded: at
+// most cleanMaxEntries strings of cleanMaxLen bytes (about 2 MiB), dropped
+// all at once when full. No string that holds a secret is kept.
+var (
+	clean      sync.Map
+	cleanCount atomic.Int64
+)
+
+const (
+	cleanMaxLen     = 256
+	cleanMaxEntries = 8192
+)
 
 // Mask returns s with every secret replaced by a marker that says what was
 // there without showing it: "[secret:github-pat len=40 fp=ab12cd]", the
@@ -225,70 +255,131 @@ func (d *detector) marker(kind, secret string) string {
 	return fmt.Sprintf("[secret:%s len=%d fp=%s]", kind, utf8.RuneCountInString(secret), hex.EncodeToString(m.Sum(nil)[:3]))
 }
 
-// scan calls yield with each finding of each rule whose keyword (or
-// prefilter) admits s, until yield returns false. Keywords are matched on
-// the lower-cased string in one pass of the automaton, as gitleaks does.
-func (d *detector) scan(s string, yield func(Secret) bool) {
+// scan finds the secrets in s with each rule whose keyword (or
+// prefilter) admits it, stopping at the first when first is set. Keywords
+// are matched on the lower-cased string in one pass of the automaton, as
+// gitleaks does; a rule whose needed bytes (see required) are not in s is
+// not run. The findings are in the returned scratch, which the caller puts
+// back in scratchPool.
+func (d *detector) scan(s string, first bool) *scratch {
+	sc := scratchPool.Get().(*scratch)
+	sc.reset(d, s, first)
 	if s == "" {
-		return
+		return sc
 	}
 	if strings.Contains(s, "[secret:") {
-		yield = d.outsideMarkers(s, yield)
-	}
-	tried := make([]bool, len(d.rules))
-	try := func(i int) bool {
-		if tried[i] {
-			return true
+		for _, m := range markerRE.FindAllStringSubmatchIndex(s, -1) {
+			if d.kinds[s[m[2]:m[3]]] {
+				sc.marks = append(sc.marks, [2]int{m[0], m[1]})
+			}
 		}
-		tried[i] = true
-		return d.rules[i].find(s, i, d.global, yield)
 	}
 	for _, i := range d.unkeyed {
-		if d.rules[i].pre(s) && !try(i) {
-			return
+		if d.rules[i].pre(s) && !sc.try(i) {
+			return sc
 		}
 	}
-	lower := make([]byte, len(s))
+	d.trie.Walk(sc.lower, sc.walk)
+	return sc
+}
+
+// scratch is one scan's working memory and findings, pooled: the screening
+// runs on every recorded field of every decision.
+type scratch struct {
+	d       *detector
+	s       string
+	first   bool
+	lower   []byte
+	present byteSet
+	// tried[i] == gen: rule i ran in this scan (a generation, so that a
+	// scan need not clear the slice).
+	tried []uint32
+	gen   uint32
+	// marks are the markers in s (see markerRE): findings inside one are
+	// the marker's own text.
+	marks [][2]int
+	out   []Secret
+	walk  ahocorasick.WalkFn // sc.keyword, bound once
+}
+
+var scratchPool = sync.Pool{New: func() any {
+	sc := new(scratch)
+	sc.walk = sc.keyword
+	return sc
+}}
+
+func (sc *scratch) reset(d *detector, s string, first bool) {
+	sc.d, sc.s, sc.first = d, s, first
+	if cap(sc.lower) < len(s) {
+		sc.lower = make([]byte, len(s))
+	}
+	sc.lower = sc.lower[:len(s)]
+	var present byteSet
 	for i := range len(s) {
 		c := s[i]
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		lower[i] = c
+		present[c>>6] |= 1 << (c & 63)
+		sc.lower[i] = toLower[c]
 	}
-	d.trie.Walk(lower, func(_, _, pattern int64) bool {
-		for _, i := range d.byKeyword[pattern] {
-			if !try(i) {
-				return false
-			}
+	sc.present = present
+	if sc.gen++; sc.gen == 0 || len(sc.tried) != len(d.rules) {
+		sc.tried, sc.gen = make([]uint32, len(d.rules)), 1
+	}
+	sc.marks, sc.out = sc.marks[:0], sc.out[:0]
+}
+
+// toLower maps each byte to its ASCII lower case.
+var toLower = func() (t [256]byte) {
+	for i := range t {
+		t[i] = byte(i)
+		if 'A' <= i && i <= 'Z' {
+			t[i] += 'a' - 'A'
 		}
+	}
+	return t
+}()
+
+// keyword tries the rules of the keyword the automaton found.
+func (sc *scratch) keyword(_, _, pattern int64) bool {
+	for _, i := range sc.d.byKeyword[pattern] {
+		if !sc.try(i) {
+			return false
+		}
+	}
+	return true
+}
+
+// try runs rule i once per scan, unless s lacks a byte it needs, and
+// reports whether to go on.
+func (sc *scratch) try(i int) bool {
+	if sc.tried[i] == sc.gen {
 		return true
-	})
+	}
+	sc.tried[i] = sc.gen
+	r := &sc.d.rules[i]
+	if r.need != nil && !r.need.meets(&sc.present) {
+		return true
+	}
+	return r.find(sc, i)
 }
 
-// outsideMarkers wraps yield to pass over findings inside s's markers.
-func (d *detector) outsideMarkers(s string, yield func(Secret) bool) func(Secret) bool {
-	var marks [][]int
-	for _, m := range markerRE.FindAllStringSubmatchIndex(s, -1) {
-		if d.kinds[s[m[2]:m[3]]] {
-			marks = append(marks, m[:2])
+// add keeps a finding, unless it is inside a marker, and reports whether
+// to go on.
+func (sc *scratch) add(f Secret) bool {
+	for _, m := range sc.marks {
+		if f.Start >= m[0] && f.End <= m[1] {
+			return true
 		}
 	}
-	return func(f Secret) bool {
-		for _, m := range marks {
-			if f.Start >= m[0] && f.End <= m[1] {
-				return true
-			}
-		}
-		return yield(f)
-	}
+	sc.out = append(sc.out, f)
+	return !sc.first
 }
 
-// find yields r's findings in s, as gitleaks reports them: the secret is
+// find adds r's findings in the scan's string, as gitleaks reports them: the secret is
 // the capture group (the first non-empty one unless the rule names one),
 // its entropy above the rule's minimum, and neither the global nor the
 // rule's allowlists excuse it.
-func (r *rule) find(s string, index int, global []*config.Allowlist, yield func(Secret) bool) bool {
+func (r *rule) find(sc *scratch, index int) bool {
+	s, global := sc.s, sc.d.global
 	for _, m := range r.re.FindAllStringSubmatchIndex(s, -1) {
 		start, end := m[0], m[1]
 		if r.group > 0 && 2*r.group+1 < len(m) && m[2*r.group] >= 0 {
@@ -311,7 +402,7 @@ func (r *rule) find(s string, index int, global []*config.Allowlist, yield func(
 		if excused(global, secret, s[m[0]:m[1]], s) || excused(r.allow, secret, s[m[0]:m[1]], s) {
 			continue
 		}
-		if !yield(Secret{Start: start, End: end, Kind: r.kind, rule: index}) {
+		if !sc.add(Secret{Start: start, End: end, Kind: r.kind, rule: index}) {
 			return false
 		}
 	}
