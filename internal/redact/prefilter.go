@@ -55,7 +55,7 @@ func requiredOf(re *syntax.Regexp) *byteSet {
 			}
 			var s byteSet
 			s.addFold(byte(r), fold)
-			if best == nil || s.size() < best.size() {
+			if best == nil || s.cost() < best.cost() {
 				best = &s
 			}
 		}
@@ -82,7 +82,7 @@ func requiredOf(re *syntax.Regexp) *byteSet {
 	case syntax.OpConcat:
 		var best *byteSet
 		for _, sub := range re.Sub {
-			if s := requiredOf(sub); s != nil && (best == nil || s.size() < best.size()) {
+			if s := requiredOf(sub); s != nil && (best == nil || s.cost() < best.cost()) {
 				best = s
 			}
 		}
@@ -99,4 +99,14 @@ func requiredOf(re *syntax.Regexp) *byteSet {
 		return &u
 	}
 	return nil
+}
+
+// cost ranks sets for required: fewer bytes first, and between sets of one
+// size the one without letters or digits, which are rarer in text.
+func (b *byteSet) cost() int {
+	alnum := 0
+	if b[0]&(0x3ff<<48) != 0 || b[1]&(0x7fffffe<<32|0x7fffffe) != 0 {
+		alnum = 1
+	}
+	return 2*b.size() + alnum
 }

@@ -231,3 +231,38 @@ func BenchmarkHasSecret(b *testing.B) {
 		}
 	}
 }
+
+// required finds a byte every match has, or none when a match may have
+// none; a rule is passed over on a string without it, so a wrong set would
+// hide secrets.
+func TestRequired(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		pattern string
+		want    string // the set's bytes, sorted; "-" for none
+	}{
+		{`(?i)token\s*[:=]\s*\S{8,}`, ":="},
+		{`ghp_[0-9a-zA-Z]{36}`, "_"},
+		{`(?i)bearer\s+=`, "="},
+		{`(?i)key`, "Kk"},
+		{`a*`, "-"},
+		{`(?:x|y*)z?`, "-"},
+		{`(?:ab|c)d?`, "ac"},
+		{`[^a]b`, "b"},
+		{`é+`, "-"},
+	}
+	for _, tt := range tests {
+		got := "-"
+		if s := required(tt.pattern); s != nil {
+			got = ""
+			for c := range 256 {
+				if s[c>>6]&(1<<(c&63)) != 0 {
+					got += string(rune(c))
+				}
+			}
+		}
+		if got != tt.want {
+			t.Errorf("required(%q) = %q, want %q", tt.pattern, got, tt.want)
+		}
+	}
+}
