@@ -117,10 +117,10 @@ const columns = `id, status, digest, created_at, expires_at, decided_at, used_at
 	requester_token_name, requester_principals, agent_id, tool_name, tool_category, risk_domain,
 	action_id, route, findings, catalog_revision, policy_revision,
 	approver_token_name, approver_principals, reason, required_approvers,
-	decision_id, consumed_by, preview`
+	decision_id, consumed_by, preview, masked_arguments`
 
 var (
-	insertApproval = "INSERT INTO approvals (" + columns + ") VALUES (" + params(25) + ")"
+	insertApproval = "INSERT INTO approvals (" + columns + ") VALUES (" + params(26) + ")"
 	selectApproval = "SELECT " + columns + " FROM approvals"
 )
 
@@ -139,7 +139,7 @@ func values(a *approval.Approval) []any {
 		a.Requester.TokenName, nonNil(a.Requester.Principals), a.AgentID, a.ToolName, a.ToolCategory, a.RiskDomain,
 		a.ActionID, a.Route, nonNil(a.Findings), a.Revisions.Catalog, a.Revisions.Policy,
 		a.Approver.TokenName, nonNil(a.Approver.Principals), a.Reason, nonNil(a.RequiredApprovers),
-		a.DecisionID, a.ConsumedBy, a.Preview}
+		a.DecisionID, a.ConsumedBy, a.Preview, a.MaskedArguments}
 }
 
 // nullTime stores a zero time, something that has not happened, as NULL.
@@ -158,7 +158,7 @@ func scanApproval(row pgx.Row) (*approval.Approval, error) {
 		&a.Requester.TokenName, &a.Requester.Principals, &a.AgentID, &a.ToolName, &a.ToolCategory, &a.RiskDomain,
 		&a.ActionID, &a.Route, &a.Findings, &a.Revisions.Catalog, &a.Revisions.Policy,
 		&a.Approver.TokenName, &a.Approver.Principals, &a.Reason, &a.RequiredApprovers,
-		&a.DecisionID, &a.ConsumedBy, &a.Preview)
+		&a.DecisionID, &a.ConsumedBy, &a.Preview, &a.MaskedArguments)
 	if err != nil {
 		return nil, err
 	}

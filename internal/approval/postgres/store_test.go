@@ -42,6 +42,7 @@ func TestCreateGetRoundTrip(t *testing.T) {
 	full.Reason = "refund agreed with the customer"
 	full.ConsumedBy = newID(t)
 	full.Route = "defer"
+	full.MaskedArguments = json.RawMessage(`{"z": "[secret:github-pat len=40 fp=ab12cd] && ls",  "a": [1, 2]}`)
 	for i, f := range reflect.VisibleFields(reflect.TypeFor[approval.Approval]()) {
 		if reflect.ValueOf(*full).Field(i).IsZero() {
 			t.Fatalf("the fixture leaves Approval.%s empty: give it a value, and a column", f.Name)
@@ -60,6 +61,9 @@ func TestCreateGetRoundTrip(t *testing.T) {
 	}
 	if string(got.Preview) != string(preview) {
 		t.Fatalf("the preview reads back as %s, not as written %s", got.Preview, preview)
+	}
+	if string(got.MaskedArguments) != `{"z": "[secret:github-pat len=40 fp=ab12cd] && ls",  "a": [1, 2]}` {
+		t.Fatalf("the masked arguments read back as %s, not as written", got.MaskedArguments)
 	}
 
 	// The least an approval holds: nothing decided or used, no lists, no preview.
