@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"hash/maphash"
 	"math"
 	"regexp"
 	"slices"
@@ -192,40 +193,39 @@ func Secrets(s string) []Secret {
 // keys, tokens, credential assignments, a URL's password, an
 // Authorization header, a private key, an SSN or a card number).
 func HasSecret(s string) bool {
-	short := len(s) <= cleanMaxLen
-	if short {
-		if _, ok := clean.Load(s); ok {
+	var slot *atomic.Pointer[string]
+	if len(s) <= cleanMaxLen {
+		slot = &clean[maphash.String(cleanSeed, s)&(cleanSlots-1)]
+		if p := slot.Load(); p != nil && *p == s {
 			return false
 		}
 	}
 	sc := rules().scan(s, true)
 	found := len(sc.out) > 0
 	scratchPool.Put(sc)
-	if !found && short {
-		if cleanCount.Add(1) > cleanMaxEntries {
-			clean.Clear()
-			cleanCount.Store(0)
-		}
-		clean.Store(strings.Clone(s), struct{}{})
+	if !found && slot != nil {
+		c := strings.Clone(s)
+		slot.Store(&c)
 	}
 	return found
 }
 
-// clean remembers short strings found to hold no secret. A decision
+// clean remembers short strings found to hold no secret, one per slot
+// (direct-mapped: a new string takes its slot from the old). A decision
 // screens a small vocabulary over and over (evidence ids, kinds and tiers,
 // revisions, codes, token and tool names), and the answer for a string
 // never changes while the process runs; remembering it keeps screening
-// within the decision path's budget (docs/performance.md). Bounded: at
-// most cleanMaxEntries strings of cleanMaxLen bytes (about 2 MiB), dropped
-// all at once when full. No string that holds a secret is kept.
+// within the decision path's budget (docs/performance.md). Bounded:
+// cleanSlots strings of at most cleanMaxLen bytes (1 MiB). No string that
+// holds a secret is kept.
 var (
-	clean      sync.Map
-	cleanCount atomic.Int64
+	clean     [cleanSlots]atomic.Pointer[string]
+	cleanSeed = maphash.MakeSeed()
 )
 
 const (
-	cleanMaxLen     = 256
-	cleanMaxEntries = 8192
+	cleanSlots  = 4096 // a power of two
+	cleanMaxLen = 256
 )
 
 // Mask returns s with every secret replaced by a marker that says what was
