@@ -579,8 +579,8 @@ func TestApprovalsSweep(t *testing.T) {
 	}
 }
 
-// Every secret form of issue 25 §3, planted in an ask's arguments and tool
-// name and in an evidence source_id, reaches none of the places gated shows
+// Every secret form of issue 25 §3, planted in an ask's arguments and
+// agent id and in an evidence source_id, reaches none of the places gated shows
 // or stores a value: the webhook, the approvals API, the approvals table
 // (read from PostgreSQL), the audit table and the logs. The approver can
 // read the whole masked arguments, with the command beside a secret and
@@ -600,6 +600,7 @@ func TestApprovalsMaskSecretsEverywhere(t *testing.T) {
 	if err := json.Unmarshal([]byte(refundEvent("12.5")), &event); err != nil {
 		t.Fatal(err)
 	}
+	event["agent_id"] = "agent " + redacttest.Canaries[5].Secret // a JWT
 	args := event["proposed_arguments"].(map[string]any)
 	for i, c := range redacttest.Canaries {
 		args[fmt.Sprintf("form_%02d", i)] = c.Text
@@ -655,6 +656,9 @@ func TestApprovalsMaskSecretsEverywhere(t *testing.T) {
 		if n := pgtest.QueryInt(t, dbURL, `SELECT count(*) FROM audit_decisions d WHERE strpos(row_to_json(d)::text, $1) > 0`, c.Secret); n != 0 {
 			t.Errorf("the audit table holds the %s canary", c.Kind)
 		}
+	}
+	if listed["agent_id"] == nil || !strings.HasPrefix(listed["agent_id"].(string), "agent [secret:jwt len=") {
+		t.Errorf("the approval's agent id is %v, want the JWT in it masked", listed["agent_id"])
 	}
 	if !strings.Contains(string(shown), "[secret:") || !strings.Contains(hooked, "[secret:") {
 		t.Errorf("the approval and the webhook show no mask:\n%s\n%s", shown, hooked)
