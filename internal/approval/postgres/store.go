@@ -30,6 +30,7 @@ import (
 	"github.com/gatedhq/gated/internal/audit"
 	auditpg "github.com/gatedhq/gated/internal/audit/postgres"
 	"github.com/gatedhq/gated/internal/keyset"
+	"github.com/gatedhq/gated/internal/redact"
 )
 
 // ErrNotFound is returned for an approval that is not stored, and for an
@@ -358,9 +359,11 @@ func (s *Store) Decide(ctx context.Context, id string, approver approval.Identit
 }
 
 // cleanReason is reason as stored: valid UTF-8 without NUL (which
-// PostgreSQL text cannot hold), trimmed, at most MaxReason characters.
+// PostgreSQL text cannot hold), trimmed, any secret an approver pasted
+// masked (it is shown and sent to the webhook), at most MaxReason
+// characters.
 func cleanReason(reason string) string {
-	r := strings.TrimSpace(strings.ReplaceAll(strings.ToValidUTF8(reason, "\uFFFD"), "\x00", ""))
+	r := redact.Mask(strings.TrimSpace(strings.ReplaceAll(strings.ToValidUTF8(reason, "\uFFFD"), "\x00", "")))
 	if utf8.RuneCountInString(r) <= MaxReason {
 		return r
 	}

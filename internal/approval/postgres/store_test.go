@@ -320,6 +320,16 @@ func TestDecide(t *testing.T) {
 			t.Fatalf("a long reason is stored as %d runes (valid %v), want %d: trimmed after the cut", n, utf8.ValidString(got.Reason), MaxReason-1)
 		}
 	})
+	t.Run("reason masked", func(t *testing.T) {
+		a := create(t, s, pendingApproval(t, now))
+		got, err := s.Decide(ctx, a.ID, alice, true, "ok, it rotates ghp_R7cK2mQ9xZ4vB8nL1pW6sT3yH5jD0fG2aE9u tonight", later)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if stored := get(t, s, a.ID).Reason; !strings.HasPrefix(stored, "ok, it rotates [secret:github-pat len=40 fp=") || !strings.HasSuffix(stored, "] tonight") || got.Reason != stored {
+			t.Fatalf("a reason holding a token is stored as %q", stored)
+		}
+	})
 }
 
 // carolLead is an approver other than alice who may decide the fixture.
