@@ -113,16 +113,22 @@ func validID(id string) bool {
 }
 
 // columns are the approvals table's, in the order values writes and
-// scanApproval reads them.
-const columns = `id, status, digest, created_at, expires_at, decided_at, used_at,
+// scanApproval reads them. listedColumns leave out the masked arguments
+// (up to 256 KiB each), which only Get reads: a list of 200 approvals does
+// not carry them.
+const (
+	listedColumns = `id, status, digest, created_at, expires_at, decided_at, used_at,
 	requester_token_name, requester_principals, agent_id, tool_name, tool_category, risk_domain,
 	action_id, route, findings, catalog_revision, policy_revision,
 	approver_token_name, approver_principals, reason, required_approvers,
-	decision_id, consumed_by, preview, masked_arguments`
+	decision_id, consumed_by, preview`
+	columns = listedColumns + ", masked_arguments"
+)
 
 var (
 	insertApproval = "INSERT INTO approvals (" + columns + ") VALUES (" + params(26) + ")"
 	selectApproval = "SELECT " + columns + " FROM approvals"
+	selectListed   = "SELECT " + listedColumns + ", NULL::json FROM approvals"
 )
 
 func params(n int) string {
@@ -253,7 +259,8 @@ func (s *Store) Get(ctx context.Context, id string) (*approval.Approval, error) 
 // DefaultLimit, and more than MaxLimit is cut to MaxLimit. before is ""
 // for the first page, else the cursor the previous page returned; the
 // cursor returned is "" on the last page. Paging is by keyset, so a page
-// costs the same however deep it is. Bad arguments wrap ErrBadFilter.
+// costs the same however deep it is. Bad arguments wrap ErrBadFilter. The
+// approvals listed have no MaskedArguments: Get reads them.
 func (s *Store) List(ctx context.Context, status approval.Status, limit int, before string) ([]approval.Approval, string, error) {
 	var where []string
 	var args []any
@@ -280,7 +287,7 @@ func (s *Store) List(ctx context.Context, status approval.Status, limit int, bef
 	case limit > MaxLimit:
 		limit = MaxLimit
 	}
-	q := selectApproval
+	q := selectListed
 	if len(where) > 0 {
 		q += " WHERE " + strings.Join(where, " AND ")
 	}

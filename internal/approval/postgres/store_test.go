@@ -65,6 +65,18 @@ func TestCreateGetRoundTrip(t *testing.T) {
 	if string(got.MaskedArguments) != `{"z": "[secret:github-pat len=40 fp=ab12cd] && ls",  "a": [1, 2]}` {
 		t.Fatalf("the masked arguments read back as %s, not as written", got.MaskedArguments)
 	}
+	// A list leaves them out (up to 256 KiB each); the rest reads the same.
+	listed, _, err := s.List(ctx, approval.StatusUsed, 0, "")
+	if err != nil || len(listed) != 1 {
+		t.Fatalf("List: %d approvals, %v", len(listed), err)
+	}
+	if listed[0].MaskedArguments != nil {
+		t.Fatalf("List reads the masked arguments: %s", listed[0].MaskedArguments)
+	}
+	listed[0].MaskedArguments = full.MaskedArguments
+	if !reflect.DeepEqual(&listed[0], full) {
+		t.Fatalf("List reads the approval otherwise than Get:\n %+v", listed[0])
+	}
 
 	// The least an approval holds: nothing decided or used, no lists, no preview.
 	bare := &approval.Approval{ID: newID(t), Status: approval.StatusPending, Digest: digestOne,
