@@ -14,6 +14,10 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/gatedhq/gated/internal/redact/redacttest"
 )
 
 // env returns a getenv over a fixed map, so tests never see the real environment.
@@ -343,5 +347,20 @@ func TestExampleCatalogAndPolicyLint(t *testing.T) {
 	out.Reset()
 	if got := exitCode(run(context.Background(), []string{"gated", "catalog", "lint", dir}, env(nil), nil, &out, io.Discard)); got != 1 || out.Len() == 0 {
 		t.Fatalf("broken catalog: exit %d, output %q", got, out.String())
+	}
+}
+
+// gated's logger masks a secret in whatever a log site writes (issue 25 §3).
+func TestLoggerMasksSecrets(t *testing.T) {
+	t.Parallel()
+	var buf strings.Builder
+	log, err := newLogger(&buf, "debug")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := redacttest.Canaries[0]
+	log.Warn("upstream said "+c.Text, zap.String("tool", c.Text), zap.Error(errors.New(c.Text)))
+	if out := buf.String(); strings.Contains(out, c.Secret) || strings.Count(out, "[secret:"+c.Kind) != 3 {
+		t.Errorf("the log line shows the token, or not three masks: %s", out)
 	}
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/gatedhq/gated/internal/console"
 	"github.com/gatedhq/gated/internal/gate"
 	"github.com/gatedhq/gated/internal/metrics"
+	"github.com/gatedhq/gated/internal/redact"
 	"github.com/gatedhq/gated/internal/server"
 	"github.com/gatedhq/gated/internal/sources"
 	"github.com/gatedhq/gated/internal/tracing"
@@ -377,7 +378,7 @@ func loopback(addr string) bool {
 	return err == nil && a.IsLoopback()
 }
 
-// newLogger returns a JSON logger writing to w.
+// newLogger returns a JSON logger writing to w, with every secret masked.
 func newLogger(w io.Writer, level string) (*zap.Logger, error) {
 	lvl, err := zapcore.ParseLevel(level)
 	if err != nil {
@@ -386,5 +387,5 @@ func newLogger(w io.Writer, level string) (*zap.Logger, error) {
 	enc := zap.NewProductionEncoderConfig()
 	enc.EncodeTime = zapcore.ISO8601TimeEncoder
 	core := zapcore.NewCore(zapcore.NewJSONEncoder(enc), zapcore.Lock(zapcore.AddSync(w)), lvl)
-	return zap.New(core), nil
+	return zap.New(redact.LogCore(core)), nil
 }

@@ -82,6 +82,11 @@ type Approval struct {
 	DecisionID string          `json:"decision_id"`
 	ConsumedBy string          `json:"consumed_by,omitempty"`
 	Preview    json.RawMessage `json:"preview,omitempty"`
+	// MaskedArguments are the arguments masked but not cut (see
+	// MaskedArguments); nil when they were too large. They are served only
+	// to approvers, by their own endpoint, never with the approval itself
+	// (lists, webhook events, the requester's reads).
+	MaskedArguments json.RawMessage `json:"-"`
 }
 
 // Finding is one blocking finding of the asking decision. Its message is

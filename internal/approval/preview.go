@@ -28,21 +28,32 @@ const (
 	// the budget runs out write as they close: a count of what they left out
 	// and a bracket, at most maxDepth times (about 40 bytes each).
 	previewReserve = 2 << 10
+	// maxMaskedBytes bounds the full masked arguments. A mask's marker is
+	// longer than a short secret, so they may outgrow the 64 KiB body they
+	// came in; past this they are not kept and the preview is all there is.
+	maxMaskedBytes = 256 << 10
 )
 
+// ErrMaskedTooLarge: the masked arguments are over maxMaskedBytes.
+var ErrMaskedTooLarge = errors.New("the masked arguments are over 256 KiB, so only the preview is kept")
+
 // Preview returns the arguments as an approver sees them: enough to decide,
-// without the secrets. Masked with "[masked]" are the values at the
+// without the secrets. Masked whole with "[masked]" are the values at the
 // catalog's sensitive fields (RFC 6901 JSON Pointers; "" is the whole
-// document), the values under keys that look sensitive (the audit record's
-// detector: "password", "api_key", "sessionToken", …) and any string or
-// number redact.HasSecret flags. A key that itself holds a secret or
+// document) and the values under keys that look sensitive (the audit
+// record's detector: "password", "api_key", "sessionToken", …). In every
+// other string and number each secret redact.Mask finds is replaced by a
+// marker that names it ("[secret:github-pat len=40 fp=ab12cd]") and the
+// text around it is kept, so a value cannot hide a command from the
+// approver by carrying a secret. A key that itself holds a secret or
 // personal data is shown as "[redacted_sensitive_key]".
 //
-// The preview is bounded: strings over 200 runes keep 200 and say how many
-// more there were; arrays and objects keep their first 50 entries (objects
-// in key order) and count the rest; containers nested deeper than 32 become
-// "[too deep]". Past 14 KiB of output every open container stops and counts
-// what it left out, so the whole preview stays within 16 KiB.
+// The preview is bounded, and says what it cut and how much: strings (after
+// masking) over 200 runes keep 200 and say how many more there were; arrays
+// and objects keep their first 50 entries (objects in key order) and count
+// the rest; containers nested deeper than 32 become "[too deep]". Past 14
+// KiB of output every open container stops and counts what it left out, so
+// the whole preview stays within 16 KiB. MaskedArguments has what was cut.
 //
 // Absent arguments preview as null; arguments that are not valid JSON, or a
 // sensitive field that is not a JSON Pointer, are an error.
@@ -57,6 +68,28 @@ func Preview(args json.RawMessage, sensitive []string) (json.RawMessage, error) 
 	}
 	var p previewer
 	p.value(v, paths, 0)
+	return json.RawMessage(p.buf.Bytes()), nil
+}
+
+// MaskedArguments returns the arguments masked as Preview masks them, but
+// whole: no string, array or object is cut, so an approver can read what
+// the preview had to leave out. Containers nested deeper than 32 still
+// become "[too deep]" (gated's own request limit is lower). Over 256 KiB
+// it returns ErrMaskedTooLarge.
+func MaskedArguments(args json.RawMessage, sensitive []string) (json.RawMessage, error) {
+	paths, err := parsePointers(sensitive)
+	if err != nil {
+		return nil, err
+	}
+	v, err := decodeArguments(args)
+	if err != nil {
+		return nil, err
+	}
+	p := previewer{whole: true}
+	p.value(v, paths, 0)
+	if p.buf.Len() > maxMaskedBytes {
+		return nil, ErrMaskedTooLarge
+	}
 	return json.RawMessage(p.buf.Bytes()), nil
 }
 
@@ -83,6 +116,8 @@ type previewer struct {
 	buf bytes.Buffer
 	// full: the budget ran out, so every open container stops adding.
 	full bool
+	// whole: nothing is cut (MaskedArguments).
+	whole bool
 }
 
 // value writes the preview of v, which sits where t points, inside depth
@@ -96,8 +131,8 @@ func (p *previewer) value(v any, t *pathTree, depth int) {
 	case string:
 		p.text(v)
 	case json.Number:
-		if len(v) > maxStringRunes || redact.HasSecret(string(v)) {
-			p.text(string(v))
+		if shown := redact.Mask(string(v)); shown != string(v) || len(v) > maxStringRunes && !p.whole {
+			p.text(shown)
 		} else {
 			p.buf.WriteString(string(v))
 		}
@@ -120,15 +155,15 @@ func (p *previewer) value(v any, t *pathTree, depth int) {
 	}
 }
 
-// text writes s truncated, or masked when s holds a secret. The truncated
-// form is checked too: a cut can make a longer digit run look like a card
+// text writes s with its secrets masked, then truncated. The truncated form
+// is masked again: a cut can make a longer digit run look like a card
 // number.
 func (p *previewer) text(s string) {
-	shown := truncate(s)
-	if redact.HasSecret(s) || redact.HasSecret(shown) {
-		shown = maskedValue
+	if p.whole {
+		p.str(redact.Mask(s))
+		return
 	}
-	p.str(shown)
+	p.str(redact.Mask(truncate(redact.Mask(s))))
 }
 
 func (p *previewer) object(m map[string]any, t *pathTree, depth int) {
@@ -137,14 +172,14 @@ func (p *previewer) object(m map[string]any, t *pathTree, depth int) {
 	p.buf.WriteByte('{')
 	shown := 0
 	for i, k := range keys {
-		if i == maxItems || p.full {
+		if i == maxItems && !p.whole || p.full {
 			break
 		}
 		mark := p.buf.Len()
 		if shown > 0 {
 			p.buf.WriteByte(',')
 		}
-		name := uniqueName(names, keyName(k))
+		name := uniqueName(names, p.keyName(k))
 		p.str(name)
 		p.buf.WriteByte(':')
 		if redact.SensitiveKey(k) {
@@ -173,7 +208,7 @@ func (p *previewer) array(a []any, t *pathTree, depth int) {
 	p.buf.WriteByte('[')
 	shown := 0
 	for i, v := range a {
-		if i == maxItems || p.full {
+		if i == maxItems && !p.whole || p.full {
 			break
 		}
 		mark := p.buf.Len()
@@ -200,7 +235,7 @@ func (p *previewer) array(a []any, t *pathTree, depth int) {
 // entry that filled the budget from inside (a nested container cut short)
 // is kept: it is already within the budget, with its own count.
 func (p *previewer) spent(mark int) bool {
-	if p.full || p.buf.Len() <= maxPreviewBytes-previewReserve {
+	if p.whole || p.full || p.buf.Len() <= maxPreviewBytes-previewReserve {
 		return false
 	}
 	p.buf.Truncate(mark)
@@ -215,8 +250,14 @@ func (p *previewer) str(s string) {
 
 // keyName is how key k is shown: masked when it holds a secret or personal
 // data, else truncated like a value (and masked if the cut looks secret).
-func keyName(k string) string {
-	if short := truncate(k); !redact.KeyLeaks(k) && !redact.KeyLeaks(short) {
+func (p *previewer) keyName(k string) string {
+	if redact.KeyLeaks(k) {
+		return redact.MaskedKey
+	}
+	if p.whole {
+		return k
+	}
+	if short := truncate(k); !redact.KeyLeaks(short) {
 		return short
 	}
 	return redact.MaskedKey

@@ -7,6 +7,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +19,7 @@ import (
 
 	"github.com/gatedhq/gated/internal/audit"
 	"github.com/gatedhq/gated/internal/pgtest"
+	"github.com/gatedhq/gated/internal/redact/redacttest"
 	"github.com/gatedhq/gated/internal/route"
 )
 
@@ -30,7 +33,27 @@ var (
 		"password=canaryHunter2!", "4111 1111 1111 1111", "123-45-6789"}
 )
 
+// issue25Canaries are the secret forms of issue 25 §3, each planted in an
+// evidence source_id ("ticket:ghp_…"), a reason and an argument value.
+var issue25Canaries = func() []string {
+	var out []string
+	for _, c := range redacttest.Canaries {
+		out = append(out, c.Secret)
+	}
+	return out
+}()
+
 func canaryInput(id string) audit.Input {
+	in := canaryInputBase(id)
+	for i, c := range redacttest.Canaries {
+		in.Evidence = append(in.Evidence, route.EvidenceRef{SourceID: "ticket:" + c.Text, Kind: "tool_result", TrustTier: "verified", RedactionStatus: "redacted"})
+		in.Reasons = append(in.Reasons, "saw "+c.Text)
+		in.Arguments.(map[string]any)["form_"+strconv.Itoa(i)] = c.Text
+	}
+	return in
+}
+
+func canaryInputBase(id string) audit.Input {
 	return audit.Input{
 		DecisionID: id, Time: time.Now(),
 		RequestID: secretCanaries[0], AgentID: secretCanaries[2], ToolName: "send_email",
@@ -57,7 +80,7 @@ func canaryInput(id string) audit.Input {
 
 func assertNoCanary(t *testing.T, where string, data []byte) {
 	t.Helper()
-	for _, c := range append(append([]string{}, plainCanaries...), secretCanaries...) {
+	for _, c := range slices.Concat(plainCanaries, secretCanaries, issue25Canaries) {
 		if bytes.Contains(data, []byte(c)) {
 			t.Errorf("canary %q found in %s", c, where)
 		}

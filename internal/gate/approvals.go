@@ -13,6 +13,7 @@ import (
 	"github.com/gatedhq/gated/internal/catalog"
 	"github.com/gatedhq/gated/internal/contract"
 	"github.com/gatedhq/gated/internal/metrics"
+	"github.com/gatedhq/gated/internal/redact"
 	"github.com/gatedhq/gated/internal/route"
 )
 
@@ -218,14 +219,18 @@ func (e *Engine) offerApproval(ctx context.Context, d *Decision, ev *route.Event
 	if err != nil {
 		return
 	}
+	// Too large to keep whole: the preview is all there is.
+	masked, _ := approval.MaskedArguments(args, d.Action.SensitiveArguments())
 	a := &approval.Approval{
 		ID: newID(), Status: approval.StatusPending, Digest: digest,
 		CreatedAt: now, ExpiresAt: approval.ExpiresAt(now, d.Action.ApprovalExpiry()),
-		Requester: requester, AgentID: ev.AgentID, ToolName: ev.ToolName,
+		// The agent id and tool name are the caller's: shown to approvers and
+		// sent to the webhook, so a secret in them is masked.
+		Requester: requester, AgentID: redact.Mask(ev.AgentID), ToolName: redact.Mask(ev.ToolName),
 		ToolCategory: d.ToolCategory, RiskDomain: ev.RiskDomain, Route: d.Route.String(),
 		Findings:   blockingFindings(d.Findings),
 		Revisions:  approval.Revisions{Catalog: d.Revisions.Catalog, Policy: d.Revisions.Policy},
-		DecisionID: d.DecisionID, Preview: preview,
+		DecisionID: d.DecisionID, Preview: preview, MaskedArguments: masked,
 	}
 	if d.Action != nil {
 		a.ActionID, a.RequiredApprovers = d.Action.ActionID, d.Action.Approvers

@@ -23,6 +23,7 @@ import (
 	"github.com/gatedhq/gated/internal/kill"
 	"github.com/gatedhq/gated/internal/metrics"
 	"github.com/gatedhq/gated/internal/policy"
+	"github.com/gatedhq/gated/internal/redact"
 	"github.com/gatedhq/gated/internal/route"
 	"github.com/gatedhq/gated/internal/tracing"
 )
@@ -236,11 +237,12 @@ func (e *Engine) Decide(ctx context.Context, req Request) *Decision {
 }
 
 // describe puts what the decision was on its span: names, codes and
-// revisions only, never arguments or evidence. A refusal because gated
+// revisions only, never arguments or evidence; the tool name is the
+// caller's, so a secret in it is masked. A refusal because gated
 // itself failed (an internal error, an audit outage) marks the span failed.
 func describe(span trace.Span, d *Decision) {
 	span.SetAttributes(
-		tracing.DecisionID.String(d.DecisionID), tracing.ToolName.String(d.ToolName),
+		tracing.DecisionID.String(d.DecisionID), tracing.ToolName.String(redact.Mask(d.ToolName)),
 		tracing.Route.String(d.Route.String()), tracing.Blockers.StringSlice(d.HardBlockers),
 		tracing.Execute.Bool(d.Execute), tracing.Shadow.Bool(d.Shadow),
 		tracing.CatalogRevision.String(d.Revisions.Catalog), tracing.PolicyRevision.String(d.Revisions.Policy),

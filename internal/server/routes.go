@@ -96,6 +96,7 @@ func routes(d *Deps, lim, failures *limiter) http.Handler {
 			r.Use(authenticate(d, failures, auth.ScopeApprove, writeError), rateLimit(lim, d, writeError), approvalsOn(d))
 			r.Get("/v1/approvals", handleListApprovals(d))
 			r.Get("/v1/approvals/events", handleApprovalEvents(d))
+			r.Get("/v1/approvals/{id}/arguments", handleApprovalArguments(d))
 			r.Post("/v1/approvals/{id}/approve", handleDecideApproval(d, true))
 			r.Post("/v1/approvals/{id}/deny", handleDecideApproval(d, false))
 		})

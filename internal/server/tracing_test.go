@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -21,6 +22,7 @@ import (
 	"github.com/gatedhq/gated/internal/catalog"
 	"github.com/gatedhq/gated/internal/gate"
 	"github.com/gatedhq/gated/internal/policy"
+	"github.com/gatedhq/gated/internal/redact/redacttest"
 	"github.com/gatedhq/gated/internal/server"
 	"github.com/gatedhq/gated/internal/tracing"
 )
@@ -213,5 +215,39 @@ func TestTraceCarriesNoSecrets(t *testing.T) {
 				t.Errorf("span %s carries a secret: %q", s.Name(), text)
 			}
 		}
+	}
+}
+
+// A tool name is the caller's: one that carries a secret is decided, and
+// its span names the tool with the secret masked (issue 25 §3).
+func TestTraceMasksASecretInTheToolName(t *testing.T) {
+	f, sr, _, _ := tracedServer(t)
+	base := readFile(t, "../../examples/events/tour/send_email_ask.json")
+	for _, c := range redacttest.Canaries {
+		name, _ := json.Marshal(c.Text)
+		event := strings.Replace(base, `"send_email"`, string(name), 1)
+		req := httptest.NewRequest(http.MethodPost, "/v1/pre-tool-check?shadow_mode=true", strings.NewReader(event))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer demo-support-agent")
+		f.h.ServeHTTP(httptest.NewRecorder(), req)
+	}
+	decisions := 0
+	for _, s := range sr.Ended() {
+		if s.Name() != tracing.SpanDecision {
+			continue
+		}
+		decisions++
+		name, _ := attr(s, string(tracing.ToolName)).(string)
+		if !strings.Contains(name, "[secret:") {
+			t.Errorf("decision span names the tool %q, want a mask in it", name)
+		}
+		for _, c := range redacttest.Canaries {
+			if strings.Contains(name, c.Secret) {
+				t.Errorf("decision span names the tool %q, which shows the %s canary", name, c.Kind)
+			}
+		}
+	}
+	if decisions != len(redacttest.Canaries) {
+		t.Fatalf("%d decision spans, want %d", decisions, len(redacttest.Canaries))
 	}
 }

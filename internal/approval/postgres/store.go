@@ -30,6 +30,7 @@ import (
 	"github.com/gatedhq/gated/internal/audit"
 	auditpg "github.com/gatedhq/gated/internal/audit/postgres"
 	"github.com/gatedhq/gated/internal/keyset"
+	"github.com/gatedhq/gated/internal/redact"
 )
 
 // ErrNotFound is returned for an approval that is not stored, and for an
@@ -112,16 +113,22 @@ func validID(id string) bool {
 }
 
 // columns are the approvals table's, in the order values writes and
-// scanApproval reads them.
-const columns = `id, status, digest, created_at, expires_at, decided_at, used_at,
+// scanApproval reads them. listedColumns leave out the masked arguments
+// (up to 256 KiB each), which only Get reads: a list of 200 approvals does
+// not carry them.
+const (
+	listedColumns = `id, status, digest, created_at, expires_at, decided_at, used_at,
 	requester_token_name, requester_principals, agent_id, tool_name, tool_category, risk_domain,
 	action_id, route, findings, catalog_revision, policy_revision,
 	approver_token_name, approver_principals, reason, required_approvers,
 	decision_id, consumed_by, preview`
+	columns = listedColumns + ", masked_arguments"
+)
 
 var (
-	insertApproval = "INSERT INTO approvals (" + columns + ") VALUES (" + params(25) + ")"
+	insertApproval = "INSERT INTO approvals (" + columns + ") VALUES (" + params(26) + ")"
 	selectApproval = "SELECT " + columns + " FROM approvals"
+	selectListed   = "SELECT " + listedColumns + ", NULL::json FROM approvals"
 )
 
 func params(n int) string {
@@ -139,7 +146,7 @@ func values(a *approval.Approval) []any {
 		a.Requester.TokenName, nonNil(a.Requester.Principals), a.AgentID, a.ToolName, a.ToolCategory, a.RiskDomain,
 		a.ActionID, a.Route, nonNil(a.Findings), a.Revisions.Catalog, a.Revisions.Policy,
 		a.Approver.TokenName, nonNil(a.Approver.Principals), a.Reason, nonNil(a.RequiredApprovers),
-		a.DecisionID, a.ConsumedBy, a.Preview}
+		a.DecisionID, a.ConsumedBy, a.Preview, a.MaskedArguments}
 }
 
 // nullTime stores a zero time, something that has not happened, as NULL.
@@ -158,7 +165,7 @@ func scanApproval(row pgx.Row) (*approval.Approval, error) {
 		&a.Requester.TokenName, &a.Requester.Principals, &a.AgentID, &a.ToolName, &a.ToolCategory, &a.RiskDomain,
 		&a.ActionID, &a.Route, &a.Findings, &a.Revisions.Catalog, &a.Revisions.Policy,
 		&a.Approver.TokenName, &a.Approver.Principals, &a.Reason, &a.RequiredApprovers,
-		&a.DecisionID, &a.ConsumedBy, &a.Preview)
+		&a.DecisionID, &a.ConsumedBy, &a.Preview, &a.MaskedArguments)
 	if err != nil {
 		return nil, err
 	}
@@ -252,7 +259,8 @@ func (s *Store) Get(ctx context.Context, id string) (*approval.Approval, error) 
 // DefaultLimit, and more than MaxLimit is cut to MaxLimit. before is ""
 // for the first page, else the cursor the previous page returned; the
 // cursor returned is "" on the last page. Paging is by keyset, so a page
-// costs the same however deep it is. Bad arguments wrap ErrBadFilter.
+// costs the same however deep it is. Bad arguments wrap ErrBadFilter. The
+// approvals listed have no MaskedArguments: Get reads them.
 func (s *Store) List(ctx context.Context, status approval.Status, limit int, before string) ([]approval.Approval, string, error) {
 	var where []string
 	var args []any
@@ -279,7 +287,7 @@ func (s *Store) List(ctx context.Context, status approval.Status, limit int, bef
 	case limit > MaxLimit:
 		limit = MaxLimit
 	}
-	q := selectApproval
+	q := selectListed
 	if len(where) > 0 {
 		q += " WHERE " + strings.Join(where, " AND ")
 	}
@@ -358,9 +366,11 @@ func (s *Store) Decide(ctx context.Context, id string, approver approval.Identit
 }
 
 // cleanReason is reason as stored: valid UTF-8 without NUL (which
-// PostgreSQL text cannot hold), trimmed, at most MaxReason characters.
+// PostgreSQL text cannot hold), trimmed, any secret an approver pasted
+// masked (it is shown and sent to the webhook), at most MaxReason
+// characters.
 func cleanReason(reason string) string {
-	r := strings.TrimSpace(strings.ReplaceAll(strings.ToValidUTF8(reason, "\uFFFD"), "\x00", ""))
+	r := redact.Mask(strings.TrimSpace(strings.ReplaceAll(strings.ToValidUTF8(reason, "\uFFFD"), "\x00", "")))
 	if utf8.RuneCountInString(r) <= MaxReason {
 		return r
 	}

@@ -42,6 +42,7 @@ func TestCreateGetRoundTrip(t *testing.T) {
 	full.Reason = "refund agreed with the customer"
 	full.ConsumedBy = newID(t)
 	full.Route = "defer"
+	full.MaskedArguments = json.RawMessage(`{"z": "[secret:github-pat len=40 fp=ab12cd] && ls",  "a": [1, 2]}`)
 	for i, f := range reflect.VisibleFields(reflect.TypeFor[approval.Approval]()) {
 		if reflect.ValueOf(*full).Field(i).IsZero() {
 			t.Fatalf("the fixture leaves Approval.%s empty: give it a value, and a column", f.Name)
@@ -60,6 +61,21 @@ func TestCreateGetRoundTrip(t *testing.T) {
 	}
 	if string(got.Preview) != string(preview) {
 		t.Fatalf("the preview reads back as %s, not as written %s", got.Preview, preview)
+	}
+	if string(got.MaskedArguments) != `{"z": "[secret:github-pat len=40 fp=ab12cd] && ls",  "a": [1, 2]}` {
+		t.Fatalf("the masked arguments read back as %s, not as written", got.MaskedArguments)
+	}
+	// A list leaves them out (up to 256 KiB each); the rest reads the same.
+	listed, _, err := s.List(ctx, approval.StatusUsed, 0, "")
+	if err != nil || len(listed) != 1 {
+		t.Fatalf("List: %d approvals, %v", len(listed), err)
+	}
+	if listed[0].MaskedArguments != nil {
+		t.Fatalf("List reads the masked arguments: %s", listed[0].MaskedArguments)
+	}
+	listed[0].MaskedArguments = full.MaskedArguments
+	if !reflect.DeepEqual(&listed[0], full) {
+		t.Fatalf("List reads the approval otherwise than Get:\n %+v", listed[0])
 	}
 
 	// The least an approval holds: nothing decided or used, no lists, no preview.
@@ -314,6 +330,16 @@ func TestDecide(t *testing.T) {
 		}
 		if n := utf8.RuneCountInString(got.Reason); n != MaxReason-1 || !utf8.ValidString(got.Reason) || get(t, s, a.ID).Reason != got.Reason {
 			t.Fatalf("a long reason is stored as %d runes (valid %v), want %d: trimmed after the cut", n, utf8.ValidString(got.Reason), MaxReason-1)
+		}
+	})
+	t.Run("reason masked", func(t *testing.T) {
+		a := create(t, s, pendingApproval(t, now))
+		got, err := s.Decide(ctx, a.ID, alice, true, "ok, it rotates ghp_R7cK2mQ9xZ4vB8nL1pW6sT3yH5jD0fG2aE9u tonight", later)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if stored := get(t, s, a.ID).Reason; !strings.HasPrefix(stored, "ok, it rotates [secret:github-pat len=40 fp=") || !strings.HasSuffix(stored, "] tonight") || got.Reason != stored {
+			t.Fatalf("a reason holding a token is stored as %q", stored)
 		}
 	})
 }
