@@ -123,6 +123,15 @@ func TestStarterRulesReadOnlyLines(t *testing.T) {
 		{`grep -f /etc/shadow x`, ws, false},
 		{`grep --file=/etc/shadow x`, ws, false},
 		{`npm test`, ws, false},
+		// variables set for what follows change what a listed command runs
+		// or reads (issue 25 round two: these were allowed)
+		{`PATH=.; ls`, ws, false},
+		{`export PATH=.:$PATH; ls`, ws, false},
+		{`declare -x LD_PRELOAD=./x.so; ls`, ws, false},
+		{`export GIT_EXTERNAL_DIFF=./x; git diff`, ws, false},
+		{`export BASH_ENV=./x; ls`, ws, false},
+		{`GLOBIGNORE=x; cat *env`, ws, false},
+		{`for PATH in .; do ls; done`, ws, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.cwd+"$ "+tc.line, func(t *testing.T) {

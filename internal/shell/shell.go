@@ -104,6 +104,11 @@ type Line struct {
 	// popd, env -C, sudo -D), so a relative path may not be relative to
 	// where the line starts.
 	Chdir bool
+	// Assigns: the line sets shell variables for what follows (x=1;
+	// export, declare, local, for x in, $((x=1)), ${x:=1}), which changes
+	// what later commands run or read: PATH=., LD_PRELOAD, BASH_ENV,
+	// GIT_EXTERNAL_DIFF, GLOBIGNORE (which makes * match .env).
+	Assigns bool
 	// Dynamic says why some of what the line runs could not be read; it
 	// is empty when every command word is static and the whole line was
 	// read.
@@ -227,6 +232,12 @@ func (r *reader) parse(src string, depth int, st state) {
 		}
 		var fr frame
 		switch n := n.(type) {
+		case *syntax.DeclClause, *syntax.ForClause, *syntax.ArithmCmd, *syntax.ArithmExp, *syntax.LetClause:
+			r.line.Assigns = true
+		case *syntax.ParamExp:
+			if n.Exp != nil && (n.Exp.Op == syntax.AssignUnset || n.Exp.Op == syntax.AssignUnsetOrNull) {
+				r.line.Assigns = true
+			}
 		case *syntax.FuncDecl:
 			if n.Name != nil {
 				funcs = append(funcs, n.Name.Value)
@@ -249,6 +260,9 @@ func (r *reader) parse(src string, depth int, st state) {
 				fr.stage = true
 			}
 			r.redirects(n, src)
+			if call, ok := n.Cmd.(*syntax.CallExpr); ok && len(call.Args) == 0 {
+				r.line.Assigns = true // x=1 alone sets x for the rest of the line
+			}
 			if call, ok := n.Cmd.(*syntax.CallExpr); ok && len(call.Args) > 0 {
 				cs := st
 				cs.pipes = pipes

@@ -100,6 +100,24 @@ func TestParseDynamic(t *testing.T) {
 	}
 }
 
+// A line that sets shell variables for what follows is marked, since
+// PATH=., LD_PRELOAD or GLOBIGNORE change what a later command runs or
+// reads; a command's own X=1 prefix is its Env, not the line's.
+func TestParseAssigns(t *testing.T) {
+	t.Parallel()
+	for line, want := range map[string]bool{
+		`PATH=.; ls`: true, `export PATH=/tmp; ls`: true, `declare -x LD_PRELOAD=./x.so; ls`: true,
+		`typeset GLOBIGNORE=x; cat *env`: true, `local X=1`: true, `readonly X=1`: true,
+		`for PATH in /tmp; do ls; done`: true, `(( GLOBIGNORE=1 )); ls`: true, `let X=1`: true,
+		`echo ${GLOBIGNORE:=x}`: true, `echo ${GLOBIGNORE=x}`: true, "cat <<EOF\n$((GLOBIGNORE=1))\nEOF": true,
+		`X=1 ls`: false, `ls; cat x`: false, `echo ${X:-y}`: false, `git log`: false,
+	} {
+		if got := Parse(line).Assigns; got != want {
+			t.Errorf("%q: Assigns %v, want %v", line, got, want)
+		}
+	}
+}
+
 func TestParsePipelinesAndFiles(t *testing.T) {
 	t.Parallel()
 	l := Parse(`(curl -s x | cat) | sudo bash -s; cat < .env > out 2>&1; source ~/.bashrc; find . -fprint list`)
