@@ -132,6 +132,12 @@ func TestStarterRulesReadOnlyLines(t *testing.T) {
 		{`export BASH_ENV=./x; ls`, ws, false},
 		{`GLOBIGNORE=x; cat *env`, ws, false},
 		{`for PATH in .; do ls; done`, ws, false},
+		// listed programs with an option that writes, or that prints the
+		// environment (allowed before)
+		{`printf -v PATH .; ls`, ws, false},
+		{`tree -R -H . -L 1`, ws, false},
+		{`jq -r .config.env package.json`, ws, true},
+		{`printf 'a\n' b`, ws, true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.cwd+"$ "+tc.line, func(t *testing.T) {
@@ -149,6 +155,24 @@ func TestStarterRulesReadOnlyLines(t *testing.T) {
 				if o.PermissionDecision != want || !tc.read && !strings.Contains(o.PermissionDecisionReason, "risk_level 2") {
 					t.Errorf("%s: %s, want %s: %s", rt, o.PermissionDecision, want, o.PermissionDecisionReason)
 				}
+			}
+		})
+	}
+}
+
+// jq's env and $ENV print the environment, which holds tokens: asked, as
+// printenv is, not accepted as a read (they were).
+func TestStarterRulesAskBeforePrintingTheEnvironment(t *testing.T) {
+	t.Parallel()
+	for _, line := range []string{`jq -n env`, `jq -n '$ENV.GITHUB_TOKEN'`, `jq -n 'env | keys'`, `jq -n '[env]'`} {
+		t.Run(line, func(t *testing.T) {
+			t.Parallel()
+			code, out, stderr := runCommandHook(t, bashHook(line, "/home/u/project"), nil, "--catalog", claudeCatalog)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			if o := out.HookSpecificOutput; o.PermissionDecision != "ask" || !strings.Contains(o.PermissionDecisionReason, "environment") {
+				t.Fatalf("%s, want ask: %s", o.PermissionDecision, o.PermissionDecisionReason)
 			}
 		})
 	}
