@@ -12,6 +12,7 @@ package shell
 import (
 	"fmt"
 	"path"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -428,6 +429,31 @@ var wrappers = map[string]wrapper{
 	"strace":       {short: "abeEIoOpPsSuUX"},
 	"ltrace":       {short: "aAbDeEnoOpsSuwX"},
 	"flock":        {short: "wEc", long: []string{"--timeout", "--conflict-exit-code", "--command"}, operands: 1},
+	"chrt":         {short: "TPD", long: []string{"--sched-runtime", "--sched-period", "--sched-deadline"}, operands: 1},
+	"numactl":      {short: "NmCipP", long: []string{"--cpunodebind", "--membind", "--physcpubind", "--interleave", "--preferred", "--preferred-many", "--weighted-interleave"}},
+	"taskpolicy":   {short: "cdgbt"},
+	"cpulimit":     {short: "lpe", long: []string{"--limit", "--pid", "--exe", "--cpu"}},
+	"pkexec":       {long: []string{"--user"}},
+	"fakeroot":     {short: "lsi", long: []string{"--lib", "--faked"}},
+	"nsenter":      {short: "tSG", long: []string{"--target", "--setuid", "--setgid"}},
+	"unshare":      {short: "RwSG", long: []string{"--root", "--wd", "--setuid", "--setgid", "--propagation", "--setgroups"}},
+	"systemd-run": {short: "upEMH", long: []string{"--unit", "--property", "--setenv", "--machine", "--host", "--description",
+		"--slice", "--uid", "--gid", "--nice", "--working-directory", "--on-active", "--on-boot", "--on-startup",
+		"--on-unit-active", "--on-unit-inactive", "--on-calendar", "--on-timer-property", "--path-property",
+		"--socket-property", "--timer-property", "--service-type", "--expand-environment"}},
+	"valgrind":     {},
+	"catchsegv":    {},
+	"aa-exec":      {short: "pn", long: []string{"--profile", "--namespace"}},
+	"sandbox-exec": {short: "fpD"},
+	"ssh-agent":    {short: "aEtP"},
+	"dbus-launch":  {},
+	"xvfb-run":     {short: "nsfepw", long: []string{"--server-num", "--server-args", "--auth-file", "--error-file", "--wait"}},
+	"with-contenv": {},
+	"tini":         {short: "sgpe"},
+	"dumb-init":    {short: "r", long: []string{"--rewrite"}},
+	"gosu":         {operands: 1},
+	"su-exec":      {operands: 1},
+	"setpriv":      {long: []string{"--reuid", "--regid", "--groups", "--inh-caps", "--ambient-caps", "--bounding-set", "--securebits", "--selinux-label", "--apparmor-profile", "--landlock-access", "--landlock-rule"}},
 }
 
 // shells run their -c text, a script file, or their standard input.
@@ -484,8 +510,122 @@ func (r *reader) unwrap(name string, args []Word, s *syntax.Stmt, src string, st
 		r.reparse(rest, *st)
 	case name == "find":
 		r.find(args, *st)
+	case name == "fd" || name == "fdfind":
+		return fdExec(args)
+	case name == "parallel":
+		r.parallel(args, *st)
+	case name == "sg":
+		// sg [-] GROUP [-c] COMMAND: COMMAND is run by /bin/sh -c
+		rest := args
+		if len(rest) > 0 && rest[0].Static && rest[0].Text == "-" {
+			rest = rest[1:]
+		}
+		if len(rest) > 1 {
+			if rest = rest[1:]; rest[0].Static && rest[0].Text == "-c" {
+				rest = rest[1:]
+			}
+			if len(rest) > 0 {
+				r.shellText(rest[0], *st)
+			}
+		}
+	case name == "trap":
+		// trap ACTION SIGNAL…: ACTION is shell text run later
+		rest := args
+		if len(rest) > 0 && rest[0].Static && rest[0].Text == "--" {
+			rest = rest[1:]
+		}
+		if len(rest) > 1 && !(rest[0].Static && strings.HasPrefix(rest[0].Text, "-") && rest[0].Text != "-") {
+			r.shellText(rest[0], *st)
+		}
+	case name == "git":
+		r.gitConfig(args, *st)
 	}
 	return nil
+}
+
+// placeholder stands for what fd and parallel put in place of {} (a path
+// or an input line), which gated cannot know.
+var placeholder = Word{Text: "{}", Static: false}
+
+// fdExec is the command fd -x/-X (--exec, --exec-batch) runs, with its
+// placeholders ({}, {/}, {//}, {.}, {/.}) and the paths fd appends when
+// there is none standing for what gated cannot know.
+func fdExec(args []Word) []Word {
+	for i, a := range args {
+		if !a.Static || !slices.Contains([]string{"-x", "-X", "--exec", "--exec-batch"}, a.Text) {
+			continue
+		}
+		var cmd []Word
+		placed := false
+		for _, w := range args[i+1:] {
+			if w.Static && w.Text == ";" {
+				break
+			}
+			if w.Static && strings.Contains(w.Text, "{") && strings.Contains(w.Text, "}") {
+				cmd, placed = append(cmd, placeholder), true
+				continue
+			}
+			cmd = append(cmd, w)
+		}
+		if !placed && len(cmd) > 0 {
+			cmd = append(cmd, placeholder)
+		}
+		return cmd
+	}
+	return nil
+}
+
+// parallel runs its command, the words after its options and before
+// :::, as shell text, with each {…} replacement string, and the argument
+// it appends, standing for an input gated cannot know.
+func (r *reader) parallel(args []Word, st state) {
+	rest, _ := options(args, "adEIjLlnNPSsC", []string{"--arg-file", "--delimiter", "--eof", "--jobs", "--max-args",
+		"--max-replace-args", "--max-lines", "--sshlogin", "--results", "--joblog", "--tmpdir", "--workdir", "--colsep",
+		"--env", "--timeout", "--delay", "--retries", "--tag-string", "--basefile", "--transferfile", "--return",
+		"--memfree", "--load", "--halt", "--replace", "--tmux", "--sshloginfile", "--arg-sep", "--arg-file-sep"})
+	var cmd []string
+	for _, w := range rest {
+		if w.Static && strings.HasPrefix(w.Text, ":::") {
+			break
+		}
+		if !w.Static {
+			r.dynamic("parallel runs a command gated cannot read")
+			return
+		}
+		cmd = append(cmd, w.Text)
+	}
+	if len(cmd) == 0 {
+		return
+	}
+	r.parse(replacement.ReplaceAllString(strings.Join(cmd, " "), `"$$PARALLEL_ARG"`)+` "$PARALLEL_ARG"`, st.depth+1, st)
+}
+
+var replacement = regexp.MustCompile(`\{[^{}\s]*\}`)
+
+// gitShellKeys are git config keys whose value git runs with a shell.
+var gitShellKeys = []string{"core.pager", "core.editor", "core.sshcommand", "core.fsmonitor", "sequence.editor", "diff.external"}
+
+// gitConfig reads git -c KEY=VALUE: an alias whose value starts with !,
+// a credential helper that does, and the keys git runs as shell
+// commands (core.pager, core.sshCommand …) run VALUE as shell text.
+func (r *reader) gitConfig(args []Word, st state) {
+	for i := 0; i+1 < len(args); i++ {
+		if !args[i].Static || args[i].Text != "-c" {
+			continue
+		}
+		v := args[i+1]
+		key, val, _ := strings.Cut(v.Text, "=")
+		key = strings.ToLower(key)
+		bang := strings.HasPrefix(key, "alias.") || strings.HasPrefix(key, "credential.") && strings.HasSuffix(key, ".helper") || key == "credential.helper"
+		switch {
+		case !v.Static:
+			r.dynamic("git is run with configuration gated cannot read")
+		case bang && strings.HasPrefix(val, "!"):
+			r.shellText(Word{Text: val[1:], Static: true}, st)
+		case slices.Contains(gitShellKeys, key) || strings.HasPrefix(key, "pager."):
+			r.shellText(Word{Text: val, Static: true}, st)
+		}
+	}
 }
 
 // options skips the options of a wrapper: getopt clusters (-nq, -u root,
