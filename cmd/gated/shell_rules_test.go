@@ -67,6 +67,8 @@ func TestStarterRulesRefuseEverySpelling(t *testing.T) {
 		`chrt -f 1 rm -rf /`, `numactl -N 0 rm -rf /`, `systemd-run rm -rf /`, `nsenter -t 1 rm -rf /`, `unshare -r rm -rf /`,
 		`cpulimit -l 10 rm -rf /`, `sg root 'rm -rf /'`, `pkexec rm -rf /`, `fakeroot rm -rf /`, `valgrind rm -rf /`,
 		`trap 'rm -rf /' EXIT`, `gosu root rm -rf /`, `setpriv --reuid=0 rm -rf /`,
+		// everything in the workspace (ask before)
+		`rm -rf *`, `rm -rf -- *`, `rm -rf ./*`, `rm -fr /home/u/project/*`, `rm -r ./**`,
 	} {
 		t.Run(line, func(t *testing.T) {
 			t.Parallel()

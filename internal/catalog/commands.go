@@ -447,6 +447,11 @@ func (a *ArgMatch) matches(w shell.Word, at place) bool {
 			if r, ok := at.resolve(t); w.Static && !w.Glob && ok && r == at.ws {
 				return true
 			}
+			// *, ./* and $WS/* name everything in the workspace: rm -rf *
+			// deletes it as surely as rm -rf . does
+			if r, ok := at.resolve(path.Dir(t)); w.Static && w.Glob && ok && r == at.ws && strings.Trim(path.Base(t), "*") == "" {
+				return true
+			}
 		}
 	}
 	return false
