@@ -69,6 +69,8 @@ func TestStarterRulesRefuseEverySpelling(t *testing.T) {
 		`trap 'rm -rf /' EXIT`, `gosu root rm -rf /`, `setpriv --reuid=0 rm -rf /`,
 		// everything in the workspace (ask before)
 		`rm -rf *`, `rm -rf -- *`, `rm -rf ./*`, `rm -fr /home/u/project/*`, `rm -r ./**`,
+		// ANSI-C quoting decoded for matching (ask before)
+		`cat $'\x2eenv'`, `cat $'\056env'`, `cat ~/$'\x2essh'/id_rsa`, `rm $'\x2drf' /`,
 	} {
 		t.Run(line, func(t *testing.T) {
 			t.Parallel()

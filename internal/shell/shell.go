@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strings"
 
+	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/syntax"
 )
 
@@ -47,7 +48,8 @@ const (
 // Word is one argument after quote removal.
 type Word struct {
 	// Text is the word as the program receives it when Static; otherwise
-	// the word with its expansions kept as written ($HOME/x, $(pwd)).
+	// the word with its expansions kept as written ($HOME/x, $(pwd)) and
+	// $'…' decoded.
 	Text string
 	// Static: no expansion, brace or glob changes the word at run time.
 	Static bool
@@ -898,7 +900,10 @@ func words(w *syntax.Word, src string, hdoc bool) Word {
 			}
 		case *syntax.SglQuoted:
 			if p.Dollar && strings.Contains(p.Value, `\`) {
-				expansion(p)
+				// $'\x2eenv': matched as what it decodes to, but never
+				// proven, since gated decodes it only approximately
+				out.Static, lead = false, false
+				b.WriteString(ansiC(p.Value))
 				continue
 			}
 			b.WriteString(p.Value)
@@ -922,6 +927,21 @@ func words(w *syntax.Word, src string, hdoc bool) Word {
 		out.lead = out.Text
 	}
 	return out
+}
+
+// ansiC decodes the text of $'…' as printf decodes its format, which is
+// close to what bash does; a % would be read as a directive, so text with
+// one is kept as written.
+func ansiC(s string) string {
+	if strings.Contains(s, "%") {
+		return "$'" + s + "'"
+	}
+	v, _, err := expand.Format(nil, s, nil)
+	if err != nil {
+		return "$'" + s + "'"
+	}
+	v, _, _ = strings.Cut(v, "\x00") // bash ends the word at a NUL
+	return v
 }
 
 // unquoted writes an unquoted literal after removing its backslashes, and

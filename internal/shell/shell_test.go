@@ -66,6 +66,7 @@ func TestParseUnwraps(t *testing.T) {
 		{"cat <<EOF\n$(rm -rf /)\nEOF", []string{"cat", "rm -rf /"}},
 		{`rm -rf "$HOME" * .e*`, []string{"rm -rf <$HOME> <*> <.e*>"}},
 		{`X=1 rm -rf build # rm -rf /`, []string{"rm -rf build"}},
+		{`cat $'\x2eenv' $'a%d\n'`, []string{"cat <.env> <$'a%d\\n'>"}},
 		// issue 25 round two: wrappers and runners that were not unwrapped
 		{`chrt -f 1 rm -rf /`, []string{"chrt -f 1 rm -rf /", "rm -rf /"}},
 		{`numactl --membind=0 -N 0 rm -rf /`, []string{"numactl --membind=0 -N 0 rm -rf /", "rm -rf /"}},
