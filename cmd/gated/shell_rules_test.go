@@ -71,6 +71,9 @@ func TestStarterRulesRefuseEverySpelling(t *testing.T) {
 		`rm -rf *`, `rm -rf -- *`, `rm -rf ./*`, `rm -fr /home/u/project/*`, `rm -r ./**`,
 		// ANSI-C quoting decoded for matching (ask before)
 		`cat $'\x2eenv'`, `cat $'\056env'`, `cat ~/$'\x2essh'/id_rsa`, `rm $'\x2drf' /`,
+		// stores the secret set lacked (cat server.key was allowed, the rest asked)
+		`cat server.key`, `cat ~/.gnupg/private-keys-v1.d/x.key`, `cat ~/.pgpass`, `cat ~/.vault-token`,
+		`cat ~/.cargo/credentials.toml`, `cat ~/.bash_history`, `cat /etc/shadow`, `cat ~/.password-store/x.gpg`,
 	} {
 		t.Run(line, func(t *testing.T) {
 			t.Parallel()
