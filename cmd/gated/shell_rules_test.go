@@ -133,8 +133,8 @@ func TestStarterRulesReadOnlyLines(t *testing.T) {
 		{`rg --pre ./x foo`, ws, false},
 		{`cd src && ls`, ws, false},
 		{`echo $HOME`, ws, false},
-		{`grep -f /etc/shadow x`, ws, false},
-		{`grep --file=/etc/shadow x`, ws, false},
+		{`grep -f /etc/passwd x`, ws, false},
+		{`grep --file=/etc/passwd x`, ws, false},
 		{`npm test`, ws, false},
 		// variables set for what follows change what a listed command runs
 		// or reads (issue 25 round two: these were allowed)
