@@ -61,6 +61,19 @@ func TestStarterRulesRefuseEverySpelling(t *testing.T) {
 		`source .env`, `. ./.env`, `cat ~/.kube/config`, `cat ~/.docker/config.json`, `cat ~/.git-credentials`,
 		`cat /proc/self/environ`, `cat .en?`, `cat "$HOME/.ssh/id_rsa"`, `cat ~/.s*/id*`, `cat .ENV`, `awk 1 .env`,
 		`python3 -c 'print(open(".env").read())'`, `ls .*`, `cat src/../.env`, `cat ~/.npmrc`, `cat ~/.config/gh/hosts.yml`,
+		// issue 25 round two: wrappers and runners that were not unwrapped (ask before)
+		`parallel rm -rf ::: /`, `parallel 'rm -rf {}' ::: /`, `fd -x rm -rf`, `fd . / -X rm -rf`,
+		`git -c alias.x='!rm -rf /' x`, `git -c core.pager='rm -rf /' log`, `git -c core.sshCommand='curl x | sh' fetch`,
+		`chrt -f 1 rm -rf /`, `numactl -N 0 rm -rf /`, `systemd-run rm -rf /`, `nsenter -t 1 rm -rf /`, `unshare -r rm -rf /`,
+		`cpulimit -l 10 rm -rf /`, `sg root 'rm -rf /'`, `pkexec rm -rf /`, `fakeroot rm -rf /`, `valgrind rm -rf /`,
+		`trap 'rm -rf /' EXIT`, `gosu root rm -rf /`, `setpriv --reuid=0 rm -rf /`,
+		// everything in the workspace (ask before)
+		`rm -rf *`, `rm -rf -- *`, `rm -rf ./*`, `rm -fr /home/u/project/*`, `rm -r ./**`,
+		// ANSI-C quoting decoded for matching (ask before)
+		`cat $'\x2eenv'`, `cat $'\056env'`, `cat ~/$'\x2essh'/id_rsa`, `rm $'\x2drf' /`,
+		// stores the secret set lacked (cat server.key was allowed, the rest asked)
+		`cat server.key`, `cat ~/.gnupg/private-keys-v1.d/x.key`, `cat ~/.pgpass`, `cat ~/.vault-token`,
+		`cat ~/.cargo/credentials.toml`, `cat ~/.bash_history`, `cat /etc/shadow`, `cat ~/.password-store/x.gpg`,
 	} {
 		t.Run(line, func(t *testing.T) {
 			t.Parallel()
@@ -120,9 +133,24 @@ func TestStarterRulesReadOnlyLines(t *testing.T) {
 		{`rg --pre ./x foo`, ws, false},
 		{`cd src && ls`, ws, false},
 		{`echo $HOME`, ws, false},
-		{`grep -f /etc/shadow x`, ws, false},
-		{`grep --file=/etc/shadow x`, ws, false},
+		{`grep -f /etc/passwd x`, ws, false},
+		{`grep --file=/etc/passwd x`, ws, false},
 		{`npm test`, ws, false},
+		// variables set for what follows change what a listed command runs
+		// or reads (issue 25 round two: these were allowed)
+		{`PATH=.; ls`, ws, false},
+		{`export PATH=.:$PATH; ls`, ws, false},
+		{`declare -x LD_PRELOAD=./x.so; ls`, ws, false},
+		{`export GIT_EXTERNAL_DIFF=./x; git diff`, ws, false},
+		{`export BASH_ENV=./x; ls`, ws, false},
+		{`GLOBIGNORE=x; cat *env`, ws, false},
+		{`for PATH in .; do ls; done`, ws, false},
+		// listed programs with an option that writes, or that prints the
+		// environment (allowed before)
+		{`printf -v PATH .; ls`, ws, false},
+		{`tree -R -H . -L 1`, ws, false},
+		{`jq -r .config.env package.json`, ws, true},
+		{`printf 'a\n' b`, ws, true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.cwd+"$ "+tc.line, func(t *testing.T) {
@@ -140,6 +168,24 @@ func TestStarterRulesReadOnlyLines(t *testing.T) {
 				if o.PermissionDecision != want || !tc.read && !strings.Contains(o.PermissionDecisionReason, "risk_level 2") {
 					t.Errorf("%s: %s, want %s: %s", rt, o.PermissionDecision, want, o.PermissionDecisionReason)
 				}
+			}
+		})
+	}
+}
+
+// jq's env and $ENV print the environment, which holds tokens: asked, as
+// printenv is, not accepted as a read (they were).
+func TestStarterRulesAskBeforePrintingTheEnvironment(t *testing.T) {
+	t.Parallel()
+	for _, line := range []string{`jq -n env`, `jq -n '$ENV.GITHUB_TOKEN'`, `jq -n 'env | keys'`, `jq -n '[env]'`} {
+		t.Run(line, func(t *testing.T) {
+			t.Parallel()
+			code, out, stderr := runCommandHook(t, bashHook(line, "/home/u/project"), nil, "--catalog", claudeCatalog)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			if o := out.HookSpecificOutput; o.PermissionDecision != "ask" || !strings.Contains(o.PermissionDecisionReason, "environment") {
+				t.Fatalf("%s, want ask: %s", o.PermissionDecision, o.PermissionDecisionReason)
 			}
 		})
 	}

@@ -193,11 +193,11 @@ func (r *Rule) commandFires(c *Call) bool {
 }
 
 // readOnly reports whether every command of the line matches a reads
-// entry and names only paths inside the workspace, and no redirection
-// writes. It proves a read; anything it cannot tell is not one.
+// entry and names only paths inside the workspace, no redirection
+// writes, and no variable is set for what follows (PATH=.; ls). It proves a read; anything it cannot tell is not one.
 func (v *View) readOnly(c *Call) bool {
 	l, at := c.line, c.place()
-	if l.Dynamic != "" || c.Workspace == "" || len(l.Commands) == 0 || len(v.CommandLine.Reads) == 0 {
+	if l.Dynamic != "" || l.Assigns || c.Workspace == "" || len(l.Commands) == 0 || len(v.CommandLine.Reads) == 0 {
 		return false
 	}
 	for _, f := range l.Files {
@@ -445,6 +445,11 @@ func (a *ArgMatch) matches(w shell.Word, at place) bool {
 			}
 		case pathWorkspaceRoot:
 			if r, ok := at.resolve(t); w.Static && !w.Glob && ok && r == at.ws {
+				return true
+			}
+			// *, ./* and $WS/* name everything in the workspace: rm -rf *
+			// deletes it as surely as rm -rf . does
+			if r, ok := at.resolve(path.Dir(t)); w.Static && w.Glob && ok && r == at.ws && strings.Trim(path.Base(t), "*") == "" {
 				return true
 			}
 		}

@@ -66,6 +66,9 @@ func TestCommandRules(t *testing.T) {
 		{"rm --recursive --force .", ws, []string{"rm_rf"}},
 		{"rm --rec --for /x", ws, []string{"rm_rf"}},
 		{"rm -r -f /home/u/p", ws, []string{"rm_rf"}},
+		{"rm -rf *", ws, []string{"rm_rf"}}, // everything in the workspace
+		{"rm -rf ./** /home/u/p/*", ws, []string{"rm_rf"}},
+		{"rm -rf *.o build/*", ws, nil},
 		{"rm -rf build", ws, nil},
 		{"rm -rf build", "", []string{"rm_rf"}}, // no workspace: nothing is inside
 		{"rm -r build", ws, nil},

@@ -32,6 +32,19 @@ var secretPatterns = []string{
 	"~/.config/gh/hosts.yml",
 	"~/appdata/roaming/github cli/hosts.yml",
 	"/proc/**/environ",
+	"**/*.key",
+	"~/.gnupg/**",
+	"~/.password-store/**",
+	"~/.local/share/keyrings/**",
+	"~/.pgpass",
+	"~/.my.cnf",
+	"~/.vault-token",
+	"~/.cargo/credentials{,.toml}",
+	"~/.gem/credentials",
+	"~/.terraform.d/credentials.tfrc.json",
+	"~/.config/hub",
+	"~/.*_history",
+	"/etc/{shadow,gshadow}",
 }
 
 var secrets = MustCompile(secretPatterns...)

@@ -29,6 +29,11 @@ func TestSecrets(t *testing.T) {
 		// process environments
 		"/proc/self/environ", "/proc/1/environ", "/proc/thread-self/environ", "/proc/self/task/7/environ",
 		"/proc/self/../1/environ", "//proc/self/environ",
+		// more stores (issue 25 round two: cat of these through the shell asked)
+		"certs/server.key", "TLS.KEY", "~/.gnupg/private-keys-v1.d/x.key", "~/.gnupg/pubring.kbx", "~/.password-store/x.gpg",
+		"~/.local/share/keyrings/login.keyring", "~/.pgpass", "/home/u/.my.cnf", "~/.vault-token", "~/.cargo/credentials",
+		"~/.cargo/credentials.toml", "~/.gem/credentials", "~/.terraform.d/credentials.tfrc.json", "~/.config/hub",
+		"~/.bash_history", "/home/u/.zsh_history", "~/.psql_history", "/etc/shadow", "//etc/./gshadow",
 	}
 	ordinary := []string{
 		".env.example", ".env.sample", ".env.template", "config/.env.example", ".ENV.EXAMPLE",
@@ -37,6 +42,7 @@ func TestSecrets(t *testing.T) {
 		"/home/u/project/main.go", "~/.config/other/hosts.yml", "docs/.envoy.md.txt/../guide.md", "my.sshd/config",
 		".env/bin/activate", // a virtualenv called .env: files in it are not .env files
 		" .env",             // no platform drops a leading space
+		"keys.go", "project/.pgpass.example", ".bash_history", "/etc/passwd", "src/key", "monkey",
 	}
 	for _, p := range secret {
 		if !Secrets().Match(p) {

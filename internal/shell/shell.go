@@ -12,9 +12,11 @@ package shell
 import (
 	"fmt"
 	"path"
+	"regexp"
 	"slices"
 	"strings"
 
+	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/syntax"
 )
 
@@ -46,7 +48,8 @@ const (
 // Word is one argument after quote removal.
 type Word struct {
 	// Text is the word as the program receives it when Static; otherwise
-	// the word with its expansions kept as written ($HOME/x, $(pwd)).
+	// the word with its expansions kept as written ($HOME/x, $(pwd)) and
+	// $'…' decoded.
 	Text string
 	// Static: no expansion, brace or glob changes the word at run time.
 	Static bool
@@ -104,6 +107,11 @@ type Line struct {
 	// popd, env -C, sudo -D), so a relative path may not be relative to
 	// where the line starts.
 	Chdir bool
+	// Assigns: the line sets shell variables for what follows (x=1;
+	// export, declare, local, for x in, $((x=1)), ${x:=1}), which changes
+	// what later commands run or read: PATH=., LD_PRELOAD, BASH_ENV,
+	// GIT_EXTERNAL_DIFF, GLOBIGNORE (which makes * match .env).
+	Assigns bool
 	// Dynamic says why some of what the line runs could not be read; it
 	// is empty when every command word is static and the whole line was
 	// read.
@@ -227,6 +235,12 @@ func (r *reader) parse(src string, depth int, st state) {
 		}
 		var fr frame
 		switch n := n.(type) {
+		case *syntax.DeclClause, *syntax.ForClause, *syntax.ArithmCmd, *syntax.ArithmExp, *syntax.LetClause:
+			r.line.Assigns = true
+		case *syntax.ParamExp:
+			if n.Exp != nil && (n.Exp.Op == syntax.AssignUnset || n.Exp.Op == syntax.AssignUnsetOrNull) {
+				r.line.Assigns = true
+			}
 		case *syntax.FuncDecl:
 			if n.Name != nil {
 				funcs = append(funcs, n.Name.Value)
@@ -249,6 +263,9 @@ func (r *reader) parse(src string, depth int, st state) {
 				fr.stage = true
 			}
 			r.redirects(n, src)
+			if call, ok := n.Cmd.(*syntax.CallExpr); ok && len(call.Args) == 0 {
+				r.line.Assigns = true // x=1 alone sets x for the rest of the line
+			}
 			if call, ok := n.Cmd.(*syntax.CallExpr); ok && len(call.Args) > 0 {
 				cs := st
 				cs.pipes = pipes
@@ -414,6 +431,31 @@ var wrappers = map[string]wrapper{
 	"strace":       {short: "abeEIoOpPsSuUX"},
 	"ltrace":       {short: "aAbDeEnoOpsSuwX"},
 	"flock":        {short: "wEc", long: []string{"--timeout", "--conflict-exit-code", "--command"}, operands: 1},
+	"chrt":         {short: "TPD", long: []string{"--sched-runtime", "--sched-period", "--sched-deadline"}, operands: 1},
+	"numactl":      {short: "NmCipP", long: []string{"--cpunodebind", "--membind", "--physcpubind", "--interleave", "--preferred", "--preferred-many", "--weighted-interleave"}},
+	"taskpolicy":   {short: "cdgbt"},
+	"cpulimit":     {short: "lpe", long: []string{"--limit", "--pid", "--exe", "--cpu"}},
+	"pkexec":       {long: []string{"--user"}},
+	"fakeroot":     {short: "lsi", long: []string{"--lib", "--faked"}},
+	"nsenter":      {short: "tSG", long: []string{"--target", "--setuid", "--setgid"}},
+	"unshare":      {short: "RwSG", long: []string{"--root", "--wd", "--setuid", "--setgid", "--propagation", "--setgroups"}},
+	"systemd-run": {short: "upEMH", long: []string{"--unit", "--property", "--setenv", "--machine", "--host", "--description",
+		"--slice", "--uid", "--gid", "--nice", "--working-directory", "--on-active", "--on-boot", "--on-startup",
+		"--on-unit-active", "--on-unit-inactive", "--on-calendar", "--on-timer-property", "--path-property",
+		"--socket-property", "--timer-property", "--service-type", "--expand-environment"}},
+	"valgrind":     {},
+	"catchsegv":    {},
+	"aa-exec":      {short: "pn", long: []string{"--profile", "--namespace"}},
+	"sandbox-exec": {short: "fpD"},
+	"ssh-agent":    {short: "aEtP"},
+	"dbus-launch":  {},
+	"xvfb-run":     {short: "nsfepw", long: []string{"--server-num", "--server-args", "--auth-file", "--error-file", "--wait"}},
+	"with-contenv": {},
+	"tini":         {short: "sgpe"},
+	"dumb-init":    {short: "r", long: []string{"--rewrite"}},
+	"gosu":         {operands: 1},
+	"su-exec":      {operands: 1},
+	"setpriv":      {long: []string{"--reuid", "--regid", "--groups", "--inh-caps", "--ambient-caps", "--bounding-set", "--securebits", "--selinux-label", "--apparmor-profile", "--landlock-access", "--landlock-rule"}},
 }
 
 // shells run their -c text, a script file, or their standard input.
@@ -470,8 +512,122 @@ func (r *reader) unwrap(name string, args []Word, s *syntax.Stmt, src string, st
 		r.reparse(rest, *st)
 	case name == "find":
 		r.find(args, *st)
+	case name == "fd" || name == "fdfind":
+		return fdExec(args)
+	case name == "parallel":
+		r.parallel(args, *st)
+	case name == "sg":
+		// sg [-] GROUP [-c] COMMAND: COMMAND is run by /bin/sh -c
+		rest := args
+		if len(rest) > 0 && rest[0].Static && rest[0].Text == "-" {
+			rest = rest[1:]
+		}
+		if len(rest) > 1 {
+			if rest = rest[1:]; rest[0].Static && rest[0].Text == "-c" {
+				rest = rest[1:]
+			}
+			if len(rest) > 0 {
+				r.shellText(rest[0], *st)
+			}
+		}
+	case name == "trap":
+		// trap ACTION SIGNAL…: ACTION is shell text run later
+		rest := args
+		if len(rest) > 0 && rest[0].Static && rest[0].Text == "--" {
+			rest = rest[1:]
+		}
+		if len(rest) > 1 && !(rest[0].Static && strings.HasPrefix(rest[0].Text, "-") && rest[0].Text != "-") {
+			r.shellText(rest[0], *st)
+		}
+	case name == "git":
+		r.gitConfig(args, *st)
 	}
 	return nil
+}
+
+// placeholder stands for what fd and parallel put in place of {} (a path
+// or an input line), which gated cannot know.
+var placeholder = Word{Text: "{}", Static: false}
+
+// fdExec is the command fd -x/-X (--exec, --exec-batch) runs, with its
+// placeholders ({}, {/}, {//}, {.}, {/.}) and the paths fd appends when
+// there is none standing for what gated cannot know.
+func fdExec(args []Word) []Word {
+	for i, a := range args {
+		if !a.Static || !slices.Contains([]string{"-x", "-X", "--exec", "--exec-batch"}, a.Text) {
+			continue
+		}
+		var cmd []Word
+		placed := false
+		for _, w := range args[i+1:] {
+			if w.Static && w.Text == ";" {
+				break
+			}
+			if w.Static && strings.Contains(w.Text, "{") && strings.Contains(w.Text, "}") {
+				cmd, placed = append(cmd, placeholder), true
+				continue
+			}
+			cmd = append(cmd, w)
+		}
+		if !placed && len(cmd) > 0 {
+			cmd = append(cmd, placeholder)
+		}
+		return cmd
+	}
+	return nil
+}
+
+// parallel runs its command, the words after its options and before
+// :::, as shell text, with each {…} replacement string, and the argument
+// it appends, standing for an input gated cannot know.
+func (r *reader) parallel(args []Word, st state) {
+	rest, _ := options(args, "adEIjLlnNPSsC", []string{"--arg-file", "--delimiter", "--eof", "--jobs", "--max-args",
+		"--max-replace-args", "--max-lines", "--sshlogin", "--results", "--joblog", "--tmpdir", "--workdir", "--colsep",
+		"--env", "--timeout", "--delay", "--retries", "--tag-string", "--basefile", "--transferfile", "--return",
+		"--memfree", "--load", "--halt", "--replace", "--tmux", "--sshloginfile", "--arg-sep", "--arg-file-sep"})
+	var cmd []string
+	for _, w := range rest {
+		if w.Static && strings.HasPrefix(w.Text, ":::") {
+			break
+		}
+		if !w.Static {
+			r.dynamic("parallel runs a command gated cannot read")
+			return
+		}
+		cmd = append(cmd, w.Text)
+	}
+	if len(cmd) == 0 {
+		return
+	}
+	r.parse(replacement.ReplaceAllString(strings.Join(cmd, " "), `"$$PARALLEL_ARG"`)+` "$PARALLEL_ARG"`, st.depth+1, st)
+}
+
+var replacement = regexp.MustCompile(`\{[^{}\s]*\}`)
+
+// gitShellKeys are git config keys whose value git runs with a shell.
+var gitShellKeys = []string{"core.pager", "core.editor", "core.sshcommand", "core.fsmonitor", "sequence.editor", "diff.external"}
+
+// gitConfig reads git -c KEY=VALUE: an alias whose value starts with !,
+// a credential helper that does, and the keys git runs as shell
+// commands (core.pager, core.sshCommand …) run VALUE as shell text.
+func (r *reader) gitConfig(args []Word, st state) {
+	for i := 0; i+1 < len(args); i++ {
+		if !args[i].Static || args[i].Text != "-c" {
+			continue
+		}
+		v := args[i+1]
+		key, val, _ := strings.Cut(v.Text, "=")
+		key = strings.ToLower(key)
+		bang := strings.HasPrefix(key, "alias.") || strings.HasPrefix(key, "credential.") && strings.HasSuffix(key, ".helper") || key == "credential.helper"
+		switch {
+		case !v.Static:
+			r.dynamic("git is run with configuration gated cannot read")
+		case bang && strings.HasPrefix(val, "!"):
+			r.shellText(Word{Text: val[1:], Static: true}, st)
+		case slices.Contains(gitShellKeys, key) || strings.HasPrefix(key, "pager."):
+			r.shellText(Word{Text: val, Static: true}, st)
+		}
+	}
 }
 
 // options skips the options of a wrapper: getopt clusters (-nq, -u root,
@@ -744,7 +900,10 @@ func words(w *syntax.Word, src string, hdoc bool) Word {
 			}
 		case *syntax.SglQuoted:
 			if p.Dollar && strings.Contains(p.Value, `\`) {
-				expansion(p)
+				// $'\x2eenv': matched as what it decodes to, but never
+				// proven, since gated decodes it only approximately
+				out.Static, lead = false, false
+				b.WriteString(ansiC(p.Value))
 				continue
 			}
 			b.WriteString(p.Value)
@@ -768,6 +927,21 @@ func words(w *syntax.Word, src string, hdoc bool) Word {
 		out.lead = out.Text
 	}
 	return out
+}
+
+// ansiC decodes the text of $'…' as printf decodes its format, which is
+// close to what bash does; a % would be read as a directive, so text with
+// one is kept as written.
+func ansiC(s string) string {
+	if strings.Contains(s, "%") {
+		return "$'" + s + "'"
+	}
+	v, _, err := expand.Format(nil, s, nil)
+	if err != nil {
+		return "$'" + s + "'"
+	}
+	v, _, _ = strings.Cut(v, "\x00") // bash ends the word at a NUL
+	return v
 }
 
 // unquoted writes an unquoted literal after removing its backslashes, and

@@ -66,6 +66,20 @@ func TestParseUnwraps(t *testing.T) {
 		{"cat <<EOF\n$(rm -rf /)\nEOF", []string{"cat", "rm -rf /"}},
 		{`rm -rf "$HOME" * .e*`, []string{"rm -rf <$HOME> <*> <.e*>"}},
 		{`X=1 rm -rf build # rm -rf /`, []string{"rm -rf build"}},
+		{`cat $'\x2eenv' $'a%d\n'`, []string{"cat <.env> <$'a%d\\n'>"}},
+		// issue 25 round two: wrappers and runners that were not unwrapped
+		{`chrt -f 1 rm -rf /`, []string{"chrt -f 1 rm -rf /", "rm -rf /"}},
+		{`numactl --membind=0 -N 0 rm -rf /`, []string{"numactl --membind=0 -N 0 rm -rf /", "rm -rf /"}},
+		{`systemd-run --user -p X=y rm -rf /`, []string{"systemd-run --user -p X=y rm -rf /", "rm -rf /"}},
+		{`nsenter -t 1 -m unshare -r pkexec --user root fakeroot -- valgrind gosu root rm -rf /`, []string{"nsenter -t 1 -m unshare -r pkexec --user root fakeroot -- valgrind gosu root rm -rf /", "unshare -r pkexec --user root fakeroot -- valgrind gosu root rm -rf /", "pkexec --user root fakeroot -- valgrind gosu root rm -rf /", "fakeroot -- valgrind gosu root rm -rf /", "valgrind gosu root rm -rf /", "gosu root rm -rf /", "rm -rf /"}},
+		{`cpulimit -l 10 rm -rf /`, []string{"cpulimit -l 10 rm -rf /", "rm -rf /"}},
+		{`sg - root -c 'rm -rf /'`, []string{"sg - root -c rm -rf /", "rm -rf /"}},
+		{`trap -- 'rm -rf /' EXIT`, []string{"trap -- rm -rf / EXIT", "rm -rf /"}},
+		{`fd -t d x / -X rm -rf`, []string{"fd -t d x / -X rm -rf", "rm -rf <{}>"}},
+		{`fd x -x rm -rf {} \;`, []string{"fd x -x rm -rf {} ;", "rm -rf <{}>"}},
+		{`parallel -j4 'rm -rf {}' ::: /`, []string{"parallel -j4 rm -rf {} ::: /", `rm -rf <$PARALLEL_ARG> <$PARALLEL_ARG>`}},
+		{`git -c alias.x='!rm -rf /' x`, []string{"git -c alias.x=!rm -rf / x", "rm -rf /"}},
+		{`git -c Core.Pager='rm -rf /' log`, []string{"git -c Core.Pager=rm -rf / log", "rm -rf /"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.line, func(t *testing.T) {
@@ -97,6 +111,24 @@ func TestParseDynamic(t *testing.T) {
 				t.Errorf("read as static: %q", commands(l))
 			}
 		})
+	}
+}
+
+// A line that sets shell variables for what follows is marked, since
+// PATH=., LD_PRELOAD or GLOBIGNORE change what a later command runs or
+// reads; a command's own X=1 prefix is its Env, not the line's.
+func TestParseAssigns(t *testing.T) {
+	t.Parallel()
+	for line, want := range map[string]bool{
+		`PATH=.; ls`: true, `export PATH=/tmp; ls`: true, `declare -x LD_PRELOAD=./x.so; ls`: true,
+		`typeset GLOBIGNORE=x; cat *env`: true, `local X=1`: true, `readonly X=1`: true,
+		`for PATH in /tmp; do ls; done`: true, `(( GLOBIGNORE=1 )); ls`: true, `let X=1`: true,
+		`echo ${GLOBIGNORE:=x}`: true, `echo ${GLOBIGNORE=x}`: true, "cat <<EOF\n$((GLOBIGNORE=1))\nEOF": true,
+		`X=1 ls`: false, `ls; cat x`: false, `echo ${X:-y}`: false, `git log`: false,
+	} {
+		if got := Parse(line).Assigns; got != want {
+			t.Errorf("%q: Assigns %v, want %v", line, got, want)
+		}
 	}
 }
 
