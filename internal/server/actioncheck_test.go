@@ -266,8 +266,8 @@ func TestActionCheckBadInput(t *testing.T) {
 		// A runtime reads input by its name; encoding/json also took INPUT
 		// (the last one winning), so gated decided on another input.
 		{"a field in another case", jsonWith(t, specPlan, map[string]string{"INPUT": `{"replicas": 1}`}), 400, `unknown field "INPUT"`},
-		{"a field given twice", `{"actionType": "scale_cluster", "input": {"replicas": 90}, "input": {"replicas": 1}}`, 400, "input is given more than once"},
-		{"an input key given twice", `{"actionType": "scale_cluster", "input": {"replicas": 90, "r\u0065plicas": 1}}`, 400, "input.replicas is given more than once"},
+		{"a field given twice", `{"actionType": "scale_cluster", "input": {"replicas": 90}, "input": {"replicas": 1}}`, 400, "is given more than once"},
+		{"an input key given twice", `{"actionType": "scale_cluster", "input": {"replicas": 90, "r\u0065plicas": 1}}`, 400, "replicas\" is given more than once"},
 		{"array body", `[]`, 400, "must be a JSON object"},
 		{"malformed", `{"actionType":`, 400, "malformed JSON"},
 		{"too deep", `{"actionType": "x", "input": ` + strings.Repeat(`{"a":`, 100) + `1` + strings.Repeat(`}`, 100) + `}`, 400, "nesting exceeds"},

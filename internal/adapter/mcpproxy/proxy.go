@@ -17,7 +17,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/go-json-experiment/json/jsontext"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/zap"
@@ -27,6 +26,7 @@ import (
 	"github.com/gatedhq/gated/internal/gate"
 	"github.com/gatedhq/gated/internal/route"
 	"github.com/gatedhq/gated/internal/server"
+	"github.com/gatedhq/gated/internal/strictjson"
 )
 
 // Decide decides a tools/call: the proxy fills in the event and whether it
@@ -411,10 +411,10 @@ func arguments(raw json.RawMessage) (map[string]any, error) {
 	if len(bytes.TrimSpace(raw)) == 0 || string(bytes.TrimSpace(raw)) == "null" {
 		return args, nil
 	}
-	if _, err := jsontext.NewDecoder(bytes.NewReader(raw)).ReadValue(); err != nil {
-		if serr, ok := errors.AsType[*jsontext.SyntacticError](err); ok && serr.Err == jsontext.ErrDuplicateName {
+	if err := strictjson.Check(raw); err != nil {
+		if derr, ok := errors.AsType[*strictjson.DuplicateError](err); ok {
 			return nil, fmt.Errorf("its arguments give the key %s more than once, which the upstream MCP server may read otherwise than gated does",
-				strconv.Quote(string(serr.JSONPointer)))
+				strconv.Quote(derr.Pointer))
 		}
 		return nil, errors.New("its arguments are not valid JSON (RFC 8259, UTF-8)")
 	}
