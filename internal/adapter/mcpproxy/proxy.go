@@ -250,7 +250,9 @@ func (p *proxy) callTool(ctx context.Context, ss *sdk.ServerSession, params *sdk
 	if err != nil {
 		p.Log.Warn("the upstream failed a tool call gated allowed", zap.String("tool", tool),
 			zap.String("decision_id", d.DecisionID), upstreamError(err))
-		return toolError(fmt.Sprintf("gated allowed this call (decision %s), but the upstream MCP server failed it: %v.",
+		// The upstream's error message is its own text, as a result is, and
+		// as bounded: it must not carry past the cap what a result cannot.
+		res = toolError(fmt.Sprintf("gated allowed this call (decision %s), but the upstream MCP server failed it: %v.",
 			d.DecisionID, strings.TrimSuffix(err.Error(), ".")))
 	}
 	// Measured once received: the go-sdk's own transports bound what one
