@@ -407,6 +407,19 @@ func TestKillStopsEverySurface(t *testing.T) {
 	if b := served(); len(b) != 0 {
 		t.Fatalf("before the kill, gated serve: %v", b)
 	}
+	// A tool kill by the upstream's own name of the tool stops the proxy's
+	// mcp__up__echo (before, only by the name with the prefix the upstream's
+	// reported server name makes).
+	if code, k := post(t, base+"/v1/kill", `{"scope":"tool","value":"echo","reason":"incident 25"}`, map[string]string{"Authorization": "Bearer " + adminSecret}); code != http.StatusCreated {
+		t.Fatalf("tool kill: %d %v", code, k)
+	}
+	testwait.Until(t, "the proxy to refuse the killed tool", func() bool {
+		isErr, text := proxied()
+		return isErr && strings.Contains(text, "kill_switch")
+	})
+	if b := served(); len(b) != 0 {
+		t.Fatalf("a tool kill of echo, gated serve's get_weather: %v", b)
+	}
 	if code, k := post(t, base+"/v1/kill", `{"scope":"all","reason":"incident 25"}`, map[string]string{"Authorization": "Bearer " + adminSecret}); code != http.StatusCreated {
 		t.Fatalf("kill: %d %v", code, k)
 	}

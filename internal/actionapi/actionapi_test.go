@@ -1,6 +1,8 @@
 package actionapi
 
 import (
+	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/gatedhq/gated/internal/route"
@@ -54,5 +56,43 @@ func TestTier(t *testing.T) {
 		if got := (&Plan{RiskTier: tt.tier}).tier(); got != tt.want {
 			t.Errorf("tier(%v) = %d, want %d", tt.tier, got, tt.want)
 		}
+	}
+}
+
+// TestDecodeReadsNamesAsARuntimeDoes: a plan means what a runtime that
+// reads it by its field names runs. encoding/json matched names in any case
+// and kept the last of a repeated one, so {"input": evil, "INPUT": benign}
+// was decided on benign.
+func TestDecodeReadsNamesAsARuntimeDoes(t *testing.T) {
+	t.Parallel()
+	for body, want := range map[string]string{
+		`{"actionType": "drop_db", "ACTIONTYPE": "read_file", "input": {}}`:         `unknown field "ACTIONTYPE"`,
+		`{"actionType": "x", "input": {"to": "evil"}, "INPUT": {"to": "benign"}}`:   `unknown field "INPUT"`,
+		`{"actionType": "x", "input": {}, "rollbackPlan": "no", "RollbackPlan": 1}`: `unknown field "RollbackPlan"`,
+		`{"actionType": "x", "input": {}, "verification": {"Commands": ["ls"]}}`:    `unknown field "Commands"`,
+		`{"actionType": "x", "input": {}, "gated": {"Agent_ID": "bot-1"}}`:          `unknown field "Agent_ID"`,
+		`{"actionType": "x", "input": {"to": "a"}, "input": {"to": "b"}}`:           "input is given more than once",
+		`{"actionType": "x", "input": {"to": "a", "\u0074o": "b"}}`:                 "input.to is given more than once",
+		`{"actionType": "x", "input": {}, "scope": {"allowedFiles": [1]}}`:          "scope.allowedFiles.0 must not be a JSON number",
+	} {
+		if _, err := Decode([]byte(body)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Decode(%s) = %v, want an error with %q", body, err, want)
+		}
+	}
+}
+
+// TestDecodeKeepsNumbersExact: input and rollback plan numbers stay the
+// text sent, for the schema checks and the approval digest.
+func TestDecodeKeepsNumbersExact(t *testing.T) {
+	t.Parallel()
+	p, err := Decode([]byte(`{"actionType": "x", "input": {"id": 12345678901234567890, "a": [0.10000000000000000001]}, "rollbackPlan": {"n": 1.0}, "confidence": 0.5}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := p.Input["a"].([]any)
+	rb, _ := p.RollbackPlan.(map[string]any)
+	if p.Input["id"] != json.Number("12345678901234567890") || len(a) != 1 || a[0] != json.Number("0.10000000000000000001") ||
+		rb["n"] != json.Number("1.0") || p.Confidence == nil || *p.Confidence != 0.5 {
+		t.Errorf("Decode kept %#v, rollback %#v, confidence %v", p.Input, p.RollbackPlan, p.Confidence)
 	}
 }

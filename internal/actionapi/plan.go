@@ -6,12 +6,14 @@
 package actionapi
 
 import (
-	"bytes"
-	"encoding/json"
+	stdjson "encoding/json"
 	"errors"
 	"fmt"
-	"io"
+	"slices"
 	"strings"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // Plan is one Action API plan envelope. Every field of the LTS envelope is
@@ -58,16 +60,17 @@ type Extension struct {
 // Decode reads a plan from body, which must already be one JSON object
 // (the server's DecodeEvent checked size, UTF-8 and nesting). Unknown
 // fields, wrong types and missing required fields are errors naming them.
+//
+// Member names match exactly and only once, as a runtime reading the same
+// body by its field names does: encoding/json would also take "INPUT" or
+// "RollbackPlan" for input and rollbackPlan (the last of them winning), so
+// gated would decide on one part of the body while the runtime ran
+// another. encoding/json/v2's semantics (its prototype, go-json-experiment)
+// refuse both.
 func Decode(body []byte) (*Plan, error) {
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	dec.UseNumber() // input values stay exact for the schema and fingerprint
 	var p Plan
-	if err := dec.Decode(&p); err != nil {
+	if err := json.Unmarshal(body, &p, json.RejectUnknownMembers(true), json.WithUnmarshalers(exactNumbers)); err != nil {
 		return nil, planError(err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, errors.New("the action plan is invalid: unexpected data after the object")
 	}
 	switch {
 	case strings.TrimSpace(p.ActionType) == "":
@@ -79,6 +82,21 @@ func Decode(body []byte) (*Plan, error) {
 	}
 	return &p, nil
 }
+
+// exactNumbers keeps a number inside input or the rollback plan as the
+// encoding/json Number of its text, as DecodeEvent does for an event's
+// arguments: the schema checks and the approval digest see it exactly.
+var exactNumbers = json.UnmarshalFromFunc(func(dec *jsontext.Decoder, v *any) error {
+	if dec.PeekKind() != '0' {
+		return json.SkipFunc
+	}
+	tok, err := dec.ReadToken()
+	if err != nil {
+		return err
+	}
+	*v = stdjson.Number(tok.String())
+	return nil
+})
 
 // Binds is what an approval of the plan binds besides its input (the
 // event's arguments): every other part of the plan that decides what runs
@@ -95,20 +113,45 @@ func (p *Plan) Binds() any {
 	}{p.RiskTier, p.RollbackPlan, p.Verification, p.Scope}
 }
 
-// planError rewords encoding/json's errors: they name Go types and fields.
+// planError rewords the decoder's errors, which name Go types, as the
+// plan's fields.
 func planError(err error) error {
-	if te, ok := errors.AsType[*json.UnmarshalTypeError](err); ok {
-		return fmt.Errorf("the action plan is invalid: %s must not be a JSON %s", fieldName(te.Field), te.Value)
+	if serr, ok := errors.AsType[*jsontext.SyntacticError](err); ok && serr.Err == jsontext.ErrDuplicateName {
+		return fmt.Errorf("the action plan is invalid: %s is given more than once", fieldName(serr.JSONPointer))
 	}
-	if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
-		return fmt.Errorf("the action plan is invalid: unknown field %s (the Action API LTS envelope does not define it)", name)
+	if serr, ok := errors.AsType[*json.SemanticError](err); ok {
+		switch {
+		case serr.Err == json.ErrUnknownName:
+			return fmt.Errorf("the action plan is invalid: unknown field %q (the Action API LTS envelope does not define it)", serr.JSONPointer.LastToken())
+		case serr.JSONKind != 0:
+			return fmt.Errorf("the action plan is invalid: %s must not be a JSON %s", fieldName(serr.JSONPointer), kindName(serr.JSONKind))
+		}
 	}
 	return fmt.Errorf("the action plan is invalid: %w", err)
 }
 
-func fieldName(f string) string {
-	if f == "" {
+// fieldName is the field at p as the LTS spec writes it (verification.commands).
+func fieldName(p jsontext.Pointer) string {
+	if p == "" {
 		return "the plan"
 	}
-	return f
+	return strings.Join(slices.Collect(p.Tokens()), ".")
+}
+
+func kindName(k jsontext.Kind) string {
+	switch k {
+	case 'n':
+		return "null"
+	case 'f', 't':
+		return "boolean"
+	case '"':
+		return "string"
+	case '0':
+		return "number"
+	case '{':
+		return "object"
+	case '[':
+		return "array"
+	}
+	return "value"
 }

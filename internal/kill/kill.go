@@ -146,7 +146,8 @@ func (k *Kill) Matches(t Target, now time.Time) bool {
 	case ScopeAgent:
 		return same(t.AgentID, k.Value) || anySame(t.Principals, "bot://"+clean(k.Value))
 	case ScopeTool:
-		return same(t.ToolName, k.Value) || same(t.ToolID, k.Value) || anySame(t.ToolAliases, k.Value)
+		return same(t.ToolName, k.Value) || same(mcpTool(t.ToolName), k.Value) ||
+			same(t.ToolID, k.Value) || anySame(t.ToolAliases, k.Value)
 	case ScopeAction:
 		return same(t.ActionID, k.Value)
 	case ScopePrincipal:
@@ -155,17 +156,31 @@ func (k *Kill) Matches(t Target, now time.Time) bool {
 	return false
 }
 
-// clean is a name as kills compare it: NFKC-normalised (so a full-width
-// or ligature spelling is the plain one), without format characters such
-// as zero-width spaces, trimmed of spaces.
+// mcpTool is the upstream's own name of a tool called as MCP tools are
+// by coding agents and gated mcp-proxy, mcp__<server>__<tool>, or "" for
+// any other name: a kill of send_email stops mcp__mail__send_email, and
+// stays in force when the upstream reports another server name.
+func mcpTool(name string) string {
+	rest, ok := strings.CutPrefix(strings.ToLower(clean(name)), "mcp__")
+	if !ok {
+		return ""
+	}
+	_, tool, _ := strings.Cut(rest, "__")
+	return tool
+}
+
+// clean is a name as kills compare it: without format characters such as
+// zero-width spaces, then NFKC-normalised (so a full-width or ligature
+// spelling is the plain one, and a letter split by a format character
+// composes as the unsplit one does), trimmed of spaces.
 func clean(s string) string {
 	s = strings.Map(func(r rune) rune {
 		if unicode.Is(unicode.Cf, r) {
 			return -1
 		}
 		return r
-	}, norm.NFKC.String(s))
-	return strings.TrimSpace(s)
+	}, s)
+	return strings.TrimSpace(norm.NFKC.String(s))
 }
 
 // same reports whether a call's name a is a kill's value v, compared clean

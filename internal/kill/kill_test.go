@@ -106,6 +106,11 @@ func TestMatchesClean(t *testing.T) {
 		{"tool, by an alias", Kill{Scope: ScopeTool, Value: "email_customer"}, Target{ToolName: "send_email", ToolID: "support.send-email", ToolAliases: []string{"send_email", "email_customer"}}, true},
 		{"tool, by its catalog id", Kill{Scope: ScopeTool, Value: "support.send-email"}, Target{ToolName: "email_customer", ToolID: "support.send-email"}, true},
 		{"tool, none of its names", Kill{Scope: ScopeTool, Value: "refund"}, Target{ToolName: "send_email", ToolID: "support.send-email", ToolAliases: []string{"send_email"}}, false},
+		{"agent, a format character inside a letter", Kill{Scope: ScopeAgent, Value: "caf\u00e9"}, Target{AgentID: "cafe\u200d\u0301"}, true},
+		{"tool, as an MCP tool of any server", Kill{Scope: ScopeTool, Value: "send_email"}, Target{ToolName: "mcp__mail-v2__send_email"}, true},
+		{"tool, as an MCP tool, case", Kill{Scope: ScopeTool, Value: "Send_Email"}, Target{ToolName: "MCP__mail__send_email"}, true},
+		{"tool, an MCP server's name is no tool", Kill{Scope: ScopeTool, Value: "mail"}, Target{ToolName: "mcp__mail__send_email"}, false},
+		{"tool, another MCP tool", Kill{Scope: ScopeTool, Value: "send_email"}, Target{ToolName: "mcp__mail__send_email_draft"}, false},
 		{"principal, case", Kill{Scope: ScopePrincipal, Value: "group://Ops"}, Target{Principals: []string{"group://ops"}}, true},
 		{"action, space", Kill{Scope: ScopeAction, Value: "billing:refund "}, Target{ActionID: "billing:refund"}, true},
 	} {

@@ -263,6 +263,11 @@ func TestActionCheckBadInput(t *testing.T) {
 		{"tier of the wrong type", jsonWith(t, specPlan, map[string]string{"riskTier": `4`}), 400, "riskTier must not be a JSON number"},
 		{"confidence out of range", jsonWith(t, specPlan, map[string]string{"confidence": `1.5`}), 400, "confidence must be a number from 0 to 1"},
 		{"commands of the wrong type", jsonWith(t, specPlan, map[string]string{"verification": `{"commands": "ls"}`}), 400, "verification.commands must not be a JSON string"},
+		// A runtime reads input by its name; encoding/json also took INPUT
+		// (the last one winning), so gated decided on another input.
+		{"a field in another case", jsonWith(t, specPlan, map[string]string{"INPUT": `{"replicas": 1}`}), 400, `unknown field "INPUT"`},
+		{"a field given twice", `{"actionType": "scale_cluster", "input": {"replicas": 90}, "input": {"replicas": 1}}`, 400, "is given more than once"},
+		{"an input key given twice", `{"actionType": "scale_cluster", "input": {"replicas": 90, "r\u0065plicas": 1}}`, 400, "replicas\" is given more than once"},
 		{"array body", `[]`, 400, "must be a JSON object"},
 		{"malformed", `{"actionType":`, 400, "malformed JSON"},
 		{"too deep", `{"actionType": "x", "input": ` + strings.Repeat(`{"a":`, 100) + `1` + strings.Repeat(`}`, 100) + `}`, 400, "nesting exceeds"},

@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"encoding/json"
 	"io"
 	"net/http"
 	"slices"
@@ -181,9 +182,11 @@ func TestInvalidEvents(t *testing.T) {
 		tc{"authorization_subject", `{"subject_type":"alien"}`},
 	)
 	// Evidence ref fields.
+	// refWith is a valid ref with k set to v: replaced, not repeated, since
+	// a repeated key is refused before the contract sees the event.
 	refWith := func(k, v string) string {
-		return `[{"source_id":"doc.1","kind":"other","trust_tier":"verified","redaction_status":"redacted",` +
-			`"freshness":{"status":"fresh"},"provenance":"fixture","` + k + `":` + v + `}]`
+		return "[" + jsonWith(t, `{"source_id":"doc.1","kind":"other","trust_tier":"verified","redaction_status":"redacted",`+
+			`"freshness":{"status":"fresh"},"provenance":"fixture"}`, map[string]string{k: v}) + "]"
 	}
 	for _, k := range []string{"source_id", "kind", "trust_tier", "redaction_status", "summary", "retrieved_at",
 		"citation_url", "retrieval_url", "provenance"} {
@@ -247,6 +250,41 @@ func TestInvalidUTF8InString(t *testing.T) {
 	body := strings.Replace(validEvent, `"Lisbon"`, "\"Lis\xffbon\"", 1)
 	if res := f.post(body); res.status != http.StatusBadRequest {
 		t.Errorf("%d %.300s", res.status, res.raw)
+	}
+}
+
+// A body that parsers read differently is refused, not decided on
+// encoding/json's reading: it keeps the last of a repeated key (gjson and
+// cJSON the first) and turns a lone surrogate into U+FFFD (JavaScript keeps
+// it), so {"command": "rm -rf /", "command": "ls"} was decided as ls.
+func TestAmbiguousBodies(t *testing.T) {
+	t.Parallel()
+	f := newServer(t, nil)
+	for name, c := range map[string]struct{ body, msg string }{
+		"a top-level key twice": {strings.Replace(validEvent, `{"tool_name":"get_weather",`, `{"tool_name":"delete_account","tool_name":"get_weather",`, 1),
+			`the key "/tool_name" is given more than once`},
+		"an argument twice": {strings.Replace(validEvent, `{"city":"Lisbon"}`, `{"city":"Paris","city":"Lisbon"}`, 1),
+			`the key "/proposed_arguments/city" is given more than once`},
+		"an argument twice, escaped": {strings.Replace(validEvent, `{"city":"Lisbon"}`, `{"city":"Paris","\u0063ity":"Lisbon"}`, 1),
+			`the key "/proposed_arguments/city" is given more than once`},
+		"a lone surrogate": {strings.Replace(validEvent, `"Lisbon"`, `"Lisbon\ud800"`, 1), "malformed JSON"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			res := f.post(c.body)
+			if res.status != http.StatusBadRequest || res.str("route") != "refuse" || !strings.Contains(res.str("error"), c.msg) {
+				t.Errorf("%d %.300s, want 400 with %q", res.status, res.raw, c.msg)
+			}
+		})
+	}
+	// The MCP tool reads its arguments as the body: no one event.
+	dup := strings.Replace(validEvent, `{"city":"Lisbon"}`, `{"city":"Paris","city":"Lisbon"}`, 1)
+	var answer struct{ Route string }
+	if err := json.Unmarshal(mcpStructuredContent(t, f, dup), &answer); err != nil || answer.Route != "refuse" {
+		t.Errorf("/mcp decided an argument given twice as %q (%v), want refuse", answer.Route, err)
+	}
+	// A surrogate pair is one character, read alike by every parser.
+	if res := f.post(strings.Replace(validEvent, `"Lisbon"`, `"Lisbon\ud83d\ude00"`, 1)); res.status != http.StatusOK {
+		t.Errorf("a surrogate pair: %d %.300s", res.status, res.raw)
 	}
 }
 

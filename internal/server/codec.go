@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/gatedhq/gated/internal/strictjson"
 	"github.com/gatedhq/gated/internal/tracing"
 )
 
@@ -143,6 +144,12 @@ func DecodeEvent(body []byte, maxDepth int) (map[string]any, error) {
 	if depth, ok := nestingWithin(body, maxDepth); !ok {
 		return nil, fmt.Errorf("JSON nesting exceeds %d levels (reached %d)", maxDepth, depth)
 	}
+	// A repeated key or a lone surrogate is text encoding/json reads one
+	// way and the runtime's parser may read another.
+	strict := strictjson.Check(body)
+	if derr, ok := errors.AsType[*strictjson.DuplicateError](strict); ok {
+		return nil, fmt.Errorf("the body is ambiguous: %v, and a runtime may read it otherwise than gated does", derr)
+	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
 	var v any
@@ -151,6 +158,9 @@ func DecodeEvent(body []byte, maxDepth int) (map[string]any, error) {
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, errors.New("malformed JSON: unexpected data after the top-level value")
+	}
+	if strict != nil {
+		return nil, fmt.Errorf("malformed JSON: %w", strict)
 	}
 	obj, ok := v.(map[string]any)
 	if !ok {

@@ -16,6 +16,7 @@ import (
 	"github.com/gatedhq/gated/api"
 	"github.com/gatedhq/gated/internal/envelope"
 	"github.com/gatedhq/gated/internal/gate"
+	"github.com/gatedhq/gated/internal/strictjson"
 )
 
 // ToolName is the reference's tool name, so MCP clients configured for the
@@ -52,7 +53,9 @@ func NewServer(version string, decide Decide) *sdk.Server {
 func handler(decide Decide) sdk.ToolHandler {
 	return func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 		event := map[string]any{}
-		if len(req.Params.Arguments) > 0 {
+		// Text that parsers read differently (a repeated key, a lone
+		// surrogate) is no one event: the schema refuses the empty one.
+		if len(req.Params.Arguments) > 0 && strictjson.Check(req.Params.Arguments) == nil {
 			dec := json.NewDecoder(bytes.NewReader(req.Params.Arguments))
 			dec.UseNumber()
 			if err := dec.Decode(&event); err != nil {

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/gatedhq/gated/internal/adapter/mcpproxy"
@@ -38,6 +39,14 @@ func (u *rawUpstream) server() *sdk.Server {
 				return nil, err
 			}
 			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: strings.Repeat("x", a.Size)}}}, nil
+		})
+	s.AddTool(&sdk.Tool{Name: "big_failure", InputSchema: schema, Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true}},
+		func(_ context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			var a struct{ Size int }
+			if err := json.Unmarshal(req.Params.Arguments, &a); err != nil {
+				return nil, err
+			}
+			return nil, &jsonrpc.Error{Code: -32001, Message: strings.Repeat("x", a.Size)}
 		})
 	return s
 }
@@ -147,6 +156,16 @@ func TestProxyCapsUpstreamResults(t *testing.T) {
 	res := big(1 << 20)
 	if got := text(t, res); !res.IsError || !strings.Contains(got, "larger than the 65536 bytes gated mcp-proxy passes on (--max-result-bytes)") || len(got) > 1024 {
 		t.Fatalf("a result over the cap: error %v, %.300q", res.IsError, got)
+	}
+	// An upstream's protocol error is quoted to the model, so the cap
+	// bounds it too: a megabyte of error message went through whole.
+	res, err := f.client.CallTool(context.Background(), &sdk.CallToolParams{Name: "big_failure", Arguments: map[string]any{"size": 1 << 20}})
+	if got := text(t, res); err != nil || !res.IsError || !strings.Contains(got, "(--max-result-bytes)") || len(got) > 1024 {
+		t.Fatalf("an error over the cap: %v, %.300q", err, got)
+	}
+	res, err = f.client.CallTool(context.Background(), &sdk.CallToolParams{Name: "big_failure", Arguments: map[string]any{"size": 100}})
+	if got := text(t, res); err != nil || !res.IsError || !strings.Contains(got, "the upstream MCP server failed it") || !strings.Contains(got, strings.Repeat("x", 100)+".") {
+		t.Fatalf("an error within the cap: %v, %.300q", err, got)
 	}
 }
 

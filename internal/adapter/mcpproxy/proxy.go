@@ -17,7 +17,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/go-json-experiment/json/jsontext"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/zap"
@@ -27,6 +26,7 @@ import (
 	"github.com/gatedhq/gated/internal/gate"
 	"github.com/gatedhq/gated/internal/route"
 	"github.com/gatedhq/gated/internal/server"
+	"github.com/gatedhq/gated/internal/strictjson"
 )
 
 // Decide decides a tools/call: the proxy fills in the event and whether it
@@ -250,7 +250,9 @@ func (p *proxy) callTool(ctx context.Context, ss *sdk.ServerSession, params *sdk
 	if err != nil {
 		p.Log.Warn("the upstream failed a tool call gated allowed", zap.String("tool", tool),
 			zap.String("decision_id", d.DecisionID), upstreamError(err))
-		return toolError(fmt.Sprintf("gated allowed this call (decision %s), but the upstream MCP server failed it: %v.",
+		// The upstream's error message is its own text, as a result is, and
+		// as bounded: it must not carry past the cap what a result cannot.
+		res = toolError(fmt.Sprintf("gated allowed this call (decision %s), but the upstream MCP server failed it: %v.",
 			d.DecisionID, strings.TrimSuffix(err.Error(), ".")))
 	}
 	// Measured once received: the go-sdk's own transports bound what one
@@ -411,10 +413,10 @@ func arguments(raw json.RawMessage) (map[string]any, error) {
 	if len(bytes.TrimSpace(raw)) == 0 || string(bytes.TrimSpace(raw)) == "null" {
 		return args, nil
 	}
-	if _, err := jsontext.NewDecoder(bytes.NewReader(raw)).ReadValue(); err != nil {
-		if serr, ok := errors.AsType[*jsontext.SyntacticError](err); ok && serr.Err == jsontext.ErrDuplicateName {
+	if err := strictjson.Check(raw); err != nil {
+		if derr, ok := errors.AsType[*strictjson.DuplicateError](err); ok {
 			return nil, fmt.Errorf("its arguments give the key %s more than once, which the upstream MCP server may read otherwise than gated does",
-				strconv.Quote(string(serr.JSONPointer)))
+				strconv.Quote(derr.Pointer))
 		}
 		return nil, errors.New("its arguments are not valid JSON (RFC 8259, UTF-8)")
 	}

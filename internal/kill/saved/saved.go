@@ -56,11 +56,16 @@ type content struct {
 }
 
 // Save replaces the list saved at path with kills, confirmed at confirmed.
+// It keeps of each kill only what matching a call needs: its reason and
+// who set it are the operator's, never told to the agents being stopped,
+// and the spool directory may be one an agent can read (gated mcp, started
+// by a coding agent, spools in its working directory by default).
 func Save(path string, kills []kill.Kill, confirmed time.Time) error {
-	if kills == nil {
-		kills = []kill.Kill{}
+	kept := make([]kill.Kill, len(kills))
+	for i, k := range kills {
+		kept[i] = kill.Kill{ID: k.ID, Scope: k.Scope, Value: k.Value, ExpiresAt: k.ExpiresAt, LiftedAt: k.LiftedAt}
 	}
-	c, err := json.Marshal(content{Version: version, Confirmed: confirmed.UTC(), Kills: kills})
+	c, err := json.Marshal(content{Version: version, Confirmed: confirmed.UTC(), Kills: kept})
 	if err != nil {
 		return fmt.Errorf("the kill list cannot be saved: %w", err)
 	}
@@ -118,6 +123,11 @@ func replace(path string, raw []byte) (err error) {
 // refused). An error wrapping fs.ErrNotExist when there is none, ErrDamaged
 // when there is one that cannot be used.
 func Load(path string, now time.Time) ([]kill.Kill, time.Time, error) {
+	// Save writes a regular file: anything else there (a symlink to a list
+	// saved elsewhere, a FIFO that would hold up the start) is not its.
+	if fi, err := os.Lstat(path); err == nil && !fi.Mode().IsRegular() {
+		return nil, time.Time{}, fmt.Errorf("%w: it is not a regular file (%s)", ErrDamaged, fi.Mode().Type())
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, time.Time{}, err

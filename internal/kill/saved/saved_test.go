@@ -30,6 +30,14 @@ func TestSaveLoad(t *testing.T) {
 	if err != nil || !confirmed.Equal(t0) || len(got) != 1 || got[0].ID != "k1" || got[0].Value != "bot-7" || !got[0].ExpiresAt.Equal(ks[0].ExpiresAt) {
 		t.Fatalf("Load = %+v, %v, %v", got, confirmed, err)
 	}
+	// The reason and who set the kill are the operator's: the file, which
+	// may sit where an agent reads, has the kill's match and id alone.
+	if raw, err := os.ReadFile(path); err != nil || bytes.Contains(raw, []byte("loops")) || bytes.Contains(raw, []byte("oncall")) {
+		t.Fatalf("the saved list holds the reason or the operator (%v): %s", err, raw)
+	}
+	if !got[0].Matches(kill.Target{AgentID: "Bot-7"}, t0) {
+		t.Fatalf("the saved kill %+v does not stop its agent", got[0])
+	}
 	if runtime.GOOS != "windows" {
 		if st, err := os.Stat(path); err != nil || st.Mode().Perm() != 0o600 {
 			t.Fatalf("mode %v, %v; want 0600", st.Mode().Perm(), err)
@@ -80,6 +88,20 @@ func TestLoadRefusesDamage(t *testing.T) {
 	}
 	if !bytes.Contains(raw, []byte(`"scope":"all"`)) {
 		t.Fatalf("the test's alteration does not apply to %s", raw)
+	}
+	// A symlink to a good list elsewhere, and a directory, are not the file
+	// Save writes.
+	if runtime.GOOS != "windows" {
+		link := filepath.Join(dir, "link")
+		if err := os.Symlink(good, link); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := Load(link, t0); !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), "not a regular file") {
+			t.Errorf("a symlink: Load = %v, want ErrDamaged", err)
+		}
+	}
+	if _, _, err := Load(dir, t0); !errors.Is(err, ErrDamaged) {
+		t.Errorf("a directory: Load = %v, want ErrDamaged", err)
 	}
 	if _, _, err := Load(future, t0); !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), "ahead of the clock") {
 		t.Errorf("a list confirmed ahead of the clock: %v", err)
