@@ -37,14 +37,8 @@ const DefaultResync = 2 * time.Second
 // confirms the board; while the database is away nothing does, and the
 // board goes stale by its own bound. The hooks, when set, hear of each
 // load and each failure.
-func (s *Store) Watch(ctx context.Context, board *kill.Board, resync time.Duration, h Hooks) error {
-	cfg, err := pgx.ParseConfig(s.url)
-	if err != nil {
-		return err
-	}
-	if cfg.RuntimeParams["application_name"] == "" {
-		cfg.RuntimeParams["application_name"] = watcherName
-	}
+func (s *Store) Watch(ctx context.Context, board *kill.Board, resync time.Duration, h Hooks) {
+	cfg := s.db.ConnConfig(watcherName)
 	// Up runs after LISTEN: a change committed between them and the first
 	// load is then notified, not lost. Each notification and each quiet
 	// interval reloads the whole list, so none is missed, and a reload is
@@ -57,7 +51,6 @@ func (s *Store) Watch(ctx context.Context, board *kill.Board, resync time.Durati
 		Idle:   reload,
 		Failed: h.Failed,
 	})
-	return nil
 }
 
 // load reads the active kills on conn and sets them on board, confirmed
