@@ -1,6 +1,6 @@
 // Package postgres is the audit sink gated uses with a database: records
-// batched by COPY into audit_decisions, partitioned by day, with the
-// migrations that create it and the Store that reads records back. Every
+// batched by COPY into audit_decisions, partitioned by day, on the pool
+// of internal/postgres, with the Store that reads records back. Every
 // column is defined once, in columns.go.
 package postgres
 
