@@ -15,6 +15,7 @@ import (
 	approvalpg "github.com/gatedhq/gated/internal/approval/postgres"
 	"github.com/gatedhq/gated/internal/audit"
 	"github.com/gatedhq/gated/internal/metrics"
+	pgdb "github.com/gatedhq/gated/internal/postgres"
 )
 
 // approvalFlags configure approvals: asks a person answers.
@@ -87,17 +88,15 @@ const (
 	pendingCountPages = 50 // at most 10,000 approvals counted
 )
 
-// openApprovals opens the approval store and starts its sweep, or returns
-// nil when approvals are off. The store connects on first use, so an
-// unreachable database does not stop gated; the audit recorder applies
-// the migration that creates the approvals table.
-func openApprovals(ctx context.Context, f *approvalFlags, databaseURL string, retention time.Duration, m *metrics.Metrics, log *zap.Logger) (*approvals, error) {
-	store, err := approvalpg.Open(ctx, databaseURL)
-	if err != nil {
-		return nil, err
-	}
+// openApprovals opens the approval store on db and starts its sweep. The
+// pool connects on first use, so an unreachable database does not stop
+// gated; the audit recorder applies the migration that creates the
+// approvals table.
+func openApprovals(ctx context.Context, f *approvalFlags, db *pgdb.DB, retention time.Duration, m *metrics.Metrics, log *zap.Logger) (*approvals, error) {
+	store := approvalpg.New(db)
 	a := &approvals{Store: store, m: m, log: log}
 	if f.webhook != "" {
+		var err error
 		a.notifier, err = approval.NewNotifier(approval.NotifierConfig{
 			URL: f.webhook, Secret: []byte(f.webhookSecret),
 			Hooks: approval.Hooks{

@@ -22,9 +22,9 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/gatedhq/gated/internal/approval"
-	auditpg "github.com/gatedhq/gated/internal/audit/postgres"
 	"github.com/gatedhq/gated/internal/metrics"
 	"github.com/gatedhq/gated/internal/pgtest"
+	pgdb "github.com/gatedhq/gated/internal/postgres"
 	"github.com/gatedhq/gated/internal/redact/redacttest"
 	"github.com/gatedhq/gated/internal/testwait"
 )
@@ -538,11 +538,11 @@ func TestApprovalsSweep(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	_, dbURL := pgtest.Fresh(t)
-	if err := auditpg.Migrate(ctx, dbURL, "up", io.Discard); err != nil {
+	if err := pgdb.Migrate(ctx, dbURL, "up", io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	m := metrics.New("test")
-	a, err := openApprovals(ctx, &approvalFlags{}, dbURL, 24*time.Hour, m, zap.NewNop())
+	a, err := openApprovals(ctx, &approvalFlags{}, pgtest.DB(t, dbURL), 24*time.Hour, m, zap.NewNop())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -15,6 +14,7 @@ import (
 	"github.com/gatedhq/gated/internal/audit/file"
 	"github.com/gatedhq/gated/internal/audit/postgres"
 	"github.com/gatedhq/gated/internal/metrics"
+	pgdb "github.com/gatedhq/gated/internal/postgres"
 )
 
 // auditFlags configure where decisions are recorded.
@@ -42,11 +42,21 @@ func (a *auditFlags) register(fs *flag.FlagSet) {
 
 const minHMACKey = 32
 
+// openDatabase opens the process's one pool to --database-url, or returns
+// nil without one. It does not wait for the database: the pool connects on
+// first use.
+func openDatabase(ctx context.Context, a *auditFlags) (*pgdb.DB, error) {
+	if a.databaseURL == "" {
+		return nil, nil
+	}
+	return pgdb.Open(ctx, a.databaseURL)
+}
+
 // openAudit opens the recorder (and, with a database, the store that reads
 // records back). Neither waits for the database: the recorder applies the
 // migrations (unless told not to) once it can, and the store connects on
 // first use.
-func openAudit(ctx context.Context, a *auditFlags, log *zap.Logger, m *metrics.Metrics, _ io.Writer) (audit.Recorder, *audit.Redactor, audit.Store, error) {
+func openAudit(ctx context.Context, a *auditFlags, db *pgdb.DB, log *zap.Logger, m *metrics.Metrics) (audit.Recorder, *audit.Redactor, audit.Store, error) {
 	durability, err := audit.ParseDurability(a.durability)
 	if err != nil {
 		return nil, nil, nil, usageError("--audit-durability: %v", err)
@@ -72,7 +82,7 @@ func openAudit(ctx context.Context, a *auditFlags, log *zap.Logger, m *metrics.M
 	// a subdirectory of --spool-dir of its own, and one that restarts under
 	// the same name picks up what it left there.
 	owner, _ := os.Hostname()
-	sink, err := openSink(ctx, a, durability, log)
+	sink, err := openSink(a, db, durability, log)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("open audit: %w", err)
 	}
@@ -84,10 +94,8 @@ func openAudit(ctx context.Context, a *auditFlags, log *zap.Logger, m *metrics.M
 		return nil, nil, nil, fmt.Errorf("open audit: %w", err)
 	}
 	var store audit.Store
-	if a.databaseURL != "" {
-		if store, err = postgres.OpenStore(ctx, a.databaseURL); err != nil {
-			return nil, nil, nil, errors.Join(fmt.Errorf("open decision store: %w", err), rec.Close(ctx))
-		}
+	if db != nil {
+		store = postgres.NewStore(db)
 	}
 	return rec, audit.NewRedactor(key), store, nil
 }
@@ -95,13 +103,13 @@ func openAudit(ctx context.Context, a *auditFlags, log *zap.Logger, m *metrics.M
 // openSink opens PostgreSQL when there is a database, else the JSON-lines
 // file. Migrations run inside the recorder, retried in the background
 // while the database is away: gated starts and answers from the spool.
-func openSink(ctx context.Context, a *auditFlags, durability audit.Durability, log *zap.Logger) (audit.Sink, error) {
-	if a.databaseURL == "" {
+func openSink(a *auditFlags, db *pgdb.DB, durability audit.Durability, log *zap.Logger) (audit.Sink, error) {
+	if db == nil {
 		return file.Open(a.file, durability == audit.Sync)
 	}
-	return postgres.Open(ctx, postgres.Config{
-		URL: a.databaseURL, Migrate: !a.noMigrate, Retention: a.retention, Logger: log.Named("audit"),
-	})
+	return postgres.New(db, postgres.Config{
+		Migrate: !a.noMigrate, Retention: a.retention, Logger: log.Named("audit"),
+	}), nil
 }
 
 // runMigrate is `gated migrate up|down|status --database-url URL`.
@@ -123,5 +131,5 @@ func runMigrate(ctx context.Context, args []string, getenv func(string) string, 
 	if *url == "" {
 		return usageError("--database-url (GATED_DATABASE_URL) is required")
 	}
-	return postgres.Migrate(ctx, *url, direction, stdout)
+	return pgdb.Migrate(ctx, *url, direction, stdout)
 }

@@ -17,6 +17,7 @@ import (
 	killpg "github.com/gatedhq/gated/internal/kill/postgres"
 	"github.com/gatedhq/gated/internal/kill/saved"
 	"github.com/gatedhq/gated/internal/metrics"
+	pgdb "github.com/gatedhq/gated/internal/postgres"
 	"github.com/gatedhq/gated/internal/server"
 )
 
@@ -106,11 +107,8 @@ type kills struct {
 // failure when the board already holds a list to decide from. now is the
 // board's clock (time.Now when nil). The audit recorder applies the
 // migration that creates the table.
-func openKills(ctx context.Context, f *killFlags, databaseURL, spoolDir string, m *metrics.Metrics, log *zap.Logger, now func() time.Time) (*kills, error) {
-	store, err := killpg.Open(ctx, databaseURL)
-	if err != nil {
-		return nil, err
-	}
+func openKills(ctx context.Context, f *killFlags, db *pgdb.DB, spoolDir string, m *metrics.Metrics, log *zap.Logger, now func() time.Time) (*kills, error) {
+	store := killpg.New(db)
 	k := &kills{Store: store, board: kill.NewBoard(f.maxStale, now), path: filepath.Join(spoolDir, saved.FileName),
 		staleAfter: f.staleAfter, m: m, log: log}
 	k.seed(f.startFail == "open")
@@ -123,7 +121,7 @@ func openKills(ctx context.Context, f *killFlags, databaseURL, spoolDir string, 
 		// Failures are logged once per outage, not at every retry; the
 		// recovery is logged too, so the log brackets the outage.
 		var down atomic.Bool
-		err := store.Watch(wctx, k.board, killpg.DefaultResync, killpg.Hooks{
+		store.Watch(wctx, k.board, killpg.DefaultResync, killpg.Hooks{
 			Loaded: func(active int) {
 				m.KillsActive(active)
 				k.save()
@@ -141,9 +139,6 @@ func openKills(ctx context.Context, f *killFlags, databaseURL, spoolDir string, 
 				}
 			},
 		})
-		if err != nil {
-			log.Error("the kill switch list cannot be watched: every call is refused past --kill-max-stale", zap.Error(err))
-		}
 	})
 	k.wg.Go(func() {
 		t := time.NewTicker(time.Minute)
@@ -244,11 +239,10 @@ func (k *kills) report() {
 	}
 }
 
-// close stops the watcher and the report, and closes the store.
+// close stops the watcher and the report.
 func (k *kills) close() {
 	k.stop()
 	k.wg.Wait()
-	k.Store.Close()
 }
 
 // serverKills is ks as server.Deps holds it: a nil interface when the kill

@@ -17,11 +17,11 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	auditpg "github.com/gatedhq/gated/internal/audit/postgres"
 	"github.com/gatedhq/gated/internal/kill"
 	"github.com/gatedhq/gated/internal/kill/saved"
 	"github.com/gatedhq/gated/internal/metrics"
 	"github.com/gatedhq/gated/internal/pgtest"
+	pgdb "github.com/gatedhq/gated/internal/postgres"
 	"github.com/gatedhq/gated/internal/testgated"
 	"github.com/gatedhq/gated/internal/testwait"
 )
@@ -158,7 +158,7 @@ func (c *killClock) Set(t time.Time) { c.mu.Lock(); defer c.mu.Unlock(); c.now =
 func killDB(t *testing.T) string {
 	t.Helper()
 	_, u := pgtest.Fresh(t)
-	if err := auditpg.Migrate(context.Background(), u, "up", io.Discard); err != nil {
+	if err := pgdb.Migrate(context.Background(), u, "up", io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	return u
@@ -179,7 +179,7 @@ func openTestKills(t *testing.T, f killFlags, dbURL, spoolDir string, clock *kil
 		t.Fatal(err)
 	}
 	m := metrics.New("test")
-	k, err := openKills(context.Background(), &f, dbURL, spoolDir, m, log, clock.Now)
+	k, err := openKills(context.Background(), &f, pgtest.DB(t, dbURL), spoolDir, m, log, clock.Now)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/gatedhq/gated/internal/adapter/mcp"
 	"github.com/gatedhq/gated/internal/gate"
 	"github.com/gatedhq/gated/internal/metrics"
+	pgdb "github.com/gatedhq/gated/internal/postgres"
 )
 
 // runMCP serves the aana_pre_tool_check tool over stdio, as the AANA
@@ -56,6 +57,7 @@ func runMCP(ctx context.Context, args []string, getenv func(string) string, stdi
 // switch — every surface on the database obeys its kills.
 type local struct {
 	log  *zap.Logger
+	db   *pgdb.DB // nil without --database-url
 	m    *metrics.Metrics
 	opts []gate.Option // sources, shadow, audit and metrics
 	// close stops the kill switch, drains the audit recorder and flushes
@@ -79,20 +81,27 @@ func openLocal(ctx context.Context, sf *sourceFlags, af *auditFlags, kf *killFla
 	}
 	src.Watch(ctx, log)
 	m := metrics.New(gatedVersion())
-	rec, red, store, err := openAudit(ctx, af, log, m, stderr)
+	db, err := openDatabase(ctx, af)
 	if err != nil {
+		return nil, err
+	}
+	rec, red, store, err := openAudit(ctx, af, db, log, m)
+	if err != nil {
+		closeDatabase(db)
 		return nil, err
 	}
 	opts := append(src.Opts, gate.WithShadow(shadow), gate.WithAudit(rec, red, gatedVersion()), gate.WithMetrics(m))
 	var ks *kills
 	if killOn {
-		if ks, err = openKills(ctx, kf, af.databaseURL, af.spoolDir, m, log.Named("kill"), nil); err != nil {
-			return nil, errors.Join(err, rec.Close(context.WithoutCancel(ctx)))
+		if ks, err = openKills(ctx, kf, db, af.spoolDir, m, log.Named("kill"), nil); err != nil {
+			err = errors.Join(err, rec.Close(context.WithoutCancel(ctx)))
+			closeDatabase(db)
+			return nil, err
 		}
 		opts = append(opts, gate.WithKillSwitch(ks.board))
 	}
 	return &local{
-		log: log, m: m, opts: opts,
+		log: log, m: m, opts: opts, db: db,
 		close: func() {
 			if ks != nil {
 				ks.close()
@@ -103,6 +112,7 @@ func openLocal(ctx context.Context, sf *sourceFlags, af *auditFlags, kf *killFla
 			if store != nil {
 				store.Close()
 			}
+			closeDatabase(db)
 			_ = log.Sync()
 		},
 	}, nil
@@ -115,3 +125,10 @@ const mcpMaxLine = 1 << 20
 type nopWriteCloser struct{ io.Writer }
 
 func (nopWriteCloser) Close() error { return nil }
+
+// closeDatabase closes db, if there is one.
+func closeDatabase(db *pgdb.DB) {
+	if db != nil {
+		db.Close()
+	}
+}

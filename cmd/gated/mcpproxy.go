@@ -84,7 +84,7 @@ func runMCPProxy(ctx context.Context, args []string, getenv func(string) string,
 	defer l.close()
 	log, m, opts := l.log, l.m, l.opts
 	if approvalsOn {
-		a, err := openApprovals(ctx, &apf, af.databaseURL, af.retention, m, log.Named("approvals"))
+		a, err := openApprovals(ctx, &apf, l.db, af.retention, m, log.Named("approvals"))
 		if err != nil {
 			return err
 		}

@@ -93,7 +93,14 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	src.Watch(ctx, log)
 	defer reloadOnSIGHUP(src, log)()
 	src.Observe(m)
-	rec, red, store, err := openAudit(ctx, &c.audit, log, m, stderr)
+	db, err := openDatabase(ctx, &c.audit)
+	if err != nil {
+		return err
+	}
+	if db != nil {
+		defer db.Close() // last: everything below uses it
+	}
+	rec, red, store, err := openAudit(ctx, &c.audit, db, log, m)
 	if err != nil {
 		return err
 	}
@@ -112,7 +119,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	opts := append(src.Opts, gate.WithShadow(c.shadow), gate.WithAudit(rec, red, gatedVersion()), gate.WithMetrics(m), gate.WithTracing(tp))
 	var apv server.Approvals // nil: approvals are off
 	if c.approvalsOn {
-		a, err := openApprovals(ctx, &c.approvals, c.audit.databaseURL, c.audit.retention, m, log.Named("approvals"))
+		a, err := openApprovals(ctx, &c.approvals, db, c.audit.retention, m, log.Named("approvals"))
 		if err != nil {
 			return err
 		}
@@ -127,7 +134,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	}
 	var ks *kills // nil: the kill switch is off
 	if c.killOn {
-		k, err := openKills(ctx, &c.kill, c.audit.databaseURL, c.audit.spoolDir, m, log.Named("kill"), nil)
+		k, err := openKills(ctx, &c.kill, db, c.audit.spoolDir, m, log.Named("kill"), nil)
 		if err != nil {
 			return err
 		}

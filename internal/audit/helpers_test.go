@@ -13,13 +13,14 @@ import (
 	"github.com/gatedhq/gated/internal/audit/file"
 	"github.com/gatedhq/gated/internal/audit/postgres"
 	"github.com/gatedhq/gated/internal/pgtest"
+	pgdb "github.com/gatedhq/gated/internal/postgres"
 )
 
 // migratedDB is a fresh database with the schema applied.
 func migratedDB(t testing.TB) (string, string) {
 	t.Helper()
 	name, u := pgtest.Fresh(t)
-	if err := postgres.Migrate(context.Background(), u, "up", io.Discard); err != nil {
+	if err := pgdb.Migrate(context.Background(), u, "up", io.Discard); err != nil {
 		t.Fatalf("migrate up: %v", err)
 	}
 	return name, u
@@ -71,10 +72,7 @@ func testConfig(dbURL string, t *testing.T) config {
 func open(t testing.TB, cfg config) audit.Recorder {
 	t.Helper()
 	ctx := context.Background()
-	sink, err := postgres.Open(ctx, postgres.Config{URL: cfg.DatabaseURL, Migrate: cfg.Migrate, Logger: cfg.Logger})
-	if err != nil {
-		t.Fatal(err)
-	}
+	sink := postgres.New(pgtest.DB(t, cfg.DatabaseURL), postgres.Config{Migrate: cfg.Migrate, Logger: cfg.Logger})
 	r, err := audit.NewRecorder(ctx, sink, cfg.Config)
 	if err != nil {
 		t.Fatal(err)

@@ -236,11 +236,7 @@ func TestSpoolReplayedByNextProcess(t *testing.T) {
 	}
 	sp.Close()
 	// committed before the crash, but its segment was never removed
-	s, err := postgres.Open(context.Background(), postgres.Config{URL: u})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := postgres.New(pgtest.DB(t, u), postgres.Config{})
 	if err := s.Write(context.Background(), []*audit.Record{audittest.Record(3, now), audittest.Record(4, now)}, nil); err != nil {
 		t.Fatal(err)
 	}

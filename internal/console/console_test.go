@@ -27,6 +27,7 @@ import (
 	"github.com/gatedhq/gated/internal/console"
 	"github.com/gatedhq/gated/internal/pgtest"
 	"github.com/gatedhq/gated/internal/policy"
+	pgdb "github.com/gatedhq/gated/internal/postgres"
 )
 
 // The tokens of these tests: secrets, and the file naming their hashes.
@@ -77,27 +78,17 @@ func newEnv(t *testing.T, tweak ...func(*console.Options)) *env {
 	t.Helper()
 	ctx := deadline(t)
 	_, dbURL := pgtest.Fresh(t)
-	if err := auditpg.Migrate(ctx, dbURL, "up", io.Discard); err != nil {
+	if err := pgdb.Migrate(ctx, dbURL, "up", io.Discard); err != nil {
 		t.Fatalf("migrate: %v", err)
 	}
 	now := time.Now().UTC()
-	sink, err := auditpg.Open(ctx, auditpg.Config{URL: dbURL})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = sink.Close() })
+	db := pgtest.DB(t, dbURL)
+	sink := auditpg.New(db, auditpg.Config{})
 	if err := sink.Maintain(ctx, now); err != nil {
 		t.Fatal(err)
 	}
-	store, err := auditpg.OpenStore(ctx, dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(store.Close)
-	aps, err := approvalpg.Open(ctx, dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
+	store := auditpg.NewStore(db)
+	aps := approvalpg.New(db)
 	t.Cleanup(aps.Close)
 	opt := console.Options{
 		Tokens: tokensFile(t), Approvals: aps, Decisions: store, Version: "test",

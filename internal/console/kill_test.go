@@ -8,11 +8,11 @@ import (
 	"testing"
 	"time"
 
-	auditpg "github.com/gatedhq/gated/internal/audit/postgres"
 	"github.com/gatedhq/gated/internal/console"
 	"github.com/gatedhq/gated/internal/kill"
 	killpg "github.com/gatedhq/gated/internal/kill/postgres"
 	"github.com/gatedhq/gated/internal/pgtest"
+	pgdb "github.com/gatedhq/gated/internal/postgres"
 )
 
 // The kill switch page lists every kill kept, for scope admin only.
@@ -20,14 +20,10 @@ func TestKillPage(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	_, dbURL := pgtest.Fresh(t)
-	if err := auditpg.Migrate(ctx, dbURL, "up", io.Discard); err != nil {
+	if err := pgdb.Migrate(ctx, dbURL, "up", io.Discard); err != nil {
 		t.Fatal(err)
 	}
-	ks, err := killpg.Open(ctx, dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(ks.Close)
+	ks := killpg.New(pgtest.DB(t, dbURL))
 	inForce := kill.Kill{Scope: kill.ScopeAgent, Value: "agent-7", Reason: "runaway <loop>", CreatedBy: "oncall"}
 	lifted := kill.Kill{Scope: kill.ScopeAll, Reason: "incident 42", CreatedBy: "oncall"}
 	for _, k := range []*kill.Kill{&inForce, &lifted} {

@@ -112,21 +112,13 @@ func loadCatalog(t *testing.T) *catalog.Catalog {
 // same database (or, with storeURL set, on another).
 func newApprovals(t *testing.T, storeURL string) *approvalsFixture {
 	t.Helper()
-	ctx := context.Background()
 	_, dbURL := approvaltest.Database(t, time.Now())
 	rec := approvaltest.SyncRecorder(t, dbURL)
-	records, err := auditpg.OpenStore(ctx, dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(records.Close)
+	records := auditpg.NewStore(pgtest.DB(t, dbURL))
 	if storeURL == "" {
 		storeURL = dbURL
 	}
-	store, err := approvalpg.Open(ctx, storeURL)
-	if err != nil {
-		t.Fatal(err)
-	}
+	store := approvalpg.New(pgtest.DB(t, storeURL))
 	t.Cleanup(store.Close)
 	c := loadCatalog(t)
 	e := gate.New(gate.WithCatalog(func() *catalog.Catalog { return c }, gate.UnknownDefer, catalog.ArgumentsEnforce),

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/gatedhq/gated/internal/postgres"
 )
 
 // DefaultURL is the maintenance database of the local test cluster.
@@ -103,4 +105,16 @@ func ExecOn(t testing.TB, dbURL, sql string, args ...any) {
 	if _, err := c.Exec(ctx, sql, args...); err != nil {
 		t.Fatalf("%s: %v", sql, err)
 	}
+}
+
+// DB is the pool gated would share on the database at dbURL, closed when
+// the test ends (after what the test closes in its own cleanups).
+func DB(t testing.TB, dbURL string) *postgres.DB {
+	t.Helper()
+	db, err := postgres.Open(context.Background(), dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(db.Close)
+	return db
 }

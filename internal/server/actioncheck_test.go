@@ -19,6 +19,7 @@ import (
 	"github.com/gatedhq/gated/internal/catalog"
 	"github.com/gatedhq/gated/internal/gate"
 	"github.com/gatedhq/gated/internal/metrics"
+	"github.com/gatedhq/gated/internal/pgtest"
 	"github.com/gatedhq/gated/internal/server"
 	"github.com/gatedhq/gated/internal/testtree"
 )
@@ -81,11 +82,7 @@ func actionServer(t *testing.T) (*fixture, audit.Store) {
 	}
 	_, dbURL := approvaltest.Database(t, fixedNow)
 	rec := approvaltest.SyncRecorder(t, dbURL)
-	store, err := postgres.OpenStore(context.Background(), dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(store.Close)
+	store := postgres.NewStore(pgtest.DB(t, dbURL))
 	m := metrics.New("test")
 	red := audit.NewRedactor([]byte("0123456789abcdef0123456789abcdef"))
 	f := newServer(t, func(d *server.Deps) {
@@ -290,13 +287,9 @@ func TestActionCheckBadInput(t *testing.T) {
 // store, and sends R3 scale_cluster plans; the plan's parts outside the
 // gated extension are body, the evidence refs past the fixed one refs.
 func approvalPlans(t *testing.T) (f *fixture, plan func(body, refs string) *response) {
-	ctx := context.Background()
 	_, dbURL := approvaltest.Database(t, time.Now())
 	rec := approvaltest.SyncRecorder(t, dbURL)
-	store, err := approvalpg.Open(ctx, dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
+	store := approvalpg.New(pgtest.DB(t, dbURL))
 	t.Cleanup(store.Close)
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "action.json"), []byte(actionCatalog["scale_cluster/action.json"]), 0o644); err != nil {

@@ -1,7 +1,6 @@
 package server_test
 
 import (
-	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -17,6 +16,7 @@ import (
 	"github.com/gatedhq/gated/internal/auth"
 	"github.com/gatedhq/gated/internal/catalog"
 	"github.com/gatedhq/gated/internal/gate"
+	"github.com/gatedhq/gated/internal/pgtest"
 	"github.com/gatedhq/gated/internal/server"
 )
 
@@ -75,13 +75,9 @@ const refundAsk = `{"tool_name":"refund","tool_category":"write","authorization_
 // and approval store on a PostgreSQL database of its own.
 func approvalsServer(t *testing.T, stopping chan struct{}) *fixture {
 	t.Helper()
-	ctx := context.Background()
 	_, dbURL := approvaltest.Database(t, time.Now())
 	rec := approvaltest.SyncRecorder(t, dbURL)
-	store, err := approvalpg.Open(ctx, dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
+	store := approvalpg.New(pgtest.DB(t, dbURL))
 	t.Cleanup(store.Close)
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "TOOL.md"), []byte(refundTool), 0o644); err != nil {

@@ -10,12 +10,12 @@ import (
 	"testing"
 	"time"
 
-	auditpg "github.com/gatedhq/gated/internal/audit/postgres"
 	"github.com/gatedhq/gated/internal/auth"
 	"github.com/gatedhq/gated/internal/gate"
 	"github.com/gatedhq/gated/internal/kill"
 	killpg "github.com/gatedhq/gated/internal/kill/postgres"
 	"github.com/gatedhq/gated/internal/pgtest"
+	pgdb "github.com/gatedhq/gated/internal/postgres"
 	"github.com/gatedhq/gated/internal/server"
 	"github.com/gatedhq/gated/internal/testwait"
 )
@@ -44,7 +44,7 @@ func killTokens(t testing.TB) *auth.Tokens {
 func killDatabase(t *testing.T) string {
 	t.Helper()
 	_, dbURL := pgtest.Fresh(t)
-	if err := auditpg.Migrate(context.Background(), dbURL, "up", io.Discard); err != nil {
+	if err := pgdb.Migrate(context.Background(), dbURL, "up", io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	return dbURL
@@ -54,15 +54,11 @@ func killDatabase(t *testing.T) string {
 // board kept by its own watcher, as cmd/gated wires them.
 func killReplica(t *testing.T, dbURL string) *fixture {
 	t.Helper()
-	store, err := killpg.Open(context.Background(), dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(store.Close)
+	store := killpg.New(pgtest.DB(t, dbURL))
 	board := kill.NewBoard(time.Minute, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
-	wg.Go(func() { _ = store.Watch(ctx, board, killpg.DefaultResync, killpg.Hooks{}) })
+	wg.Go(func() { store.Watch(ctx, board, killpg.DefaultResync, killpg.Hooks{}) })
 	t.Cleanup(func() { cancel(); wg.Wait() })
 	testwait.Until(t, "the replica's first kill list", func() bool { _, err := board.Check(kill.Target{}, nil); return err == nil })
 	return newServer(t, func(d *server.Deps) {

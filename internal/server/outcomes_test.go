@@ -1,7 +1,6 @@
 package server_test
 
 import (
-	"context"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -30,11 +29,7 @@ func outcomeServer(t *testing.T, tokens *auth.Tokens, mod func(*server.Deps), op
 	t.Helper()
 	_, dbURL := approvaltest.Database(t, fixedNow)
 	rec := approvaltest.SyncRecorder(t, dbURL)
-	store, err := postgres.OpenStore(context.Background(), dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(store.Close)
+	store := postgres.NewStore(pgtest.DB(t, dbURL))
 	red := audit.NewRedactor([]byte("0123456789abcdef0123456789abcdef"))
 	f := newServer(t, func(d *server.Deps) {
 		d.Engine = gate.New(append([]gate.Option{gate.WithClock(func() time.Time { return fixedNow }), gate.WithAudit(rec, red, "test")}, opts...)...)

@@ -16,6 +16,7 @@ import (
 	"github.com/gatedhq/gated/internal/metrics"
 	"github.com/gatedhq/gated/internal/pgtest"
 	"github.com/gatedhq/gated/internal/policy"
+	pgdb "github.com/gatedhq/gated/internal/postgres"
 	"github.com/gatedhq/gated/internal/server"
 )
 
@@ -26,23 +27,16 @@ func TestWholeSurfaceConforms(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	_, dbURL := pgtest.Fresh(t)
-	if err := postgres.Migrate(ctx, dbURL, "up", io.Discard); err != nil {
+	if err := pgdb.Migrate(ctx, dbURL, "up", io.Discard); err != nil {
 		t.Fatal(err)
 	}
-	sink, err := postgres.Open(ctx, postgres.Config{URL: dbURL})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec, err := audit.NewRecorder(ctx, sink, audit.Config{Durability: audit.Sync, SpoolDir: t.TempDir()})
+	db := pgtest.DB(t, dbURL)
+	rec, err := audit.NewRecorder(ctx, postgres.New(db, postgres.Config{}), audit.Config{Durability: audit.Sync, SpoolDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = rec.Close(ctx) })
-	store, err := postgres.OpenStore(ctx, dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(store.Close)
+	store := postgres.NewStore(db)
 	cat, err := catalog.Load([]string{"../../examples/catalog"})
 	if err != nil {
 		t.Fatal(err)

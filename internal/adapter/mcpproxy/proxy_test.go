@@ -20,6 +20,7 @@ import (
 	"github.com/gatedhq/gated/internal/audit"
 	"github.com/gatedhq/gated/internal/catalog"
 	"github.com/gatedhq/gated/internal/gate"
+	"github.com/gatedhq/gated/internal/pgtest"
 )
 
 // testCatalog describes the upstream's tools as coding agents name them:
@@ -155,9 +156,7 @@ func newFixture(t *testing.T, o setup) *fixture {
 	token := ""
 	if o.approvals {
 		_, f.dbURL = approvaltest.Database(t, time.Now())
-		if f.approvals, err = approvalpg.Open(ctx, f.dbURL); err != nil {
-			t.Fatal(err)
-		}
+		f.approvals = approvalpg.New(pgtest.DB(t, f.dbURL))
 		t.Cleanup(f.approvals.Close)
 		opts = append(opts, gate.WithAudit(approvaltest.SyncRecorder(t, f.dbURL), audit.NewRedactor([]byte("0123456789abcdef0123456789abcdef")), "test"),
 			gate.WithApprovals(f.approvals, "https://gated.example.com"))

@@ -12,6 +12,7 @@ import (
 	"github.com/gatedhq/gated/internal/audit"
 	auditpg "github.com/gatedhq/gated/internal/audit/postgres"
 	"github.com/gatedhq/gated/internal/pgtest"
+	"github.com/gatedhq/gated/internal/postgres"
 )
 
 // Database is a fresh database with every migration applied and the audit
@@ -21,15 +22,10 @@ func Database(t *testing.T, now time.Time) (name, dbURL string) {
 	t.Helper()
 	name, dbURL = pgtest.Fresh(t)
 	ctx := context.Background()
-	if err := auditpg.Migrate(ctx, dbURL, "up", io.Discard); err != nil {
+	if err := postgres.Migrate(ctx, dbURL, "up", io.Discard); err != nil {
 		t.Fatalf("migrate up: %v", err)
 	}
-	sink, err := auditpg.Open(ctx, auditpg.Config{URL: dbURL})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sink.Close()
-	if err := sink.Maintain(ctx, now); err != nil {
+	if err := auditpg.New(pgtest.DB(t, dbURL), auditpg.Config{}).Maintain(ctx, now); err != nil {
 		t.Fatal(err)
 	}
 	return name, dbURL
@@ -40,11 +36,7 @@ func Database(t *testing.T, now time.Time) (name, dbURL string) {
 func SyncRecorder(t *testing.T, dbURL string) audit.Recorder {
 	t.Helper()
 	ctx := context.Background()
-	sink, err := auditpg.Open(ctx, auditpg.Config{URL: dbURL})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec, err := audit.NewRecorder(ctx, sink, audit.Config{Durability: audit.Sync, SpoolDir: t.TempDir()})
+	rec, err := audit.NewRecorder(ctx, auditpg.New(pgtest.DB(t, dbURL), auditpg.Config{}), audit.Config{Durability: audit.Sync, SpoolDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}

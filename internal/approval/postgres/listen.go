@@ -3,13 +3,14 @@ package postgres
 import (
 	"context"
 	"errors"
-	"math/rand/v2"
 	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/gatedhq/gated/internal/approval"
+	"github.com/gatedhq/gated/internal/postgres"
 )
 
 // channel is the NOTIFY channel the approvals table's trigger notifies,
@@ -20,15 +21,9 @@ const channel = "gated_approvals"
 // database URL sets one), so an operator can tell it in pg_stat_activity.
 const listenerName = "gated approvals listener"
 
-// The listener's timing: reconnect backoff, and how long it waits for a
-// notification before checking that a quiet connection is still alive (a
-// peer that vanished without closing the connection sends no error).
-const (
-	minBackoff = 100 * time.Millisecond
-	maxBackoff = 5 * time.Second
-	heartbeat  = 30 * time.Second
-	pingWithin = 5 * time.Second
-)
+// heartbeat is how long the listener waits for a notification before it
+// checks that a quiet connection is still alive.
+const heartbeat = 30 * time.Second
 
 // Resync is what a subscription receives in place of ids it may have
 // missed: the listener reconnected (notifications sent while it was away
@@ -78,66 +73,15 @@ func (l *listener) run(ctx context.Context) {
 		l.mu.Unlock()
 		close(l.done)
 	}()
-	backoff := minBackoff
-	for {
-		listened := l.session(ctx)
-		if ctx.Err() != nil {
-			return
-		}
-		if listened {
-			backoff = minBackoff
-		}
-		// Jitter spreads the replicas that lost the database together.
-		wait := backoff/2 + rand.N(backoff/2+1)
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(wait):
-		}
-		backoff = min(2*backoff, maxBackoff)
-	}
-}
-
-// session connects, listens and dispatches notifications until the
-// connection fails or ctx ends. It reports whether it got to LISTEN.
-func (l *listener) session(ctx context.Context) bool {
-	conn, err := pgx.ConnectConfig(ctx, l.cfg)
-	if err != nil {
-		return false
-	}
-	defer func() {
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), pingWithin)
-		defer cancel()
-		conn.Close(cctx)
-	}()
-	if _, err := conn.Exec(ctx, "LISTEN "+channel); err != nil {
-		return false
-	}
-	l.setUp(true)
-	defer l.setUp(false)
-	for {
-		wctx, cancel := context.WithTimeout(ctx, heartbeat)
-		n, err := conn.WaitForNotification(wctx)
-		cancel()
-		switch {
-		case err == nil:
-			if n != nil {
-				l.notify(n.Payload)
-			}
-		case ctx.Err() != nil:
-			return true
-		case errors.Is(err, context.DeadlineExceeded) && !conn.IsClosed():
-			// Quiet for a heartbeat: make sure the connection still answers.
-			pctx, cancel := context.WithTimeout(ctx, pingWithin)
-			err := conn.Ping(pctx)
-			cancel()
-			if err != nil {
-				return true
-			}
-		default:
-			return true // the connection failed: reconnect
-		}
-	}
+	postgres.Listen(ctx, postgres.Listener{
+		Conn: l.cfg, Channel: channel, Heartbeat: heartbeat,
+		Up: func(context.Context, *pgx.Conn) error { l.setUp(true); return nil },
+		Notify: func(_ context.Context, _ *pgx.Conn, n *pgconn.Notification) error {
+			l.notify(n.Payload)
+			return nil
+		},
+		Down: func() { l.setUp(false) },
+	})
 }
 
 // setUp records that the listener is listening or no longer is. Coming up,

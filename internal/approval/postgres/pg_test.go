@@ -13,16 +13,14 @@ import (
 	"github.com/gatedhq/gated/internal/approval"
 	"github.com/gatedhq/gated/internal/audit"
 	"github.com/gatedhq/gated/internal/audit/audittest"
+	"github.com/gatedhq/gated/internal/pgtest"
 	"github.com/gatedhq/gated/internal/testwait"
 )
 
 // openStore opens a Store on dbURL, closed when the test ends.
 func openStore(t *testing.T, dbURL string) *Store {
 	t.Helper()
-	s, err := Open(context.Background(), dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := New(pgtest.DB(t, dbURL))
 	t.Cleanup(s.Close)
 	return s
 }

@@ -30,6 +30,7 @@ import (
 	"github.com/gatedhq/gated/internal/audit"
 	auditpg "github.com/gatedhq/gated/internal/audit/postgres"
 	"github.com/gatedhq/gated/internal/keyset"
+	"github.com/gatedhq/gated/internal/postgres"
 	"github.com/gatedhq/gated/internal/redact"
 )
 
@@ -68,38 +69,22 @@ type Store struct {
 	waiting func(id string)
 }
 
-// Open prepares a pool of connections to the database and starts the
-// listener. Neither connects before it is needed, so a database that is
-// away does not stop it; the listener keeps trying.
-func Open(ctx context.Context, databaseURL string) (*Store, error) {
-	pc, err := pgxpool.ParseConfig(databaseURL)
-	if err != nil {
-		return nil, fmt.Errorf("the approvals database URL cannot be used: %w", err)
-	}
-	// The listener's connection is its own, not the pool's: it is held
-	// for the Store's life, and a pool connection held so would shrink
-	// the pool and could be closed by its health checks.
-	lc := pc.ConnConfig.Copy()
-	if lc.RuntimeParams["application_name"] == "" {
-		lc.RuntimeParams["application_name"] = listenerName
-	}
-	pool, err := pgxpool.NewWithConfig(ctx, pc)
-	if err != nil {
-		return nil, fmt.Errorf("the approvals database cannot be used: %w", err)
-	}
-	lctx, stop := context.WithCancel(context.WithoutCancel(ctx))
-	s := &Store{pool: pool, l: newListener(lc), stop: stop}
-	go s.l.run(lctx)
-	return s, nil
+// New is the approval store on db; it starts the listener, which keeps
+// trying while the database is away.
+func New(db *postgres.DB) *Store {
+	ctx, stop := context.WithCancel(context.Background())
+	s := &Store{pool: db.Pool(), l: newListener(db.ConnConfig(listenerName)), stop: stop}
+	go s.l.run(ctx)
+	return s
 }
 
-// Close stops the listener, ends every subscription and closes the pool.
-// Waits still in progress return the approval as last read.
+// Close stops the listener and ends every subscription; the pool is the
+// DB's, closed by whoever opened it. Waits still in progress return the
+// approval as last read.
 func (s *Store) Close() {
 	s.closeOnce.Do(func() {
 		s.stop()
 		<-s.l.done
-		s.pool.Close()
 	})
 }
 

@@ -20,6 +20,7 @@ import (
 	"github.com/gatedhq/gated/internal/audit"
 	auditpg "github.com/gatedhq/gated/internal/audit/postgres"
 	"github.com/gatedhq/gated/internal/pgtest"
+	pgdb "github.com/gatedhq/gated/internal/postgres"
 	"github.com/gatedhq/gated/internal/testwait"
 )
 
@@ -589,7 +590,7 @@ func TestConsumeMakesItsPartition(t *testing.T) {
 	now := time.Now().UTC()
 	_, u := pgtest.Fresh(t)
 	ctx := context.Background()
-	if err := auditpg.Migrate(ctx, u, "up", io.Discard); err != nil {
+	if err := pgdb.Migrate(ctx, u, "up", io.Discard); err != nil {
 		t.Fatalf("migrate up: %v", err)
 	}
 	s := openStore(t, u)

@@ -134,8 +134,11 @@ func copyRecords(ctx context.Context, tx pgx.Tx, table string, recs []*audit.Rec
 
 // stageTable receives each batch by COPY; the insert from it skips rows
 // already stored (COPY itself has no ON CONFLICT). Being a per-connection
-// temporary table emptied at commit, it costs no catalog churn per batch.
+// temporary table emptied at commit, made by the first batch that needs it
+// on its connection, it costs no catalog churn per batch.
 const stageTable = "audit_stage"
+
+var createStage = "CREATE TEMP TABLE IF NOT EXISTS " + stageTable + " (LIKE audit_decisions INCLUDING DEFAULTS) ON COMMIT DELETE ROWS"
 
 var insertFromStage = "INSERT INTO audit_decisions (" + columnList + ") SELECT " + columnList +
 	" FROM " + stageTable + " ON CONFLICT (decided_at, decision_id) DO NOTHING"

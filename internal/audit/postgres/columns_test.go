@@ -120,10 +120,7 @@ func TestInsertRecordsInCallersTransaction(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := OpenStore(ctx, u)
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := NewStore(pgtest.DB(t, u))
 	defer st.Close()
 	got, err := st.Get(ctx, rec.DecisionID)
 	if err != nil {

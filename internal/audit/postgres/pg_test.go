@@ -9,13 +9,14 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/gatedhq/gated/internal/pgtest"
+	"github.com/gatedhq/gated/internal/postgres"
 )
 
 // migratedDB is a fresh database with the schema applied.
 func migratedDB(t testing.TB) (string, string) {
 	t.Helper()
 	name, u := pgtest.Fresh(t)
-	if err := Migrate(context.Background(), u, "up", io.Discard); err != nil {
+	if err := postgres.Migrate(context.Background(), u, "up", io.Discard); err != nil {
 		t.Fatalf("migrate up: %v", err)
 	}
 	return name, u
@@ -23,10 +24,5 @@ func migratedDB(t testing.TB) (string, string) {
 
 func openSink(t testing.TB, u string, retention time.Duration) *Sink {
 	t.Helper()
-	s, err := Open(context.Background(), Config{URL: u, Retention: retention, Logger: zap.NewNop()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
+	return New(pgtest.DB(t, u), Config{Retention: retention, Logger: zap.NewNop()})
 }

@@ -1,10 +1,11 @@
 // Package postgres is the audit sink gated uses with a database: records
-// batched by COPY into audit_decisions, partitioned by day, with the
-// migrations that create it and the Store that reads records back. Every
+// batched by COPY into audit_decisions, partitioned by day, on the pool
+// of internal/postgres, with the Store that reads records back. Every
 // column is defined once, in columns.go.
 package postgres
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -18,14 +19,14 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/gatedhq/gated/internal/audit"
+	"github.com/gatedhq/gated/internal/postgres"
 )
 
 // uniqueViolation is PostgreSQL's SQLSTATE for a duplicate key.
 const uniqueViolation = "23505"
 
-// Config configures Open. Zero values take the documented defaults.
+// Config configures New. Zero values take the documented defaults.
 type Config struct {
-	URL       string        // the database's URL
 	Migrate   bool          // Sink.Migrate applies pending migrations; without it they are not the sink's to apply (gated migrate up)
 	Retention time.Duration // Maintain drops daily partitions older than this; default 90 days
 	Logger    *zap.Logger
@@ -33,8 +34,8 @@ type Config struct {
 
 // Sink is the PostgreSQL audit.RemoteSink.
 type Sink struct {
+	db        *postgres.DB
 	pool      *pgxpool.Pool
-	url       string
 	migrate   bool
 	retention time.Duration
 	log       *zap.Logger
@@ -47,60 +48,52 @@ type Sink struct {
 // this fails to build rather than records going unspooled.
 var _ audit.RemoteSink = (*Sink)(nil)
 
-// backendStart is where a connection keeps its server session's start time
-// (pgconn's CustomData): with the process id it names the session even
-// after the pid is reused.
-const backendStart = "gated.backend_start"
-
-// Open prepares a pool of connections to the database; it connects on
-// first use, so a database that is away does not stop it.
-func Open(ctx context.Context, cfg Config) (*Sink, error) {
+// New is the sink writing to db.
+func New(db *postgres.DB, cfg Config) *Sink {
 	if cfg.Retention <= 0 {
 		cfg.Retention = 90 * 24 * time.Hour
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = zap.NewNop()
 	}
-	pc, err := pgxpool.ParseConfig(cfg.URL)
-	if err != nil {
-		return nil, fmt.Errorf("audit database url: %w", err)
-	}
-	pc.AfterConnect = func(ctx context.Context, c *pgx.Conn) error {
-		_, err := c.Exec(ctx, "CREATE TEMP TABLE IF NOT EXISTS "+stageTable+
-			" (LIKE audit_decisions INCLUDING DEFAULTS) ON COMMIT DELETE ROWS")
-		if err != nil {
-			return fmt.Errorf("create audit staging table: %w", err)
-		}
-		var started time.Time
-		if err := c.QueryRow(ctx, "SELECT backend_start FROM pg_stat_activity WHERE pid = pg_backend_pid()").Scan(&started); err != nil {
-			return fmt.Errorf("read audit session start: %w", err)
-		}
-		c.PgConn().CustomData()[backendStart] = started
-		return nil
-	}
-	pool, err := pgxpool.NewWithConfig(ctx, pc)
-	if err != nil {
-		return nil, fmt.Errorf("audit database: %w", err)
-	}
-	return &Sink{pool: pool, url: cfg.URL, migrate: cfg.Migrate, retention: cfg.Retention, log: cfg.Logger, days: map[time.Time]bool{}}, nil
+	return &Sink{db: db, pool: db.Pool(), migrate: cfg.Migrate, retention: cfg.Retention, log: cfg.Logger, days: map[time.Time]bool{}}
 }
 
 // Name is audit.SinkPostgres.
 func (s *Sink) Name() string { return audit.SinkPostgres }
 
-// Close closes the pool.
-func (s *Sink) Close() error {
-	s.pool.Close()
-	return nil
-}
+// Close does nothing: the pool is the DB's, closed by whoever opened it.
+func (s *Sink) Close() error { return nil }
 
-// Ping checks that a connection can be made and set up (which needs the
-// schema: see AfterConnect, in Open).
+// Ping checks that a connection can be made and that the schema is there.
 func (s *Sink) Ping(ctx context.Context) error {
-	if err := s.pool.Ping(ctx); err != nil {
+	if _, err := s.pool.Exec(ctx, "SELECT FROM audit_decisions LIMIT 0"); err != nil {
 		return fmt.Errorf("audit database: %w", err)
 	}
 	return nil
+}
+
+// Migrate applies the pending migrations when the sink was made with
+// Config.Migrate, and does nothing otherwise. The Recorder calls it before
+// anything else, retrying in the background while it fails.
+func (s *Sink) Migrate(ctx context.Context) error {
+	if !s.migrate {
+		return nil
+	}
+	return postgres.Migrate(ctx, s.db.URL(), "up", logLines{s.log})
+}
+
+// logLines writes what Migrate reports as log lines, so a migration run in
+// the background does not interleave raw text with the JSON logs.
+type logLines struct{ log *zap.Logger }
+
+func (w logLines) Write(p []byte) (int, error) {
+	for line := range bytes.Lines(p) {
+		if line = bytes.TrimSpace(line); len(line) > 0 {
+			w.log.Info("audit migration", zap.ByteString("step", line))
+		}
+	}
+	return len(p), nil
 }
 
 // Write stores a batch in one transaction, all of it or none. The fast
@@ -132,6 +125,9 @@ func (s *Sink) Write(ctx context.Context, recs, fixes []*audit.Record) error {
 	})
 	if pgErr := (*pgconn.PgError)(nil); errors.As(err, &pgErr) && pgErr.Code == uniqueViolation {
 		err = s.commit(ctx, conn, func(tx pgx.Tx) error {
+			if _, err := tx.Exec(ctx, createStage); err != nil {
+				return fmt.Errorf("create audit staging table: %w", err)
+			}
 			if err := copyRecords(ctx, tx, stageTable, recs); err != nil {
 				return fmt.Errorf("copy audit batch to staging: %w", err)
 			}
@@ -191,7 +187,7 @@ func (s *Sink) commit(ctx context.Context, conn *pgxpool.Conn, fn func(pgx.Tx) e
 	// Anything else may have reached the server. pgconn.SafeToRetry cannot
 	// tell: a connection that breaks while the COMMIT's answer is awaited
 	// is reported as "conn closed", which it calls safe to retry.
-	started, _ := pc.CustomData()[backendStart].(time.Time)
+	started, _ := postgres.SessionStart(pc)
 	return &ambiguousCommit{sink: s, pid: pc.PID(), started: started, err: err}
 }
 
@@ -255,7 +251,7 @@ func (e *ambiguousCommit) Stored(ctx context.Context, recs []*audit.Record) (map
 // may have broken with the one that lost the acknowledgement; it retries
 // until ctx ends.
 func (s *Sink) connectFresh(ctx context.Context) (*pgx.Conn, error) {
-	cfg := s.pool.Config().ConnConfig
+	cfg := s.db.ConnConfig("")
 	for wait := 10 * time.Millisecond; ; wait = min(2*wait, 250*time.Millisecond) {
 		c, err := pgx.ConnectConfig(ctx, cfg)
 		if err == nil {

@@ -16,10 +16,7 @@ func partitions(t *testing.T, u string) []string {
 	t.Helper()
 	var names []string
 	ctx := context.Background()
-	s, err := OpenStore(ctx, u)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := NewStore(pgtest.DB(t, u))
 	defer s.Close()
 	rows, err := s.(*pgStore).pool.Query(ctx, `SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
 		WHERE i.inhparent = 'audit_decisions'::regclass ORDER BY 1`)
@@ -99,12 +96,5 @@ func TestInsertIsIdempotent(t *testing.T) {
 	}
 	if n := pgtest.QueryInt(t, u, "SELECT count(*) FROM audit_decisions"); n != 3 {
 		t.Fatalf("%d rows, want 3", n)
-	}
-}
-
-func TestOpenRejectsBadConfig(t *testing.T) {
-	t.Parallel()
-	if _, err := Open(context.Background(), Config{URL: "postgres://%zz"}); err == nil {
-		t.Error("url: accepted")
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/gatedhq/gated/internal/audit"
 	"github.com/gatedhq/gated/internal/keyset"
+	"github.com/gatedhq/gated/internal/postgres"
 	"github.com/gatedhq/gated/internal/route"
 )
 
@@ -20,17 +21,11 @@ type pgStore struct {
 	pool *pgxpool.Pool
 }
 
-// OpenStore connects to the audit database for reading; it connects on
-// first use.
-func OpenStore(ctx context.Context, databaseURL string) (audit.Store, error) {
-	pool, err := pgxpool.New(ctx, databaseURL)
-	if err != nil {
-		return nil, fmt.Errorf("audit store: %w", err)
-	}
-	return &pgStore{pool: pool}, nil
-}
+// NewStore reads the decisions stored in db.
+func NewStore(db *postgres.DB) audit.Store { return &pgStore{pool: db.Pool()} }
 
-func (s *pgStore) Close() { s.pool.Close() }
+// Close does nothing: the pool is the DB's, closed by whoever opened it.
+func (s *pgStore) Close() {}
 
 var selectRecords = "SELECT " + columnList + " FROM audit_decisions"
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/gatedhq/gated/internal/audit"
 	"github.com/gatedhq/gated/internal/audit/audittest"
+	"github.com/gatedhq/gated/internal/pgtest"
 )
 
 func TestGetAndList(t *testing.T) {
@@ -151,10 +152,6 @@ func storeWith(t *testing.T, s *Sink, u string, recs []*audit.Record) audit.Stor
 	if err := s.Write(ctx, recs, nil); err != nil {
 		t.Fatal(err)
 	}
-	st, err := OpenStore(ctx, u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(st.Close)
+	st := NewStore(pgtest.DB(t, u))
 	return st
 }

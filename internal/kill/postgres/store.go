@@ -18,6 +18,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/gatedhq/gated/internal/kill"
+	"github.com/gatedhq/gated/internal/postgres"
 )
 
 // ErrNotFound is returned for a kill that is not stored or already lifted,
@@ -30,22 +31,12 @@ const MaxList = 500
 
 // Store is the PostgreSQL kill switch store of one replica.
 type Store struct {
-	url  string
+	db   *postgres.DB
 	pool *pgxpool.Pool
 }
 
-// Open prepares a pool of connections to the database; it connects only
-// when first used, so a database that is away does not stop it.
-func Open(ctx context.Context, databaseURL string) (*Store, error) {
-	pool, err := pgxpool.New(ctx, databaseURL)
-	if err != nil {
-		return nil, fmt.Errorf("the kill switch database cannot be used: %w", err)
-	}
-	return &Store{url: databaseURL, pool: pool}, nil
-}
-
-// Close closes the pool.
-func (s *Store) Close() { s.pool.Close() }
+// New is the kill switch store on db.
+func New(db *postgres.DB) *Store { return &Store{db: db, pool: db.Pool()} }
 
 // columns are the kill_switches table's, in the order scan reads them.
 const columns = `id, scope, value, reason, created_at, created_by, expires_at, lifted_at, lifted_by`

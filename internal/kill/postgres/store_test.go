@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	auditpg "github.com/gatedhq/gated/internal/audit/postgres"
 	"github.com/gatedhq/gated/internal/kill"
 	"github.com/gatedhq/gated/internal/pgtest"
+	pgdb "github.com/gatedhq/gated/internal/postgres"
 	"github.com/gatedhq/gated/internal/testwait"
 )
 
@@ -27,15 +27,10 @@ func openStore(t *testing.T) (*Store, string) {
 func openStoreNamed(t *testing.T) (*Store, string, string) {
 	t.Helper()
 	name, u := pgtest.Fresh(t)
-	if err := auditpg.Migrate(context.Background(), u, "up", io.Discard); err != nil {
+	if err := pgdb.Migrate(context.Background(), u, "up", io.Discard); err != nil {
 		t.Fatal(err)
 	}
-	s, err := Open(context.Background(), u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(s.Close)
-	return s, name, u
+	return New(pgtest.DB(t, u)), name, u
 }
 
 func create(t *testing.T, s *Store, k kill.Kill) kill.Kill {
@@ -121,17 +116,13 @@ func watch(t *testing.T, s *Store, board *kill.Board, resync time.Duration) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
-	wg.Go(func() { _ = s.Watch(ctx, board, resync, Hooks{}) })
+	wg.Go(func() { s.Watch(ctx, board, resync, Hooks{}) })
 	t.Cleanup(func() { cancel(); wg.Wait() })
 }
 
 func TestWatchFollowsKillsOfAnotherStore(t *testing.T) {
 	s, u := openStore(t)
-	other, err := Open(context.Background(), u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(other.Close)
+	other := New(pgtest.DB(t, u))
 	// A resync far beyond the test's deadline: only notifications can
 	// bring the kills in.
 	board := kill.NewBoard(time.Hour, nil)
@@ -156,7 +147,7 @@ func TestWatchGoesStaleWithoutTheDatabase(t *testing.T) {
 	var failures atomic.Int64
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
-	wg.Go(func() { _ = s.Watch(ctx, board, 10*time.Millisecond, Hooks{Failed: func(error) { failures.Add(1) }}) })
+	wg.Go(func() { s.Watch(ctx, board, 10*time.Millisecond, Hooks{Failed: func(error) { failures.Add(1) }}) })
 	t.Cleanup(func() { cancel(); wg.Wait() })
 	testwait.Until(t, "the list to be confirmed", func() bool { _, err := board.Check(kill.Target{}, nil); return err == nil })
 	pgtest.Exec(t, "DROP DATABASE "+name+" WITH (FORCE)")

@@ -2,13 +2,13 @@ package postgres
 
 import (
 	"context"
-	"errors"
-	"math/rand/v2"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/gatedhq/gated/internal/kill"
+	"github.com/gatedhq/gated/internal/postgres"
 )
 
 // channel is the NOTIFY channel the kill_switches trigger notifies.
@@ -17,12 +17,6 @@ const channel = "gated_kill_switches"
 // watcherName is the watch connection's application_name (unless the
 // database URL sets one), so an operator can tell it in pg_stat_activity.
 const watcherName = "gated kill switch watcher"
-
-// Reconnect backoff of the watch connection.
-const (
-	minBackoff = 100 * time.Millisecond
-	maxBackoff = 2 * time.Second
-)
 
 // Hooks are told what Watch does: Loaded after each load, with the number
 // of active kills (for the gauge); Failed when connecting, listening or
@@ -43,78 +37,20 @@ const DefaultResync = 2 * time.Second
 // confirms the board; while the database is away nothing does, and the
 // board goes stale by its own bound. The hooks, when set, hear of each
 // load and each failure.
-func (s *Store) Watch(ctx context.Context, board *kill.Board, resync time.Duration, h Hooks) error {
-	cfg, err := pgx.ParseConfig(s.url)
-	if err != nil {
-		return err
-	}
-	if cfg.RuntimeParams["application_name"] == "" {
-		cfg.RuntimeParams["application_name"] = watcherName
-	}
-	backoff := minBackoff
-	for {
-		if s.session(ctx, cfg, board, resync, h) {
-			backoff = minBackoff
-		}
-		if ctx.Err() != nil {
-			return nil
-		}
-		// Jitter spreads the replicas that lost the database together.
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-time.After(backoff/2 + rand.N(backoff/2+1)):
-		}
-		backoff = min(2*backoff, maxBackoff)
-	}
-}
-
-// session connects, listens and reloads until the connection fails or ctx
-// ends. It reports whether it loaded the list at least once.
-func (s *Store) session(ctx context.Context, cfg *pgx.ConnConfig, board *kill.Board, resync time.Duration, h Hooks) bool {
-	failed := func(err error) {
-		if h.Failed != nil && ctx.Err() == nil {
-			h.Failed(err)
-		}
-	}
-	conn, err := pgx.ConnectConfig(ctx, cfg)
-	if err != nil {
-		failed(err)
-		return false
-	}
-	defer func() {
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), resync)
-		defer cancel()
-		conn.Close(cctx)
-	}()
-	// LISTEN before the first load: a change committed between them is
-	// then notified, not lost.
-	if _, err := conn.Exec(ctx, "LISTEN "+channel); err != nil {
-		failed(err)
-		return false
-	}
-	ok := false
-	for {
-		if err := load(ctx, conn, board, resync, h.Loaded); err != nil {
-			failed(err)
-			return ok
-		}
-		ok = true
-		wctx, cancel := context.WithTimeout(ctx, resync)
-		_, err := conn.WaitForNotification(wctx)
-		cancel()
-		switch {
-		case ctx.Err() != nil:
-			return ok
-		case err == nil, errors.Is(err, context.DeadlineExceeded) && !conn.IsClosed():
-			// Notified, or quiet for an interval: reload either way. Many
-			// notifications at once cost one reload each, and each reload
-			// reads the whole list, so none is missed.
-		default:
-			failed(err)
-			return ok
-		}
-	}
+func (s *Store) Watch(ctx context.Context, board *kill.Board, resync time.Duration, h Hooks) {
+	cfg := s.db.ConnConfig(watcherName)
+	// Up runs after LISTEN: a change committed between them and the first
+	// load is then notified, not lost. Each notification and each quiet
+	// interval reloads the whole list, so none is missed, and a reload is
+	// the heartbeat's check too.
+	reload := func(ctx context.Context, conn *pgx.Conn) error { return load(ctx, conn, board, resync, h.Loaded) }
+	postgres.Listen(ctx, postgres.Listener{
+		Conn: cfg, Channel: channel, Heartbeat: resync,
+		Up:     reload,
+		Notify: func(ctx context.Context, conn *pgx.Conn, _ *pgconn.Notification) error { return reload(ctx, conn) },
+		Idle:   reload,
+		Failed: h.Failed,
+	})
 }
 
 // load reads the active kills on conn and sets them on board, confirmed

@@ -1,7 +1,6 @@
 package postgres
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
 	"errors"
@@ -11,7 +10,6 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver goose runs on
 	"github.com/pressly/goose/v3"
 	"github.com/pressly/goose/v3/lock"
-	"go.uber.org/zap"
 
 	"github.com/gatedhq/gated/migrations"
 )
@@ -20,7 +18,9 @@ import (
 // pending ones, "down" rolls back the latest, "status" lists them. It runs
 // under a PostgreSQL session advisory lock so replicas starting together do
 // not race; a replica that waits sees the work done and applies nothing.
-// What happened is written to w, one line per migration.
+// What happened is written to w, one line per migration. It opens a
+// connection of its own: goose runs on database/sql, and gated migrate has
+// no pool.
 func Migrate(ctx context.Context, databaseURL, direction string, w io.Writer) error {
 	switch direction {
 	case "up", "down", "status":
@@ -83,27 +83,4 @@ func Migrate(ctx context.Context, databaseURL, direction string, w io.Writer) er
 		}
 	}
 	return nil
-}
-
-// Migrate applies the pending migrations when the sink was opened with
-// Config.Migrate, and does nothing otherwise. The Recorder calls it before
-// anything else, retrying in the background while it fails.
-func (s *Sink) Migrate(ctx context.Context) error {
-	if !s.migrate {
-		return nil
-	}
-	return Migrate(ctx, s.url, "up", logLines{s.log})
-}
-
-// logLines writes what Migrate reports as log lines, so a migration run in
-// the background does not interleave raw text with the JSON logs.
-type logLines struct{ log *zap.Logger }
-
-func (w logLines) Write(p []byte) (int, error) {
-	for line := range bytes.Lines(p) {
-		if line = bytes.TrimSpace(line); len(line) > 0 {
-			w.log.Info("audit migration", zap.ByteString("step", line))
-		}
-	}
-	return len(p), nil
 }

@@ -1,4 +1,4 @@
-package postgres
+package postgres_test
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/gatedhq/gated/internal/pgtest"
+	"github.com/gatedhq/gated/internal/postgres"
 	"github.com/gatedhq/gated/migrations"
 )
 
@@ -19,7 +20,7 @@ func TestMigrateUpStatusDown(t *testing.T) {
 	_, u := pgtest.Fresh(t)
 	ctx := context.Background()
 	var out bytes.Buffer
-	if err := Migrate(ctx, u, "status", &out); err != nil {
+	if err := postgres.Migrate(ctx, u, "status", &out); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(out.String(), "00001_audit_decisions.sql pending") {
@@ -30,7 +31,7 @@ func TestMigrateUpStatusDown(t *testing.T) {
 	errs := make([]error, 3)
 	outs := make([]bytes.Buffer, 3)
 	for i := range errs {
-		wg.Go(func() { errs[i] = Migrate(ctx, u, "up", &outs[i]) })
+		wg.Go(func() { errs[i] = postgres.Migrate(ctx, u, "up", &outs[i]) })
 	}
 	wg.Wait()
 	applied := 0
@@ -49,7 +50,7 @@ func TestMigrateUpStatusDown(t *testing.T) {
 		t.Fatal("no audit_decisions table after up")
 	}
 	out.Reset()
-	Migrate(ctx, u, "status", &out)
+	postgres.Migrate(ctx, u, "status", &out)
 	if !strings.Contains(out.String(), "00001_audit_decisions.sql applied") {
 		t.Fatalf("status after up: %q", out.String())
 	}
@@ -59,7 +60,7 @@ func TestMigrateUpStatusDown(t *testing.T) {
 		t.Fatal(err)
 	}
 	for range files {
-		if err := Migrate(ctx, u, "down", io.Discard); err != nil {
+		if err := postgres.Migrate(ctx, u, "down", io.Discard); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -67,13 +68,13 @@ func TestMigrateUpStatusDown(t *testing.T) {
 		t.Fatal("audit_decisions still there after down")
 	}
 	out.Reset()
-	if err := Migrate(ctx, u, "down", &out); err != nil || !strings.Contains(out.String(), "nothing to roll back") {
+	if err := postgres.Migrate(ctx, u, "down", &out); err != nil || !strings.Contains(out.String(), "nothing to roll back") {
 		t.Fatalf("down with nothing applied: %v %q", err, out.String())
 	}
-	if err := Migrate(ctx, u, "sideways", &out); err == nil {
+	if err := postgres.Migrate(ctx, u, "sideways", &out); err == nil {
 		t.Fatal("unknown direction accepted")
 	}
-	if err := Migrate(ctx, "postgres://postgres@127.0.0.1:1/x?sslmode=disable&connect_timeout=1", "up", &out); err == nil {
+	if err := postgres.Migrate(ctx, "postgres://postgres@127.0.0.1:1/x?sslmode=disable&connect_timeout=1", "up", &out); err == nil {
 		t.Fatal("unreachable database accepted")
 	}
 }
@@ -88,7 +89,7 @@ func TestMigrateSaysTheDatabaseIsUnreachable(t *testing.T) {
 	}
 	addr := l.Addr().String()
 	l.Close() // nothing listens there now
-	err = Migrate(context.Background(), "postgres://postgres@"+addr+"/x?sslmode=disable&connect_timeout=5", "up", io.Discard)
+	err = postgres.Migrate(context.Background(), "postgres://postgres@"+addr+"/x?sslmode=disable&connect_timeout=5", "up", io.Discard)
 	if err == nil || !strings.HasPrefix(err.Error(), "the audit database cannot be reached: ") || strings.Contains(err.Error(), "failed to initialize") {
 		t.Fatalf("Migrate to a closed port = %v, want the database named unreachable", err)
 	}
