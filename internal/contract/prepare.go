@@ -14,12 +14,6 @@ import (
 	"github.com/gatedhq/gated/internal/route"
 )
 
-// Blocker codes this package produces.
-const (
-	CodeNormalizationFailed = "contract_normalization_failed"
-	CodeSchemaFailed        = "schema_validation_failed"
-)
-
 // Declared is what the runtime sent, read leniently so that even an invalid
 // event can be described in the answer and the audit record.
 type Declared struct {
@@ -61,7 +55,7 @@ func Prepare(doc map[string]any) *Prepared {
 	if !NumbersInRange(doc) {
 		p.ValidationErrors = numberErrors(doc)
 		p.Findings = []route.Finding{{
-			Source: route.SourceContract, Code: CodeNumberOutOfRange, Route: route.Refuse, Blocking: true,
+			Source: route.SourceContract, Code: route.CodeArgumentNumberOutOfRange, Route: route.Refuse, Blocking: true,
 			Message: fmt.Sprintf("the number at %s has more than %d significant digits or an exponent beyond ±%d; gated does not decide on such numbers",
 				p.ValidationErrors[0].Path, MaxNumberDigits, MaxNumberExponent),
 		}}
@@ -90,7 +84,7 @@ func Prepare(doc map[string]any) *Prepared {
 	switch {
 	case normFailed:
 		p.Findings = []route.Finding{{
-			Source: route.SourceContract, Code: CodeNormalizationFailed, Route: route.Refuse, Blocking: true,
+			Source: route.SourceContract, Code: route.CodeContractNormalizationFailed, Route: route.Refuse, Blocking: true,
 			Message: "an enum field or proposed_arguments has a value the contract does not allow",
 		}}
 	case len(p.ValidationErrors) > 0:
@@ -103,7 +97,7 @@ func Prepare(doc map[string]any) *Prepared {
 
 func schemaFailed() route.Finding {
 	return route.Finding{
-		Source: route.SourceContract, Code: CodeSchemaFailed, Route: route.Refuse, Blocking: true,
+		Source: route.SourceContract, Code: route.CodeSchemaValidationFailed, Route: route.Refuse, Blocking: true,
 		Message: "the event does not validate against the Agent Action Contract v1 schema",
 	}
 }

@@ -31,13 +31,14 @@ import (
 	auditpg "github.com/gatedhq/gated/internal/audit/postgres"
 	"github.com/gatedhq/gated/internal/keyset"
 	"github.com/gatedhq/gated/internal/redact"
+	"github.com/gatedhq/gated/internal/route"
 )
 
 // ErrNotFound is returned for an approval that is not stored, and for an
 // id that is not a UUID (no stored approval can have it). It is the
 // approval_unknown refusal, so a caller that maps *approval.Error to its
 // answer needs no case of its own for it.
-var ErrNotFound error = &approval.Error{Code: approval.CodeUnknown, Message: "there is no such approval"}
+var ErrNotFound error = &approval.Error{Code: route.CodeApprovalUnknown, Message: "there is no such approval"}
 
 // ErrBadFilter is wrapped by List's errors about its arguments: an unknown
 // status, a negative limit, a cursor this package did not issue.
