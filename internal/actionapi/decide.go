@@ -33,7 +33,7 @@ func (p *Plan) Event(category route.Category) map[string]any {
 	ev := map[string]any{
 		"tool_name": p.ActionType, "tool_category": string(category), "authorization_state": "none",
 		"evidence_refs": []any{}, "risk_domain": "unknown", "proposed_arguments": p.Input,
-		"recommended_route": "accept",
+		"recommended_route": route.Accept.String(),
 	}
 	if p.ActionID != "" {
 		ev["request_id"] = p.ActionID

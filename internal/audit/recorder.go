@@ -688,7 +688,7 @@ func (r *recorder) ack(batch []*item, st stored) {
 // blocker audit_unavailable.
 func refusal(rec *Record) *Record {
 	c := *rec
-	c.FinalRoute, c.GateDecision, c.Execute = "refuse", "fail", false
+	c.FinalRoute, c.GateDecision, c.Execute = route.Refuse.String(), "fail", false
 	add := func(list []string, s string) []string {
 		if slices.Contains(list, s) {
 			return list

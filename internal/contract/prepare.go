@@ -134,7 +134,7 @@ func enumValue(field, v string) string {
 var enumFields = map[string]map[string]bool{
 	"tool_category":       set("public_read", "private_read", "write", "unknown"),
 	"authorization_state": set("none", "user_claimed", "authenticated", "validated", "confirmed"),
-	"recommended_route":   set("accept", "ask", "defer", "refuse"),
+	"recommended_route":   set(route.Names()...),
 	"risk_domain": set("devops", "finance", "education", "hr", "legal", "pharma", "healthcare",
 		"commerce", "customer_support", "security", "research", "personal_productivity",
 		"public_information", "unknown"),
@@ -172,28 +172,28 @@ func enumsExact(doc map[string]any) bool {
 // lowerForbiddenAccept lowers a runtime accept that the contract forbids,
 // judged on the declared authorization state.
 func lowerForbiddenAccept(doc map[string]any) {
-	if doc["recommended_route"] != "accept" {
+	if doc["recommended_route"] != route.Accept.String() {
 		return
 	}
 	auth, _ := route.ParseAuthState(str(doc["authorization_state"]))
 	switch route.Category(str(doc["tool_category"])) {
 	case route.Write:
 		if auth < route.AuthValidated {
-			doc["recommended_route"] = "ask"
+			doc["recommended_route"] = route.Ask.String()
 		}
 	case route.PrivateRead:
 		if auth < route.AuthAuthenticated {
-			doc["recommended_route"] = "ask"
+			doc["recommended_route"] = route.Ask.String()
 		}
 	case route.Unknown:
-		doc["recommended_route"] = "defer"
+		doc["recommended_route"] = route.Defer.String()
 	}
 }
 
 // liftAuthorization replaces a declared state that is too low for the
 // runtime's accept by the state the evidence supports, when that is enough.
 func liftAuthorization(doc map[string]any) bool {
-	if doc["recommended_route"] != "accept" {
+	if doc["recommended_route"] != route.Accept.String() {
 		return false
 	}
 	need := route.AuthValidated

@@ -40,9 +40,9 @@ const (
 // ParseUnknownTools maps defer, refuse or allow to a mode.
 func ParseUnknownTools(s string) (UnknownTools, error) {
 	switch s {
-	case "defer", "":
+	case route.Defer.String(), "":
 		return UnknownDefer, nil
-	case "refuse":
+	case route.Refuse.String():
 		return UnknownRefuse, nil
 	case "allow":
 		return UnknownAllow, nil

@@ -222,7 +222,7 @@ func (s *Store) Create(ctx context.Context, a *approval.Approval) error {
 	if _, err := approval.ParseStatus(string(a.Status)); err != nil {
 		return fmt.Errorf("the approval %s cannot be stored: %w", a.ID, err)
 	}
-	if a.Route != "ask" && a.Route != "defer" {
+	if a.Route != route.Ask.String() && a.Route != route.Defer.String() {
 		return fmt.Errorf("the approval %s cannot be stored: its route %q is neither ask nor defer", a.ID, a.Route)
 	}
 	if a.CreatedAt.IsZero() || a.ExpiresAt.IsZero() {
