@@ -26,6 +26,7 @@ import (
 	"github.com/gatedhq/gated/internal/pgtest"
 	pgdb "github.com/gatedhq/gated/internal/postgres"
 	"github.com/gatedhq/gated/internal/redact/redacttest"
+	"github.com/gatedhq/gated/internal/route"
 	"github.com/gatedhq/gated/internal/testwait"
 )
 
@@ -330,7 +331,7 @@ func TestApprovalsAcrossReplicas(t *testing.T) {
 			t.Errorf("record %s: approval_id %v, want %s", decision, rec["approval_id"], id)
 		}
 	}
-	wantRefused(t, b.check(t, retry), approval.CodeUsed)
+	wantRefused(t, b.check(t, retry), route.CodeApprovalUsed)
 }
 
 // Of 100 concurrent retries with one approval, on two replicas, exactly
@@ -366,8 +367,8 @@ func TestApprovalsConcurrentRetries(t *testing.T) {
 			// without it (its ask blockers stand too); one that lost the
 			// race to spend it is refused alone. Both name approval_used.
 			key := fmt.Sprint(d["route"])
-			if d["route"] == "refuse" && slices.Contains(blockers(d), approval.CodeUsed) {
-				key += ":" + approval.CodeUsed
+			if d["route"] == "refuse" && slices.Contains(blockers(d), route.CodeApprovalUsed) {
+				key += ":" + route.CodeApprovalUsed
 			}
 			mu.Lock()
 			outcome[key]++
@@ -375,7 +376,7 @@ func TestApprovalsConcurrentRetries(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	if outcome["accept"] != 1 || outcome["refuse:"+approval.CodeUsed] != 99 {
+	if outcome["accept"] != 1 || outcome["refuse:"+route.CodeApprovalUsed] != 99 {
 		t.Fatalf("outcomes %v; want 1 accept and 99 refused approval_used", outcome)
 	}
 }
@@ -390,21 +391,21 @@ func TestApprovalsRefusals(t *testing.T) {
 
 	_, ap := r.ask(t, refundEvent("12.5"))
 	id := ap["id"].(string)
-	wantRefused(t, r.check(t, withEvidence(t, refundEvent("12.5"), ap["evidence_ref"])), approval.CodePending)
+	wantRefused(t, r.check(t, withEvidence(t, refundEvent("12.5"), ap["evidence_ref"])), route.CodeApprovalPending)
 	// bob holds operator://bob, as the runtime's token does.
-	if code, d := r.decide(t, id, "approve", apBob); code != http.StatusForbidden || d["code"] != approval.CodeSelfApproval {
+	if code, d := r.decide(t, id, "approve", apBob); code != http.StatusForbidden || d["code"] != route.CodeApprovalSelfApproval {
 		t.Fatalf("self-approval: %d %v", code, d)
 	}
 	if code, _ := r.decide(t, id, "approve", apAlice); code != http.StatusOK {
 		t.Fatalf("approve: %d", code)
 	}
-	wantRefused(t, r.check(t, withEvidence(t, refundEvent("1250"), ap["evidence_ref"])), approval.CodeDigestMismatch)
+	wantRefused(t, r.check(t, withEvidence(t, refundEvent("1250"), ap["evidence_ref"])), route.CodeApprovalDigestMismatch)
 
 	_, denied := r.ask(t, refundEvent("13"))
 	if code, _ := r.decide(t, denied["id"].(string), "deny", apAlice); code != http.StatusOK {
 		t.Fatalf("deny: %d", code)
 	}
-	wantRefused(t, r.check(t, withEvidence(t, refundEvent("13"), denied["evidence_ref"])), approval.CodeDenied)
+	wantRefused(t, r.check(t, withEvidence(t, refundEvent("13"), denied["evidence_ref"])), route.CodeApprovalDenied)
 
 	// An approved approval past its expiry (moved there in the database: the
 	// shortest ttl a catalog may set is a minute).
@@ -414,8 +415,8 @@ func TestApprovalsRefusals(t *testing.T) {
 		t.Fatalf("approve: %d", code)
 	}
 	pgtest.ExecOn(t, dbURL, "UPDATE approvals SET expires_at = now() - interval '1 second' WHERE id = $1", lateID)
-	wantRefused(t, r.check(t, withEvidence(t, refundEvent("14"), late["evidence_ref"])), approval.CodeExpired)
-	if code, d := r.decide(t, lateID, "deny", apAlice); code != http.StatusConflict || d["code"] != approval.CodeDecided {
+	wantRefused(t, r.check(t, withEvidence(t, refundEvent("14"), late["evidence_ref"])), route.CodeApprovalExpired)
+	if code, d := r.decide(t, lateID, "deny", apAlice); code != http.StatusConflict || d["code"] != route.CodeApprovalDecided {
 		t.Errorf("deciding an approved one again: %d %v", code, d)
 	}
 
@@ -423,7 +424,7 @@ func TestApprovalsRefusals(t *testing.T) {
 	other := lateID[:len(lateID)-1] + map[bool]string{true: "1", false: "0"}[lateID[len(lateID)-1] == '0']
 	forged := map[string]any{"source_id": "gated-approval:" + other, "kind": "approval", "trust_tier": "verified",
 		"redaction_status": "public", "freshness": map[string]any{"status": "fresh"}, "provenance": "gated"}
-	wantRefused(t, r.check(t, withEvidence(t, refundEvent("12.5"), forged)), approval.CodeUnknown)
+	wantRefused(t, r.check(t, withEvidence(t, refundEvent("12.5"), forged)), route.CodeApprovalUnknown)
 	// The approved one is still there to be used, once, for its own call.
 	if d := r.check(t, withEvidence(t, refundEvent("12.5"), ap["evidence_ref"])); d["route"] != "accept" {
 		t.Fatalf("the approved call: %v %v", d["route"], d["hard_blockers"])

@@ -9,20 +9,6 @@ import (
 	"github.com/gatedhq/gated/internal/route"
 )
 
-// Blocker codes of the plan rules.
-const (
-	CodeNeverAuto            = "plan_risk_tier_never_auto"
-	CodeRequiresApproval     = "plan_risk_tier_requires_approval"
-	CodeRollbackRequired     = "plan_rollback_required"
-	CodeVerificationRequired = "plan_verification_required"
-	CodeCommandNotAllowed    = "plan_verification_command_not_allowed"
-	CodePathOutsideWorkspace = "plan_path_outside_workspace"
-	CodePathForbidden        = "plan_path_forbidden"
-	CodePathOutOfScope       = "plan_path_out_of_scope"
-	CodePathInvalid          = "plan_path_invalid"
-	CodeScopeInvalid         = "plan_scope_invalid"
-)
-
 // The tiers with rules of their own: R4 never runs automatically, R3 only
 // with an approval.
 const (
@@ -47,7 +33,7 @@ func (p *Plan) Event(category route.Category) map[string]any {
 	ev := map[string]any{
 		"tool_name": p.ActionType, "tool_category": string(category), "authorization_state": "none",
 		"evidence_refs": []any{}, "risk_domain": "unknown", "proposed_arguments": p.Input,
-		"recommended_route": "accept",
+		"recommended_route": route.Accept.String(),
 	}
 	if p.ActionID != "" {
 		ev["request_id"] = p.ActionID
@@ -124,20 +110,20 @@ func (c *Check) Findings(v *catalog.View, ev *route.Event) []route.Finding {
 	var out []route.Finding
 	switch {
 	case c.tier >= tierNeverAuto:
-		out = append(out, finding(CodeNeverAuto, route.Refuse, "action %s has risk tier %s (a missing or unknown tier counts as R4), which never runs automatically", p.ActionType, c.declared()))
+		out = append(out, finding(route.CodePlanRiskTierNeverAuto, route.Refuse, "action %s has risk tier %s (a missing or unknown tier counts as R4), which never runs automatically", p.ActionType, c.declared()))
 	case c.tier == tierApproval && !gatedApproved(ev):
-		out = append(out, finding(CodeRequiresApproval, route.Ask, "action %s has risk tier R3, which never runs without an approval granted through gated", p.ActionType))
+		out = append(out, finding(route.CodePlanRiskTierRequiresApproval, route.Ask, "action %s has risk tier R3, which never runs without an approval granted through gated", p.ActionType))
 	}
 	verify, rollback := v.PluginRequires()
 	writeLike := v == nil || v.Category() == route.Write
 	if (c.tier >= 2 && writeLike) || rollback {
 		if !hasRollbackPlan(p.RollbackPlan) {
-			out = append(out, finding(CodeRollbackRequired, route.Refuse, "action %s is a write-like %s action and needs a rollbackPlan", p.ActionType, c.Tier()))
+			out = append(out, finding(route.CodePlanRollbackRequired, route.Refuse, "action %s is a write-like %s action and needs a rollbackPlan", p.ActionType, c.Tier()))
 		}
 	}
 	if (c.tier >= 2 && writeLike) || verify {
 		if p.Verification == nil || p.Verification.Required == nil || !*p.Verification.Required {
-			out = append(out, finding(CodeVerificationRequired, route.Refuse, "action %s is a write-like %s action and needs verification.required true", p.ActionType, c.Tier()))
+			out = append(out, finding(route.CodePlanVerificationRequired, route.Refuse, "action %s is a write-like %s action and needs verification.required true", p.ActionType, c.Tier()))
 		}
 	}
 	if p.Verification != nil {
@@ -145,7 +131,7 @@ func (c *Check) Findings(v *catalog.View, ev *route.Event) []route.Finding {
 			if !v.PluginCommandAllowed(catalog.Argv(cmd)) {
 				// The index, not the command: it may hold values the
 				// record must not.
-				out = append(out, finding(CodeCommandNotAllowed, route.Refuse, "verification.commands/%d is not one of the permissions.commands of action %s (exact argument match)", i, p.ActionType))
+				out = append(out, finding(route.CodePlanVerificationCommandNotAllowed, route.Refuse, "verification.commands/%d is not one of the permissions.commands of action %s (exact argument match)", i, p.ActionType))
 			}
 		}
 	}

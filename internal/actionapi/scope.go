@@ -29,7 +29,7 @@ func scopeFindings(p *Plan, v *catalog.View) []route.Finding {
 	dirs, dok := cleanAll(sc.AllowedDirs)
 	forbidden, xok := cleanAll(sc.ForbiddenFiles)
 	if !fok || !dok || !xok {
-		return []route.Finding{finding(CodeScopeInvalid, route.Refuse,
+		return []route.Finding{finding(route.CodePlanScopeInvalid, route.Refuse,
 			"the plan's scope holds an empty, absolute or escaping path, so no file of action %s can be checked against it", p.ActionType)}
 	}
 	var out []route.Finding
@@ -69,15 +69,15 @@ func checkPath(action, field, raw string, files, dirs, forbidden []string) (rout
 	p, ok := clean(raw)
 	switch {
 	case !ok && (raw == "" || strings.ContainsAny(raw, "\\\x00")):
-		return finding(CodePathInvalid, route.Refuse, "%s of action %s is empty or holds a backslash or NUL, which gated does not compare", field, action), true
+		return finding(route.CodePlanPathInvalid, route.Refuse, "%s of action %s is empty or holds a backslash or NUL, which gated does not compare", field, action), true
 	case !ok:
-		return finding(CodePathOutsideWorkspace, route.Refuse, "%s of action %s is absolute or climbs out of the workspace with ..", field, action), true
+		return finding(route.CodePlanPathOutsideWorkspace, route.Refuse, "%s of action %s is absolute or climbs out of the workspace with ..", field, action), true
 	case slices.Contains(forbidden, p):
-		return finding(CodePathForbidden, route.Refuse, "%s of action %s is one of the scope's forbiddenFiles", field, action), true
+		return finding(route.CodePlanPathForbidden, route.Refuse, "%s of action %s is one of the scope's forbiddenFiles", field, action), true
 	case slices.Contains(files, p) || slices.ContainsFunc(dirs, func(d string) bool { return within(p, d) }):
 		return route.Finding{}, false
 	}
-	return finding(CodePathOutOfScope, route.Refuse, "%s of action %s is in neither the scope's allowedFiles nor its allowedDirs", field, action), true
+	return finding(route.CodePlanPathOutOfScope, route.Refuse, "%s of action %s is in neither the scope's allowedFiles nor its allowedDirs", field, action), true
 }
 
 // clean normalises a workspace-relative path; it reports false for an

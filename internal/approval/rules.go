@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/gatedhq/gated/internal/route"
 )
 
 // CanDecide reports whether approver may approve or deny a at now, as nil
@@ -23,20 +25,20 @@ import (
 func CanDecide(a *Approval, approver Identity, now time.Time) error {
 	switch {
 	case a == nil:
-		return refuse(CodeUnknown, "there is no such approval")
+		return refuse(route.CodeApprovalUnknown, "there is no such approval")
 	case approver.TokenName == "":
-		return refuse(CodeApproverAnonymous, "an approver needs a named token: without one gated cannot tell it from the requester")
+		return refuse(route.CodeApprovalApproverAnonymous, "an approver needs a named token: without one gated cannot tell it from the requester")
 	case isSelf(a.Requester, approver):
-		return refuse(CodeSelfApproval, "the requester cannot decide its own approval: the approver shares its token or a principal that names it")
+		return refuse(route.CodeApprovalSelfApproval, "the requester cannot decide its own approval: the approver shares its token or a principal that names it")
 	case len(a.RequiredApprovers) > 0 && !holdsAny(approver, a.RequiredApprovers):
-		return refuse(CodeApproverNotAllowed, "this approval needs an approver holding one of "+strings.Join(a.RequiredApprovers, ", "))
+		return refuse(route.CodeApprovalApproverNotAllowed, "this approval needs an approver holding one of "+strings.Join(a.RequiredApprovers, ", "))
 	}
 	switch a.Status {
 	case StatusPending:
 	case StatusExpired:
 		return expired()
 	case StatusApproved, StatusDenied, StatusUsed:
-		return refuse(CodeDecided, "this approval was decided already ("+string(a.Status)+")")
+		return refuse(route.CodeApprovalDecided, "this approval was decided already ("+string(a.Status)+")")
 	default:
 		return badStatus(a.Status)
 	}
@@ -57,20 +59,20 @@ func CanDecide(a *Approval, approver Identity, now time.Time) error {
 func CheckUse(a *Approval, digest string, requester Identity, now time.Time) error {
 	switch {
 	case a == nil:
-		return refuse(CodeUnknown, "there is no such approval")
+		return refuse(route.CodeApprovalUnknown, "there is no such approval")
 	case !sameIdentity(a.Requester, requester):
-		return refuse(CodeRequesterMismatch, "this approval was asked for by another requester")
+		return refuse(route.CodeApprovalRequesterMismatch, "this approval was asked for by another requester")
 	case a.Digest != digest:
-		return refuse(CodeDigestMismatch, "this approval was given for a different call: the tool, arguments, requester or agent changed")
+		return refuse(route.CodeApprovalDigestMismatch, "this approval was given for a different call: the tool, arguments, requester or agent changed")
 	}
 	switch a.Status {
 	case StatusApproved:
 	case StatusPending:
-		return refuse(CodePending, "this approval is still waiting for a decision")
+		return refuse(route.CodeApprovalPending, "this approval is still waiting for a decision")
 	case StatusDenied:
-		return refuse(CodeDenied, "this approval was denied")
+		return refuse(route.CodeApprovalDenied, "this approval was denied")
 	case StatusUsed:
-		return refuse(CodeUsed, "this approval was used already: it is good for one call")
+		return refuse(route.CodeApprovalUsed, "this approval was used already: it is good for one call")
 	case StatusExpired:
 		return expired()
 	default:
@@ -83,11 +85,11 @@ func CheckUse(a *Approval, digest string, requester Identity, now time.Time) err
 }
 
 func expired() error {
-	return refuse(CodeExpired, "this approval has expired")
+	return refuse(route.CodeApprovalExpired, "this approval has expired")
 }
 
 // badStatus refuses an approval whose status is none of the known ones (a
 // row ParseStatus would have rejected): it is treated as not there.
 func badStatus(s Status) error {
-	return refuse(CodeUnknown, fmt.Sprintf("this approval has no valid status (%q)", s))
+	return refuse(route.CodeApprovalUnknown, fmt.Sprintf("this approval has no valid status (%q)", s))
 }

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/gatedhq/gated/internal/route"
 )
 
 var requester = Identity{TokenName: "runtime-a", Principals: []string{"operator://bob", "group://ops", "bot://agent-7", "user://current"}}
@@ -51,22 +53,22 @@ func TestCanDecide(t *testing.T) {
 	}{
 		{name: "a teammate sharing only a group and user://current", approver: alice, want: ""},
 		{name: "just before expiry", approver: alice, now: t0.Add(DefaultTTL - time.Nanosecond), want: ""},
-		{name: "unknown", missing: true, approver: alice, want: CodeUnknown},
-		{name: "anonymous approver", approver: Identity{Principals: []string{"operator://alice"}}, want: CodeApproverAnonymous},
-		{name: "the requester's token", approver: Identity{TokenName: "runtime-a"}, want: CodeSelfApproval},
-		{name: "another token of the same operator", approver: Identity{TokenName: "console-bob", Principals: []string{"operator://bob"}}, want: CodeSelfApproval},
-		{name: "the agent's own principal", approver: Identity{TokenName: "x", Principals: []string{"bot://agent-7"}}, want: CodeSelfApproval},
+		{name: "unknown", missing: true, approver: alice, want: route.CodeApprovalUnknown},
+		{name: "anonymous approver", approver: Identity{Principals: []string{"operator://alice"}}, want: route.CodeApprovalApproverAnonymous},
+		{name: "the requester's token", approver: Identity{TokenName: "runtime-a"}, want: route.CodeApprovalSelfApproval},
+		{name: "another token of the same operator", approver: Identity{TokenName: "console-bob", Principals: []string{"operator://bob"}}, want: route.CodeApprovalSelfApproval},
+		{name: "the agent's own principal", approver: Identity{TokenName: "x", Principals: []string{"bot://agent-7"}}, want: route.CodeApprovalSelfApproval},
 		{name: "required group held", change: func(a *Approval) { a.RequiredApprovers = []string{"group://payments-leads", "group://ops"} }, approver: alice, want: ""},
-		{name: "required group missing", change: func(a *Approval) { a.RequiredApprovers = []string{"group://payments-leads"} }, approver: alice, want: CodeApproverNotAllowed},
+		{name: "required group missing", change: func(a *Approval) { a.RequiredApprovers = []string{"group://payments-leads"} }, approver: alice, want: route.CodeApprovalApproverNotAllowed},
 		{name: "required *", change: func(a *Approval) { a.RequiredApprovers = []string{"*"} }, approver: alice, want: ""},
-		{name: "self even when required", change: func(a *Approval) { a.RequiredApprovers = []string{"operator://bob"} }, approver: Identity{TokenName: "console-bob", Principals: []string{"operator://bob"}}, want: CodeSelfApproval},
-		{name: "approved already", change: func(a *Approval) { a.Status = StatusApproved }, approver: alice, want: CodeDecided},
-		{name: "denied already", change: func(a *Approval) { a.Status = StatusDenied }, approver: alice, want: CodeDecided},
-		{name: "used", change: func(a *Approval) { a.Status = StatusUsed }, approver: alice, want: CodeDecided},
-		{name: "marked expired", change: func(a *Approval) { a.Status = StatusExpired }, approver: alice, want: CodeExpired},
-		{name: "at expiry", approver: alice, now: t0.Add(DefaultTTL), want: CodeExpired},
-		{name: "unknown status", change: func(a *Approval) { a.Status = "revoked" }, approver: alice, want: CodeUnknown},
-		{name: "self before state", change: func(a *Approval) { a.Status = StatusDenied }, approver: requester, want: CodeSelfApproval},
+		{name: "self even when required", change: func(a *Approval) { a.RequiredApprovers = []string{"operator://bob"} }, approver: Identity{TokenName: "console-bob", Principals: []string{"operator://bob"}}, want: route.CodeApprovalSelfApproval},
+		{name: "approved already", change: func(a *Approval) { a.Status = StatusApproved }, approver: alice, want: route.CodeApprovalDecided},
+		{name: "denied already", change: func(a *Approval) { a.Status = StatusDenied }, approver: alice, want: route.CodeApprovalDecided},
+		{name: "used", change: func(a *Approval) { a.Status = StatusUsed }, approver: alice, want: route.CodeApprovalDecided},
+		{name: "marked expired", change: func(a *Approval) { a.Status = StatusExpired }, approver: alice, want: route.CodeApprovalExpired},
+		{name: "at expiry", approver: alice, now: t0.Add(DefaultTTL), want: route.CodeApprovalExpired},
+		{name: "unknown status", change: func(a *Approval) { a.Status = "revoked" }, approver: alice, want: route.CodeApprovalUnknown},
+		{name: "self before state", change: func(a *Approval) { a.Status = StatusDenied }, approver: requester, want: route.CodeApprovalSelfApproval},
 	} {
 		a := pending()
 		if c.change != nil {
@@ -99,17 +101,17 @@ func TestCheckUse(t *testing.T) {
 	}{
 		{name: "approved, same call", change: approved, want: ""},
 		{name: "principals in another order", change: approved, requester: reordered, want: ""},
-		{name: "unknown", want: CodeUnknown},
-		{name: "pending", change: func(*Approval) {}, want: CodePending},
-		{name: "denied", change: func(a *Approval) { a.Status = StatusDenied }, want: CodeDenied},
-		{name: "used", change: func(a *Approval) { a.Status = StatusUsed; a.ConsumedBy = "dec-2" }, want: CodeUsed},
-		{name: "marked expired", change: func(a *Approval) { a.Status = StatusExpired }, want: CodeExpired},
-		{name: "approved but past expiry", change: approved, now: t0.Add(DefaultTTL), want: CodeExpired},
-		{name: "unknown status", change: func(a *Approval) { a.Status = "" }, want: CodeUnknown},
-		{name: "other call", change: approved, digest: "sha256:bb", want: CodeDigestMismatch},
-		{name: "other token", change: approved, requester: Identity{TokenName: "runtime-b", Principals: requester.Principals}, want: CodeRequesterMismatch},
-		{name: "fewer principals", change: approved, requester: Identity{TokenName: "runtime-a", Principals: []string{"operator://bob"}}, want: CodeRequesterMismatch},
-		{name: "requester before state", change: func(a *Approval) { a.Status = StatusDenied }, requester: Identity{TokenName: "runtime-b"}, want: CodeRequesterMismatch},
+		{name: "unknown", want: route.CodeApprovalUnknown},
+		{name: "pending", change: func(*Approval) {}, want: route.CodeApprovalPending},
+		{name: "denied", change: func(a *Approval) { a.Status = StatusDenied }, want: route.CodeApprovalDenied},
+		{name: "used", change: func(a *Approval) { a.Status = StatusUsed; a.ConsumedBy = "dec-2" }, want: route.CodeApprovalUsed},
+		{name: "marked expired", change: func(a *Approval) { a.Status = StatusExpired }, want: route.CodeApprovalExpired},
+		{name: "approved but past expiry", change: approved, now: t0.Add(DefaultTTL), want: route.CodeApprovalExpired},
+		{name: "unknown status", change: func(a *Approval) { a.Status = "" }, want: route.CodeApprovalUnknown},
+		{name: "other call", change: approved, digest: "sha256:bb", want: route.CodeApprovalDigestMismatch},
+		{name: "other token", change: approved, requester: Identity{TokenName: "runtime-b", Principals: requester.Principals}, want: route.CodeApprovalRequesterMismatch},
+		{name: "fewer principals", change: approved, requester: Identity{TokenName: "runtime-a", Principals: []string{"operator://bob"}}, want: route.CodeApprovalRequesterMismatch},
+		{name: "requester before state", change: func(a *Approval) { a.Status = StatusDenied }, requester: Identity{TokenName: "runtime-b"}, want: route.CodeApprovalRequesterMismatch},
 	} {
 		var a *Approval
 		if c.change != nil {

@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/gatedhq/gated/internal/audit/spool"
+	"github.com/gatedhq/gated/internal/route"
 )
 
 // Sinks and statuses reported in a decision's audit block.
@@ -25,11 +26,6 @@ const (
 	StatusSpooled = "spooled" // fsynced to the local spool, replayed later
 	StatusDropped = "dropped" // fail=open only: lost, counted and logged
 )
-
-// BlockerUnavailable is the blocker the gate refuses with when Record
-// fails; a correction record carries it too, so the stored record says
-// what the caller was told.
-const BlockerUnavailable = "audit_unavailable"
 
 // ErrUnavailable means a record could be neither queued nor spooled. With
 // fail=closed the caller must refuse the decision (blocker audit_unavailable).
@@ -692,15 +688,15 @@ func (r *recorder) ack(batch []*item, st stored) {
 // blocker audit_unavailable.
 func refusal(rec *Record) *Record {
 	c := *rec
-	c.FinalRoute, c.GateDecision, c.Execute = "refuse", "fail", false
+	c.FinalRoute, c.GateDecision, c.Execute = route.Refuse.String(), "fail", false
 	add := func(list []string, s string) []string {
 		if slices.Contains(list, s) {
 			return list
 		}
 		return append(slices.Clip(list), s)
 	}
-	c.HardBlockers = add(rec.HardBlockers, BlockerUnavailable)
-	c.FindingCodes = add(rec.FindingCodes, BlockerUnavailable)
+	c.HardBlockers = add(rec.HardBlockers, route.CodeAuditUnavailable)
+	c.FindingCodes = add(rec.FindingCodes, route.CodeAuditUnavailable)
 	c.Reasons = add(rec.Reasons, "the record could not be confirmed stored, so the call was refused")
 	return &c
 }

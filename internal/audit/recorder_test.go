@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatedhq/gated/internal/route"
 	"github.com/gatedhq/gated/internal/testwait"
 
 	"github.com/gatedhq/gated/internal/audit"
@@ -346,7 +347,7 @@ func TestSyncContextEnds(t *testing.T) {
 	p.Restore()
 	testwait.Until(t, "the refused record stored as a refusal", func() bool {
 		return pgtest.QueryInt(t, u, "SELECT count(*) FROM audit_decisions WHERE decision_id = $1 AND final_route = 'refuse' AND NOT execute AND $2 = ANY(hard_blockers)",
-			closed.DecisionID, audit.BlockerUnavailable) == 1 &&
+			closed.DecisionID, route.CodeAuditUnavailable) == 1 &&
 			pgtest.QueryInt(t, u, "SELECT count(*) FROM audit_decisions WHERE decision_id = $1 AND final_route = $2", open.DecisionID, open.FinalRoute) == 1
 	})
 	waitSpoolEmpty(t, r)

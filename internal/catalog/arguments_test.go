@@ -34,7 +34,7 @@ func TestValidateArgumentsValueCap(t *testing.T) {
 		t.Fatalf("%d values: %+v", MaxArgumentValues+1, errs)
 	}
 	fs, _ := Floors(v.Call(nil, ""), &route.Event{ProposedArguments: list(100000)}, route.AuthConfirmed, ArgumentsEnforce)
-	if len(fs) != 1 || fs[0].Code != CodeArgumentsInvalid || fs[0].Route != route.Refuse {
+	if len(fs) != 1 || fs[0].Code != route.CodeArgumentsInvalid || fs[0].Route != route.Refuse {
 		t.Fatalf("floors: %+v", fs)
 	}
 }

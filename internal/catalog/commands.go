@@ -24,11 +24,6 @@ import (
 // removal and unwrapping, instead of the raw text. The line is parsed once
 // per decision (Call), whatever the number of rules.
 
-// CodeShellDynamic is the finding of a command line gated could not read
-// whole: a command word built at run time, a line that does not parse, one
-// past a bound. What gated cannot read, it does not allow.
-const CodeShellDynamic = "shell_command_dynamic"
-
 // Rule kinds of command rules, as Rule.Kind shows them.
 const (
 	ruleCommand = "command"
@@ -170,7 +165,7 @@ func (c *Call) dynamicFinding() (route.Finding, bool) {
 		return route.Finding{}, false
 	}
 	cl := c.View.CommandLine
-	return finding(CodeShellDynamic, cl.Dynamic, true, "the command line at %s could not be read whole (%s), so gated cannot tell what it runs (%s)",
+	return finding(route.CodeShellCommandDynamic, cl.Dynamic, true, "the command line at %s could not be read whole (%s), so gated cannot tell what it runs (%s)",
 		cl.Pointer, c.line.Dynamic, c.View.Source), true
 }
 

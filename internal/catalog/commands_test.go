@@ -99,7 +99,7 @@ func TestCommandRules(t *testing.T) {
 		{":(){ :|:& };:", ws, []string{"bomb"}},
 		{"git clean -fdx", ws, []string{"scratch"}},
 		{"git clean -fdx", "/tmp/s", nil},
-		{"$(echo rm) -rf /", ws, []string{CodeShellDynamic}},
+		{"$(echo rm) -rf /", ws, []string{route.CodeShellCommandDynamic}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.ws+"$ "+tc.line, func(t *testing.T) {
@@ -118,7 +118,7 @@ func TestShellDynamicFinding(t *testing.T) {
 	v := loadCommandView(t, `{pointer: /command}`)
 	args := map[string]any{"command": "rm${IFS}-rf${IFS}/secret-path"}
 	fs := v.Call(args, "/w").ruleFindings(args)
-	if len(fs) != 1 || fs[0].Code != CodeShellDynamic || fs[0].Route != route.Ask || !fs[0].Blocking ||
+	if len(fs) != 1 || fs[0].Code != route.CodeShellCommandDynamic || fs[0].Route != route.Ask || !fs[0].Blocking ||
 		strings.Contains(fs[0].Message, "secret-path") || !strings.Contains(fs[0].Message, "/command") {
 		t.Fatalf("findings %+v, want one blocking shell_command_dynamic at ask (the default)", fs)
 	}

@@ -7,17 +7,6 @@ import (
 	"github.com/gatedhq/gated/internal/route"
 )
 
-// Blocker codes of the catalog's findings.
-const (
-	CodeCategoryUnderstated       = "tool_category_understated"
-	CodeRiskRequiresConfirmation  = "risk_level_requires_confirmation"
-	CodeIrreversibleNeedsVerified = "irreversible_action_requires_verified_approval"
-	CodeApprovalRequired          = "approval_required"
-	CodeApprovalPolicy            = "approval_policy_unresolvable"
-	CodeNeverAuto                 = "risk_tier_never_auto"
-	CodeArgumentsInvalid          = "arguments_invalid"
-)
-
 // ArgumentMode is what a failed argument validation does
 // (--argument-validation).
 type ArgumentMode int
@@ -70,7 +59,7 @@ func EffectiveCategory(v *View, declared route.Category) (route.Category, []rout
 	case declared == route.Unknown:
 		return implied, nil
 	case implied == route.Write && (declared == route.PublicRead || declared == route.PrivateRead):
-		return route.Write, []route.Finding{finding(CodeCategoryUnderstated, route.Ask, true,
+		return route.Write, []route.Finding{finding(route.CodeToolCategoryUnderstated, route.Ask, true,
 			"tool %s is catalogued as a write (risk_level %d, mutates %s) but the event declares %s", v.ToolID, v.RiskLevel, listOrNone(v.Mutates), declared)}
 	}
 	return declared, nil
@@ -90,7 +79,7 @@ func Floors(c *Call, ev *route.Event, auth route.AuthState, mode ArgumentMode) (
 	out := c.ruleFindings(ev.ProposedArguments)
 	v := c.Floor()
 	if v.NeverExecute {
-		out = append(out, finding(CodeNeverAuto, route.Refuse, true,
+		out = append(out, finding(route.CodeRiskTierNeverAuto, route.Refuse, true,
 			"tool %s has risk tier %s, which never executes automatically", v.ToolID, v.RiskTier))
 	}
 	confirmed := auth >= route.AuthConfirmed
@@ -100,16 +89,16 @@ func Floors(c *Call, ev *route.Event, auth route.AuthState, mode ArgumentMode) (
 		if auth == route.AuthNone {
 			r = route.Defer
 		}
-		out = append(out, finding(CodeRiskRequiresConfirmation, r, true,
+		out = append(out, finding(route.CodeRiskLevelRequiresConfirmation, r, true,
 			"tool %s has risk_level 2 (external side effects) and needs authorization_state confirmed, not %s", v.ToolID, auth))
 	case v.RiskLevel >= 3 && (!confirmed || ev.VerifiedApprovals() == 0):
-		out = append(out, finding(CodeIrreversibleNeedsVerified, route.Defer, true,
+		out = append(out, finding(route.CodeIrreversibleActionRequiresVerifiedApproval, route.Defer, true,
 			"tool %s has risk_level 3 (irreversible) and needs authorization_state confirmed (is %s) and a verified approval evidence ref (has %d)", v.ToolID, auth, ev.VerifiedApprovals()))
 	}
 	// approval: policy:<ref> is the policy's to decide (or, without a policy,
 	// UnresolvedApprovalPolicy's).
 	if _, byPolicy := v.PolicyRef(); !byPolicy && needsApproval(v) && !confirmed {
-		out = append(out, finding(CodeApprovalRequired, route.Ask, true,
+		out = append(out, finding(route.CodeApprovalRequired, route.Ask, true,
 			"tool %s has approval %s and needs authorization_state confirmed, not %s", v.ToolID, v.Approval, auth))
 	}
 	var errs []ArgumentError
@@ -119,7 +108,7 @@ func Floors(c *Call, ev *route.Event, auth route.AuthState, mode ArgumentMode) (
 			if mode == ArgumentsWarn {
 				r, blocking = route.Accept, false
 			}
-			out = append(out, finding(CodeArgumentsInvalid, r, blocking,
+			out = append(out, finding(route.CodeArgumentsInvalid, r, blocking,
 				"proposed_arguments do not match the input schema of tool %s: %s", v.ToolID, joinArgumentErrors(errs)))
 		}
 	}
@@ -134,7 +123,7 @@ func UnresolvedApprovalPolicy(v *View) (route.Finding, bool) {
 	if !ok {
 		return route.Finding{}, false
 	}
-	return finding(CodeApprovalPolicy, route.Defer, true,
+	return finding(route.CodeApprovalPolicyUnresolvable, route.Defer, true,
 		"tool %s defers approval to policy %q, and no policy is loaded", v.ToolID, ref), true
 }
 

@@ -41,7 +41,7 @@ func TestEffectiveCategory(t *testing.T) {
 		}
 		if tt.blocker {
 			f := fs[0]
-			if f.Code != CodeCategoryUnderstated || !f.Blocking || f.Route != route.Ask || f.Source != route.SourceCatalog {
+			if f.Code != route.CodeToolCategoryUnderstated || !f.Blocking || f.Route != route.Ask || f.Source != route.SourceCatalog {
 				t.Errorf("finding %+v", f)
 			}
 		}
@@ -79,21 +79,21 @@ func TestFloors(t *testing.T) {
 		auth route.AuthState
 		want []want
 	}{
-		{"risk 2 at none defers", risk2, nil, none, []want{{CodeRiskRequiresConfirmation, route.Defer}}},
-		{"risk 2 claimed asks", risk2, nil, claimed, []want{{CodeRiskRequiresConfirmation, route.Ask}}},
-		{"risk 2 validated asks", risk2, nil, validated, []want{{CodeRiskRequiresConfirmation, route.Ask}}},
+		{"risk 2 at none defers", risk2, nil, none, []want{{route.CodeRiskLevelRequiresConfirmation, route.Defer}}},
+		{"risk 2 claimed asks", risk2, nil, claimed, []want{{route.CodeRiskLevelRequiresConfirmation, route.Ask}}},
+		{"risk 2 validated asks", risk2, nil, validated, []want{{route.CodeRiskLevelRequiresConfirmation, route.Ask}}},
 		{"risk 2 confirmed passes", risk2, nil, confirmed, nil},
-		{"risk 3 confirmed without approval defers", risk3, &route.Event{}, confirmed, []want{{CodeIrreversibleNeedsVerified, route.Defer}}},
-		{"risk 3 unverified approval defers", risk3, unverified, confirmed, []want{{CodeIrreversibleNeedsVerified, route.Defer}}},
-		{"risk 3 approval but not confirmed defers", risk3, withApproval, validated, []want{{CodeIrreversibleNeedsVerified, route.Defer}}},
+		{"risk 3 confirmed without approval defers", risk3, &route.Event{}, confirmed, []want{{route.CodeIrreversibleActionRequiresVerifiedApproval, route.Defer}}},
+		{"risk 3 unverified approval defers", risk3, unverified, confirmed, []want{{route.CodeIrreversibleActionRequiresVerifiedApproval, route.Defer}}},
+		{"risk 3 approval but not confirmed defers", risk3, withApproval, validated, []want{{route.CodeIrreversibleActionRequiresVerifiedApproval, route.Defer}}},
 		{"risk 3 confirmed and verified passes", risk3, withApproval, confirmed, nil},
-		{"approval always asks", always, nil, validated, []want{{CodeApprovalRequired, route.Ask}}},
+		{"approval always asks", always, nil, validated, []want{{route.CodeApprovalRequired, route.Ask}}},
 		{"approval always confirmed passes", always, nil, confirmed, nil},
-		{"on-mutate that mutates asks", onMutate, nil, claimed, []want{{CodeApprovalRequired, route.Ask}}},
+		{"on-mutate that mutates asks", onMutate, nil, claimed, []want{{route.CodeApprovalRequired, route.Ask}}},
 		{"on-mutate that does not mutate passes", onMutateRead, nil, claimed, nil},
 		{"policy approval is left to the policy", policy, nil, claimed, nil},
-		{"R4 refuses even confirmed and approved", r4, withApproval, confirmed, []want{{CodeNeverAuto, route.Refuse}}},
-		{"R4 unconfirmed collects every floor", r4, nil, none, []want{{CodeNeverAuto, route.Refuse}, {CodeIrreversibleNeedsVerified, route.Defer}, {CodeApprovalRequired, route.Ask}}},
+		{"R4 refuses even confirmed and approved", r4, withApproval, confirmed, []want{{route.CodeRiskTierNeverAuto, route.Refuse}}},
+		{"R4 unconfirmed collects every floor", r4, nil, none, []want{{route.CodeRiskTierNeverAuto, route.Refuse}, {route.CodeIrreversibleActionRequiresVerifiedApproval, route.Defer}, {route.CodeApprovalRequired, route.Ask}}},
 		{"risk 1 auto adds nothing", plain, nil, none, nil},
 	}
 	for _, tt := range tests {
@@ -128,7 +128,7 @@ func TestArgumentFloor(t *testing.T) {
 		t.Fatalf("valid arguments: %v %v", fs, errs)
 	}
 	fs, errs := Floors(refund.Call(nil, ""), ev(invalid), route.AuthConfirmed, ArgumentsEnforce)
-	if len(fs) != 1 || fs[0].Code != CodeArgumentsInvalid || fs[0].Route != route.Refuse || !fs[0].Blocking {
+	if len(fs) != 1 || fs[0].Code != route.CodeArgumentsInvalid || fs[0].Route != route.Refuse || !fs[0].Blocking {
 		t.Fatalf("enforce: %+v", fs)
 	}
 	// The errors behind the finding come with it, so no caller validates twice.
@@ -277,15 +277,15 @@ func TestExampleCatalogCoversEveryFloor(t *testing.T) {
 		refs     []route.EvidenceRef
 		code     string
 	}{
-		{"update_ticket", route.PrivateRead, route.AuthConfirmed, map[string]any{"ticket_id": "T-1"}, nil, CodeCategoryUnderstated},
-		{"publish_article", route.Write, route.AuthValidated, map[string]any{"article_id": "a1"}, nil, CodeRiskRequiresConfirmation},
-		{"issue_refund", route.Write, route.AuthConfirmed, map[string]any{"payment_id": "p", "amount": 10.0, "reason": "damaged"}, nil, CodeIrreversibleNeedsVerified},
-		{"send_email", route.Write, route.AuthValidated, map[string]any{"to": "a@example.com", "subject": "s", "body": "b", "ticket_id": "T-1"}, nil, CodeApprovalRequired},
-		{"run_shell", route.Write, route.AuthAuthenticated, map[string]any{"command": "make test"}, nil, CodeApprovalRequired},
-		{"deploy_service", route.Write, route.AuthConfirmed, map[string]any{"service": "api", "release": "v1.2.3"}, nil, CodeApprovalPolicy},
-		{"drop_database", route.Write, route.AuthConfirmed, map[string]any{"database": "orders"}, approval, CodeNeverAuto},
-		{"legacy_cleanup", route.Unknown, route.AuthConfirmed, nil, approval, CodeNeverAuto},
-		{"send_email", route.Write, route.AuthConfirmed, map[string]any{"to": "not-an-address", "subject": "s", "body": "b", "ticket_id": "T-1"}, nil, CodeArgumentsInvalid},
+		{"update_ticket", route.PrivateRead, route.AuthConfirmed, map[string]any{"ticket_id": "T-1"}, nil, route.CodeToolCategoryUnderstated},
+		{"publish_article", route.Write, route.AuthValidated, map[string]any{"article_id": "a1"}, nil, route.CodeRiskLevelRequiresConfirmation},
+		{"issue_refund", route.Write, route.AuthConfirmed, map[string]any{"payment_id": "p", "amount": 10.0, "reason": "damaged"}, nil, route.CodeIrreversibleActionRequiresVerifiedApproval},
+		{"send_email", route.Write, route.AuthValidated, map[string]any{"to": "a@example.com", "subject": "s", "body": "b", "ticket_id": "T-1"}, nil, route.CodeApprovalRequired},
+		{"run_shell", route.Write, route.AuthAuthenticated, map[string]any{"command": "make test"}, nil, route.CodeApprovalRequired},
+		{"deploy_service", route.Write, route.AuthConfirmed, map[string]any{"service": "api", "release": "v1.2.3"}, nil, route.CodeApprovalPolicyUnresolvable},
+		{"drop_database", route.Write, route.AuthConfirmed, map[string]any{"database": "orders"}, approval, route.CodeRiskTierNeverAuto},
+		{"legacy_cleanup", route.Unknown, route.AuthConfirmed, nil, approval, route.CodeRiskTierNeverAuto},
+		{"send_email", route.Write, route.AuthConfirmed, map[string]any{"to": "not-an-address", "subject": "s", "body": "b", "ticket_id": "T-1"}, nil, route.CodeArgumentsInvalid},
 	}
 	for _, tt := range tests {
 		v, ok := c.Lookup(tt.toolName)
@@ -329,7 +329,7 @@ func TestExampleCatalogCoversEveryFloor(t *testing.T) {
 func TestUnresolvedApprovalPolicy(t *testing.T) {
 	t.Parallel()
 	f, ok := UnresolvedApprovalPolicy(&View{ToolID: "t", Approval: "policy:prod"})
-	if !ok || f.Code != CodeApprovalPolicy || f.Route != route.Defer || !f.Blocking {
+	if !ok || f.Code != route.CodeApprovalPolicyUnresolvable || f.Route != route.Defer || !f.Blocking {
 		t.Fatalf("got %+v %v", f, ok)
 	}
 	for _, a := range []string{"auto", "on-mutate", "always"} {

@@ -57,10 +57,6 @@ var ruleCodePattern = regexp.MustCompile(`^[a-z][a-z0-9_]{2,63}$`)
 // *.name.
 var hostPattern = regexp.MustCompile(`^(\*\.)?[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$`)
 
-// ownCodes are the catalog's own blocker codes, which a rule may not take.
-var ownCodes = []string{CodeCategoryUnderstated, CodeRiskRequiresConfirmation, CodeIrreversibleNeedsVerified,
-	CodeApprovalRequired, CodeApprovalPolicy, CodeNeverAuto, CodeArgumentsInvalid, CodeShellDynamic}
-
 // Rule is one argument rule of a TOOL.md, resolved and compiled. Views
 // carry their rules read-only; GET /v1/catalog shows them.
 type Rule struct {
@@ -407,8 +403,8 @@ func (l *loader) parseRule(f file, field string, m map[string]json.RawMessage) *
 		switch {
 		case !ruleCodePattern.MatchString(code):
 			bad("/code", "invalid_rule_code", "%q is not a blocker code: lower-case letters, digits and _, starting with a letter, 3 to 64 characters", code)
-		case slices.Contains(ownCodes, code):
-			bad("/code", "invalid_rule_code", "%q is one of the catalog's own blocker codes; choose another", code)
+		case route.Reserved(code):
+			bad("/code", "invalid_rule_code", "%q is one of gated's own blocker codes (docs/codes.md); choose another", code)
 		default:
 			r.Code = code
 		}

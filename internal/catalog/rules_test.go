@@ -204,7 +204,11 @@ func TestRuleLoadProblems(t *testing.T) {
 		{"code missing", []string{`{pointer: /command, regex: x, route: ask}`}, "/metadata/gated/rules/0/code", "missing_field", nil},
 		{"bad code", []string{`{code: Bad-Code, pointer: /command, regex: x, route: ask}`}, "/metadata/gated/rules/0/code", "invalid_rule_code", nil},
 		{"short code", []string{`{code: ab, pointer: /command, regex: x, route: ask}`}, "/metadata/gated/rules/0/code", "invalid_rule_code", nil},
-		{"catalog's own code", []string{`{code: arguments_invalid, pointer: /command, regex: x, route: ask}`}, "/metadata/gated/rules/0/code", "invalid_rule_code", []string{"catalog's own"}},
+		{"catalog's own code", []string{`{code: arguments_invalid, pointer: /command, regex: x, route: ask}`}, "/metadata/gated/rules/0/code", "invalid_rule_code", []string{"gated's own"}},
+		// The approval and proxy code match approval_pending by code alone.
+		{"an approval's code", []string{`{code: approval_pending, pointer: /command, regex: x, route: ask}`}, "/metadata/gated/rules/0/code", "invalid_rule_code", []string{"gated's own"}},
+		{"the kill switch's code", []string{ok, `{code: kill_switch, pointer: /command, route: refuse, command: {program: rm}}`}, "/metadata/gated/rules/1/code", "invalid_rule_code", []string{"gated's own"}},
+		{"the runtime's non-blocking code", []string{`{code: runtime_recommended_ask, pointer: /command, prefix: x, route: ask}`}, "/metadata/gated/rules/0/code", "invalid_rule_code", []string{"gated's own"}},
 		{"code not a string", []string{`{code: [a], pointer: /command, regex: x, route: ask}`}, "/metadata/gated/rules/0/code", "invalid_type", nil},
 		{"pointer missing", []string{`{code: c_bad, regex: x, route: ask}`}, "/metadata/gated/rules/0/pointer", "missing_field", nil},
 		{"pointer without slash", []string{`{code: c_bad, pointer: command, regex: x, route: ask}`}, "/metadata/gated/rules/0/pointer", "invalid_rule_pointer", []string{"start with '/'"}},
@@ -414,7 +418,7 @@ func TestRuleFindingsThroughFloors(t *testing.T) {
 	w := loadRuleView(t, `{code: secrets_file, pointer: /file_path, glob: '**/.env', route: refuse}`)
 	w.Approval = approvalAlways
 	fs, _ := Floors(w.Call(nil, ""), ev, route.AuthAuthenticated, ArgumentsEnforce)
-	if len(fs) != 2 || fs[0].Code != "secrets_file" || fs[1].Code != CodeApprovalRequired {
+	if len(fs) != 2 || fs[0].Code != "secrets_file" || fs[1].Code != route.CodeApprovalRequired {
 		t.Fatalf("order: %+v", fs)
 	}
 	if fs, _ := Floors(w.Call(nil, ""), &route.Event{ProposedArguments: map[string]any{"file_path": "a.go"}}, route.AuthConfirmed, ArgumentsEnforce); len(fs) != 0 {

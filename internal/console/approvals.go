@@ -11,6 +11,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/gatedhq/gated/internal/approval"
+	"github.com/gatedhq/gated/internal/route"
 )
 
 const noApprovals = "Approvals are not configured: they need PostgreSQL (--database-url) and a tokens file (--tokens)."
@@ -43,7 +44,7 @@ func isSelf(a *approval.Approval, me approval.Identity) bool {
 	err := approval.CanDecide(&approval.Approval{Requester: a.Requester, Status: approval.StatusPending,
 		ExpiresAt: time.Unix(1<<40, 0)}, me, time.Unix(0, 0))
 	var ae *approval.Error
-	return errors.As(err, &ae) && ae.Code == approval.CodeSelfApproval
+	return errors.As(err, &ae) && ae.Code == route.CodeApprovalSelfApproval
 }
 
 func identity(u *user) approval.Identity {
@@ -119,7 +120,7 @@ func (c *Console) showApproval(w http.ResponseWriter, r *http.Request, u *user, 
 	}
 	a, err := c.opt.Approvals.Get(r.Context(), r.PathValue("id"))
 	if err != nil {
-		if code, ok := refusal(err); ok && code == approval.CodeUnknown {
+		if code, ok := refusal(err); ok && code == route.CodeApprovalUnknown {
 			c.fail(w, r, u, http.StatusNotFound, "There is no approval with that id.")
 			return
 		}
@@ -153,10 +154,10 @@ func (c *Console) decide(approve bool) func(http.ResponseWriter, *http.Request, 
 			}
 			status := http.StatusConflict
 			switch code {
-			case approval.CodeUnknown:
+			case route.CodeApprovalUnknown:
 				c.fail(w, r, u, http.StatusNotFound, "There is no approval with that id.")
 				return
-			case approval.CodeSelfApproval, approval.CodeApproverNotAllowed, approval.CodeApproverAnonymous:
+			case route.CodeApprovalSelfApproval, route.CodeApprovalApproverNotAllowed, route.CodeApprovalApproverAnonymous:
 				status = http.StatusForbidden
 			}
 			c.showApproval(w, r, u, status, refusalSentence(code, err), reason)
@@ -190,13 +191,13 @@ func refusal(err error) (string, bool) {
 // tried: the rule's own message, with what to do about it.
 func refusalSentence(code string, err error) string {
 	switch code {
-	case approval.CodeSelfApproval:
+	case route.CodeApprovalSelfApproval:
 		return "You cannot decide your own request: you share the requester's token or a principal that names it, so another approver has to."
-	case approval.CodeApproverNotAllowed:
+	case route.CodeApprovalApproverNotAllowed:
 		return "You are not among the approvers this action requires: " + err.Error()
-	case approval.CodeDecided:
+	case route.CodeApprovalDecided:
 		return "Someone decided this approval already: " + err.Error()
-	case approval.CodeExpired:
+	case route.CodeApprovalExpired:
 		return "This approval expired before it was decided; the agent has to ask again."
 	}
 	return err.Error()

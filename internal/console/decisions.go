@@ -7,6 +7,7 @@ import (
 
 	"github.com/gatedhq/gated/internal/actionresult"
 	"github.com/gatedhq/gated/internal/audit"
+	"github.com/gatedhq/gated/internal/route"
 )
 
 const noDecisions = "Decisions are stored in PostgreSQL only: start gated with --database-url to search them here."
@@ -28,7 +29,7 @@ type decisionQuery struct {
 	Since, Until, Route, Tool, Agent, Blocker string
 }
 
-var routes = []string{"accept", "ask", "defer", "refuse"}
+var routes = route.Names()
 
 // Routes are the route filter's choices.
 func (decisionQuery) Routes() []string { return routes }

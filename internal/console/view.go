@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/gatedhq/gated/internal/route"
 )
 
 //go:embed templates/*.html
@@ -204,8 +206,7 @@ func shortID(id string) string {
 // routeClass is the CSS class of a route's badge; an unknown route (a
 // stored value gated did not write) gets a neutral one.
 func routeClass(r string) string {
-	switch r {
-	case "accept", "ask", "defer", "refuse":
+	if _, err := route.ParseRoute(r); err == nil {
 		return "route route-" + r
 	}
 	return "route"

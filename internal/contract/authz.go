@@ -6,10 +6,6 @@ import (
 	"github.com/gatedhq/gated/internal/route"
 )
 
-// CodeAuthNotSupported marks a declared authorization state that the
-// evidence does not back.
-const CodeAuthNotSupported = "authorization_state_not_supported_by_evidence"
-
 // AuthReport explains how the effective authorization state was reached.
 type AuthReport struct {
 	DeclaredState          route.AuthState `json:"declared_state"`
@@ -75,7 +71,7 @@ func authorize(ev *route.Event, names []string) (AuthReport, []route.Finding) {
 		r.EffectiveState = max(supported, route.AuthUserClaimed)
 		r.Downgraded = true
 		return r, []route.Finding{{
-			Source: route.SourceEvidence, Code: CodeAuthNotSupported, Route: route.Ask, Blocking: true,
+			Source: route.SourceEvidence, Code: route.CodeAuthorizationStateNotSupportedByEvidence, Route: route.Ask, Blocking: true,
 			Message: "the evidence supports " + r.EffectiveState.String() + ", not the declared " + declared.String(),
 		}}
 	case declared == route.AuthNone && supported > route.AuthNone:

@@ -3,7 +3,6 @@ package contract_test
 import (
 	"testing"
 
-	"github.com/gatedhq/gated/internal/contract"
 	"github.com/gatedhq/gated/internal/route"
 )
 
@@ -85,27 +84,27 @@ func TestEffectiveState(t *testing.T) {
 		blockers            []string
 	}{
 		{"authenticated backed by a claim only", "private_read", "authenticated", []any{claimRef},
-			route.AuthUserClaimed, true, route.Ask, []string{contract.CodeAuthNotSupported, contract.CodePrivateReadNotAuth}},
+			route.AuthUserClaimed, true, route.Ask, []string{route.CodeAuthorizationStateNotSupportedByEvidence, route.CodePrivateReadNotAuthenticated}},
 		{"authenticated backed by nothing", "private_read", "authenticated", []any{ref(nil)},
-			route.AuthUserClaimed, true, route.Ask, []string{contract.CodeAuthNotSupported, contract.CodePrivateReadNotAuth}},
+			route.AuthUserClaimed, true, route.Ask, []string{route.CodeAuthorizationStateNotSupportedByEvidence, route.CodePrivateReadNotAuthenticated}},
 		{"validated backed by auth_event", "write", "validated", []any{authRef},
-			route.AuthAuthenticated, true, route.Ask, []string{contract.CodeAuthNotSupported, contract.CodeWriteNoValidation}},
+			route.AuthAuthenticated, true, route.Ask, []string{route.CodeAuthorizationStateNotSupportedByEvidence, route.CodeWriteMissingValidationOrConfirmation}},
 		{"confirmed backed by nothing", "write", "confirmed", []any{ref(nil)},
-			route.AuthUserClaimed, true, route.Ask, []string{contract.CodeAuthNotSupported, contract.CodeWriteNoValidation}},
+			route.AuthUserClaimed, true, route.Ask, []string{route.CodeAuthorizationStateNotSupportedByEvidence, route.CodeWriteMissingValidationOrConfirmation}},
 		{"confirmed backed by validation", "write", "confirmed", []any{validRef},
-			route.AuthValidated, true, route.Ask, []string{contract.CodeAuthNotSupported, contract.CodeWriteNoConfirmation}},
+			route.AuthValidated, true, route.Ask, []string{route.CodeAuthorizationStateNotSupportedByEvidence, route.CodeWriteMissingExplicitConfirmation}},
 		{"confirmed without refs is not downgraded", "write", "confirmed", []any{},
-			route.AuthConfirmed, false, route.Defer, []string{contract.CodeMissingEvidenceRefs}},
+			route.AuthConfirmed, false, route.Defer, []string{route.CodeMissingEvidenceRefs}},
 		{"none raised by evidence", "private_read", "none", []any{authRef},
 			route.AuthAuthenticated, false, route.Accept, nil},
 		{"user_claimed not raised by approval", "write", "user_claimed", []any{approvalRef},
-			route.AuthUserClaimed, false, route.Ask, []string{contract.CodeWriteNoValidation}},
+			route.AuthUserClaimed, false, route.Ask, []string{route.CodeWriteMissingValidationOrConfirmation}},
 		{"authenticated not raised by approval", "write", "authenticated", []any{approvalRef},
-			route.AuthAuthenticated, false, route.Ask, []string{contract.CodeWriteNoValidation}},
+			route.AuthAuthenticated, false, route.Ask, []string{route.CodeWriteMissingValidationOrConfirmation}},
 		{"validated backed by approval stays validated", "write", "validated", []any{approvalRef},
-			route.AuthValidated, false, route.Ask, []string{contract.CodeWriteNoConfirmation}},
+			route.AuthValidated, false, route.Ask, []string{route.CodeWriteMissingExplicitConfirmation}},
 		{"user_claimed backed by nothing stays", "private_read", "user_claimed", []any{ref(nil)},
-			route.AuthUserClaimed, false, route.Ask, []string{contract.CodePrivateReadNotAuth}},
+			route.AuthUserClaimed, false, route.Ask, []string{route.CodePrivateReadNotAuthenticated}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

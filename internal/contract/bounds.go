@@ -12,10 +12,6 @@ import (
 	"unicode/utf8"
 )
 
-// CodeNumberOutOfRange refuses an event that holds a number gated will not
-// reason about (see MaxNumberDigits and MaxNumberExponent).
-const CodeNumberOutOfRange = "argument_number_out_of_range"
-
 // Bounds on what one event may hold. Prepare checks them on the document as
 // decoded, before it copies, normalises or validates anything, so an event
 // that breaks one costs no more than reading it once.

@@ -166,13 +166,13 @@ func TestEvidenceRefFloodIsCappedBeforeCopying(t *testing.T) {
 		strings.Repeat(`{},`, 11999)+`{}],"risk_domain":"commerce","proposed_arguments":{},"recommended_route":"accept"}`)
 	check := func(p *contract.Prepared) {
 		t.Helper()
-		if p.Event != nil || len(p.Findings) != 1 || p.Findings[0].Code != contract.CodeSchemaFailed ||
+		if p.Event != nil || len(p.Findings) != 1 || p.Findings[0].Code != route.CodeSchemaValidationFailed ||
 			len(p.ValidationErrors) != 1 || p.ValidationErrors[0].Path != "$.evidence_refs" || p.ValidationErrors[0].Keyword != "maxItems" {
 			t.Fatalf("findings %+v errors %+v", p.Findings, p.ValidationErrors)
 		}
 	}
 	check(contract.Prepare(doc))
-	expect(t, decide(t, doc), route.Refuse, contract.CodeSchemaFailed)
+	expect(t, decide(t, doc), route.Refuse, route.CodeSchemaValidationFailed)
 
 	// A whole decision, envelope included, allocates a few kilobytes; the
 	// bound is generous, and far below what one flood cost before.
@@ -232,7 +232,7 @@ func TestCopiedCollectionsBounded(t *testing.T) {
 		if p.Event != nil || !hasPath(p.ValidationErrors, tc.path) || p.ValidationErrors[0].Keyword != tc.keyword {
 			t.Errorf("%s: %+v", tc.path, p.ValidationErrors)
 		}
-		expect(t, decide(t, event(t, tc.over)), route.Refuse, contract.CodeSchemaFailed)
+		expect(t, decide(t, event(t, tc.over)), route.Refuse, route.CodeSchemaValidationFailed)
 	}
 	// A ref with every field the contract defines is not too large.
 	if p := contract.Prepare(event(t, obj{"evidence_refs": []any{fullRef}})); p.Event == nil {
@@ -270,7 +270,7 @@ func TestIdentifiersRefuseControlCharacters(t *testing.T) {
 			continue
 		}
 		d := decide(t, event(t, tc.over))
-		expect(t, d, route.Refuse, contract.CodeSchemaFailed)
+		expect(t, d, route.Refuse, route.CodeSchemaValidationFailed)
 		if strings.ContainsFunc(d.ToolName, unicode.IsControl) || strings.ContainsRune(d.ToolName, '\u202e') {
 			t.Errorf("the answer repeats the tool name %q", d.ToolName)
 		}

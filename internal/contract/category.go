@@ -7,17 +7,6 @@ import (
 	"github.com/gatedhq/gated/internal/route"
 )
 
-// Blocker codes of the category rules.
-const (
-	CodeIdentityBoundPublicRead = "public_read_identity_bound_misclassified"
-	CodePrivateReadNotAuth      = "private_read_not_authenticated"
-	CodeHighRiskWrite           = "high_risk_write_missing_explicit_confirmation"
-	CodeWriteNoConfirmation     = "write_missing_explicit_confirmation"
-	CodeWriteNoValidation       = "write_missing_validation_or_confirmation"
-	CodeWriteNoAuthorization    = "write_missing_authorization"
-	CodeUnknownCategory         = "unknown_tool_category"
-)
-
 var (
 	identityKeys = set("account_id", "account_key", "address", "card_id", "case_id", "client_id",
 		"customer_id", "employee_id", "email", "invoice_id", "loan_id", "order_id", "patient_id",
@@ -129,7 +118,7 @@ func routeCategory(ev *route.Event, cat route.Category, auth route.AuthState) (f
 		if auth == route.AuthUserClaimed {
 			r = route.Ask
 		}
-		add(CodePrivateReadNotAuth, r, "a private read needs at least authenticated authorization")
+		add(route.CodePrivateReadNotAuthenticated, r, "a private read needs at least authenticated authorization")
 		reasons = append(reasons, "private_read_requires_authentication")
 	case route.Write:
 		switch {
@@ -140,24 +129,24 @@ func routeCategory(ev *route.Event, cat route.Category, auth route.AuthState) (f
 			if auth == route.AuthNone {
 				r = route.Defer
 			}
-			add(CodeHighRiskWrite, r, "a high-risk write needs explicit confirmation")
-			add(CodeWriteNoConfirmation, r, "a write needs explicit confirmation before it executes")
+			add(route.CodeHighRiskWriteMissingExplicitConfirmation, r, "a high-risk write needs explicit confirmation")
+			add(route.CodeWriteMissingExplicitConfirmation, r, "a write needs explicit confirmation before it executes")
 			if auth == route.AuthUserClaimed || auth == route.AuthAuthenticated {
-				add(CodeWriteNoValidation, r, "a write needs validation or confirmation")
+				add(route.CodeWriteMissingValidationOrConfirmation, r, "a write needs validation or confirmation")
 			}
 			reasons = append(reasons, "high_risk_write_requires_explicit_confirmation")
 		case auth == route.AuthValidated:
-			add(CodeWriteNoConfirmation, route.Ask, "a write needs explicit confirmation before it executes")
+			add(route.CodeWriteMissingExplicitConfirmation, route.Ask, "a write needs explicit confirmation before it executes")
 			reasons = append(reasons, "write_requires_explicit_confirmation")
 		case auth >= route.AuthUserClaimed:
-			add(CodeWriteNoValidation, route.Ask, "a write needs validation or confirmation")
+			add(route.CodeWriteMissingValidationOrConfirmation, route.Ask, "a write needs validation or confirmation")
 			reasons = append(reasons, "write_requires_validation_or_confirmation")
 		default:
-			add(CodeWriteNoAuthorization, route.Defer, "a write with no authorization cannot execute")
+			add(route.CodeWriteMissingAuthorization, route.Defer, "a write with no authorization cannot execute")
 			reasons = append(reasons, "write_requires_authorization")
 		}
 	default:
-		add(CodeUnknownCategory, route.Defer, "an unclassified tool must be classified or reviewed before it executes")
+		add(route.CodeUnknownToolCategory, route.Defer, "an unclassified tool must be classified or reviewed before it executes")
 		reasons = append(reasons, "unknown_tool_category_requires_classification")
 	}
 	return fs, reasons

@@ -80,7 +80,7 @@ func TestIdentityBoundPublicRead(t *testing.T) {
 			}
 			d := decide(t, event(t, over))
 			if tt.bound {
-				expect(t, d, route.Ask, contract.CodeIdentityBoundPublicRead)
+				expect(t, d, route.Ask, route.CodePublicReadIdentityBoundMisclassified)
 				if d.ToolCategory != "private_read" {
 					t.Errorf("tool_category = %s", d.ToolCategory)
 				}
@@ -99,9 +99,9 @@ func TestIdentityBoundPublicRead(t *testing.T) {
 func TestIdentityBoundRoutedAsPrivateRead(t *testing.T) {
 	t.Parallel()
 	d := decide(t, event(t, obj{"tool_name": "get_customer", "evidence_refs": []any{}}))
-	expect(t, d, route.Defer, contract.CodeIdentityBoundPublicRead, contract.CodePrivateReadNotAuth, contract.CodeMissingEvidenceRefs)
+	expect(t, d, route.Defer, route.CodePublicReadIdentityBoundMisclassified, route.CodePrivateReadNotAuthenticated, route.CodeMissingEvidenceRefs)
 	d = decide(t, event(t, obj{"tool_name": "get_customer", "authorization_state": "user_claimed", "evidence_refs": []any{claimRef}}))
-	expect(t, d, route.Ask, contract.CodeIdentityBoundPublicRead, contract.CodePrivateReadNotAuth)
+	expect(t, d, route.Ask, route.CodePublicReadIdentityBoundMisclassified, route.CodePrivateReadNotAuthenticated)
 }
 
 // Section 3: the route of each category at each effective state.
@@ -113,17 +113,17 @@ func TestCategoryRoutes(t *testing.T) {
 		blockers []string
 	}
 	hr := func(r route.Route, extra ...string) want {
-		return want{r, append([]string{contract.CodeHighRiskWrite, contract.CodeWriteNoConfirmation}, extra...)}
+		return want{r, append([]string{route.CodeHighRiskWriteMissingExplicitConfirmation, route.CodeWriteMissingExplicitConfirmation}, extra...)}
 	}
 	table := map[string][]want{
 		"public_read":  {{route.Accept, nil}, {route.Accept, nil}, {route.Accept, nil}, {route.Accept, nil}, {route.Accept, nil}},
-		"private_read": {{route.Defer, []string{contract.CodePrivateReadNotAuth}}, {route.Ask, []string{contract.CodePrivateReadNotAuth}}, {route.Accept, nil}, {route.Accept, nil}, {route.Accept, nil}},
-		"write": {{route.Defer, []string{contract.CodeWriteNoAuthorization}}, {route.Ask, []string{contract.CodeWriteNoValidation}},
-			{route.Ask, []string{contract.CodeWriteNoValidation}}, {route.Ask, []string{contract.CodeWriteNoConfirmation}}, {route.Accept, nil}},
-		"high_risk_write": {hr(route.Defer), hr(route.Ask, contract.CodeWriteNoValidation), hr(route.Ask, contract.CodeWriteNoValidation),
+		"private_read": {{route.Defer, []string{route.CodePrivateReadNotAuthenticated}}, {route.Ask, []string{route.CodePrivateReadNotAuthenticated}}, {route.Accept, nil}, {route.Accept, nil}, {route.Accept, nil}},
+		"write": {{route.Defer, []string{route.CodeWriteMissingAuthorization}}, {route.Ask, []string{route.CodeWriteMissingValidationOrConfirmation}},
+			{route.Ask, []string{route.CodeWriteMissingValidationOrConfirmation}}, {route.Ask, []string{route.CodeWriteMissingExplicitConfirmation}}, {route.Accept, nil}},
+		"high_risk_write": {hr(route.Defer), hr(route.Ask, route.CodeWriteMissingValidationOrConfirmation), hr(route.Ask, route.CodeWriteMissingValidationOrConfirmation),
 			hr(route.Ask), {route.Accept, nil}},
-		"unknown": {{route.Defer, []string{contract.CodeUnknownCategory}}, {route.Defer, []string{contract.CodeUnknownCategory}},
-			{route.Defer, []string{contract.CodeUnknownCategory}}, {route.Defer, []string{contract.CodeUnknownCategory}}, {route.Defer, []string{contract.CodeUnknownCategory}}},
+		"unknown": {{route.Defer, []string{route.CodeUnknownToolCategory}}, {route.Defer, []string{route.CodeUnknownToolCategory}},
+			{route.Defer, []string{route.CodeUnknownToolCategory}}, {route.Defer, []string{route.CodeUnknownToolCategory}}, {route.Defer, []string{route.CodeUnknownToolCategory}}},
 	}
 	for cat, wants := range table {
 		for i, state := range states {
@@ -189,9 +189,9 @@ func TestHighRiskWrite(t *testing.T) {
 			d := decide(t, event(t, obj{"tool_name": tt.tool, "tool_category": "write", "authorization_state": "validated",
 				"evidence_refs": []any{validRef}, "risk_domain": tt.domain}))
 			if tt.high {
-				expect(t, d, route.Ask, contract.CodeHighRiskWrite, contract.CodeWriteNoConfirmation)
+				expect(t, d, route.Ask, route.CodeHighRiskWriteMissingExplicitConfirmation, route.CodeWriteMissingExplicitConfirmation)
 			} else {
-				expect(t, d, route.Ask, contract.CodeWriteNoConfirmation)
+				expect(t, d, route.Ask, route.CodeWriteMissingExplicitConfirmation)
 			}
 			if got := slices.Contains(d.Reasons, "high_risk_write_requires_explicit_confirmation"); got != tt.high {
 				t.Errorf("reasons %q", d.Reasons)
@@ -210,7 +210,7 @@ func TestEvaluateUsesGivenCategory(t *testing.T) {
 	}
 	e := contract.Evaluate(p.Event, route.Write, fixedNow)
 	o := route.Combine(e.Findings)
-	if e.Category != route.Write || o.Route != route.Defer || !slices.Equal(o.HardBlockers, []string{contract.CodeWriteNoAuthorization}) {
+	if e.Category != route.Write || o.Route != route.Defer || !slices.Equal(o.HardBlockers, []string{route.CodeWriteMissingAuthorization}) {
 		t.Errorf("category %s, outcome %+v", e.Category, o)
 	}
 	// A public read given by the catalog is still checked for identity.

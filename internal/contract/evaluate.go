@@ -6,9 +6,6 @@ import (
 	"github.com/gatedhq/gated/internal/route"
 )
 
-// CodeRuntimeRefusal marks a runtime that itself recommended refuse.
-const CodeRuntimeRefusal = "runtime_refusal"
-
 // Evaluation is the contract's verdict on a valid event.
 type Evaluation struct {
 	// Category is the category the rules ran on: the caller's effective
@@ -34,7 +31,7 @@ func Evaluate(ev *route.Event, cat route.Category, now time.Time) *Evaluation {
 	if cat == route.PublicRead && identityBound(ev) {
 		e.Category = route.PrivateRead
 		e.Findings = append(e.Findings, route.Finding{
-			Source: route.SourceContract, Code: CodeIdentityBoundPublicRead, Route: route.Ask, Blocking: true,
+			Source: route.SourceContract, Code: route.CodePublicReadIdentityBoundMisclassified, Route: route.Ask, Blocking: true,
 			Message: "a read declared public is identity-bound and is routed as a private read",
 		})
 	}
@@ -57,9 +54,13 @@ func RuntimeFinding(r route.Route) (route.Finding, bool) {
 	case route.Accept:
 		return route.Finding{}, false
 	case route.Refuse:
-		return route.Finding{Source: route.SourceRuntime, Code: CodeRuntimeRefusal, Route: route.Refuse, Blocking: true,
+		return route.Finding{Source: route.SourceRuntime, Code: route.CodeRuntimeRefusal, Route: route.Refuse, Blocking: true,
 			Message: "the runtime itself recommended refuse"}, true
 	}
-	return route.Finding{Source: route.SourceRuntime, Code: "runtime_recommended_" + r.String(), Route: r,
+	code := route.CodeRuntimeRecommendedAsk
+	if r == route.Defer {
+		code = route.CodeRuntimeRecommendedDefer
+	}
+	return route.Finding{Source: route.SourceRuntime, Code: code, Route: r,
 		Message: "the runtime recommended " + r.String()}, true
 }

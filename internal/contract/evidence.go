@@ -9,18 +9,8 @@ import (
 	"github.com/gatedhq/gated/internal/route"
 )
 
-// Blocker and warning codes of the evidence checks.
+// Warning codes and limits of the evidence checks.
 const (
-	CodeEvidenceMissingAuth   = "evidence_missing_authorization"
-	CodeMissingEvidenceRefs   = "missing_evidence_refs"
-	CodeSecretLeak            = "evidence_secret_leak"
-	CodePIILeak               = "evidence_pii_leak"
-	CodeUnsafeRedaction       = "unsafe_redaction_status"
-	CodeStaleEvidence         = "stale_evidence"
-	CodeInvalidRetrievedAt    = "invalid_retrieved_at"
-	CodeMissingSourceID       = "missing_source_id"
-	CodeContradictory         = "contradictory_evidence"
-	CodeMarksMissing          = "evidence_marks_missing_information"
 	WarnMissingTimestamp      = "missing_freshness_timestamp"
 	WarnWeakTrust             = "weak_trust_tier"
 	WarnUnknownRedaction      = "unknown_redaction_status"
@@ -100,39 +90,39 @@ func checkEvidence(ev *route.Event, cat route.Category, ids []string, now time.T
 	}
 
 	if cat != route.PublicRead && len(ev.EvidenceRefs) == 0 {
-		block(-1, CodeMissingEvidenceRefs, route.Defer, "private reads, writes and unknown tools need evidence refs")
+		block(-1, route.CodeMissingEvidenceRefs, route.Defer, "private reads, writes and unknown tools need evidence refs")
 	}
 	for i := range ev.EvidenceRefs {
 		r := &ev.EvidenceRefs[i]
 		summary := strings.ToLower(r.Summary)
 		if strings.HasPrefix(r.SourceID, missingAuthorizationIDTag) || r.Kind == "system_state" && containsAny(summary, missingAuthWords) {
-			block(i, CodeEvidenceMissingAuth, route.Defer, "evidence says authorization is missing")
+			block(i, route.CodeEvidenceMissingAuthorization, route.Defer, "evidence says authorization is missing")
 		}
 		text := r.SourceID + " " + r.Summary + " " + r.CitationURL + " " + r.RetrievalURL + " " + r.Provenance
 		switch {
 		case redact.HasSecret(text):
-			block(i, CodeSecretLeak, route.Refuse, "an evidence ref carries what looks like a raw secret")
+			block(i, route.CodeEvidenceSecretLeak, route.Refuse, "an evidence ref carries what looks like a raw secret")
 		case r.RedactionStatus != "redacted" && redact.HasPII(text):
-			block(i, CodePIILeak, route.Refuse, "an evidence ref that is not redacted carries an e-mail address or phone number")
+			block(i, route.CodeEvidencePIILeak, route.Refuse, "an evidence ref that is not redacted carries an e-mail address or phone number")
 		}
 		if r.RedactionStatus == "sensitive" {
-			block(i, CodeUnsafeRedaction, route.Refuse, "an evidence ref is marked sensitive")
+			block(i, route.CodeUnsafeRedactionStatus, route.Refuse, "an evidence ref is marked sensitive")
 		}
 		switch stale, bad := staleness(r, now); {
 		case bad:
-			block(i, CodeInvalidRetrievedAt, route.Defer, "an evidence timestamp cannot be parsed")
+			block(i, route.CodeInvalidRetrievedAt, route.Defer, "an evidence timestamp cannot be parsed")
 		case stale:
-			block(i, CodeStaleEvidence, route.Defer, "an evidence ref is stale (older than 168 hours or marked stale)")
+			block(i, route.CodeStaleEvidence, route.Defer, "an evidence ref is stale (older than 168 hours or marked stale)")
 		}
 		if r.SourceID == "" {
-			block(i, CodeMissingSourceID, route.Defer, "an evidence ref has no source_id")
+			block(i, route.CodeMissingSourceID, route.Defer, "an evidence ref has no source_id")
 		}
 		if containsAny(summary, contradictionWords) || len(r.Contradicts) > 0 {
-			block(i, CodeContradictory, route.Defer, "an evidence ref contradicts the action")
+			block(i, route.CodeContradictoryEvidence, route.Defer, "an evidence ref contradicts the action")
 			in.ContradictoryEvidenceSourceIDs = append(in.ContradictoryEvidenceSourceIDs, ids[i])
 		}
 		if containsAny(summary, missingInfoWords) {
-			block(i, CodeMarksMissing, route.Defer, "an evidence ref says information is missing")
+			block(i, route.CodeEvidenceMarksMissingInformation, route.Defer, "an evidence ref says information is missing")
 			in.MissingEvidenceSourceIDs = append(in.MissingEvidenceSourceIDs, ids[i])
 		}
 		if r.CitationURL != "" {

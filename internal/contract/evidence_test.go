@@ -28,47 +28,47 @@ func TestEvidenceChecks(t *testing.T) {
 		{"clean", ref(nil), route.Accept, nil},
 
 		// Missing authorization, by source id and by system_state summary.
-		{"counterfactual source id", ref(obj{"source_id": "counterfactual.missing_authorization.refund"}), route.Defer, []string{contract.CodeEvidenceMissingAuth}},
-		{"system_state missing authorization", ref(obj{"kind": "system_state", "summary": "Missing Authorization for refund"}), route.Defer, []string{contract.CodeEvidenceMissingAuth}},
-		{"system_state removes verified authorization", ref(obj{"kind": "system_state", "summary": "this removes verified authorization"}), route.Defer, []string{contract.CodeEvidenceMissingAuth}},
+		{"counterfactual source id", ref(obj{"source_id": "counterfactual.missing_authorization.refund"}), route.Defer, []string{route.CodeEvidenceMissingAuthorization}},
+		{"system_state missing authorization", ref(obj{"kind": "system_state", "summary": "Missing Authorization for refund"}), route.Defer, []string{route.CodeEvidenceMissingAuthorization}},
+		{"system_state removes verified authorization", ref(obj{"kind": "system_state", "summary": "this removes verified authorization"}), route.Defer, []string{route.CodeEvidenceMissingAuthorization}},
 		{"other kind saying missing authorization", ref(obj{"summary": "missing authorization"}), route.Accept, nil},
 		{"counterfactual elsewhere in id", ref(obj{"source_id": "x.counterfactual.missing_authorization"}), route.Accept, nil},
 
 		// PII only when not redacted.
-		{"email public", ref(obj{"redaction_status": "public", "summary": "mail ann@example.com"}), route.Refuse, []string{contract.CodePIILeak}},
-		{"email unknown", ref(obj{"redaction_status": "unknown", "summary": "ann@example.com"}), route.Refuse, []string{contract.CodePIILeak}},
-		{"phone public", ref(obj{"redaction_status": "public", "summary": "call 555-123-4567"}), route.Refuse, []string{contract.CodePIILeak}},
-		{"phone in citation_url", ref(obj{"redaction_status": "public", "citation_url": "tel:555-123-4567"}), route.Refuse, []string{contract.CodePIILeak}},
+		{"email public", ref(obj{"redaction_status": "public", "summary": "mail ann@example.com"}), route.Refuse, []string{route.CodeEvidencePIILeak}},
+		{"email unknown", ref(obj{"redaction_status": "unknown", "summary": "ann@example.com"}), route.Refuse, []string{route.CodeEvidencePIILeak}},
+		{"phone public", ref(obj{"redaction_status": "public", "summary": "call 555-123-4567"}), route.Refuse, []string{route.CodeEvidencePIILeak}},
+		{"phone in citation_url", ref(obj{"redaction_status": "public", "citation_url": "tel:555-123-4567"}), route.Refuse, []string{route.CodeEvidencePIILeak}},
 		{"email redacted", ref(obj{"summary": "mail ann@example.com"}), route.Accept, nil},
 		{"date is not a phone", ref(obj{"redaction_status": "public", "summary": "as of 2026-11-19"}), route.Accept, nil},
-		{"secret wins over pii", ref(obj{"redaction_status": "public", "summary": "ann@example.com sk-abcdefghijklmnop"}), route.Refuse, []string{contract.CodeSecretLeak}},
+		{"secret wins over pii", ref(obj{"redaction_status": "public", "summary": "ann@example.com sk-abcdefghijklmnop"}), route.Refuse, []string{route.CodeEvidenceSecretLeak}},
 
 		// Redaction status sensitive.
-		{"sensitive", ref(obj{"redaction_status": "sensitive"}), route.Refuse, []string{contract.CodeUnsafeRedaction}},
-		{"sensitive with secret", ref(obj{"redaction_status": "sensitive", "summary": "token=abcdefgh1"}), route.Refuse, []string{contract.CodeSecretLeak, contract.CodeUnsafeRedaction}},
+		{"sensitive", ref(obj{"redaction_status": "sensitive"}), route.Refuse, []string{route.CodeUnsafeRedactionStatus}},
+		{"sensitive with secret", ref(obj{"redaction_status": "sensitive", "summary": "token=abcdefgh1"}), route.Refuse, []string{route.CodeEvidenceSecretLeak, route.CodeUnsafeRedactionStatus}},
 
 		// Stale by status and by age (168 hours), retrieved_at first, then checked_at.
-		{"status stale", ref(obj{"freshness": obj{"status": "stale"}}), route.Defer, []string{contract.CodeStaleEvidence}},
+		{"status stale", ref(obj{"freshness": obj{"status": "stale"}}), route.Defer, []string{route.CodeStaleEvidence}},
 		{"retrieved 1h ago", ref(obj{"retrieved_at": ago(time.Hour)}), route.Accept, nil},
 		{"retrieved exactly 168h ago", ref(obj{"retrieved_at": ago(168 * time.Hour)}), route.Accept, nil},
-		{"retrieved 168h1s ago", ref(obj{"retrieved_at": ago(168*time.Hour + time.Second)}), route.Defer, []string{contract.CodeStaleEvidence}},
-		{"retrieved 168h+1ns ago", ref(obj{"retrieved_at": ago(168*time.Hour + time.Nanosecond)}), route.Defer, []string{contract.CodeStaleEvidence}},
-		{"retrieved in an offset zone", ref(obj{"retrieved_at": fixedNow.Add(-169 * time.Hour).In(time.FixedZone("X", 5*3600)).Format(time.RFC3339)}), route.Defer, []string{contract.CodeStaleEvidence}},
-		{"retrieved without zone is UTC", ref(obj{"retrieved_at": "2026-11-13T11:59:59"}), route.Defer, []string{contract.CodeStaleEvidence}},
+		{"retrieved 168h1s ago", ref(obj{"retrieved_at": ago(168*time.Hour + time.Second)}), route.Defer, []string{route.CodeStaleEvidence}},
+		{"retrieved 168h+1ns ago", ref(obj{"retrieved_at": ago(168*time.Hour + time.Nanosecond)}), route.Defer, []string{route.CodeStaleEvidence}},
+		{"retrieved in an offset zone", ref(obj{"retrieved_at": fixedNow.Add(-169 * time.Hour).In(time.FixedZone("X", 5*3600)).Format(time.RFC3339)}), route.Defer, []string{route.CodeStaleEvidence}},
+		{"retrieved without zone is UTC", ref(obj{"retrieved_at": "2026-11-13T11:59:59"}), route.Defer, []string{route.CodeStaleEvidence}},
 		{"retrieved without zone fresh", ref(obj{"retrieved_at": "2026-11-13T12:00:00"}), route.Accept, nil},
-		{"retrieved with space", ref(obj{"retrieved_at": "2026-11-13 11:00:00Z"}), route.Defer, []string{contract.CodeStaleEvidence}},
-		{"retrieved date only old", ref(obj{"retrieved_at": "2026-11-13"}), route.Defer, []string{contract.CodeStaleEvidence}},
+		{"retrieved with space", ref(obj{"retrieved_at": "2026-11-13 11:00:00Z"}), route.Defer, []string{route.CodeStaleEvidence}},
+		{"retrieved date only old", ref(obj{"retrieved_at": "2026-11-13"}), route.Defer, []string{route.CodeStaleEvidence}},
 		{"retrieved date only fresh", ref(obj{"retrieved_at": "2026-11-14"}), route.Accept, nil},
-		{"checked_at fallback stale", ref(obj{"freshness": obj{"status": "fresh", "checked_at": ago(200 * time.Hour)}}), route.Defer, []string{contract.CodeStaleEvidence}},
+		{"checked_at fallback stale", ref(obj{"freshness": obj{"status": "fresh", "checked_at": ago(200 * time.Hour)}}), route.Defer, []string{route.CodeStaleEvidence}},
 		{"checked_at fallback fresh", ref(obj{"freshness": obj{"status": "fresh", "checked_at": ago(2 * time.Hour)}}), route.Accept, nil},
 		{"retrieved_at wins over old checked_at", ref(obj{"retrieved_at": ago(time.Hour), "freshness": obj{"status": "fresh", "checked_at": ago(900 * time.Hour)}}), route.Accept, nil},
-		{"old retrieved_at beats fresh checked_at", ref(obj{"retrieved_at": ago(900 * time.Hour), "freshness": obj{"status": "fresh", "checked_at": ago(time.Hour)}}), route.Defer, []string{contract.CodeStaleEvidence}},
-		{"unparseable retrieved_at", ref(obj{"retrieved_at": "yesterday"}), route.Defer, []string{contract.CodeInvalidRetrievedAt}},
-		{"unparseable checked_at", ref(obj{"freshness": obj{"status": "fresh", "checked_at": "20/11/2026"}}), route.Defer, []string{contract.CodeInvalidRetrievedAt}},
-		{"out of range date", ref(obj{"retrieved_at": "2026-13-40T00:00:00Z"}), route.Defer, []string{contract.CodeInvalidRetrievedAt}},
+		{"old retrieved_at beats fresh checked_at", ref(obj{"retrieved_at": ago(900 * time.Hour), "freshness": obj{"status": "fresh", "checked_at": ago(time.Hour)}}), route.Defer, []string{route.CodeStaleEvidence}},
+		{"unparseable retrieved_at", ref(obj{"retrieved_at": "yesterday"}), route.Defer, []string{route.CodeInvalidRetrievedAt}},
+		{"unparseable checked_at", ref(obj{"freshness": obj{"status": "fresh", "checked_at": "20/11/2026"}}), route.Defer, []string{route.CodeInvalidRetrievedAt}},
+		{"out of range date", ref(obj{"retrieved_at": "2026-13-40T00:00:00Z"}), route.Defer, []string{route.CodeInvalidRetrievedAt}},
 
 		// Contradictions by word and by the contradicts list.
-		{"contradicts list", ref(obj{"contradicts": []any{"claim.balance"}}), route.Defer, []string{contract.CodeContradictory}},
+		{"contradicts list", ref(obj{"contradicts": []any{"claim.balance"}}), route.Defer, []string{route.CodeContradictoryEvidence}},
 		{"empty contradicts list", ref(obj{"contradicts": []any{}}), route.Accept, nil},
 		{"supports list", ref(obj{"supports": []any{"claim.balance"}}), route.Accept, nil},
 
@@ -79,11 +79,11 @@ func TestEvidenceChecks(t *testing.T) {
 		{"unknown freshness", ref(obj{"freshness": obj{"status": "unknown"}}), route.Accept, nil},
 	}
 	for _, w := range []string{"contradict", "Conflicting", "inconsistent", "does not match", "disputes", "opposes"} {
-		tests = append(tests, evidenceCase{"contradiction word " + w, ref(obj{"summary": "record " + w + " the request"}), route.Defer, []string{contract.CodeContradictory}})
+		tests = append(tests, evidenceCase{"contradiction word " + w, ref(obj{"summary": "record " + w + " the request"}), route.Defer, []string{route.CodeContradictoryEvidence}})
 	}
 	for _, w := range []string{"evidence missing", "missing evidence", "information is missing", "record is missing",
 		"not available", "unavailable", "unknown", "insufficient", "no evidence"} {
-		tests = append(tests, evidenceCase{"missing-information phrase " + w, ref(obj{"summary": "Note: " + strings.ToUpper(w[:1]) + w[1:] + "."}), route.Defer, []string{contract.CodeMarksMissing}})
+		tests = append(tests, evidenceCase{"missing-information phrase " + w, ref(obj{"summary": "Note: " + strings.ToUpper(w[:1]) + w[1:] + "."}), route.Defer, []string{route.CodeEvidenceMarksMissingInformation}})
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -114,7 +114,7 @@ func TestEvidenceSecretLeak(t *testing.T) {
 		for _, s := range secrets {
 			t.Run(field+"/"+s, func(t *testing.T) {
 				d := decide(t, event(t, obj{"evidence_refs": []any{ref(obj{field: "see " + s})}}))
-				expect(t, d, route.Refuse, contract.CodeSecretLeak)
+				expect(t, d, route.Refuse, route.CodeEvidenceSecretLeak)
 				body, err := json.Marshal(envelope.From(d))
 				if err != nil {
 					t.Fatal(err)
@@ -144,7 +144,7 @@ func TestMissingSourceID(t *testing.T) {
 	}
 	e := contract.Evaluate(ev, route.PublicRead, fixedNow)
 	o := route.Combine(e.Findings)
-	if o.Route != route.Defer || !slices.Equal(o.HardBlockers, []string{contract.CodeMissingSourceID}) {
+	if o.Route != route.Defer || !slices.Equal(o.HardBlockers, []string{route.CodeMissingSourceID}) {
 		t.Errorf("outcome %+v", o)
 	}
 	if len(e.Integrity.Issues) == 0 || e.Integrity.Issues[0].Path != "$.evidence_refs[0]" {
@@ -161,9 +161,9 @@ func TestMissingEvidenceRefs(t *testing.T) {
 		blockers   []string
 	}{
 		{"public_read", "none", route.Accept, nil},
-		{"private_read", "authenticated", route.Defer, []string{contract.CodeMissingEvidenceRefs}},
-		{"write", "confirmed", route.Defer, []string{contract.CodeMissingEvidenceRefs}},
-		{"unknown", "confirmed", route.Defer, []string{contract.CodeUnknownCategory, contract.CodeMissingEvidenceRefs}},
+		{"private_read", "authenticated", route.Defer, []string{route.CodeMissingEvidenceRefs}},
+		{"write", "confirmed", route.Defer, []string{route.CodeMissingEvidenceRefs}},
+		{"unknown", "confirmed", route.Defer, []string{route.CodeUnknownToolCategory, route.CodeMissingEvidenceRefs}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.cat, func(t *testing.T) {
@@ -205,7 +205,7 @@ func TestWarningsChangeNoRoute(t *testing.T) {
 func TestIntegrityLocatesRefs(t *testing.T) {
 	t.Parallel()
 	d := decide(t, event(t, obj{"evidence_refs": []any{ref(nil), ref(obj{"source_id": "doc.2", "summary": "conflicts with the order; record is missing"})}}))
-	expect(t, d, route.Defer, contract.CodeContradictory, contract.CodeMarksMissing)
+	expect(t, d, route.Defer, route.CodeContradictoryEvidence, route.CodeEvidenceMarksMissingInformation)
 	in := d.EvidenceIntegrity
 	if !slices.Equal(in.ContradictoryEvidenceSourceIDs, []string{"doc.2"}) || !slices.Equal(in.MissingEvidenceSourceIDs, []string{"doc.2"}) {
 		t.Errorf("integrity %+v", in)

@@ -24,13 +24,13 @@ func TestFinalRoute(t *testing.T) {
 		{"both accept", nil, route.Accept, route.Accept, nil, "pass", route.Accept},
 		{"runtime ask", obj{"recommended_route": "ask"}, route.Accept, route.Ask, nil, "pass", route.Ask},
 		{"runtime defer", obj{"recommended_route": "defer"}, route.Accept, route.Defer, nil, "pass", route.Defer},
-		{"runtime refuse", obj{"recommended_route": "refuse"}, route.Accept, route.Refuse, []string{contract.CodeRuntimeRefusal}, "pass", route.Refuse},
+		{"runtime refuse", obj{"recommended_route": "refuse"}, route.Accept, route.Refuse, []string{route.CodeRuntimeRefusal}, "pass", route.Refuse},
 		{"gate stricter than runtime", obj{"evidence_refs": []any{ref(obj{"freshness": obj{"status": "stale"}})}, "recommended_route": "ask"},
-			route.Defer, route.Defer, []string{contract.CodeStaleEvidence}, "fail", route.Ask},
+			route.Defer, route.Defer, []string{route.CodeStaleEvidence}, "fail", route.Ask},
 		{"gate refuse and runtime refuse", obj{"evidence_refs": []any{ref(obj{"redaction_status": "sensitive"})}, "recommended_route": "refuse"},
-			route.Refuse, route.Refuse, []string{contract.CodeUnsafeRedaction, contract.CodeRuntimeRefusal}, "fail", route.Refuse},
+			route.Refuse, route.Refuse, []string{route.CodeUnsafeRedactionStatus, route.CodeRuntimeRefusal}, "fail", route.Refuse},
 		{"normalised runtime route counts", obj{"tool_category": "unknown", "tool_name": "mystery"},
-			route.Defer, route.Defer, []string{contract.CodeUnknownCategory}, "fail", route.Defer},
+			route.Defer, route.Defer, []string{route.CodeUnknownToolCategory}, "fail", route.Defer},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -52,7 +52,7 @@ func TestRuntimeFinding(t *testing.T) {
 		t.Error("accept produced a finding")
 	}
 	f, ok := contract.RuntimeFinding(route.Refuse)
-	if !ok || !f.Blocking || f.Code != contract.CodeRuntimeRefusal || f.Route != route.Refuse || f.Source != route.SourceRuntime {
+	if !ok || !f.Blocking || f.Code != route.CodeRuntimeRefusal || f.Route != route.Refuse || f.Source != route.SourceRuntime {
 		t.Errorf("refuse: %+v", f)
 	}
 	for _, r := range []route.Route{route.Ask, route.Defer} {

@@ -14,12 +14,6 @@ import (
 	"github.com/gatedhq/gated/internal/route"
 )
 
-// Blocker codes this package produces.
-const (
-	CodeNormalizationFailed = "contract_normalization_failed"
-	CodeSchemaFailed        = "schema_validation_failed"
-)
-
 // Declared is what the runtime sent, read leniently so that even an invalid
 // event can be described in the answer and the audit record.
 type Declared struct {
@@ -61,7 +55,7 @@ func Prepare(doc map[string]any) *Prepared {
 	if !NumbersInRange(doc) {
 		p.ValidationErrors = numberErrors(doc)
 		p.Findings = []route.Finding{{
-			Source: route.SourceContract, Code: CodeNumberOutOfRange, Route: route.Refuse, Blocking: true,
+			Source: route.SourceContract, Code: route.CodeArgumentNumberOutOfRange, Route: route.Refuse, Blocking: true,
 			Message: fmt.Sprintf("the number at %s has more than %d significant digits or an exponent beyond ±%d; gated does not decide on such numbers",
 				p.ValidationErrors[0].Path, MaxNumberDigits, MaxNumberExponent),
 		}}
@@ -90,7 +84,7 @@ func Prepare(doc map[string]any) *Prepared {
 	switch {
 	case normFailed:
 		p.Findings = []route.Finding{{
-			Source: route.SourceContract, Code: CodeNormalizationFailed, Route: route.Refuse, Blocking: true,
+			Source: route.SourceContract, Code: route.CodeContractNormalizationFailed, Route: route.Refuse, Blocking: true,
 			Message: "an enum field or proposed_arguments has a value the contract does not allow",
 		}}
 	case len(p.ValidationErrors) > 0:
@@ -103,7 +97,7 @@ func Prepare(doc map[string]any) *Prepared {
 
 func schemaFailed() route.Finding {
 	return route.Finding{
-		Source: route.SourceContract, Code: CodeSchemaFailed, Route: route.Refuse, Blocking: true,
+		Source: route.SourceContract, Code: route.CodeSchemaValidationFailed, Route: route.Refuse, Blocking: true,
 		Message: "the event does not validate against the Agent Action Contract v1 schema",
 	}
 }
@@ -140,7 +134,7 @@ func enumValue(field, v string) string {
 var enumFields = map[string]map[string]bool{
 	"tool_category":       set("public_read", "private_read", "write", "unknown"),
 	"authorization_state": set("none", "user_claimed", "authenticated", "validated", "confirmed"),
-	"recommended_route":   set("accept", "ask", "defer", "refuse"),
+	"recommended_route":   set(route.Names()...),
 	"risk_domain": set("devops", "finance", "education", "hr", "legal", "pharma", "healthcare",
 		"commerce", "customer_support", "security", "research", "personal_productivity",
 		"public_information", "unknown"),
@@ -178,28 +172,28 @@ func enumsExact(doc map[string]any) bool {
 // lowerForbiddenAccept lowers a runtime accept that the contract forbids,
 // judged on the declared authorization state.
 func lowerForbiddenAccept(doc map[string]any) {
-	if doc["recommended_route"] != "accept" {
+	if doc["recommended_route"] != route.Accept.String() {
 		return
 	}
 	auth, _ := route.ParseAuthState(str(doc["authorization_state"]))
 	switch route.Category(str(doc["tool_category"])) {
 	case route.Write:
 		if auth < route.AuthValidated {
-			doc["recommended_route"] = "ask"
+			doc["recommended_route"] = route.Ask.String()
 		}
 	case route.PrivateRead:
 		if auth < route.AuthAuthenticated {
-			doc["recommended_route"] = "ask"
+			doc["recommended_route"] = route.Ask.String()
 		}
 	case route.Unknown:
-		doc["recommended_route"] = "defer"
+		doc["recommended_route"] = route.Defer.String()
 	}
 }
 
 // liftAuthorization replaces a declared state that is too low for the
 // runtime's accept by the state the evidence supports, when that is enough.
 func liftAuthorization(doc map[string]any) bool {
-	if doc["recommended_route"] != "accept" {
+	if doc["recommended_route"] != route.Accept.String() {
 		return false
 	}
 	need := route.AuthValidated

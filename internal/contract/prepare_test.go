@@ -67,7 +67,7 @@ func TestLowerForbiddenAccept(t *testing.T) {
 			if p.Event != nil || p.RuntimeRoute != "accept" {
 				t.Fatalf("versioned forbidden accept was not refused: runtime %s", p.RuntimeRoute)
 			}
-			expect(t, decide(t, event(t, over)), route.Refuse, contract.CodeSchemaFailed)
+			expect(t, decide(t, event(t, over)), route.Refuse, route.CodeSchemaValidationFailed)
 		})
 	}
 }
@@ -98,7 +98,7 @@ func TestNormalizationEnumsExact(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			d := decide(t, event(t, tt.over))
-			expect(t, d, route.Refuse, contract.CodeNormalizationFailed)
+			expect(t, d, route.Refuse, route.CodeContractNormalizationFailed)
 
 			tt.over["schema_version"] = versioned
 			p := contract.Prepare(event(t, tt.over))
@@ -108,7 +108,7 @@ func TestNormalizationEnumsExact(t *testing.T) {
 			if !hasPath(p.ValidationErrors, tt.path) {
 				t.Errorf("validation errors %+v lack %s", p.ValidationErrors, tt.path)
 			}
-			expect(t, decide(t, event(t, tt.over)), route.Refuse, contract.CodeSchemaFailed)
+			expect(t, decide(t, event(t, tt.over)), route.Refuse, route.CodeSchemaValidationFailed)
 		})
 	}
 }
@@ -134,7 +134,7 @@ func TestRequiredFields(t *testing.T) {
 			if !found {
 				t.Errorf("without %s (version %q): errors %+v lack a required error at $", f, v, p.ValidationErrors)
 			}
-			expect(t, decide(t, event(t, over)), route.Refuse, contract.CodeSchemaFailed)
+			expect(t, decide(t, event(t, over)), route.Refuse, route.CodeSchemaValidationFailed)
 		}
 	}
 }
@@ -199,7 +199,7 @@ func TestEvidenceRefSchemaErrors(t *testing.T) {
 				t.Errorf("validation errors %+v lack %s", p.ValidationErrors, tt.path)
 			}
 			d := decide(t, doc)
-			expect(t, d, route.Refuse, contract.CodeSchemaFailed)
+			expect(t, d, route.Refuse, route.CodeSchemaValidationFailed)
 			if len(d.ValidationErrors) == 0 {
 				t.Error("decision carries no validation_errors")
 			}
@@ -244,7 +244,7 @@ func TestSchemaValidation(t *testing.T) {
 			if !found {
 				t.Errorf("validation errors %+v lack %s %s", p.ValidationErrors, tt.path, tt.keyword)
 			}
-			expect(t, decide(t, event(t, tt.over)), route.Refuse, contract.CodeSchemaFailed)
+			expect(t, decide(t, event(t, tt.over)), route.Refuse, route.CodeSchemaValidationFailed)
 		})
 	}
 }
@@ -284,13 +284,13 @@ func TestLiftAuthorization(t *testing.T) {
 		{"write user_claimed lifted to confirmed", obj{"tool_category": "write", "authorization_state": "user_claimed",
 			"evidence_refs": []any{approvalRef}}, true, "confirmed", route.Accept, nil, false},
 		{"write none lifted to validated", obj{"tool_category": "write", "authorization_state": "none",
-			"evidence_refs": []any{validRef}}, true, "validated", route.Ask, []string{contract.CodeWriteNoConfirmation}, false},
+			"evidence_refs": []any{validRef}}, true, "validated", route.Ask, []string{route.CodeWriteMissingExplicitConfirmation}, false},
 		{"write user_claimed: authenticated evidence too weak", obj{"tool_category": "write", "authorization_state": "user_claimed",
-			"evidence_refs": []any{authRef}}, false, "", route.Refuse, []string{contract.CodeSchemaFailed}, true},
+			"evidence_refs": []any{authRef}}, false, "", route.Refuse, []string{route.CodeSchemaValidationFailed}, true},
 		{"private_read none lifted to authenticated", obj{"tool_category": "private_read", "authorization_state": "none",
 			"evidence_refs": []any{authRef}}, true, "authenticated", route.Accept, nil, false},
 		{"private_read user_claimed: evidence too weak", obj{"tool_category": "private_read", "authorization_state": "user_claimed",
-			"evidence_refs": []any{claimRef}}, false, "", route.Refuse, []string{contract.CodeSchemaFailed}, true},
+			"evidence_refs": []any{claimRef}}, false, "", route.Refuse, []string{route.CodeSchemaValidationFailed}, true},
 		{"public_read never lifted", obj{"authorization_state": "none", "evidence_refs": []any{approvalRef}},
 			false, "none", route.Accept, nil, false},
 		{"runtime ask never lifted", obj{"tool_category": "write", "authorization_state": "none", "recommended_route": "ask",
@@ -328,7 +328,7 @@ func TestLoweringPrecedesLifting(t *testing.T) {
 	if p.Lifted || p.RuntimeRoute != "ask" {
 		t.Fatalf("lifted %v, runtime %s", p.Lifted, p.RuntimeRoute)
 	}
-	expect(t, decide(t, doc), route.Ask, contract.CodeWriteNoValidation)
+	expect(t, decide(t, doc), route.Ask, route.CodeWriteMissingValidationOrConfirmation)
 
 	// private_read none + auth_event: lowered to ask; evidence raises the
 	// declared none to authenticated, so the gate accepts and the runtime's

@@ -10,18 +10,10 @@ import (
 
 	"github.com/gatedhq/gated/internal/approval"
 	"github.com/gatedhq/gated/internal/audit"
-	"github.com/gatedhq/gated/internal/catalog"
 	"github.com/gatedhq/gated/internal/contract"
 	"github.com/gatedhq/gated/internal/metrics"
 	"github.com/gatedhq/gated/internal/redact"
 	"github.com/gatedhq/gated/internal/route"
-)
-
-// Blocker codes of a retry's approval ref, besides the approval.Code*
-// refusals of approval.CheckUse and of spending it.
-const (
-	CodeApprovalRefAmbiguous = "approval_ref_ambiguous"
-	CodeApprovalUnavailable  = "approval_unavailable"
 )
 
 // Approvals is the approval store the decision path uses:
@@ -90,13 +82,13 @@ func (u *approvalUse) refuse(code, msg string) *approvalUse {
 // stale evidence, an unknown tool or category, an approval policy nothing
 // could grant) gets no approval.
 var resolvableDefers = map[string]bool{
-	catalog.CodeIrreversibleNeedsVerified: true,
-	catalog.CodeRiskRequiresConfirmation:  true,
-	contract.CodeWriteNoAuthorization:     true,
-	contract.CodeHighRiskWrite:            true,
-	contract.CodeWriteNoConfirmation:      true,
-	contract.CodeWriteNoValidation:        true,
-	contract.CodePrivateReadNotAuth:       true,
+	route.CodeIrreversibleActionRequiresVerifiedApproval: true,
+	route.CodeRiskLevelRequiresConfirmation:              true,
+	route.CodeWriteMissingAuthorization:                  true,
+	route.CodeHighRiskWriteMissingExplicitConfirmation:   true,
+	route.CodeWriteMissingExplicitConfirmation:           true,
+	route.CodeWriteMissingValidationOrConfirmation:       true,
+	route.CodePrivateReadNotAuthenticated:                true,
 }
 
 // offersApproval reports whether d is a decision an approval can resolve:
@@ -155,14 +147,14 @@ func (e *Engine) checkApprovalRef(ctx context.Context, req Request, ev *route.Ev
 		return nil
 	case 1:
 	default:
-		return u.refuse(CodeApprovalRefAmbiguous, "the event carries more than one gated approval ref; a retry appends exactly one")
+		return u.refuse(route.CodeApprovalRefAmbiguous, "the event carries more than one gated approval ref; a retry appends exactly one")
 	}
 	u.requester = requesterOf(req)
 	// The category the rules run on, as the asking decision had it: the
 	// contract's identity-bound rule can turn a public read private.
 	digest, _, err := digestOf(ev, string(contract.Evaluate(ev, category, now).Category), req)
 	if err != nil {
-		return u.refuse(approval.CodeDigestMismatch, "the call cannot be bound to an approval: its arguments cannot be canonicalised")
+		return u.refuse(route.CodeApprovalDigestMismatch, "the call cannot be bound to an approval: its arguments cannot be canonicalised")
 	}
 	u.digest = digest
 	sctx, cancel := context.WithTimeout(ctx, storeTimeout)
@@ -172,13 +164,13 @@ func (e *Engine) checkApprovalRef(ctx context.Context, req Request, ev *route.Ev
 		if aerr, ok := errors.AsType[*approval.Error](err); ok {
 			return u.refuse(aerr.Code, aerr.Message)
 		}
-		return u.refuse(CodeApprovalUnavailable, "the approval cannot be read from the approval store, so it cannot allow the call (fail closed)")
+		return u.refuse(route.CodeApprovalUnavailable, "the approval cannot be read from the approval store, so it cannot allow the call (fail closed)")
 	}
 	if err := approval.CheckUse(a, digest, u.requester, now); err != nil {
 		if aerr, ok := errors.AsType[*approval.Error](err); ok {
 			return u.refuse(aerr.Code, aerr.Message)
 		}
-		return u.refuse(CodeApprovalUnavailable, err.Error())
+		return u.refuse(route.CodeApprovalUnavailable, err.Error())
 	}
 	u.ok = true
 	return u
@@ -272,7 +264,7 @@ func (e *Engine) spendApproval(ctx context.Context, d *Decision, p *contract.Pre
 		return false
 	}
 	if e.recorder == nil {
-		d.refuse(CodeApprovalUnavailable, "the approval cannot be spent: decisions are not recorded")
+		d.refuse(route.CodeApprovalUnavailable, "the approval cannot be spent: decisions are not recorded")
 		return false
 	}
 	in := e.auditInput(d, p, req, now, start)
@@ -286,7 +278,7 @@ func (e *Engine) spendApproval(ctx context.Context, d *Decision, p *contract.Pre
 		return false
 	}
 	if err != nil {
-		d.refuse(CodeApprovalUnavailable, "the approval could not be spent in the approval store, so it cannot allow the call (fail closed)")
+		d.refuse(route.CodeApprovalUnavailable, "the approval could not be spent in the approval store, so it cannot allow the call (fail closed)")
 		return false
 	}
 	d.ApprovalID = u.id

@@ -181,8 +181,8 @@ func TestApprovalAskApproveRetry(t *testing.T) {
 		!slices.Equal(a.RequiredApprovers, []string{"group://payments-leads"}) || a.Revisions.Catalog != ask.Revisions.Catalog {
 		t.Fatalf("stored approval %+v", a)
 	}
-	if !slices.ContainsFunc(a.Findings, func(f approval.Finding) bool { return f.Code == catalog.CodeRiskRequiresConfirmation }) {
-		t.Errorf("findings %+v lack %s", a.Findings, catalog.CodeRiskRequiresConfirmation)
+	if !slices.ContainsFunc(a.Findings, func(f approval.Finding) bool { return f.Code == route.CodeRiskLevelRequiresConfirmation }) {
+		t.Errorf("findings %+v lack %s", a.Findings, route.CodeRiskLevelRequiresConfirmation)
 	}
 	if strings.Contains(string(a.Preview), "hunter2") || !strings.Contains(string(a.Preview), "A-17") {
 		t.Errorf("preview %s: want the order shown and the password masked", a.Preview)
@@ -192,13 +192,13 @@ func TestApprovalAskApproveRetry(t *testing.T) {
 	}
 
 	retry := withRef(event(t, refundEvent), refOf(t, p))
-	refusedWith(t, f.decide(t, runtimeA, retry), approval.CodePending)
+	refusedWith(t, f.decide(t, runtimeA, retry), route.CodeApprovalPending)
 	if _, err := f.store.Decide(context.Background(), p.ID, alice, true, "ok", time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	refusedWith(t, f.decide(t, runtimeB, retry), approval.CodeRequesterMismatch)
+	refusedWith(t, f.decide(t, runtimeB, retry), route.CodeApprovalRequesterMismatch)
 	changed := withRef(event(t, strings.Replace(refundEvent, `"amount":12.5`, `"amount":1250`, 1)), refOf(t, p))
-	refusedWith(t, f.decide(t, runtimeA, changed), approval.CodeDigestMismatch)
+	refusedWith(t, f.decide(t, runtimeA, changed), route.CodeApprovalDigestMismatch)
 	if got := f.approval(t, p.ID); got.Status != approval.StatusApproved {
 		t.Fatalf("refused retries changed the approval: %s", got.Status)
 	}
@@ -222,7 +222,7 @@ func TestApprovalAskApproveRetry(t *testing.T) {
 		t.Errorf("spending record: approval_id %q route %s declared %s", rec.ApprovalID, rec.FinalRoute, rec.DeclaredAuth)
 	}
 	replay := f.decide(t, runtimeA, retry)
-	refusedWith(t, replay, approval.CodeUsed)
+	refusedWith(t, replay, route.CodeApprovalUsed)
 	if rec := f.record(t, replay.DecisionID); rec.FinalRoute != "refuse" || rec.ApprovalID != "" {
 		t.Errorf("replay record: route %s approval_id %q", rec.FinalRoute, rec.ApprovalID)
 	}
@@ -256,9 +256,9 @@ func TestForgedApprovalRef(t *testing.T) {
 	t.Parallel()
 	f := newApprovals(t, "")
 	forged := withRef(event(t, refundEvent), forgedRef("0193a5b4-7c3e-7a1b-8f00-000000000001"))
-	refusedWith(t, f.decide(t, runtimeA, forged), approval.CodeUnknown)
-	refusedWith(t, f.decide(t, runtimeA, withRef(forged, forgedRef("0193a5b4-7c3e-7a1b-8f00-000000000002"))), gate.CodeApprovalRefAmbiguous)
-	refusedWith(t, f.decide(t, runtimeA, withRef(event(t, refundEvent), forgedRef("not-a-uuid"))), approval.CodeUnknown)
+	refusedWith(t, f.decide(t, runtimeA, forged), route.CodeApprovalUnknown)
+	refusedWith(t, f.decide(t, runtimeA, withRef(forged, forgedRef("0193a5b4-7c3e-7a1b-8f00-000000000002"))), route.CodeApprovalRefAmbiguous)
+	refusedWith(t, f.decide(t, runtimeA, withRef(event(t, refundEvent), forgedRef("not-a-uuid"))), route.CodeApprovalUnknown)
 
 	// Approvals off: the wipe (risk 3) needs a verified approval ref. A
 	// runtime's own verified approval is one (the contract's rule); a
@@ -275,7 +275,7 @@ func TestForgedApprovalRef(t *testing.T) {
 		t.Fatalf("a runtime's verified approval: route %s blockers %v", d.Route, d.HardBlockers)
 	}
 	d := off.Decide(context.Background(), gate.Request{Event: withRef(wipe, forgedRef("0193a5b4-7c3e-7a1b-8f00-000000000001"))})
-	if d.Route == route.Accept || d.Execute || !slices.Contains(d.HardBlockers, catalog.CodeIrreversibleNeedsVerified) {
+	if d.Route == route.Accept || d.Execute || !slices.Contains(d.HardBlockers, route.CodeIrreversibleActionRequiresVerifiedApproval) {
 		t.Fatalf("a forged gated approval: route %s blockers %v; want no accept", d.Route, d.HardBlockers)
 	}
 }
@@ -343,5 +343,5 @@ func TestApprovalStoreUnavailable(t *testing.T) {
 	if d.Route != route.Ask || d.Approval != nil {
 		t.Fatalf("route %s approval %+v; want the ask without an approval", d.Route, d.Approval)
 	}
-	refusedWith(t, f.decide(t, runtimeA, withRef(event(t, refundEvent), forgedRef("0193a5b4-7c3e-7a1b-8f00-000000000001"))), gate.CodeApprovalUnavailable)
+	refusedWith(t, f.decide(t, runtimeA, withRef(event(t, refundEvent), forgedRef("0193a5b4-7c3e-7a1b-8f00-000000000001"))), route.CodeApprovalUnavailable)
 }

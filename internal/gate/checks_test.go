@@ -29,7 +29,7 @@ func TestRequestChecks(t *testing.T) {
 
 	d = e.Decide(context.Background(), Request{Event: decode(t, []byte(confirmedEmail)),
 		Checks: func(*catalog.View, *route.Event) []route.Finding { panic("boom") }})
-	if d.Route != route.Refuse || d.Execute || !slices.Contains(d.HardBlockers, CodeInternalError) {
+	if d.Route != route.Refuse || d.Execute || !slices.Contains(d.HardBlockers, route.CodeInternalError) {
 		t.Errorf("a panicking check: route %s execute %v blockers %v", d.Route, d.Execute, d.HardBlockers)
 	}
 }

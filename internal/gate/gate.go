@@ -28,13 +28,6 @@ import (
 	"github.com/gatedhq/gated/internal/tracing"
 )
 
-// Blocker codes of the gate itself.
-const (
-	CodeInternalError    = "internal_error"
-	CodeNotInCatalog     = "tool_not_in_catalog"
-	CodeAuditUnavailable = "audit_unavailable"
-)
-
 // UnknownTools is what happens to a tool that no loaded catalog describes.
 type UnknownTools int
 
@@ -47,9 +40,9 @@ const (
 // ParseUnknownTools maps defer, refuse or allow to a mode.
 func ParseUnknownTools(s string) (UnknownTools, error) {
 	switch s {
-	case "defer", "":
+	case route.Defer.String(), "":
 		return UnknownDefer, nil
-	case "refuse":
+	case route.Refuse.String():
 		return UnknownRefuse, nil
 	case "allow":
 		return UnknownAllow, nil
@@ -199,20 +192,20 @@ func (e *Engine) Decide(ctx context.Context, req Request) *Decision {
 	var use *approvalUse
 	err := safely(func() { p, use = e.decide(ctx, d, req, now) })
 	if err != nil {
-		d.refuse(CodeInternalError, "the decision failed inside gated: "+err.Error())
+		d.refuse(route.CodeInternalError, "the decision failed inside gated: "+err.Error())
 	}
 	recorded := false
 	if err == nil && e.approvals != nil && p != nil && p.Event != nil {
 		actx, aspan := e.start(ctx, tracing.SpanApproval)
 		if err := safely(func() { recorded = e.settleApproval(actx, d, p, use, req, now, start) }); err != nil {
-			d.refuse(CodeInternalError, "the approval step failed inside gated: "+err.Error())
+			d.refuse(route.CodeInternalError, "the approval step failed inside gated: "+err.Error())
 		}
 		aspan.End()
 	}
 	if e.recorder != nil && !recorded {
 		actx, aspan := e.start(ctx, tracing.SpanAudit)
 		if err := safely(func() { e.record(actx, d, p, req, now, start) }); err != nil {
-			d.refuse(CodeAuditUnavailable, "recording the decision failed: "+err.Error())
+			d.refuse(route.CodeAuditUnavailable, "recording the decision failed: "+err.Error())
 		}
 		aspan.End()
 	}
@@ -248,7 +241,7 @@ func describe(span trace.Span, d *Decision) {
 		tracing.CatalogRevision.String(d.Revisions.Catalog), tracing.PolicyRevision.String(d.Revisions.Policy),
 	)
 	for _, f := range d.Findings {
-		if f.Source == route.SourceGated && (f.Code == CodeInternalError || f.Code == CodeAuditUnavailable) {
+		if f.Source == route.SourceGated && (f.Code == route.CodeInternalError || f.Code == route.CodeAuditUnavailable) {
 			span.SetStatus(codes.Error, "gated could not decide: "+f.Code)
 			return
 		}
@@ -301,7 +294,7 @@ func (e *Engine) decide(ctx context.Context, d *Decision, req Request, now time.
 				p, ev = q, q.Event
 			} else {
 				use.ok = false
-				use.refuse(CodeApprovalUnavailable, "the event cannot be decided with its approval")
+				use.refuse(route.CodeApprovalUnavailable, "the event cannot be decided with its approval")
 			}
 		}
 	}
@@ -383,7 +376,7 @@ func (e *Engine) evaluatePolicy(ctx context.Context, d *Decision, req Request, e
 func (e *Engine) record(ctx context.Context, d *Decision, p *contract.Prepared, req Request, now, start time.Time) {
 	res, err := e.recorder.Record(ctx, e.redactor.Build(e.auditInput(d, p, req, now, start)))
 	if err != nil {
-		d.refuse(CodeAuditUnavailable, "the decision could not be recorded: "+err.Error())
+		d.refuse(route.CodeAuditUnavailable, "the decision could not be recorded: "+err.Error())
 		return
 	}
 	d.Audit = &res
@@ -557,7 +550,7 @@ func (e *Engine) OutputConforms(tool string, output any) *bool {
 }
 
 func notInCatalog(r route.Route) route.Finding {
-	return route.Finding{Source: route.SourceCatalog, Code: CodeNotInCatalog, Route: r, Blocking: true,
+	return route.Finding{Source: route.SourceCatalog, Code: route.CodeToolNotInCatalog, Route: r, Blocking: true,
 		Message: "the tool is not described by any loaded catalog"}
 }
 

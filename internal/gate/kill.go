@@ -9,12 +9,6 @@ import (
 	"github.com/gatedhq/gated/internal/route"
 )
 
-// Blocker codes of the kill switch.
-const (
-	CodeKillSwitch            = "kill_switch"
-	CodeKillSwitchUnavailable = "kill_switch_unavailable"
-)
-
 // WithKillSwitch refuses the calls a kill on board stops, and every call
 // while board cannot confirm its list (any call could match a kill it has
 // not seen).
@@ -35,12 +29,12 @@ func (e *Engine) killFindings(req Request, ev *route.Event, view *catalog.View) 
 	k, err := e.kills.Check(t, func() []string { return policy.Principals(req.Principals, true, ev) })
 	switch {
 	case err != nil:
-		return []route.Finding{{Source: route.SourceGated, Code: CodeKillSwitchUnavailable, Route: route.Refuse, Blocking: true,
+		return []route.Finding{{Source: route.SourceGated, Code: route.CodeKillSwitchUnavailable, Route: route.Refuse, Blocking: true,
 			Message: "the kill switch list could not be confirmed recently, so no call can be ruled out"}}
 	case k != nil:
 		// The id and scope only: the value names what the caller already
 		// knows, and the reason is the operator's own text.
-		return []route.Finding{{Source: route.SourceGated, Code: CodeKillSwitch, Route: route.Refuse, Blocking: true,
+		return []route.Finding{{Source: route.SourceGated, Code: route.CodeKillSwitch, Route: route.Refuse, Blocking: true,
 			Message: fmt.Sprintf("kill switch %s (scope %s) stops this call", k.ID, k.Scope)}}
 	}
 	return nil

@@ -51,15 +51,15 @@ func TestKillSwitch(t *testing.T) {
 			e := killEngine(t, &now, tc.kill)
 			d := e.Decide(context.Background(), Request{Event: email("agent-7"), TokenName: "runtime", Principals: []string{"group://support"}})
 			if !tc.killed {
-				if d.Route != route.Accept || slices.Contains(d.HardBlockers, CodeKillSwitch) {
+				if d.Route != route.Accept || slices.Contains(d.HardBlockers, route.CodeKillSwitch) {
 					t.Fatalf("route %s blockers %v; want accept", d.Route, d.HardBlockers)
 				}
 				return
 			}
-			if d.Route != route.Refuse || d.Execute || !slices.Contains(d.HardBlockers, CodeKillSwitch) {
+			if d.Route != route.Refuse || d.Execute || !slices.Contains(d.HardBlockers, route.CodeKillSwitch) {
 				t.Fatalf("route %s execute %v blockers %v; want refuse by kill_switch", d.Route, d.Execute, d.HardBlockers)
 			}
-			i := slices.IndexFunc(d.Findings, func(f route.Finding) bool { return f.Code == CodeKillSwitch })
+			i := slices.IndexFunc(d.Findings, func(f route.Finding) bool { return f.Code == route.CodeKillSwitch })
 			if want := "kill switch " + tc.kill.ID + " (scope " + string(tc.kill.Scope) + ") stops this call"; d.Findings[i].Message != want {
 				t.Fatalf("message %q, want %q", d.Findings[i].Message, want)
 			}
@@ -72,7 +72,7 @@ func TestKillSwitchUnconfirmedRefusesEveryCall(t *testing.T) {
 	now := fixedNow.Add(11 * time.Second) // past the 10s bound
 	e := killEngine(t, &now)
 	d := e.Decide(context.Background(), Request{Event: decode(t, []byte(confirmedEmail))})
-	if d.Route != route.Refuse || !slices.Equal(d.HardBlockers, []string{CodeKillSwitchUnavailable}) {
+	if d.Route != route.Refuse || !slices.Equal(d.HardBlockers, []string{route.CodeKillSwitchUnavailable}) {
 		t.Fatalf("route %s blockers %v; want refuse by kill_switch_unavailable alone", d.Route, d.HardBlockers)
 	}
 	now = fixedNow.Add(10 * time.Second)
@@ -118,7 +118,7 @@ func TestKillSwitchCannotBeDodged(t *testing.T) {
 				ev["agent_id"] = tc.agent
 			}
 			d := e.Decide(context.Background(), Request{Event: ev, TokenName: "runtime", Principals: tc.principals})
-			if got := slices.Contains(d.HardBlockers, CodeKillSwitch); got != tc.killed {
+			if got := slices.Contains(d.HardBlockers, route.CodeKillSwitch); got != tc.killed {
 				t.Fatalf("killed = %v (route %s, blockers %v), want %v", got, d.Route, d.HardBlockers, tc.killed)
 			}
 		})

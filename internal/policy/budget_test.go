@@ -45,7 +45,7 @@ func TestBudgetStopsRunawayEvaluation(t *testing.T) {
 	var steps atomic.Int64
 	s := loadBudgeted(t, spinModule, func(n int64) { steps.Store(n) },
 		WithEvalSteps(maxSteps), WithEvalBudget(time.Minute), WithEvalMemory(1<<40))
-	res := assertOutcome(t, s, input("", "x"), route.Refuse, CodeBudgetExceeded)
+	res := assertOutcome(t, s, input("", "x"), route.Refuse, route.CodePolicyBudgetExceeded)
 	if msg := res.Findings[0].Message; !strings.Contains(msg, fmt.Sprintf("budget of %d steps", maxSteps)) {
 		t.Fatalf("message %q does not name the step budget", msg)
 	}
@@ -63,7 +63,7 @@ findings contains {"code": "never", "route": "accept", "blocking": false, "messa
 	count(numbers.range(1, 1000000000000)) < 0
 }
 `, nil, WithEvalSteps(maxSteps), WithEvalBudget(time.Minute), WithEvalMemory(1<<40))
-	assertOutcome(t, huge, input("", "x"), route.Refuse, CodeBudgetExceeded)
+	assertOutcome(t, huge, input("", "x"), route.Refuse, route.CodePolicyBudgetExceeded)
 }
 
 // The default budget, with no option: the runaway module refuses with
@@ -71,7 +71,7 @@ findings contains {"code": "never", "route": "accept", "blocking": false, "messa
 func TestBudgetDefaultRefusesRunaway(t *testing.T) {
 	t.Parallel()
 	s := loadBudgeted(t, spinModule, nil)
-	res := assertOutcome(t, s, input("", "x"), route.Refuse, CodeBudgetExceeded)
+	res := assertOutcome(t, s, input("", "x"), route.Refuse, route.CodePolicyBudgetExceeded)
 	if !strings.HasPrefix(res.Findings[0].Message, "policy evaluation stopped:") {
 		t.Fatalf("message %q", res.Findings[0].Message)
 	}
@@ -84,7 +84,7 @@ func TestBudgetStopsOnTime(t *testing.T) {
 	returned := make(chan struct{}, 1)
 	s := loadBudgeted(t, spinModule, func(int64) { returned <- struct{}{} },
 		WithEvalSteps(1<<62), WithEvalBudget(20*time.Millisecond), WithEvalMemory(1<<40))
-	res := assertOutcome(t, s, input("", "x"), route.Refuse, CodeBudgetExceeded)
+	res := assertOutcome(t, s, input("", "x"), route.Refuse, route.CodePolicyBudgetExceeded)
 	if !strings.Contains(res.Findings[0].Message, "time budget") {
 		t.Fatalf("message %q does not name the time budget", res.Findings[0].Message)
 	}
@@ -120,7 +120,7 @@ func TestBudgetBoundsMemory(t *testing.T) {
 	const budget = 16 << 20
 	s := loadBudgeted(t, doublingModule(), nil, WithEvalMemory(budget), WithEvalBudget(time.Minute), WithEvalSteps(1<<62))
 	before := heapAllocs()
-	res := assertOutcome(t, s, input("", "x"), route.Refuse, CodeBudgetExceeded)
+	res := assertOutcome(t, s, input("", "x"), route.Refuse, route.CodePolicyBudgetExceeded)
 	allocated := heapAllocs() - before
 	if !strings.Contains(res.Findings[0].Message, "memory budget") {
 		t.Fatalf("message %q does not name the memory budget", res.Findings[0].Message)
@@ -140,12 +140,12 @@ func TestBudgetAbandonsEvaluationThatDoesNotStop(t *testing.T) {
 	returned := make(chan struct{})
 	stuck := loadBudgeted(t, "package gated.custom.stuck\n\nfindings contains {\"code\": \"c\", \"route\": \"accept\", \"blocking\": false, \"message\": \"\"} if true\n",
 		func(int64) { <-release; close(returned) }, WithEvalBudget(10*time.Millisecond))
-	res := assertOutcome(t, stuck, input("", "x"), route.Refuse, CodeBudgetExceeded)
+	res := assertOutcome(t, stuck, input("", "x"), route.Refuse, route.CodePolicyBudgetExceeded)
 	if !strings.Contains(res.Findings[0].Message, "abandoned") {
 		t.Fatalf("message %q", res.Findings[0].Message)
 	}
 	healthy := mustLoad(t, nil, oneGrant("  - {principal: \"*\", actions: [{action: \"*\"}]}\n"))
-	res = assertOutcome(t, healthy, input("a:b", "x"), route.Refuse, CodeBudgetExceeded)
+	res = assertOutcome(t, healthy, input("a:b", "x"), route.Refuse, route.CodePolicyBudgetExceeded)
 	if !strings.Contains(res.Findings[0].Message, "still running") {
 		t.Fatalf("message %q", res.Findings[0].Message)
 	}
@@ -163,12 +163,12 @@ func TestBudgetCallerContext(t *testing.T) {
 	s := loadBudgeted(t, spinModule, nil, WithEvalBudget(time.Minute), WithEvalSteps(1<<62), WithEvalMemory(1<<40))
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
-	if o := route.Combine(s.Evaluate(ctx, input("", "x")).Findings); o.Route != route.Refuse || o.HardBlockers[0] != CodeEvaluationError {
+	if o := route.Combine(s.Evaluate(ctx, input("", "x")).Findings); o.Route != route.Refuse || o.HardBlockers[0] != route.CodePolicyEvaluationError {
 		t.Fatalf("caller deadline: %s %v", o.Route, o.HardBlockers)
 	}
 	done, cancelDone := context.WithCancel(context.Background())
 	cancelDone()
-	if o := route.Combine(s.Evaluate(done, input("", "x")).Findings); o.Route != route.Refuse || o.HardBlockers[0] != CodeEvaluationError {
+	if o := route.Combine(s.Evaluate(done, input("", "x")).Findings); o.Route != route.Refuse || o.HardBlockers[0] != route.CodePolicyEvaluationError {
 		t.Fatalf("ended context: %s %v", o.Route, o.HardBlockers)
 	}
 }
@@ -193,7 +193,7 @@ func TestCustomFindingsAreBounded(t *testing.T) {
 	for name, body := range cases {
 		t.Run(name, func(t *testing.T) {
 			s := mustLoad(t, nil, map[string]string{"m.rego": "package gated.custom.many\n\n" + body + "\n"})
-			res := assertOutcome(t, s, input("", "x"), route.Refuse, CodeEvaluationError)
+			res := assertOutcome(t, s, input("", "x"), route.Refuse, route.CodePolicyEvaluationError)
 			if msg := res.Findings[0].Message; !strings.Contains(msg, "at most") && !strings.Contains(msg, "malformed") {
 				t.Fatalf("message %q", msg)
 			}

@@ -87,21 +87,6 @@ const (
 	ReasonEvaluationError   = "evaluation-error"
 )
 
-// Finding codes.
-const (
-	CodeNoGrant                = "policy_no_grant"
-	CodeTTLExpired             = "policy_ttl_expired"
-	CodeExplicitRevoke         = "policy_explicit_revoke"
-	CodeConditionFailed        = "policy_condition_failed"
-	CodeRequirementFailed      = "policy_requirement_failed" // + ":<kind>"
-	CodeLimitExceeded          = "policy_limit_exceeded"
-	CodeLimitUnavailable       = "rate_limit_unavailable"
-	CodeEvaluationError        = "policy_evaluation_error"
-	CodeBudgetExceeded         = "policy_budget_exceeded"
-	CodeApprovalUnresolvable   = "approval_policy_unresolvable"
-	CodeApprovalPolicyNotGrant = "policy_approval_not_granted"
-)
-
 // candidate is one grant that matched the action and a principal.
 type candidate struct {
 	Policy     string
@@ -190,11 +175,11 @@ func (s *Set) Evaluate(ctx context.Context, in Input) (res Result) {
 	case err != nil:
 		// Not knowing whether the caller is within its limit is no reason
 		// to let it through: refuse, and name the cause.
-		res.Findings = append(res.Findings, finding(CodeLimitUnavailable, route.Refuse,
+		res.Findings = append(res.Findings, finding(route.CodeRateLimitUnavailable, route.Refuse,
 			"the shared rate-limit store cannot be reached, so a call under a rate-tool-calls limit is refused"))
 		res.Block.deny(ReasonEvaluationError)
 	case why != "":
-		res.Findings = append(res.Findings, finding(CodeLimitExceeded, route.Defer, why))
+		res.Findings = append(res.Findings, finding(route.CodePolicyLimitExceeded, route.Defer, why))
 		res.Block.deny(ReasonLimitExceeded)
 	}
 	return res
@@ -330,20 +315,20 @@ func (s *Set) grantStage(in Input, cands []candidate, b *Block) *route.Finding {
 	}
 	if best < 0 {
 		b.Reason = ReasonNoGrant
-		f := finding(CodeNoGrant, route.Refuse, fmt.Sprintf("no grant allows %s for the request's principals", action))
+		f := finding(route.CodePolicyNoGrant, route.Refuse, fmt.Sprintf("no grant allows %s for the request's principals", action))
 		return &f
 	}
 	var f route.Finding
 	switch cands[best].stage() {
 	case 0:
 		b.Reason = ReasonExplicitRevoke
-		f = finding(CodeExplicitRevoke, route.Refuse, fmt.Sprintf("the grant for %s (%s #%d) is revoked", action, cands[best].Policy, cands[best].Grant))
+		f = finding(route.CodePolicyExplicitRevoke, route.Refuse, fmt.Sprintf("the grant for %s (%s #%d) is revoked", action, cands[best].Policy, cands[best].Grant))
 	case 1:
 		b.Reason = ReasonTTLExpired
-		f = finding(CodeTTLExpired, route.Refuse, fmt.Sprintf("the grant for %s (%s #%d) is outside its TTL", action, cands[best].Policy, cands[best].Grant))
+		f = finding(route.CodePolicyTTLExpired, route.Refuse, fmt.Sprintf("the grant for %s (%s #%d) is outside its TTL", action, cands[best].Policy, cands[best].Grant))
 	default:
 		b.Reason = ReasonConditionFailed
-		f = finding(CodeConditionFailed, route.Refuse, fmt.Sprintf("a condition of the grant for %s (%s #%d) does not hold", action, cands[best].Policy, cands[best].Grant))
+		f = finding(route.CodePolicyConditionFailed, route.Refuse, fmt.Sprintf("a condition of the grant for %s (%s #%d) does not hold", action, cands[best].Policy, cands[best].Grant))
 	}
 	return &f
 }
@@ -356,7 +341,7 @@ func (s *Set) requirementFindings(in Input, cands []candidate) []route.Finding {
 		if !applies(r.appliesTo, in.ActionID) {
 			continue
 		}
-		code := CodeRequirementFailed + ":" + r.kind
+		code := route.CodePolicyRequirementFailed + ":" + r.kind
 		switch r.kind {
 		case kindMFARecent:
 			if !mfaRecent(in, r.window) {
@@ -374,9 +359,9 @@ func (s *Set) requirementFindings(in Input, cands []candidate) []route.Finding {
 		d, ok := s.approvalPolicy(ref)
 		switch {
 		case !ok:
-			out = append(out, finding(CodeApprovalUnresolvable, route.Defer, fmt.Sprintf("the action's approval policy %q is not loaded (or its slug is ambiguous)", ref)))
+			out = append(out, finding(route.CodeApprovalPolicyUnresolvable, route.Defer, fmt.Sprintf("the action's approval policy %q is not loaded (or its slug is ambiguous)", ref)))
 		case d.Default != "allow" && !slices.ContainsFunc(cands, func(c candidate) bool { return c.Policy == d.ID && c.stage() == 3 }):
-			out = append(out, finding(CodeApprovalPolicyNotGrant, route.Defer, fmt.Sprintf("the action's approval policy %q does not allow this request", ref)))
+			out = append(out, finding(route.CodePolicyApprovalNotGranted, route.Defer, fmt.Sprintf("the action's approval policy %q does not allow this request", ref)))
 		}
 	}
 	return out
@@ -535,10 +520,10 @@ func finding(code string, r route.Route, msg string) route.Finding {
 // failed is the fail-closed result: refuse, naming the failure;
 // policy_budget_exceeded when the budget stopped the evaluation.
 func (s *Set) failed(in Input, err error) Result {
-	f := finding(CodeEvaluationError, route.Refuse, "policy evaluation failed: "+err.Error())
+	f := finding(route.CodePolicyEvaluationError, route.Refuse, "policy evaluation failed: "+err.Error())
 	var be *budgetError
 	if errors.As(err, &be) {
-		f = finding(CodeBudgetExceeded, route.Refuse, be.Error())
+		f = finding(route.CodePolicyBudgetExceeded, route.Refuse, be.Error())
 	}
 	res := Result{Findings: []route.Finding{f}}
 	if s.Enforced() {

@@ -69,7 +69,7 @@ func TestAnyActionWildcardSkipsUncatalogued(t *testing.T) {
 	t.Parallel()
 	s := mustLoad(t, nil, oneGrant("  - {principal: \"*\", actions: [{action: \"*\"}]}\n"))
 	assertOutcome(t, s, input("storage:commit"), route.Accept)
-	assertOutcome(t, s, input("", "operator://bob"), route.Refuse, CodeNoGrant)
+	assertOutcome(t, s, input("", "operator://bob"), route.Refuse, route.CodePolicyNoGrant)
 }
 
 func TestUnresolvedRegistryRefGrantsNothing(t *testing.T) {
@@ -81,7 +81,7 @@ func TestUnresolvedRegistryRefGrantsNothing(t *testing.T) {
 			if !hasProblem(s.Warnings(), "action_ref_unresolved") {
 				t.Fatalf("warnings %v lack action_ref_unresolved", s.Warnings())
 			}
-			assertOutcome(t, s, input("storage:push", "operator://bob"), route.Refuse, CodeNoGrant)
+			assertOutcome(t, s, input("storage:push", "operator://bob"), route.Refuse, route.CodePolicyNoGrant)
 		})
 	}
 }
@@ -99,7 +99,7 @@ func TestPrincipalForms(t *testing.T) {
 		t.Fatalf("warnings %v lack principal_unmatchable", s.Warnings())
 	}
 	assertOutcome(t, s, input("storage:push", "@acme/groups/ops"), route.Accept)
-	assertOutcome(t, s, input("storage:push", "Eve", "eve@example.com"), route.Refuse, CodeNoGrant)
+	assertOutcome(t, s, input("storage:push", "Eve", "eve@example.com"), route.Refuse, route.CodePolicyNoGrant)
 	res := assertOutcome(t, s, input("storage:read", "bot://a", "user://u"), route.Accept)
 	if res.Block.Principal != "bot://a" {
 		t.Fatalf("wildcard grant principal %q, want the request's first principal", res.Block.Principal)
@@ -116,7 +116,7 @@ func TestScopedActionGrantsNothing(t *testing.T) {
 	if !hasProblem(s.Warnings(), "scope_unsupported") {
 		t.Fatalf("warnings %v lack scope_unsupported", s.Warnings())
 	}
-	assertOutcome(t, s, input("storage:read", "x"), route.Refuse, CodeNoGrant)
+	assertOutcome(t, s, input("storage:read", "x"), route.Refuse, route.CodePolicyNoGrant)
 	assertOutcome(t, s, input("storage:write", "x"), route.Accept)
 }
 
@@ -130,11 +130,11 @@ func TestBestCandidateReason(t *testing.T) {
 		grants string
 		want   string
 	}{
-		{revoked, CodeExplicitRevoke},
-		{expired, CodeTTLExpired},
-		{condition, CodeConditionFailed},
-		{revoked + expired, CodeTTLExpired},
-		{condition + revoked + expired, CodeConditionFailed},
+		{revoked, route.CodePolicyExplicitRevoke},
+		{expired, route.CodePolicyTTLExpired},
+		{condition, route.CodePolicyConditionFailed},
+		{revoked + expired, route.CodePolicyTTLExpired},
+		{condition + revoked + expired, route.CodePolicyConditionFailed},
 		{revoked + expired + condition + allowing, ""},
 	}
 	for _, c := range cases {
@@ -171,7 +171,7 @@ func TestTTLEdges(t *testing.T) {
 		in := input("storage:read", "x")
 		in.Now = c.now
 		got, bl, _ := outcome(t, s, in)
-		if got != c.want || (got == route.Refuse && !slices.Equal(bl, []string{CodeTTLExpired})) {
+		if got != c.want || (got == route.Refuse && !slices.Equal(bl, []string{route.CodePolicyTTLExpired})) {
 			t.Errorf("now %s: got %s %v, want %s", c.now, got, bl, c.want)
 		}
 	}
@@ -180,7 +180,7 @@ func TestTTLEdges(t *testing.T) {
 	if !hasProblem(noStart.Warnings(), "ttl_without_granted_at") {
 		t.Fatalf("warnings %v lack ttl_without_granted_at", noStart.Warnings())
 	}
-	assertOutcome(t, noStart, input("storage:read", "x"), route.Refuse, CodeTTLExpired)
+	assertOutcome(t, noStart, input("storage:read", "x"), route.Refuse, route.CodePolicyTTLExpired)
 }
 
 func TestBusinessHours(t *testing.T) {
@@ -275,7 +275,7 @@ func TestMFARecentCondition(t *testing.T) {
 		in := input("storage:read", "x")
 		in.Event.EvidenceRefs = c.refs
 		got, bl, _ := outcome(t, s, in)
-		if got != c.want || (got == route.Refuse && !slices.Equal(bl, []string{CodeConditionFailed})) {
+		if got != c.want || (got == route.Refuse && !slices.Equal(bl, []string{route.CodePolicyConditionFailed})) {
 			t.Errorf("%s: got %s %v, want %s", c.name, got, bl, c.want)
 		}
 	}
@@ -287,7 +287,7 @@ func TestUnknownConditionSkipsGrant(t *testing.T) {
 	if !hasProblem(s.Warnings(), "condition_unknown") {
 		t.Fatalf("warnings %v lack condition_unknown", s.Warnings())
 	}
-	assertOutcome(t, s, input("storage:read", "x"), route.Refuse, CodeConditionFailed)
+	assertOutcome(t, s, input("storage:read", "x"), route.Refuse, route.CodePolicyConditionFailed)
 }
 
 func TestComposition(t *testing.T) {
@@ -316,13 +316,13 @@ requirements:
 	}
 	// Union of grants; requirements of both policies apply.
 	assertOutcome(t, s, withMFA(input("storage:read", "operator://bob")), route.Accept)
-	assertOutcome(t, s, input("storage:read", "operator://bob"), route.Ask, CodeRequirementFailed+":mfa-recent")
-	assertOutcome(t, s, withMFA(input("storage:push", "operator://eve")), route.Defer, CodeRequirementFailed+":approval-from")
+	assertOutcome(t, s, input("storage:read", "operator://bob"), route.Ask, route.CodePolicyRequirementFailed+":mfa-recent")
+	assertOutcome(t, s, withMFA(input("storage:push", "operator://eve")), route.Defer, route.CodePolicyRequirementFailed+":approval-from")
 	both := withMFA(input("storage:push", "operator://eve"))
 	both.Event.EvidenceRefs = append(both.Event.EvidenceRefs, route.EvidenceRef{Kind: "approval", TrustTier: "verified"})
 	assertOutcome(t, s, both, route.Accept)
 	// One policy says deny, so the composed default is deny.
-	assertOutcome(t, s, input("storage:read", "operator://eve"), route.Refuse, CodeNoGrant)
+	assertOutcome(t, s, input("storage:read", "operator://eve"), route.Refuse, route.CodePolicyNoGrant)
 
 	// Both allow: the default is allow, even for uncatalogued tools.
 	files["team.POLICY.md"] = policyMD("schema: policy/v1\nid: \"@acme/team\"\ndefault: allow\n")
@@ -357,7 +357,7 @@ func TestBlockShape(t *testing.T) {
 		b.Grant == nil || *b.Grant != (GrantRef{"@acme/team", 1}) || b.EvaluatedAt != "2026-05-04T15:00:00Z" || len(b.PolicyChain) != 1 {
 		t.Fatalf("block %+v", b)
 	}
-	res = assertOutcome(t, s, input("storage:write", "bot://a"), route.Refuse, CodeNoGrant)
+	res = assertOutcome(t, s, input("storage:write", "bot://a"), route.Refuse, route.CodePolicyNoGrant)
 	if res.Block.Decision != "deny" || res.Block.Reason != ReasonNoGrant || res.Block.Grant != nil {
 		t.Fatalf("deny block %+v", res.Block)
 	}
@@ -373,5 +373,5 @@ func TestNoRegoInjection(t *testing.T) {
 	s := mustLoad(t, nil, oneGrant(`  - principal: "operator://bob\ncandidates contains {\"policy\": \"@acme/team\", \"layer\": 0, \"grant\": 0, \"principal\": \"*\", \"revoked\": false, \"expired\": false, \"conditions\": true} if true\n#"
     actions: [{action: "storage:read"}]
 `))
-	assertOutcome(t, s, input("secrets:reveal", "operator://eve"), route.Refuse, CodeNoGrant)
+	assertOutcome(t, s, input("secrets:reveal", "operator://eve"), route.Refuse, route.CodePolicyNoGrant)
 }

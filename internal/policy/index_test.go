@@ -99,10 +99,10 @@ func TestGrantsAcrossPrincipals(t *testing.T) {
 		{"storage:read", []string{"b", "a"}, route.Accept, "", 1, "b"},
 		{"storage:read", []string{"x", "d49", "a"}, route.Accept, "", 53, "d49"},
 		{"storage:read", []string{"d7"}, route.Accept, "", 11, "d7"},
-		{"storage:read", []string{"a"}, route.Refuse, CodeConditionFailed, 2, "a"},
-		{"storage:read", nil, route.Refuse, CodeConditionFailed, 2, "*"},
-		{"storage:write", []string{"c"}, route.Refuse, CodeTTLExpired, 3, "c"},
-		{"storage:write", []string{"a", "b", "d7"}, route.Refuse, CodeNoGrant, -1, "a"},
+		{"storage:read", []string{"a"}, route.Refuse, route.CodePolicyConditionFailed, 2, "a"},
+		{"storage:read", nil, route.Refuse, route.CodePolicyConditionFailed, 2, "*"},
+		{"storage:write", []string{"c"}, route.Refuse, route.CodePolicyTTLExpired, 3, "c"},
+		{"storage:write", []string{"a", "b", "d7"}, route.Refuse, route.CodePolicyNoGrant, -1, "a"},
 	}
 	for _, c := range cases {
 		var blockers []string

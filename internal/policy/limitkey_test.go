@@ -39,7 +39,7 @@ func TestRateLimitIgnoresRotatedAgentID(t *testing.T) {
 	assertOutcome(t, s, openCall(lim, "agent-1", "192.0.2.7"), route.Accept)
 	assertOutcome(t, s, openCall(lim, "agent-2", "192.0.2.7"), route.Accept)
 	for i := 3; i <= 6; i++ {
-		assertOutcome(t, s, openCall(lim, fmt.Sprintf("agent-%d", i), "192.0.2.7"), route.Defer, CodeLimitExceeded)
+		assertOutcome(t, s, openCall(lim, fmt.Sprintf("agent-%d", i), "192.0.2.7"), route.Defer, route.CodePolicyLimitExceeded)
 	}
 	// Another client has a budget of its own.
 	assertOutcome(t, s, openCall(lim, "agent-1", "192.0.2.8"), route.Accept)
@@ -47,10 +47,10 @@ func TestRateLimitIgnoresRotatedAgentID(t *testing.T) {
 	// host usually holds a whole /64.
 	assertOutcome(t, s, openCall(lim, "a", "2001:db8:1:2::1"), route.Accept)
 	assertOutcome(t, s, openCall(lim, "b", "2001:db8:1:2::2"), route.Accept)
-	assertOutcome(t, s, openCall(lim, "c", "2001:db8:1:2:ffff::3"), route.Defer, CodeLimitExceeded)
+	assertOutcome(t, s, openCall(lim, "c", "2001:db8:1:2:ffff::3"), route.Defer, route.CodePolicyLimitExceeded)
 	assertOutcome(t, s, openCall(lim, "c", "2001:db8:1:3::3"), route.Accept)
 	// An IPv4 client seen through an IPv4-mapped IPv6 address is the same client.
-	assertOutcome(t, s, openCall(lim, "d", "::ffff:192.0.2.7"), route.Defer, CodeLimitExceeded)
+	assertOutcome(t, s, openCall(lim, "d", "::ffff:192.0.2.7"), route.Defer, route.CodePolicyLimitExceeded)
 }
 
 // With tokens the token is the caller: rotating agent_id (a token that
@@ -67,13 +67,13 @@ func TestRateLimitKeyedByToken(t *testing.T) {
 	}
 	assertOutcome(t, s, call("runtime-a", "x1", "192.0.2.1"), route.Accept)
 	assertOutcome(t, s, call("runtime-a", "x2", "192.0.2.2"), route.Accept)
-	assertOutcome(t, s, call("runtime-a", "x3", "192.0.2.3"), route.Defer, CodeLimitExceeded)
+	assertOutcome(t, s, call("runtime-a", "x3", "192.0.2.3"), route.Defer, route.CodePolicyLimitExceeded)
 	assertOutcome(t, s, call("runtime-b", "x3", "192.0.2.3"), route.Accept)
 
 	// A principal the operator put into two tokens is one budget, as before.
 	assertOutcome(t, s, call("ops-1", "", "192.0.2.9", "group://ops"), route.Accept)
 	assertOutcome(t, s, call("ops-2", "", "192.0.2.9", "group://ops"), route.Accept)
-	assertOutcome(t, s, call("ops-3", "", "192.0.2.9", "group://ops"), route.Defer, CodeLimitExceeded)
+	assertOutcome(t, s, call("ops-3", "", "192.0.2.9", "group://ops"), route.Defer, route.CodePolicyLimitExceeded)
 }
 
 // The limiter's memory is bounded whoever calls: past its bucket cap a new
@@ -86,7 +86,7 @@ func TestLimiterBucketCap(t *testing.T) {
 	for _, c := range []string{"192.0.2.1", "192.0.2.2", "192.0.2.3"} {
 		assertOutcome(t, s, openCall(lim, "a", c), route.Accept)
 	}
-	res := assertOutcome(t, s, openCall(lim, "a", "192.0.2.4"), route.Defer, CodeLimitExceeded)
+	res := assertOutcome(t, s, openCall(lim, "a", "192.0.2.4"), route.Defer, route.CodePolicyLimitExceeded)
 	if msg := res.Findings[0].Message; !strings.Contains(msg, "rate buckets already") {
 		t.Fatalf("message %q", msg)
 	}

@@ -187,7 +187,7 @@ func TestCustomFindingsOnlyTighten(t *testing.T) {
 	}
 	assertOutcome(t, s, input("storage:push", "x"), route.Accept)
 	// An accept finding cannot lift a refuse.
-	assertOutcome(t, s, input("storage:read", "x"), route.Refuse, CodeNoGrant)
+	assertOutcome(t, s, input("storage:read", "x"), route.Refuse, route.CodePolicyNoGrant)
 
 	// Custom modules work without any POLICY.md too.
 	only := mustLoad(t, nil, map[string]string{"deploys.rego": customModule})
@@ -208,7 +208,7 @@ func TestMalformedCustomFindingRefuses(t *testing.T) {
 			in := input("", "x")
 			in.Event.ProposedArguments = map[string]any{"card": "4111 1111 1111 1111"}
 			_, _, res := outcome(t, s, in)
-			assertOutcome(t, s, in, route.Refuse, CodeEvaluationError)
+			assertOutcome(t, s, in, route.Refuse, route.CodePolicyEvaluationError)
 			if strings.Contains(res.Findings[0].Message, "4111") {
 				t.Fatalf("message %q leaks an argument value", res.Findings[0].Message)
 			}
@@ -243,14 +243,14 @@ func TestEvaluationErrorsRefuse(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
 	res := slow.Evaluate(ctx, input("", "x"))
-	if o := route.Combine(res.Findings); o.Route != route.Refuse || o.HardBlockers[0] != CodeEvaluationError {
+	if o := route.Combine(res.Findings); o.Route != route.Refuse || o.HardBlockers[0] != route.CodePolicyEvaluationError {
 		t.Fatalf("slow module under a caller deadline: %+v", res.Findings)
 	}
 	budgeted, err := Load([]string{writeDir(t, map[string]string{"slow.rego": slowModule})}, nil, WithEvalBudget(10*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
 	}
-	res = assertOutcome(t, budgeted, input("", "x"), route.Refuse, CodeBudgetExceeded)
+	res = assertOutcome(t, budgeted, input("", "x"), route.Refuse, route.CodePolicyBudgetExceeded)
 	if !strings.Contains(res.Findings[0].Message, "budget") {
 		t.Fatalf("message %q does not name the budget", res.Findings[0].Message)
 	}
@@ -261,17 +261,17 @@ findings contains {"code": "c", "route": "accept", "blocking": false, "message":
 	1 / count(input.principals) > 0
 }
 `})
-	assertOutcome(t, strict, input(""), route.Refuse, CodeEvaluationError) // division by zero is an error, not "undefined"
+	assertOutcome(t, strict, input(""), route.Refuse, route.CodePolicyEvaluationError) // division by zero is an error, not "undefined"
 
 	enforced := mustLoad(t, nil, oneGrant("  - {principal: \"*\", actions: [{action: \"*\"}]}\n"))
 	in := input("a:b")
 	in.Event = nil
-	res = assertOutcome(t, enforced, in, route.Refuse, CodeEvaluationError)
+	res = assertOutcome(t, enforced, in, route.Refuse, route.CodePolicyEvaluationError)
 	if res.Block == nil || res.Block.Reason != ReasonEvaluationError || res.Block.Decision != "deny" {
 		t.Fatalf("block %+v", res.Block)
 	}
 	var nilSet *Set
-	assertOutcome(t, nilSet, input("a:b"), route.Refuse, CodeEvaluationError)
+	assertOutcome(t, nilSet, input("a:b"), route.Refuse, route.CodePolicyEvaluationError)
 }
 
 func TestCustomModuleCannotShadowGenerated(t *testing.T) {

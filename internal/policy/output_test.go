@@ -63,11 +63,11 @@ func TestDecisionWithoutGrantRules(t *testing.T) {
 	if strings.Contains(s.GrantsRego(), "candidates contains") {
 		t.Fatalf("the test needs a grants module without rules:\n%s", s.GrantsRego())
 	}
-	assertOutcome(t, s, input("storage:push", "x"), route.Refuse, CodeNoGrant)
+	assertOutcome(t, s, input("storage:push", "x"), route.Refuse, route.CodePolicyNoGrant)
 	files["deploys.rego"] = customModule
 	friday := input("storage:push", "x")
 	friday.Now = time.Date(2026, 5, 8, 12, 0, 0, 0, time.UTC)
-	res := assertOutcome(t, mustLoad(t, nil, files), friday, route.Refuse, "custom_no_friday_push", CodeNoGrant)
+	res := assertOutcome(t, mustLoad(t, nil, files), friday, route.Refuse, "custom_no_friday_push", route.CodePolicyNoGrant)
 	if res.Block.Grant != nil {
 		t.Fatalf("grant %+v, want none", res.Block.Grant)
 	}

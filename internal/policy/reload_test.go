@@ -54,7 +54,7 @@ func TestReloadUnderLoad(t *testing.T) {
 				o := route.Combine(s.Evaluate(context.Background(), input("storage:read", "x")).Findings) // not ctx: cancelling it would fail in-flight decisions
 				decisions.Add(1)
 				wantAccept := s.Revision() == allowRev
-				if (o.Route == route.Accept) != wantAccept || (!wantAccept && o.HardBlockers[0] != CodeExplicitRevoke) {
+				if (o.Route == route.Accept) != wantAccept || (!wantAccept && o.HardBlockers[0] != route.CodePolicyExplicitRevoke) {
 					select {
 					case errs <- fmt.Sprint(o.Route, o.HardBlockers, s.Revision() == allowRev):
 					default:

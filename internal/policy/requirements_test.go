@@ -71,7 +71,7 @@ func TestRequirementRefsMustResolve(t *testing.T) {
 func TestRequirementsSkippedWhenGrantRefuses(t *testing.T) {
 	t.Parallel()
 	s := mustLoad(t, nil, map[string]string{"POLICY.md": policyMD("schema: policy/v1\nid: \"@a/b\"\nrequirements:\n  - {kind: mfa-recent, within_seconds: 60}\n")})
-	assertOutcome(t, s, input("storage:read", "x"), route.Refuse, CodeNoGrant)
+	assertOutcome(t, s, input("storage:read", "x"), route.Refuse, route.CodePolicyNoGrant)
 }
 
 func TestApprovalPolicy(t *testing.T) {
@@ -83,24 +83,24 @@ func TestApprovalPolicy(t *testing.T) {
 	s := mustLoad(t, nil, files)
 	in := input("storage:push", "operator://dev")
 	in.ApprovalPolicyRef = "@acme/approvers"
-	assertOutcome(t, s, in, route.Defer, CodeApprovalPolicyNotGrant)
+	assertOutcome(t, s, in, route.Defer, route.CodePolicyApprovalNotGranted)
 	in.Principals = []string{"operator://lead"}
 	assertOutcome(t, s, in, route.Accept)
 	in.ApprovalPolicyRef = "policy:approvers" // a bare slug names the policy whose id ends in it
 	assertOutcome(t, s, in, route.Accept)
 	in.ApprovalPolicyRef = "policy:@acme/missing"
-	assertOutcome(t, s, in, route.Defer, CodeApprovalUnresolvable)
+	assertOutcome(t, s, in, route.Defer, route.CodeApprovalPolicyUnresolvable)
 
 	// A slug two policies share is ambiguous, so it does not resolve.
 	files["c.POLICY.md"] = policyMD("schema: policy/v1\nid: \"@other/approvers\"\n")
 	ambiguous := mustLoad(t, nil, files)
 	in.ApprovalPolicyRef = "approvers"
-	assertOutcome(t, ambiguous, in, route.Defer, CodeApprovalUnresolvable)
+	assertOutcome(t, ambiguous, in, route.Defer, route.CodeApprovalPolicyUnresolvable)
 
 	// Without any POLICY.md the reference cannot resolve either.
 	none := mustLoad(t, nil, map[string]string{})
 	in.ApprovalPolicyRef = "@acme/approvers"
-	assertOutcome(t, none, in, route.Defer, CodeApprovalUnresolvable)
+	assertOutcome(t, none, in, route.Defer, route.CodeApprovalPolicyUnresolvable)
 }
 
 func TestRateLimit(t *testing.T) {
@@ -125,7 +125,7 @@ limits:
 	}
 	assertOutcome(t, s, call(s, "storage:commit", "bob", t0), route.Accept)
 	assertOutcome(t, s, call(s, "storage:commit", "bob", t0), route.Accept)
-	res := assertOutcome(t, s, call(s, "storage:commit", "bob", t0), route.Defer, CodeLimitExceeded)
+	res := assertOutcome(t, s, call(s, "storage:commit", "bob", t0), route.Defer, route.CodePolicyLimitExceeded)
 	if res.Block.Reason != ReasonLimitExceeded {
 		t.Fatalf("block %+v", res.Block)
 	}
@@ -135,19 +135,19 @@ limits:
 	assertOutcome(t, s, in, route.Accept)
 	in = call(s, "storage:commit", "bob", t0)
 	in.TokenName = "another-token-of-bob" // a new caller, but bob's budget is spent
-	assertOutcome(t, s, in, route.Defer, CodeLimitExceeded)
+	assertOutcome(t, s, in, route.Defer, route.CodePolicyLimitExceeded)
 	assertOutcome(t, s, call(s, "storage:read", "bob", t0), route.Accept) // not in applies_to
 
 	// A reload that keeps the limit keeps its state.
 	files["extra.POLICY.md"] = policyMD("schema: policy/v1\nid: \"@acme/extra\"\n")
 	reloaded := mustLoad(t, nil, files)
-	assertOutcome(t, reloaded, call(reloaded, "storage:commit", "bob", t0.Add(time.Second)), route.Defer, CodeLimitExceeded)
+	assertOutcome(t, reloaded, call(reloaded, "storage:commit", "bob", t0.Add(time.Second)), route.Defer, route.CodePolicyLimitExceeded)
 	// One call refills every 30 s.
 	assertOutcome(t, reloaded, call(reloaded, "storage:commit", "bob", t0.Add(31*time.Second)), route.Accept)
 
 	in = input("storage:commit", "bob")
 	in.Limiter = nil
-	assertOutcome(t, s, in, route.Refuse, CodeEvaluationError)
+	assertOutcome(t, s, in, route.Refuse, route.CodePolicyEvaluationError)
 }
 
 func TestLimiterSweepsIdleBuckets(t *testing.T) {
@@ -181,7 +181,7 @@ limits:
 	assertOutcome(t, s, in, route.Accept)
 	alone := input("storage:push", "operator://bob")
 	alone.Limiter, alone.TokenName = in.Limiter, "bob-token" // another caller: only bob's principal budget is shared
-	res := assertOutcome(t, s, alone, route.Defer, CodeLimitExceeded)
+	res := assertOutcome(t, s, alone, route.Defer, route.CodePolicyLimitExceeded)
 	if res.Block.Principal != "operator://bob" {
 		t.Fatalf("block principal %q", res.Block.Principal)
 	}

@@ -33,8 +33,8 @@ func TestRateLimitSharedInRedis(t *testing.T) {
 	b := redisLimiter(t, redis.Config{URL: redistest.URL(), Prefix: prefix})
 	assertOutcome(t, s, openCall(a, "agent-1", "192.0.2.7"), route.Accept)
 	assertOutcome(t, s, openCall(b, "agent-2", "192.0.2.7"), route.Accept)
-	assertOutcome(t, s, openCall(a, "agent-3", "192.0.2.7"), route.Defer, CodeLimitExceeded)
-	assertOutcome(t, s, openCall(b, "agent-4", "192.0.2.7"), route.Defer, CodeLimitExceeded)
+	assertOutcome(t, s, openCall(a, "agent-3", "192.0.2.7"), route.Defer, route.CodePolicyLimitExceeded)
+	assertOutcome(t, s, openCall(b, "agent-4", "192.0.2.7"), route.Defer, route.CodePolicyLimitExceeded)
 	assertOutcome(t, s, openCall(b, "agent-1", "192.0.2.8"), route.Accept)
 }
 
@@ -44,7 +44,7 @@ func TestRateLimitRedisUnavailable(t *testing.T) {
 	t.Parallel()
 	s, down := limitedSet(t), "redis://"+testgated.ClosedAddr(t)
 	closed := redisLimiter(t, redis.Config{URL: down, Timeout: 200 * time.Millisecond})
-	res := assertOutcome(t, s, openCall(closed, "a", "192.0.2.7"), route.Refuse, CodeLimitUnavailable)
+	res := assertOutcome(t, s, openCall(closed, "a", "192.0.2.7"), route.Refuse, route.CodeRateLimitUnavailable)
 	if res.Block == nil || res.Block.Decision != "deny" {
 		t.Fatalf("block %+v; want deny", res.Block)
 	}

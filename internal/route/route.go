@@ -4,7 +4,10 @@
 // gated's, so every rule built on it is a pure function.
 package route
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // Route is a decision outcome. The zero value is Accept; the order of the
 // constants is the contract's strictness order, so max() is "stricter".
@@ -25,6 +28,9 @@ func (r Route) String() string {
 	}
 	return "refuse" // out of range never reads as permissive
 }
+
+// Names returns the route names in strictness order.
+func Names() []string { return slices.Clone(routeNames[:]) }
 
 // ParseRoute maps a contract route name to a Route; unknown names are an error
 // so that callers can fail closed.

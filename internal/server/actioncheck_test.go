@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gatedhq/gated/internal/approval"
 	"github.com/gatedhq/gated/internal/approval/approvaltest"
 	approvalpg "github.com/gatedhq/gated/internal/approval/postgres"
 	"github.com/gatedhq/gated/internal/audit"
@@ -20,6 +19,7 @@ import (
 	"github.com/gatedhq/gated/internal/gate"
 	"github.com/gatedhq/gated/internal/metrics"
 	"github.com/gatedhq/gated/internal/pgtest"
+	"github.com/gatedhq/gated/internal/route"
 	"github.com/gatedhq/gated/internal/server"
 	"github.com/gatedhq/gated/internal/testtree"
 )
@@ -371,7 +371,7 @@ func TestActionCheckApprovalBindsThePlan(t *testing.T) {
   "rollbackPlan": {"nodes": 8}, "verification": {"required": true, "commands": []}, "scope": {"allowedDirs": ["deploy"]}`,
 	} {
 		r := plan(changed, ref)
-		if r.str("status") == "approved" || !slices.Contains(blockersOf(r), approval.CodeDigestMismatch) {
+		if r.str("status") == "approved" || !slices.Contains(blockersOf(r), route.CodeApprovalDigestMismatch) {
 			t.Errorf("the approved plan with another %s: %.600s", name, r.raw)
 		}
 	}

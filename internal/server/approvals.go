@@ -16,6 +16,7 @@ import (
 	"github.com/gatedhq/gated/internal/approval"
 	approvalpg "github.com/gatedhq/gated/internal/approval/postgres"
 	"github.com/gatedhq/gated/internal/auth"
+	"github.com/gatedhq/gated/internal/route"
 )
 
 // Approvals is the approval store the HTTP API reads, decides and follows
@@ -40,7 +41,7 @@ type Approvals interface {
 	Listening(ctx context.Context) error
 }
 
-// Error codes of the approvals API, besides the approval.Code* refusals.
+// Error codes of the approvals API, besides the route.CodeApproval* refusals.
 const (
 	codeApprovalsNeedTokens = "approvals_need_tokens"
 	codeApprovalsOff        = "approvals_off"
@@ -96,9 +97,9 @@ func writeApprovalError(w http.ResponseWriter, err error) {
 	if aerr, ok := errors.AsType[*approval.Error](err); ok {
 		status := http.StatusConflict
 		switch aerr.Code {
-		case approval.CodeUnknown:
+		case route.CodeApprovalUnknown:
 			status = http.StatusNotFound
-		case approval.CodeSelfApproval, approval.CodeApproverNotAllowed, approval.CodeApproverAnonymous:
+		case route.CodeApprovalSelfApproval, route.CodeApprovalApproverNotAllowed, route.CodeApprovalApproverAnonymous:
 			status = http.StatusForbidden
 		}
 		writeCodedError(w, status, aerr.Code, aerr.Message)
@@ -191,7 +192,7 @@ func handleGetApproval(d *Deps) http.HandlerFunc {
 		approver := t.Has(auth.ScopeApprove)
 		if !approver && a.Requester.TokenName != t.Name {
 			// Someone else's approval reads as none at all.
-			writeApprovalError(w, &approval.Error{Code: approval.CodeUnknown, Message: "there is no such approval"})
+			writeApprovalError(w, &approval.Error{Code: route.CodeApprovalUnknown, Message: "there is no such approval"})
 			return
 		}
 		if seen == "" {

@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/gatedhq/gated/internal/route"
 	"github.com/gatedhq/gated/internal/strictjson"
 	"github.com/gatedhq/gated/internal/tracing"
 )
@@ -40,7 +41,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	body, err := json.Marshal(v)
 	if err != nil {
 		status = http.StatusInternalServerError
-		body, _ = json.Marshal(errorBody{Route: "refuse", Error: "could not encode the answer"})
+		body, _ = json.Marshal(errorBody{Route: route.Refuse.String(), Error: "could not encode the answer"})
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
@@ -49,12 +50,12 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 
 // writeError answers with an error body; it always says refuse.
 func writeError(w http.ResponseWriter, status int, msg string) {
-	writeJSON(w, status, errorBody{Route: "refuse", Error: msg})
+	writeJSON(w, status, errorBody{Route: route.Refuse.String(), Error: msg})
 }
 
 // writeCodedError is writeError with a code naming the error.
 func writeCodedError(w http.ResponseWriter, status int, code, msg string) {
-	writeJSON(w, status, errorBody{Route: "refuse", Error: msg, Code: code})
+	writeJSON(w, status, errorBody{Route: route.Refuse.String(), Error: msg, Code: code})
 }
 
 // decodeEvent reads a request body that must be one JSON object, bounded in

@@ -16,6 +16,7 @@ import (
 	killpg "github.com/gatedhq/gated/internal/kill/postgres"
 	"github.com/gatedhq/gated/internal/pgtest"
 	pgdb "github.com/gatedhq/gated/internal/postgres"
+	"github.com/gatedhq/gated/internal/route"
 	"github.com/gatedhq/gated/internal/server"
 	"github.com/gatedhq/gated/internal/testwait"
 )
@@ -83,7 +84,7 @@ func (f *fixture) blockers(agent string) []string {
 }
 
 func killed(f *fixture, agent string) bool {
-	return slices.Contains(f.blockers(agent), gate.CodeKillSwitch)
+	return slices.Contains(f.blockers(agent), route.CodeKillSwitch)
 }
 
 // TestKillThreeReplicas is the issue's own test: kill an agent through one
@@ -145,7 +146,7 @@ func TestKillPrincipalBindsTheToken(t *testing.T) {
 	}
 	testwait.Until(t, "the token's calls to be refused", func() bool { return killed(f, "someone-else") })
 	res := f.post(eventWith(t, map[string]string{"agent_id": ""}))
-	if b, _ := res.body["hard_blockers"].([]any); !slices.Contains(b, any(gate.CodeKillSwitch)) {
+	if b, _ := res.body["hard_blockers"].([]any); !slices.Contains(b, any(route.CodeKillSwitch)) {
 		t.Fatalf("a call without agent_id: %s", res.raw)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/gatedhq/gated/internal/adapter/mcpproxy"
 	"github.com/gatedhq/gated/internal/approval"
 	"github.com/gatedhq/gated/internal/pgtest"
+	"github.com/gatedhq/gated/internal/route"
 )
 
 var approvalID = regexp.MustCompile(`Approval ([0-9a-f-]{36}) waits for a person to decide it at https://gated\.example\.com/ui/approvals/([0-9a-f-]{36}) until `)
@@ -73,7 +74,7 @@ func TestProxyAskFallsBackToApprovals(t *testing.T) {
 	}
 
 	res, got, named := f.call(t, args)
-	if !res.IsError || named != id || !strings.Contains(got, approval.CodePending) {
+	if !res.IsError || named != id || !strings.Contains(got, route.CodeApprovalPending) {
 		t.Fatalf("a retry before the approval: %q", got)
 	}
 	if len(f.calls) != 0 {
@@ -98,7 +99,7 @@ func TestProxyAskFallsBackToApprovals(t *testing.T) {
 	}
 
 	res, got, named = f.call(t, args)
-	if !res.IsError || named != "" || !strings.Contains(got, approval.CodeUsed) {
+	if !res.IsError || named != "" || !strings.Contains(got, route.CodeApprovalUsed) {
 		t.Fatalf("a second retry: %q", got)
 	}
 	if len(f.calls) != 1 {

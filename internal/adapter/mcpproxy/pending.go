@@ -8,6 +8,7 @@ import (
 
 	"github.com/gatedhq/gated/internal/approval"
 	"github.com/gatedhq/gated/internal/gate"
+	"github.com/gatedhq/gated/internal/route"
 )
 
 // maxPending bounds the approvals the proxy remembers: past it, the one
@@ -87,8 +88,8 @@ func (p *pending) forget(key, id string) {
 // never allow its call: the next call asks afresh. A pending approval, a
 // store that could not be read, or another blocker leave it remembered.
 var spentOrGone = []string{
-	approval.CodeUsed, approval.CodeDenied, approval.CodeExpired, approval.CodeUnknown,
-	approval.CodeDigestMismatch, approval.CodeRequesterMismatch,
+	route.CodeApprovalUsed, route.CodeApprovalDenied, route.CodeApprovalExpired, route.CodeApprovalUnknown,
+	route.CodeApprovalDigestMismatch, route.CodeApprovalRequesterMismatch,
 }
 
 func settlesApproval(d *gate.Decision) bool {

@@ -22,7 +22,6 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/gatedhq/gated/internal/adapter/hook"
-	"github.com/gatedhq/gated/internal/approval"
 	"github.com/gatedhq/gated/internal/gate"
 	"github.com/gatedhq/gated/internal/route"
 	"github.com/gatedhq/gated/internal/server"
@@ -278,7 +277,7 @@ func refused(d *gate.Decision, remembered *gate.PendingApproval) *sdk.CallToolRe
 	text := runtime.Answer(server.HookDecision(d)).HookSpecificOutput.PermissionDecisionReason + blockers(d)
 	meta := map[string]any{"decision_id": d.DecisionID, "route": d.Route.String(), "hard_blockers": nonNil(d.HardBlockers)}
 	open := d.Approval
-	if open == nil && remembered != nil && slices.Contains(d.HardBlockers, approval.CodePending) {
+	if open == nil && remembered != nil && slices.Contains(d.HardBlockers, route.CodeApprovalPending) {
 		open = remembered
 	}
 	if open != nil {

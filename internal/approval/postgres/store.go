@@ -32,13 +32,14 @@ import (
 	"github.com/gatedhq/gated/internal/keyset"
 	"github.com/gatedhq/gated/internal/postgres"
 	"github.com/gatedhq/gated/internal/redact"
+	"github.com/gatedhq/gated/internal/route"
 )
 
 // ErrNotFound is returned for an approval that is not stored, and for an
 // id that is not a UUID (no stored approval can have it). It is the
 // approval_unknown refusal, so a caller that maps *approval.Error to its
 // answer needs no case of its own for it.
-var ErrNotFound error = &approval.Error{Code: approval.CodeUnknown, Message: "there is no such approval"}
+var ErrNotFound error = &approval.Error{Code: route.CodeApprovalUnknown, Message: "there is no such approval"}
 
 // ErrBadFilter is wrapped by List's errors about its arguments: an unknown
 // status, a negative limit, a cursor this package did not issue.
@@ -206,7 +207,7 @@ func (s *Store) Create(ctx context.Context, a *approval.Approval) error {
 	if _, err := approval.ParseStatus(string(a.Status)); err != nil {
 		return fmt.Errorf("the approval %s cannot be stored: %w", a.ID, err)
 	}
-	if a.Route != "ask" && a.Route != "defer" {
+	if a.Route != route.Ask.String() && a.Route != route.Defer.String() {
 		return fmt.Errorf("the approval %s cannot be stored: its route %q is neither ask nor defer", a.ID, a.Route)
 	}
 	if a.CreatedAt.IsZero() || a.ExpiresAt.IsZero() {

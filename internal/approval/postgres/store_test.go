@@ -21,6 +21,7 @@ import (
 	auditpg "github.com/gatedhq/gated/internal/audit/postgres"
 	"github.com/gatedhq/gated/internal/pgtest"
 	pgdb "github.com/gatedhq/gated/internal/postgres"
+	"github.com/gatedhq/gated/internal/route"
 	"github.com/gatedhq/gated/internal/testwait"
 )
 
@@ -129,7 +130,7 @@ func TestCreateGetRoundTrip(t *testing.T) {
 	// an SQL error.
 	for _, id := range []string{newID(t), "", "ap-1", "'; DROP TABLE approvals; --", "\xff\xfe", "\x00", strings.ToUpper(full.ID)} {
 		a, err := s.Get(ctx, id)
-		if a != nil || !errors.Is(err, ErrNotFound) || code(t, err) != approval.CodeUnknown {
+		if a != nil || !errors.Is(err, ErrNotFound) || code(t, err) != route.CodeApprovalUnknown {
 			t.Errorf("Get(%q) = %v, %v; want ErrNotFound (approval_unknown)", id, a, err)
 		}
 	}
@@ -269,7 +270,7 @@ func TestDecide(t *testing.T) {
 		}
 		// Deciding twice, the same way or the other.
 		for _, approve := range []bool{true, false} {
-			if _, err := s.Decide(ctx, a.ID, carolLead(), approve, "", later); code(t, err) != approval.CodeDecided {
+			if _, err := s.Decide(ctx, a.ID, carolLead(), approve, "", later); code(t, err) != route.CodeApprovalDecided {
 				t.Errorf("deciding an approved approval (approve %v): %v", approve, err)
 			}
 		}
@@ -280,7 +281,7 @@ func TestDecide(t *testing.T) {
 		if err != nil || got.Status != approval.StatusDenied || got.Reason != "" || !reflect.DeepEqual(get(t, s, a.ID), got) {
 			t.Fatalf("deny: %+v, %v", got, err)
 		}
-		if _, err := s.Decide(ctx, a.ID, alice, true, "changed my mind", later); code(t, err) != approval.CodeDecided {
+		if _, err := s.Decide(ctx, a.ID, alice, true, "changed my mind", later); code(t, err) != route.CodeApprovalDecided {
 			t.Errorf("approving a denied approval: %v", err)
 		}
 	})
@@ -291,12 +292,12 @@ func TestDecide(t *testing.T) {
 		expire   bool
 		want     string
 	}{
-		{name: "self approval by the requester's token", approver: approval.Identity{TokenName: "runtime-a", Principals: alice.Principals}, at: later, want: approval.CodeSelfApproval},
-		{name: "self approval by the agent's principal", approver: approval.Identity{TokenName: "console-x", Principals: []string{"bot://agent-7", "group://payments-leads"}}, at: later, want: approval.CodeSelfApproval},
-		{name: "an approver without a required principal", approver: carol, at: later, want: approval.CodeApproverNotAllowed},
-		{name: "an anonymous approver", approver: approval.Identity{Principals: alice.Principals}, at: later, want: approval.CodeApproverAnonymous},
-		{name: "at expiry", approver: alice, at: now.Add(approval.DefaultTTL), want: approval.CodeExpired},
-		{name: "marked expired", approver: alice, at: now.Add(approval.DefaultTTL), expire: true, want: approval.CodeExpired},
+		{name: "self approval by the requester's token", approver: approval.Identity{TokenName: "runtime-a", Principals: alice.Principals}, at: later, want: route.CodeApprovalSelfApproval},
+		{name: "self approval by the agent's principal", approver: approval.Identity{TokenName: "console-x", Principals: []string{"bot://agent-7", "group://payments-leads"}}, at: later, want: route.CodeApprovalSelfApproval},
+		{name: "an approver without a required principal", approver: carol, at: later, want: route.CodeApprovalApproverNotAllowed},
+		{name: "an anonymous approver", approver: approval.Identity{Principals: alice.Principals}, at: later, want: route.CodeApprovalApproverAnonymous},
+		{name: "at expiry", approver: alice, at: now.Add(approval.DefaultTTL), want: route.CodeApprovalExpired},
+		{name: "marked expired", approver: alice, at: now.Add(approval.DefaultTTL), expire: true, want: route.CodeApprovalExpired},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			a := create(t, s, pendingApproval(t, now))
@@ -432,7 +433,7 @@ func TestConsumeExactlyOnce(t *testing.T) {
 				t.Fatalf("retries %d and %d both used the approval", winner, i)
 			}
 			winner = i
-		case c != approval.CodeUsed:
+		case c != route.CodeApprovalUsed:
 			t.Errorf("retry %d: %v, want approval_used", i, err)
 		case results[i] != nil:
 			t.Errorf("retry %d was refused but returned %+v", i, results[i])
@@ -475,11 +476,11 @@ func TestConsumeRefusals(t *testing.T) {
 		want      string
 	}{
 		{name: "digest mismatch", setup: func(t *testing.T) *approval.Approval { return approved(t, s, now) },
-			digest: "sha256:" + strings.Repeat("f", 64), requester: runtimeA, at: at, want: approval.CodeDigestMismatch},
+			digest: "sha256:" + strings.Repeat("f", 64), requester: runtimeA, at: at, want: route.CodeApprovalDigestMismatch},
 		{name: "requester mismatch", setup: func(t *testing.T) *approval.Approval { return approved(t, s, now) },
-			digest: digestOne, requester: approval.Identity{TokenName: "runtime-b", Principals: runtimeA.Principals}, at: at, want: approval.CodeRequesterMismatch},
+			digest: digestOne, requester: approval.Identity{TokenName: "runtime-b", Principals: runtimeA.Principals}, at: at, want: route.CodeApprovalRequesterMismatch},
 		{name: "pending", setup: func(t *testing.T) *approval.Approval { return create(t, s, pendingApproval(t, now)) },
-			digest: digestOne, requester: runtimeA, at: at, want: approval.CodePending},
+			digest: digestOne, requester: runtimeA, at: at, want: route.CodeApprovalPending},
 		{name: "denied", setup: func(t *testing.T) *approval.Approval {
 			a := create(t, s, pendingApproval(t, now))
 			d, err := s.Decide(ctx, a.ID, alice, false, "no", now)
@@ -487,16 +488,16 @@ func TestConsumeRefusals(t *testing.T) {
 				t.Fatal(err)
 			}
 			return d
-		}, digest: digestOne, requester: runtimeA, at: at, want: approval.CodeDenied},
+		}, digest: digestOne, requester: runtimeA, at: at, want: route.CodeApprovalDenied},
 		{name: "expired, not yet marked", setup: func(t *testing.T) *approval.Approval { return approved(t, s, now) },
-			digest: digestOne, requester: runtimeA, at: now.Add(approval.DefaultTTL), want: approval.CodeExpired},
+			digest: digestOne, requester: runtimeA, at: now.Add(approval.DefaultTTL), want: route.CodeApprovalExpired},
 		{name: "expired and marked", setup: func(t *testing.T) *approval.Approval {
 			a := approved(t, s, now)
 			if _, err := s.ExpireDue(ctx, now.Add(approval.DefaultTTL)); err != nil {
 				t.Fatal(err)
 			}
 			return get(t, s, a.ID)
-		}, digest: digestOne, requester: runtimeA, at: at, want: approval.CodeExpired},
+		}, digest: digestOne, requester: runtimeA, at: at, want: route.CodeApprovalExpired},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			a := c.setup(t)

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/gatedhq/gated/internal/audit"
+	"github.com/gatedhq/gated/internal/route"
 )
 
 // Record is a plausible redacted record with id dec-NNNNNN (i), decided at
@@ -20,7 +21,7 @@ func Record(i int, at time.Time) *audit.Record {
 		ActionID: "email:send", ActionVersion: "1.0.0",
 		DeclaredCategory: "write", EffectiveCategory: "write", DeclaredAuth: "user_claimed", EffectiveAuth: "user_claimed",
 		RiskDomain: "customer_support", RuntimeRoute: "accept", FinalRoute: []string{"ask", "accept", "refuse"}[i%3],
-		GateDecision: "fail", HardBlockers: []string{"write_missing_explicit_confirmation"},
+		GateDecision: "fail", HardBlockers: []string{route.CodeWriteMissingExplicitConfirmation},
 		Reasons: []string{"write needs confirmation"}, FindingCodes: []string{"contract.write_missing_explicit_confirmation"},
 		Arguments: map[string]any{"to": "x", "body": "y"}, CatalogRevision: "cat-1", PolicyRevision: "pol-1",
 		TokenName: "ci", Version: "test", Latency: 1500 * time.Microsecond,

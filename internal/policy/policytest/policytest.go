@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/gatedhq/gated/internal/opfile"
+	"github.com/gatedhq/gated/internal/route"
 )
 
 // Decider decides one event for the given principals at the given time and
@@ -46,7 +47,7 @@ type Expect struct {
 	HardBlockers []string `json:"hard_blockers"`
 }
 
-var routes = []string{"accept", "ask", "defer", "refuse"}
+var routes = route.Names()
 
 // Run finds every *_test.yaml under dirs, runs each case through decide,
 // prints every failure and then "N passed, M failed". err reports files that
