@@ -118,7 +118,7 @@ func decideLocally(ctx context.Context, rt hook.Runtime, sf *sourceFlags, state 
 	category, call := engine.CallCategory(in.ToolName, in.ToolInput, in.Cwd)
 	event := rt.Event(in, hook.Options{AuthorizationState: state, Category: string(category)})
 	d := engine.Decide(ctx, gate.Request{Event: event, TrustEventPrincipals: true, Workspace: in.Cwd, Call: call})
-	return rt.Answer(server.HookDecision(d)), nil
+	return rt.Answer(d), nil
 }
 
 // hookFailure exits 2 with the reason on stderr: the tool is blocked.

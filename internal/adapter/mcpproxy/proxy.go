@@ -26,7 +26,6 @@ import (
 	"github.com/gatedhq/gated/internal/approval"
 	"github.com/gatedhq/gated/internal/gate"
 	"github.com/gatedhq/gated/internal/route"
-	"github.com/gatedhq/gated/internal/server"
 )
 
 // Decide decides a tools/call: the proxy fills in the event and whether it
@@ -273,7 +272,7 @@ func (p *proxy) callTool(ctx context.Context, ss *sdk.ServerSession, params *sdk
 // is open for the call — just opened, or remembered and still pending —
 // it names the approval, where a person decides it, and what to do then.
 func refused(d *gate.Decision, remembered *gate.PendingApproval) *sdk.CallToolResult {
-	text := runtime.Answer(server.HookDecision(d)).HookSpecificOutput.PermissionDecisionReason + blockers(d)
+	text := runtime.Answer(d).HookSpecificOutput.PermissionDecisionReason + blockers(d)
 	meta := map[string]any{"decision_id": d.DecisionID, "route": d.Route.String(), "hard_blockers": nonNil(d.HardBlockers)}
 	open := d.Approval
 	if open == nil && remembered != nil && slices.Contains(d.HardBlockers, approval.CodePending) {
@@ -339,7 +338,7 @@ func canElicit(ss *sdk.ServerSession) bool {
 // recorded like any other, so the audit trail holds both. Anything but an
 // explicit approval leaves the ask standing, and the call refused.
 func (p *proxy) ask(ctx context.Context, ss *sdk.ServerSession, d *gate.Decision, event map[string]any, vouched bool) *gate.Decision {
-	why := asking.Answer(server.HookDecision(d)).HookSpecificOutput.PermissionDecisionReason
+	why := asking.Answer(d).HookSpecificOutput.PermissionDecisionReason
 	res, err := ss.Elicit(ctx, &sdk.ElicitParams{Mode: "form", RequestedSchema: approveSchema,
 		Message: fmt.Sprintf("The model wants to call %s. %s", event["tool_name"], why)})
 	if err != nil {
