@@ -233,17 +233,10 @@ func decodeOutput(raw json.RawMessage) any {
 
 // writeOutcomeError answers a refusal of the decision store.
 func writeOutcomeError(w http.ResponseWriter, err error) {
-	switch {
-	case errors.Is(err, audit.ErrNotFound):
-		writeCodedError(w, http.StatusNotFound, codeDecisionUnknown,
+	if errors.Is(err, audit.ErrNotFound) {
+		writeCodedError(w, storeStatus(err), storeCode(err),
 			"no decision with that id is stored (one just answered may not be yet: in async audit mode its record is written within about 100 ms, later while the database is away)")
-	case errors.Is(err, audit.ErrNotYours):
-		writeCodedError(w, http.StatusForbidden, codeDecisionNotYours, err.Error())
-	case errors.Is(err, audit.ErrNotExecuted):
-		writeCodedError(w, http.StatusConflict, codeDecisionNotExecuted, err.Error())
-	case errors.Is(err, audit.ErrOutcomeExists):
-		writeCodedError(w, http.StatusConflict, codeOutcomeExists, err.Error())
-	default:
-		writeError(w, http.StatusServiceUnavailable, "the decision store is unavailable")
+		return
 	}
+	writeStoreError(w, err, "", "the decision store is unavailable")
 }
