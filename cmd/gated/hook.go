@@ -11,6 +11,7 @@ import (
 
 	"github.com/gatedhq/gated/client"
 	"github.com/gatedhq/gated/internal/adapter/hook"
+	"github.com/gatedhq/gated/internal/eventcodec"
 	"github.com/gatedhq/gated/internal/gate"
 	"github.com/gatedhq/gated/internal/server"
 )
@@ -102,7 +103,7 @@ func askRemote(ctx context.Context, rt hook.Runtime, url, token string, timeout 
 // with the given catalog and policy and without an audit record (as gated
 // check does).
 func decideLocally(ctx context.Context, rt hook.Runtime, sf *sourceFlags, state string, shadow bool, body []byte) (any, error) {
-	doc, err := server.DecodeEvent(body, server.DefaultMaxDepth)
+	doc, err := eventcodec.Decode(body, eventcodec.DefaultMaxDepth)
 	if err != nil {
 		return nil, fmt.Errorf("the hook input is not usable: %w", err)
 	}

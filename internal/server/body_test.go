@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gatedhq/gated/internal/eventcodec"
 	"github.com/gatedhq/gated/internal/server"
 )
 
@@ -66,11 +67,11 @@ func TestNestingLimit(t *testing.T) {
 		inner := strings.Repeat(`{"a":`, depth-1) + "1" + strings.Repeat("}", depth-1)
 		return eventWith(t, map[string]string{"proposed_arguments": inner})
 	}
-	if res := f.post(nested(server.DefaultMaxDepth)); res.status != http.StatusOK {
-		t.Errorf("depth %d: %d %s", server.DefaultMaxDepth, res.status, res.raw)
+	if res := f.post(nested(eventcodec.DefaultMaxDepth)); res.status != http.StatusOK {
+		t.Errorf("depth %d: %d %s", eventcodec.DefaultMaxDepth, res.status, res.raw)
 	}
-	if res := f.post(nested(server.DefaultMaxDepth + 1)); res.status != http.StatusBadRequest {
-		t.Errorf("depth %d: %d", server.DefaultMaxDepth+1, res.status)
+	if res := f.post(nested(eventcodec.DefaultMaxDepth + 1)); res.status != http.StatusBadRequest {
+		t.Errorf("depth %d: %d", eventcodec.DefaultMaxDepth+1, res.status)
 	}
 	brackets := eventWith(t, map[string]string{"proposed_arguments": `{"q":"` + strings.Repeat(`[{\"`, 5000) + `"}`})
 	if res := f.post(brackets); res.status != http.StatusOK || res.str("route") != "accept" {
