@@ -24,6 +24,7 @@ import (
 
 	"github.com/gatedhq/gated/internal/adapter/hook"
 	"github.com/gatedhq/gated/internal/approval"
+	"github.com/gatedhq/gated/internal/eventcodec"
 	"github.com/gatedhq/gated/internal/gate"
 	"github.com/gatedhq/gated/internal/route"
 )
@@ -401,14 +402,15 @@ func upstreamError(err error) zap.Field {
 }
 
 // arguments decodes a call's arguments as the HTTP surface decodes a body
-// (numbers kept exact). MCP requires an object; absent means empty. The
-// proxy forwards the client's bytes, not an encoding of what it decided
-// on, so the bytes must mean one thing: a key given twice (Go keeps the
-// last, other parsers the first) or text that is not UTF-8 is refused.
+// (UTF-8, nesting, one object, numbers kept exact). MCP requires an object;
+// absent means empty. They are nested one level down in the event, so they
+// may be one level less deep than an event. The proxy forwards the client's
+// bytes, not an encoding of what it decided on, so the bytes must mean one
+// thing: a key given twice (Go keeps the last, other parsers the first) is
+// refused too.
 func arguments(raw json.RawMessage) (map[string]any, error) {
-	args := map[string]any{}
 	if len(bytes.TrimSpace(raw)) == 0 || string(bytes.TrimSpace(raw)) == "null" {
-		return args, nil
+		return map[string]any{}, nil
 	}
 	if _, err := jsontext.NewDecoder(bytes.NewReader(raw)).ReadValue(); err != nil {
 		if serr, ok := errors.AsType[*jsontext.SyntacticError](err); ok && serr.Err == jsontext.ErrDuplicateName {
@@ -417,10 +419,9 @@ func arguments(raw json.RawMessage) (map[string]any, error) {
 		}
 		return nil, errors.New("its arguments are not valid JSON (RFC 8259, UTF-8)")
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	if err := dec.Decode(&args); err != nil || args == nil {
-		return nil, errors.New("its arguments are not a JSON object")
+	args, err := eventcodec.Decode(raw, eventcodec.DefaultMaxDepth-1)
+	if err != nil {
+		return nil, fmt.Errorf("its arguments cannot be decided on: %w", err)
 	}
 	return args, nil
 }
