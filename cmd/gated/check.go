@@ -8,8 +8,8 @@ import (
 	"os"
 
 	"github.com/gatedhq/gated/internal/envelope"
+	"github.com/gatedhq/gated/internal/eventcodec"
 	"github.com/gatedhq/gated/internal/gate"
-	"github.com/gatedhq/gated/internal/server"
 )
 
 // runCheck decides one event in-process, by the same path as the service.
@@ -45,7 +45,7 @@ func runCheck(ctx context.Context, args []string, getenv func(string) string, st
 	if err != nil {
 		return usageError("read %s: %v", name, err)
 	}
-	doc, err := server.DecodeEvent(body, server.DefaultMaxDepth)
+	doc, err := eventcodec.Decode(body, eventcodec.DefaultMaxDepth)
 	if err != nil {
 		return usageError("%s: %v", name, err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/gatedhq/gated/client"
 	"github.com/gatedhq/gated/internal/adapter/hook"
+	"github.com/gatedhq/gated/internal/eventcodec"
 	"github.com/gatedhq/gated/internal/gate"
 	"github.com/gatedhq/gated/internal/server"
 )
@@ -102,7 +103,7 @@ func askRemote(ctx context.Context, rt hook.Runtime, url, token string, timeout 
 // with the given catalog and policy and without an audit record (as gated
 // check does).
 func decideLocally(ctx context.Context, rt hook.Runtime, sf *sourceFlags, state string, shadow bool, body []byte) (any, error) {
-	doc, err := server.DecodeEvent(body, server.DefaultMaxDepth)
+	doc, err := eventcodec.Decode(body, eventcodec.DefaultMaxDepth)
 	if err != nil {
 		return nil, fmt.Errorf("the hook input is not usable: %w", err)
 	}
@@ -118,7 +119,7 @@ func decideLocally(ctx context.Context, rt hook.Runtime, sf *sourceFlags, state 
 	category, call := engine.CallCategory(in.ToolName, in.ToolInput, in.Cwd)
 	event := rt.Event(in, hook.Options{AuthorizationState: state, Category: string(category)})
 	d := engine.Decide(ctx, gate.Request{Event: event, TrustEventPrincipals: true, Workspace: in.Cwd, Call: call})
-	return rt.Answer(server.HookDecision(d)), nil
+	return rt.Answer(d), nil
 }
 
 // hookFailure exits 2 with the reason on stderr: the tool is blocked.

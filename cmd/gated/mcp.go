@@ -10,6 +10,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/gatedhq/gated/internal/adapter/mcp"
+	"github.com/gatedhq/gated/internal/eventcodec"
 	"github.com/gatedhq/gated/internal/gate"
 	"github.com/gatedhq/gated/internal/metrics"
 	pgdb "github.com/gatedhq/gated/internal/postgres"
@@ -42,7 +43,7 @@ func runMCP(ctx context.Context, args []string, getenv func(string) string, stdi
 	engine := gate.New(l.opts...)
 	// The process was started by the person's own MCP client: like open
 	// mode, the event's own principals are all there is.
-	server := mcp.NewServer(gatedVersion(), func(ctx context.Context, event map[string]any) *gate.Decision {
+	server := mcp.NewServer(gatedVersion(), eventcodec.DefaultMaxDepth, func(ctx context.Context, event map[string]any) *gate.Decision {
 		return engine.Decide(ctx, gate.Request{Event: event, TrustEventPrincipals: true})
 	})
 	if err := server.Run(ctx, &sdk.IOTransport{Reader: io.NopCloser(stdin), Writer: nopWriteCloser{stdout}, MaxLineLength: mcpMaxLine}); err != nil && ctx.Err() == nil {

@@ -58,8 +58,9 @@ type Extension struct {
 }
 
 // Decode reads a plan from body, which must already be one JSON object
-// (the server's DecodeEvent checked size, UTF-8 and nesting). Unknown
-// fields, wrong types and missing required fields are errors naming them.
+// (eventcodec.Decode checked UTF-8, nesting and trailing data; the server,
+// size). Unknown fields, wrong types and missing required fields are
+// errors naming them.
 //
 // Member names match exactly and only once, as a runtime reading the same
 // body by its field names does: encoding/json would also take "INPUT" or

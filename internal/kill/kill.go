@@ -39,6 +39,10 @@ const (
 // scope, value, reason or expiry.
 var ErrInvalid = errors.New("the kill switch cannot be set")
 
+// ErrNotFound is a store's answer for a kill that is not stored or already
+// lifted, and for an id no stored kill can have.
+var ErrNotFound = errors.New("there is no active kill switch with this id")
+
 // ParseScope returns the Scope named s.
 func ParseScope(s string) (Scope, error) {
 	switch sc := Scope(s); sc {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 
-	"github.com/go-chi/chi/v5"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
@@ -12,26 +11,15 @@ import (
 // probes of random paths), so raw paths never become label values.
 const Unmatched = "unmatched"
 
-// HTTP is chi middleware counting and timing requests by route pattern
+// HTTP returns middleware counting and timing requests by route pattern
 // ("/v1/decisions/{id}", never the raw path), method and status code.
-//
-// Install it with chi's Use on the router, not around it: the route pattern
-// lives in chi's routing context, which only exists inside the router.
-func (m *Metrics) HTTP(next http.Handler) http.Handler {
-	opt := promhttp.WithLabelFromCtx("route", routePattern)
-	return promhttp.InstrumentHandlerCounter(m.httpRequests,
-		promhttp.InstrumentHandlerDuration(m.httpDuration, next, opt), opt)
-}
-
-// routePattern is read after the handler ran, when chi has matched the
-// whole pattern (sub-routers included).
-func routePattern(ctx context.Context) string {
-	rc := chi.RouteContext(ctx)
-	if rc == nil {
-		return Unmatched
+// routeOf reads the pattern after the handler ran (Unmatched when none
+// matched); the router that knows it supplies it, so that metrics, which
+// the stdio commands link too, do not depend on the HTTP router.
+func (m *Metrics) HTTP(routeOf func(context.Context) string) func(http.Handler) http.Handler {
+	opt := promhttp.WithLabelFromCtx("route", routeOf)
+	return func(next http.Handler) http.Handler {
+		return promhttp.InstrumentHandlerCounter(m.httpRequests,
+			promhttp.InstrumentHandlerDuration(m.httpDuration, next, opt), opt)
 	}
-	if p := rc.RoutePattern(); p != "" {
-		return p
-	}
-	return Unmatched
 }

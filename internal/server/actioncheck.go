@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/gatedhq/gated/internal/actionapi"
+	"github.com/gatedhq/gated/internal/eventcodec"
 )
 
 // handleActionCheck decides one Action API v4 LTS plan envelope through the
@@ -31,7 +32,7 @@ func decodePlan(w http.ResponseWriter, r *http.Request, d *Deps) (*actionapi.Pla
 	defer span.End()
 	body, berr := readJSON(w, r, d.MaxBodyBytes)
 	if berr == nil {
-		if _, err := DecodeEvent(body, d.MaxDepth); err != nil {
+		if _, err := eventcodec.Decode(body, d.MaxDepth); err != nil {
 			berr = &bodyError{http.StatusBadRequest, err.Error()}
 		} else if plan, err := actionapi.Decode(body); err != nil {
 			berr = &bodyError{http.StatusBadRequest, err.Error()}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -14,7 +13,6 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/gatedhq/gated/internal/approval"
-	approvalpg "github.com/gatedhq/gated/internal/approval/postgres"
 	"github.com/gatedhq/gated/internal/auth"
 	"github.com/gatedhq/gated/internal/route"
 )
@@ -26,7 +24,7 @@ type Approvals interface {
 	Get(ctx context.Context, id string) (*approval.Approval, error)
 	// List returns approvals newest first, those with status ("" for all),
 	// a page of limit after the cursor before, and the next cursor ("" on
-	// the last page); bad arguments wrap approvalpg.ErrBadFilter.
+	// the last page); bad arguments wrap approval.ErrBadFilter.
 	List(ctx context.Context, status approval.Status, limit int, before string) ([]approval.Approval, string, error)
 	// Decide approves or denies; a refusal is an *approval.Error.
 	Decide(ctx context.Context, id string, approver approval.Identity, approve bool, reason string, now time.Time) (*approval.Approval, error)
@@ -91,25 +89,9 @@ func approvalsOn(d *Deps) func(http.Handler) http.Handler {
 	}
 }
 
-// writeApprovalError answers a failed store call: a refusal by the
-// approval rules with its code, a bad listing 400, anything else 503.
+// writeApprovalError answers a failed call of the approval store.
 func writeApprovalError(w http.ResponseWriter, err error) {
-	if aerr, ok := errors.AsType[*approval.Error](err); ok {
-		status := http.StatusConflict
-		switch aerr.Code {
-		case route.CodeApprovalUnknown:
-			status = http.StatusNotFound
-		case route.CodeApprovalSelfApproval, route.CodeApprovalApproverNotAllowed, route.CodeApprovalApproverAnonymous:
-			status = http.StatusForbidden
-		}
-		writeCodedError(w, status, aerr.Code, aerr.Message)
-		return
-	}
-	if errors.Is(err, approvalpg.ErrBadFilter) {
-		writeCodedError(w, http.StatusBadRequest, codeBadRequest, err.Error())
-		return
-	}
-	writeCodedError(w, http.StatusServiceUnavailable, codeApprovalsStore, "the approval store is unavailable")
+	writeStoreError(w, err, codeApprovalsStore, "the approval store is unavailable")
 }
 
 // approvalPage is GET /v1/approvals's answer.

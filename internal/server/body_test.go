@@ -2,12 +2,14 @@ package server_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/gatedhq/gated/internal/eventcodec"
 	"github.com/gatedhq/gated/internal/server"
 )
 
@@ -67,11 +69,11 @@ func TestNestingLimit(t *testing.T) {
 		inner := strings.Repeat(`{"a":`, depth-1) + "1" + strings.Repeat("}", depth-1)
 		return eventWith(t, map[string]string{"proposed_arguments": inner})
 	}
-	if res := f.post(nested(server.DefaultMaxDepth)); res.status != http.StatusOK {
-		t.Errorf("depth %d: %d %s", server.DefaultMaxDepth, res.status, res.raw)
+	if res := f.post(nested(eventcodec.DefaultMaxDepth)); res.status != http.StatusOK {
+		t.Errorf("depth %d: %d %s", eventcodec.DefaultMaxDepth, res.status, res.raw)
 	}
-	if res := f.post(nested(server.DefaultMaxDepth + 1)); res.status != http.StatusBadRequest {
-		t.Errorf("depth %d: %d", server.DefaultMaxDepth+1, res.status)
+	if res := f.post(nested(eventcodec.DefaultMaxDepth + 1)); res.status != http.StatusBadRequest {
+		t.Errorf("depth %d: %d", eventcodec.DefaultMaxDepth+1, res.status)
 	}
 	brackets := eventWith(t, map[string]string{"proposed_arguments": `{"q":"` + strings.Repeat(`[{\"`, 5000) + `"}`})
 	if res := f.post(brackets); res.status != http.StatusOK || res.str("route") != "accept" {
@@ -84,6 +86,37 @@ func TestNestingLimit(t *testing.T) {
 	}
 	if res := custom.post(nested(6)); res.status != http.StatusBadRequest {
 		t.Errorf("custom depth 6: %d", res.status)
+	}
+}
+
+// Issue 26 §1: /mcp decoded a call's arguments without the body's checks,
+// so an event nested deeper than the limit was decided. It is now refused
+// as a body is: a tool error with route refuse, and no decision.
+func TestMCPNestingLimit(t *testing.T) {
+	t.Parallel()
+	f := newServer(t, func(d *server.Deps) { d.MaxDepth = 5 })
+	call := func(depth int) map[string]any {
+		inner := strings.Repeat(`{"a":`, depth-1) + "1" + strings.Repeat("}", depth-1)
+		event := eventWith(t, map[string]string{"proposed_arguments": inner})
+		res := f.do(request{method: http.MethodPost, target: "/mcp",
+			body: strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"aana_pre_tool_check","arguments":` + event + `}}`),
+			header: map[string]string{"Authorization": "Bearer " + runtimeSecret, "Accept": "application/json, text/event-stream",
+				"Mcp-Protocol-Version": "2025-06-18"}})
+		result, _ := res.body["result"].(map[string]any)
+		if res.status != http.StatusOK || result == nil {
+			t.Fatalf("depth %d: %d %.300s", depth, res.status, res.raw)
+		}
+		return result
+	}
+	decided := call(5)
+	if d, _ := decided["structuredContent"].(map[string]any); decided["isError"] == true || d["route"] != "accept" || d["decision_id"] == nil {
+		t.Errorf("depth 5: %v", decided)
+	}
+	refused := call(6)
+	d, _ := refused["structuredContent"].(map[string]any)
+	if refused["isError"] != true || d["route"] != "refuse" || d["execute"] != false || d["decision_id"] != nil ||
+		!strings.Contains(fmt.Sprint(d["error"]), "nesting exceeds 5 levels") {
+		t.Errorf("depth 6: %v", refused)
 	}
 }
 

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,13 +8,12 @@ import (
 	"io"
 	"mime"
 	"net/http"
-	"unicode/utf8"
 
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/gatedhq/gated/internal/eventcodec"
 	"github.com/gatedhq/gated/internal/route"
-	"github.com/gatedhq/gated/internal/strictjson"
 	"github.com/gatedhq/gated/internal/tracing"
 )
 
@@ -65,7 +63,7 @@ func decodeEvent(w http.ResponseWriter, r *http.Request, maxBytes int64, maxDept
 	defer span.End()
 	body, berr := readJSON(w, r, maxBytes)
 	if berr == nil {
-		obj, err := DecodeEvent(body, maxDepth)
+		obj, err := eventcodec.Decode(body, maxDepth)
 		if err == nil {
 			return obj, nil
 		}
@@ -128,90 +126,4 @@ func declaredTooLarge(r *http.Request, maxBytes int64) *bodyError {
 			fmt.Sprintf("request body of %d bytes exceeds %d bytes", r.ContentLength, maxBytes)}
 	}
 	return nil
-}
-
-// DecodeEvent parses body as one JSON object nested at most maxDepth deep.
-// Numbers stay json.Number so nothing is rounded before the argument
-// fingerprint and schema checks. The check command shares it with HTTP.
-func DecodeEvent(body []byte, maxDepth int) (map[string]any, error) {
-	if len(bytes.TrimSpace(body)) == 0 {
-		return nil, errors.New("the body is empty; expected a JSON object")
-	}
-	if !utf8.Valid(body) {
-		// encoding/json would replace the bad bytes and gated would decide on
-		// text the caller never sent.
-		return nil, errors.New("the body is not valid UTF-8 (RFC 8259 requires UTF-8 JSON text)")
-	}
-	if depth, ok := nestingWithin(body, maxDepth); !ok {
-		return nil, fmt.Errorf("JSON nesting exceeds %d levels (reached %d)", maxDepth, depth)
-	}
-	// A repeated key or a lone surrogate is text encoding/json reads one
-	// way and the runtime's parser may read another.
-	strict := strictjson.Check(body)
-	if derr, ok := errors.AsType[*strictjson.DuplicateError](strict); ok {
-		return nil, fmt.Errorf("the body is ambiguous: %v, and a runtime may read it otherwise than gated does", derr)
-	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, fmt.Errorf("malformed JSON: %w", err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, errors.New("malformed JSON: unexpected data after the top-level value")
-	}
-	if strict != nil {
-		return nil, fmt.Errorf("malformed JSON: %w", strict)
-	}
-	obj, ok := v.(map[string]any)
-	if !ok {
-		return nil, fmt.Errorf("the body must be a JSON object, not %s", jsonKind(v))
-	}
-	return obj, nil
-}
-
-// nestingWithin scans b for the depth of nested arrays and objects, without
-// decoding, and stops as soon as it passes limit: a deep body is rejected in
-// time linear in its size before any decoder recurses into it.
-func nestingWithin(b []byte, limit int) (int, bool) {
-	depth, inString, escaped := 0, false, false
-	for _, c := range b {
-		switch {
-		case inString:
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-			}
-		case c == '"':
-			inString = true
-		case c == '[' || c == '{':
-			depth++
-			if depth > limit {
-				return depth, false
-			}
-		case c == ']' || c == '}':
-			depth--
-		}
-	}
-	return depth, true
-}
-
-func jsonKind(v any) string {
-	switch v.(type) {
-	case []any:
-		return "an array"
-	case string:
-		return "a string"
-	case json.Number:
-		return "a number"
-	case bool:
-		return "a boolean"
-	case nil:
-		return "null"
-	}
-	return "an unexpected value"
 }

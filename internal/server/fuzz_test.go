@@ -10,6 +10,7 @@ import (
 
 	"github.com/gatedhq/gated/api"
 	"github.com/gatedhq/gated/internal/contract"
+	"github.com/gatedhq/gated/internal/eventcodec"
 	"github.com/gatedhq/gated/internal/gate"
 	"github.com/gatedhq/gated/internal/route"
 	"github.com/gatedhq/gated/internal/server"
@@ -28,7 +29,7 @@ func FuzzDecide(f *testing.F) {
 		fx := &fixture{t: t, h: h}
 		res := fx.do(request{method: http.MethodPost, target: "/pre-tool-check", body: bytes.NewReader(body)})
 
-		doc, err := server.DecodeEvent(body, server.DefaultMaxDepth)
+		doc, err := eventcodec.Decode(body, eventcodec.DefaultMaxDepth)
 		if err == nil && !utf8.Valid(body) {
 			t.Errorf("invalid UTF-8 decoded")
 		}

@@ -184,16 +184,12 @@ func handleGetDecision(store audit.Store) http.HandlerFunc {
 		}
 		id := chi.URLParam(r, "id")
 		rec, err := store.Get(r.Context(), id)
-		if errors.Is(err, audit.ErrNotFound) {
-			writeError(w, http.StatusNotFound, "no decision with that id")
-			return
-		}
 		var o *audit.Outcome
 		if err == nil {
 			o, err = store.Outcome(r.Context(), id)
 		}
 		if err != nil {
-			writeError(w, http.StatusServiceUnavailable, "the decision store is unavailable")
+			writeDecisionsError(w, err, "no decision with that id")
 			return
 		}
 		writeJSON(w, http.StatusOK, decisionView{Record: rec, Outcome: o})
@@ -213,15 +209,22 @@ func handleListDecisions(store audit.Store) http.HandlerFunc {
 			return
 		}
 		page, err := store.List(r.Context(), f)
-		switch {
-		case errors.Is(err, audit.ErrBadFilter):
-			writeError(w, http.StatusBadRequest, err.Error())
-		case err != nil:
-			writeError(w, http.StatusServiceUnavailable, "the decision store is unavailable")
-		default:
-			writeJSON(w, http.StatusOK, listView(page))
+		if err != nil {
+			writeDecisionsError(w, err, err.Error())
+			return
 		}
+		writeJSON(w, http.StatusOK, listView(page))
 	}
+}
+
+// writeDecisionsError answers a failed read of the decision store, as the
+// decisions API always has: without a code, a refusal in words of its own.
+func writeDecisionsError(w http.ResponseWriter, err error, refusal string) {
+	if status := storeStatus(err); status != http.StatusServiceUnavailable {
+		writeError(w, status, refusal)
+		return
+	}
+	writeError(w, http.StatusServiceUnavailable, "the decision store is unavailable")
 }
 
 // decisionFilter reads ?route=&tool_name=&since=&until=&limit=&cursor=;

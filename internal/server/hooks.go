@@ -4,7 +4,6 @@ import (
 	"net/http"
 
 	"github.com/gatedhq/gated/internal/adapter/hook"
-	"github.com/gatedhq/gated/internal/gate"
 )
 
 // DefaultHookMaxBodyBytes bounds a hook call's body. Hook inputs carry whole
@@ -41,16 +40,6 @@ func handleHook(d *Deps, rt hook.Runtime) http.HandlerFunc {
 		c.req.NoApproval = true // a hook can neither show an approval nor retry with one
 		c.req.Workspace, c.req.Call = in.Cwd, call
 		dec := c.decide(r.Context(), d.Engine, rt.Event(in, opts))
-		writeJSON(w, http.StatusOK, rt.Answer(HookDecision(dec)))
+		writeJSON(w, http.StatusOK, rt.Answer(dec))
 	}
-}
-
-// HookDecision is the part of a decision a hook answer is made from.
-func HookDecision(d *gate.Decision) *hook.Decision {
-	out := &hook.Decision{DecisionID: d.DecisionID, Route: d.Route.String(), Execute: d.Execute, Shadow: d.Shadow,
-		Findings: make([]hook.Finding, len(d.Findings))}
-	for i, f := range d.Findings {
-		out.Findings[i] = hook.Finding{Code: f.Code, Route: f.Route.String(), Blocking: f.Blocking, Message: f.Message}
-	}
-	return out
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"io"
 	"net/http"
 	"time"
@@ -13,7 +12,6 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/gatedhq/gated/internal/kill"
-	killpg "github.com/gatedhq/gated/internal/kill/postgres"
 	"github.com/gatedhq/gated/internal/metrics"
 )
 
@@ -21,7 +19,7 @@ import (
 // with: internal/kill/postgres.Store, as cmd/gated wires it.
 type Kills interface {
 	Create(ctx context.Context, k *kill.Kill, at time.Time) error
-	// Lift returns killpg.ErrNotFound when no such kill is active.
+	// Lift returns kill.ErrNotFound when no such kill is active.
 	Lift(ctx context.Context, id, by string, at time.Time) (*kill.Kill, error)
 	List(ctx context.Context, all bool) ([]kill.Kill, error)
 }
@@ -120,13 +118,11 @@ func handleLiftKill(d *Deps) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		by := tokenFrom(r.Context()).Name
 		k, err := d.Kills.Lift(r.Context(), chi.URLParam(r, "id"), by, time.Now())
-		switch {
-		case errors.Is(err, killpg.ErrNotFound):
-			writeCodedError(w, http.StatusNotFound, codeKillUnknown, err.Error())
-			return
-		case err != nil:
-			d.Logger.Error("a kill switch could not be lifted", zap.Error(err))
-			writeCodedError(w, http.StatusServiceUnavailable, codeKillStore, "the kill switch store is unavailable: the kill is still in force")
+		if err != nil {
+			if storeStatus(err) == http.StatusServiceUnavailable {
+				d.Logger.Error("a kill switch could not be lifted", zap.Error(err))
+			}
+			writeStoreError(w, err, codeKillStore, "the kill switch store is unavailable: the kill is still in force")
 			return
 		}
 		d.Logger.Warn("kill switch lifted", zap.String("kill_id", k.ID), zap.String("scope", string(k.Scope)),

@@ -22,7 +22,7 @@ func handleMCP(d *Deps) http.Handler {
 	limit := d.MaxBodyBytes + mcpEnvelopeBytes
 	h := sdk.NewStreamableHTTPHandler(func(r *http.Request) *sdk.Server {
 		c := callerOf(d, r)
-		return mcp.NewServer(d.Version, func(ctx context.Context, event map[string]any) *gate.Decision {
+		return mcp.NewServer(d.Version, d.MaxDepth, func(ctx context.Context, event map[string]any) *gate.Decision {
 			return c.decide(ctx, d.Engine, event)
 		})
 	}, &sdk.StreamableHTTPOptions{Stateless: true, JSONResponse: true, MaxRequestBodyBytes: limit})

@@ -9,13 +9,13 @@ import (
 	"net/http"
 	"regexp"
 	"time"
-	"unicode/utf8"
 
 	"github.com/go-chi/chi/v5"
 
 	"github.com/gatedhq/gated/internal/actionapi"
 	"github.com/gatedhq/gated/internal/actionresult"
 	"github.com/gatedhq/gated/internal/audit"
+	"github.com/gatedhq/gated/internal/eventcodec"
 )
 
 // Error codes of POST /v1/decisions/{id}/outcome, for programs.
@@ -99,11 +99,8 @@ func decodeOutcome(w http.ResponseWriter, r *http.Request, maxBytes int64, maxDe
 	bad := func(msg string) (outcomeRequest, *bodyError) {
 		return req, &bodyError{http.StatusBadRequest, msg}
 	}
-	if !utf8.Valid(raw) {
-		return bad("the body is not valid UTF-8 (RFC 8259 requires UTF-8 JSON text)")
-	}
-	if depth, ok := nestingWithin(raw, maxDepth); !ok {
-		return bad(fmt.Sprintf("JSON nesting exceeds %d levels (reached %d)", maxDepth, depth))
+	if err := eventcodec.CheckText(raw, maxDepth); err != nil {
+		return bad(err.Error())
 	}
 	var b outcomeBody
 	dec := json.NewDecoder(bytes.NewReader(raw))
@@ -233,17 +230,10 @@ func decodeOutput(raw json.RawMessage) any {
 
 // writeOutcomeError answers a refusal of the decision store.
 func writeOutcomeError(w http.ResponseWriter, err error) {
-	switch {
-	case errors.Is(err, audit.ErrNotFound):
-		writeCodedError(w, http.StatusNotFound, codeDecisionUnknown,
+	if errors.Is(err, audit.ErrNotFound) {
+		writeCodedError(w, storeStatus(err), storeCode(err),
 			"no decision with that id is stored (one just answered may not be yet: in async audit mode its record is written within about 100 ms, later while the database is away)")
-	case errors.Is(err, audit.ErrNotYours):
-		writeCodedError(w, http.StatusForbidden, codeDecisionNotYours, err.Error())
-	case errors.Is(err, audit.ErrNotExecuted):
-		writeCodedError(w, http.StatusConflict, codeDecisionNotExecuted, err.Error())
-	case errors.Is(err, audit.ErrOutcomeExists):
-		writeCodedError(w, http.StatusConflict, codeOutcomeExists, err.Error())
-	default:
-		writeError(w, http.StatusServiceUnavailable, "the decision store is unavailable")
+		return
 	}
+	writeStoreError(w, err, "", "the decision store is unavailable")
 }

@@ -1,12 +1,14 @@
 package server
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/go-chi/chi/v5"
 
 	"github.com/gatedhq/gated/internal/adapter/hook"
 	"github.com/gatedhq/gated/internal/auth"
+	"github.com/gatedhq/gated/internal/metrics"
 )
 
 // routes maps gated's whole HTTP surface.
@@ -17,7 +19,9 @@ func routes(d *Deps, lim, failures *limiter) http.Handler {
 	}
 	r.Use(requestID, recoverer(d.Logger, writeError))
 	if d.Metrics != nil {
-		r.Use(d.Metrics.HTTP)
+		// Installed with Use on the router, not around it: the route
+		// pattern lives in chi's routing context, which only exists inside.
+		r.Use(d.Metrics.HTTP(routePattern))
 	}
 	r.NotFound(handleNotFound())
 	r.MethodNotAllowed(handleMethodNotAllowed())
@@ -120,4 +124,16 @@ func routes(d *Deps, lim, failures *limiter) http.Handler {
 		r.With(hostGuard(d.Hosts, writeError)).Handle("/ui*", d.Console)
 	}
 	return r
+}
+
+// routePattern is the metrics label of a request: its route pattern
+// ("/v1/decisions/{id}"), never the raw path. It is read after the handler
+// ran, when chi has matched the whole pattern (sub-routers included).
+func routePattern(ctx context.Context) string {
+	if rc := chi.RouteContext(ctx); rc != nil {
+		if p := rc.RoutePattern(); p != "" {
+			return p
+		}
+	}
+	return metrics.Unmatched
 }

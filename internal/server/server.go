@@ -13,6 +13,7 @@ import (
 
 	"github.com/gatedhq/gated/internal/audit"
 	"github.com/gatedhq/gated/internal/auth"
+	"github.com/gatedhq/gated/internal/eventcodec"
 	"github.com/gatedhq/gated/internal/gate"
 	"github.com/gatedhq/gated/internal/limit"
 	"github.com/gatedhq/gated/internal/metrics"
@@ -97,7 +98,6 @@ type Deps struct {
 // Defaults for Deps fields left zero.
 const (
 	DefaultMaxBodyBytes = 64 << 10
-	DefaultMaxDepth     = 64
 	// DefaultAuthFailureLimit allows a client that mistypes a token room to
 	// notice, and keeps guessing to about one token a second.
 	DefaultAuthFailureLimit = 60
@@ -112,7 +112,7 @@ func New(d Deps) http.Handler {
 		d.HookMaxBodyBytes = DefaultHookMaxBodyBytes
 	}
 	if d.MaxDepth <= 0 {
-		d.MaxDepth = DefaultMaxDepth
+		d.MaxDepth = eventcodec.DefaultMaxDepth
 	}
 	if d.Logger == nil {
 		d.Logger = zap.NewNop()

@@ -2,7 +2,7 @@
 // (bench/cmd/benchhttp): a bare chi server that does, per request, only the
 // JSON work gated's POST /pre-tool-check does around a decision — the same
 // content-type and size checks, the same UTF-8 and nesting scan and decoder
-// (server.DecodeEvent), and json.Marshal of the same envelope.Answer type.
+// (eventcodec.Decode), and json.Marshal of the same envelope.Answer type.
 //
 // The answer is decided once at start from the -event file with gated's
 // defaults, so what it encodes is the answer gated would send; no request is
@@ -28,6 +28,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/gatedhq/gated/internal/envelope"
+	"github.com/gatedhq/gated/internal/eventcodec"
 	"github.com/gatedhq/gated/internal/gate"
 	"github.com/gatedhq/gated/internal/server"
 )
@@ -50,7 +51,7 @@ func run(addr, eventFile string) error {
 	if err != nil {
 		return err
 	}
-	ev, err := server.DecodeEvent(raw, server.DefaultMaxDepth)
+	ev, err := eventcodec.Decode(raw, eventcodec.DefaultMaxDepth)
 	if err != nil {
 		return fmt.Errorf("%s: %w", eventFile, err)
 	}
@@ -102,5 +103,5 @@ func decode(w http.ResponseWriter, r *http.Request) (map[string]any, error) {
 	if err != nil {
 		return nil, errors.New("could not read the request body")
 	}
-	return server.DecodeEvent(body, server.DefaultMaxDepth)
+	return eventcodec.Decode(body, eventcodec.DefaultMaxDepth)
 }

@@ -212,7 +212,7 @@ func run(ctx context.Context, c config, out io.Writer) (err error) {
 	}
 
 	a := mustAddr()
-	add(&server{name: "baseline", desc: "bare chi server: gated's body checks, DecodeEvent and json.Marshal of the same answer type; no decision, audit or middleware",
+	add(&server{name: "baseline", desc: "bare chi server: gated's body checks, eventcodec.Decode and json.Marshal of the same answer type; no decision, audit or middleware",
 		args: []string{c.baseline, "-addr", a, "-event", eventFile}, url: "http://" + a + "/pre-tool-check", health: "http://" + a + "/healthz", body: eventFile, check: accept})
 	a = mustAddr()
 	add(&server{name: "defaults", desc: "`gated serve` on its embedded defaults: no catalog or policy, file audit sink, async",

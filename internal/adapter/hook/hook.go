@@ -13,6 +13,9 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/gatedhq/gated/internal/gate"
+	"github.com/gatedhq/gated/internal/route"
 )
 
 // Runtime is a coding agent whose PreToolUse hook gated answers.
@@ -189,23 +192,6 @@ type Specific struct {
 	PermissionDecisionReason string `json:"permissionDecisionReason"`
 }
 
-// Decision is the part of gated's decision a hook answer is made from.
-type Decision struct {
-	DecisionID string    `json:"decision_id"`
-	Route      string    `json:"route"`
-	Execute    bool      `json:"execute"`
-	Shadow     bool      `json:"shadow"`
-	Findings   []Finding `json:"findings"`
-}
-
-// Finding is one reason behind a decision.
-type Finding struct {
-	Code     string `json:"code"`
-	Route    string `json:"route"`
-	Blocking bool   `json:"blocking"`
-	Message  string `json:"message"`
-}
-
 // maxReasons bounds how many findings a reason quotes: a person reads it.
 const maxReasons = 3
 
@@ -214,20 +200,20 @@ const maxReasons = 3
 // defers to a person and in a local session that person is at the
 // keyboard; refuse denies. A shadow decision allows and says what gated
 // would have done.
-func (rt Runtime) Answer(d *Decision) Output {
+func (rt Runtime) Answer(d *gate.Decision) Output {
 	var verdict, lead string
 	switch {
 	case d.Shadow && d.Execute:
 		verdict, lead = "allow", fmt.Sprintf("gated (shadow mode) would %s this call", d.Route)
-	case d.Route == "accept" && d.Execute:
+	case d.Route == route.Accept && d.Execute:
 		verdict, lead = "allow", "gated allows this call"
-	case d.Route == "ask" && rt.CannotAsk:
+	case d.Route == route.Ask && rt.CannotAsk:
 		verdict, lead = "deny", "gated needs a person to approve this call, and "+rt.Name+" cannot ask"
-	case d.Route == "defer" && rt.CannotAsk:
+	case d.Route == route.Defer && rt.CannotAsk:
 		verdict, lead = "deny", "gated defers this call to a person, and "+rt.Name+" cannot ask"
-	case d.Route == "ask":
+	case d.Route == route.Ask:
 		verdict, lead = "ask", "gated asks you to approve this call"
-	case d.Route == "defer":
+	case d.Route == route.Defer:
 		verdict, lead = "ask", "gated defers this call to a person"
 	default:
 		verdict, lead = "deny", "gated refuses this call"
@@ -251,15 +237,15 @@ func (rt Runtime) Deny(why string) Output {
 // reasons joins the messages of the blocking findings, strictest first; a
 // decision that no finding blocks (a runtime's own recommendation, say)
 // quotes the findings that set its route.
-func reasons(fs []Finding, route string) string {
-	quoted := func(f Finding) bool { return f.Blocking }
+func reasons(fs []route.Finding, r route.Route) string {
+	quoted := func(f route.Finding) bool { return f.Blocking }
 	if !slices.ContainsFunc(fs, quoted) {
-		quoted = func(f Finding) bool { return f.Route == route && route != "accept" }
+		quoted = func(f route.Finding) bool { return f.Route == r && r != route.Accept }
 	}
 	var msgs []string
-	for _, r := range []string{"refuse", "defer", "ask", "accept"} {
+	for _, level := range []route.Route{route.Refuse, route.Defer, route.Ask, route.Accept} {
 		for _, f := range fs {
-			if quoted(f) && f.Route == r && len(msgs) < maxReasons {
+			if quoted(f) && f.Route == level && len(msgs) < maxReasons {
 				msgs = append(msgs, strings.TrimSuffix(f.Message, "."))
 			}
 		}

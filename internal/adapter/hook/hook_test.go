@@ -3,25 +3,30 @@ package hook
 import (
 	"strings"
 	"testing"
+
+	"github.com/gatedhq/gated/internal/gate"
+	"github.com/gatedhq/gated/internal/route"
 )
 
 func TestAnswerMapsEveryRoute(t *testing.T) {
 	t.Parallel()
-	block := func(route, msg string) Finding { return Finding{Code: "c", Route: route, Blocking: true, Message: msg} }
+	block := func(r route.Route, msg string) route.Finding {
+		return route.Finding{Code: "c", Route: r, Blocking: true, Message: msg}
+	}
 	for _, tc := range []struct {
 		name string
-		d    Decision
+		d    gate.Decision
 		want string
 		in   []string
 	}{
-		{"accept", Decision{Route: "accept", Execute: true, DecisionID: "d1"}, "allow", []string{"allows", "d1"}},
-		{"accept without execute is not an allow", Decision{Route: "accept"}, "deny", []string{"refuses"}},
-		{"ask", Decision{Route: "ask", Findings: []Finding{block("ask", "a write needs confirmation.")}}, "ask", []string{"approve", "a write needs confirmation"}},
-		{"defer asks the person at the keyboard", Decision{Route: "defer", Findings: []Finding{block("defer", "not catalogued")}}, "ask", []string{"defers", "not catalogued"}},
-		{"refuse", Decision{Route: "refuse", Findings: []Finding{block("ask", "second"), block("refuse", "first")}}, "deny", []string{"refuses this call: first; second"}},
-		{"shadow allows and says what it would do", Decision{Route: "refuse", Execute: true, Shadow: true}, "allow", []string{"shadow mode", "would refuse"}},
-		{"non-blocking findings are not reasons", Decision{Route: "accept", Execute: true, Findings: []Finding{{Route: "accept", Message: "fine"}}}, "allow", nil},
-		{"many reasons are counted, not listed", Decision{Route: "ask", Findings: []Finding{block("ask", "1"), block("ask", "2"), block("ask", "3"), block("ask", "4"), block("ask", "5")}}, "ask", []string{"1; 2; 3; and 2 more"}},
+		{"accept", gate.Decision{Route: route.Accept, Execute: true, DecisionID: "d1"}, "allow", []string{"allows", "d1"}},
+		{"accept without execute is not an allow", gate.Decision{Route: route.Accept}, "deny", []string{"refuses"}},
+		{"ask", gate.Decision{Route: route.Ask, Findings: []route.Finding{block(route.Ask, "a write needs confirmation.")}}, "ask", []string{"approve", "a write needs confirmation"}},
+		{"defer asks the person at the keyboard", gate.Decision{Route: route.Defer, Findings: []route.Finding{block(route.Defer, "not catalogued")}}, "ask", []string{"defers", "not catalogued"}},
+		{"refuse", gate.Decision{Route: route.Refuse, Findings: []route.Finding{block(route.Ask, "second"), block(route.Refuse, "first")}}, "deny", []string{"refuses this call: first; second"}},
+		{"shadow allows and says what it would do", gate.Decision{Route: route.Refuse, Execute: true, Shadow: true}, "allow", []string{"shadow mode", "would refuse"}},
+		{"non-blocking findings are not reasons", gate.Decision{Route: route.Accept, Execute: true, Findings: []route.Finding{{Route: route.Accept, Message: "fine"}}}, "allow", nil},
+		{"many reasons are counted, not listed", gate.Decision{Route: route.Ask, Findings: []route.Finding{block(route.Ask, "1"), block(route.Ask, "2"), block(route.Ask, "3"), block(route.Ask, "4"), block(route.Ask, "5")}}, "ask", []string{"1; 2; 3; and 2 more"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o := ClaudeCode.Answer(&tc.d).HookSpecificOutput
@@ -44,13 +49,13 @@ func TestAnswerMapsEveryRoute(t *testing.T) {
 // is a failed hook, which Codex runs the tool on: gated denies instead.
 func TestCodexAsksBecomeDenies(t *testing.T) {
 	t.Parallel()
-	for _, route := range []string{"ask", "defer"} {
-		o := Codex.Answer(&Decision{Route: route, Findings: []Finding{{Route: route, Blocking: true, Message: "needs a look"}}}).HookSpecificOutput
+	for _, r := range []route.Route{route.Ask, route.Defer} {
+		o := Codex.Answer(&gate.Decision{Route: r, Findings: []route.Finding{{Route: r, Blocking: true, Message: "needs a look"}}}).HookSpecificOutput
 		if o.PermissionDecision != "deny" || !strings.Contains(o.PermissionDecisionReason, "Codex cannot ask") || !strings.Contains(o.PermissionDecisionReason, "needs a look") {
-			t.Errorf("%s: %+v", route, o)
+			t.Errorf("%s: %+v", r, o)
 		}
 	}
-	if o := Codex.Answer(&Decision{Route: "accept", Execute: true}).HookSpecificOutput; o.PermissionDecision != "allow" {
+	if o := Codex.Answer(&gate.Decision{Route: route.Accept, Execute: true}).HookSpecificOutput; o.PermissionDecision != "allow" {
 		t.Errorf("accept: %+v", o)
 	}
 }

@@ -5,7 +5,6 @@
 package mcp
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -15,8 +14,8 @@ import (
 
 	"github.com/gatedhq/gated/api"
 	"github.com/gatedhq/gated/internal/envelope"
+	"github.com/gatedhq/gated/internal/eventcodec"
 	"github.com/gatedhq/gated/internal/gate"
-	"github.com/gatedhq/gated/internal/strictjson"
 )
 
 // ToolName is the reference's tool name, so MCP clients configured for the
@@ -32,8 +31,9 @@ const description = "Ask gated, before executing a tool call, whether it may run
 	"evidence_refs, risk_domain, proposed_arguments, recommended_route). The answer's route is accept, ask, " +
 	"defer or refuse; execute the tool only when execute is true."
 
-// NewServer returns an MCP server with the one tool, answering with decide.
-func NewServer(version string, decide Decide) *sdk.Server {
+// NewServer returns an MCP server with the one tool, answering with decide
+// the calls whose arguments are an event nested at most maxDepth deep.
+func NewServer(version string, maxDepth int, decide Decide) *sdk.Server {
 	s := sdk.NewServer(&sdk.Implementation{Name: "gated", Title: "gated policy decisions", Version: version}, nil)
 	s.AddTool(&sdk.Tool{
 		Name:        ToolName,
@@ -41,25 +41,24 @@ func NewServer(version string, decide Decide) *sdk.Server {
 		Description: description,
 		InputSchema: json.RawMessage(api.ContractSchema),
 		Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: false, OpenWorldHint: ptr(false)},
-	}, handler(decide))
+	}, handler(maxDepth, decide))
 	return s
 }
 
-// handler decodes the arguments as the HTTP surface decodes a body, so a
-// call that is not one event is refused by the decision path, not by the
-// transport. A decision is a result, whatever its route: isError is for
-// failures to decide, and there are none — failures refuse. The structured
-// content is the whole answer, as /pre-tool-check serves it.
-func handler(decide Decide) sdk.ToolHandler {
+// handler decodes the arguments as the HTTP surface decodes a body. Text
+// gated will not decide on (not UTF-8, too deep, not one object) is refused
+// as the HTTP surface refuses it, with a refuse answer and no decision: a
+// tool error, as that is a failure to decide. Every decision is a result,
+// whatever its route, and its structured content is the whole answer, as
+// /pre-tool-check serves it. No arguments is an empty event, which the
+// decision path refuses.
+func handler(maxDepth int, decide Decide) sdk.ToolHandler {
 	return func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 		event := map[string]any{}
-		// Text that parsers read differently (a repeated key, a lone
-		// surrogate) is no one event: the schema refuses the empty one.
-		if len(req.Params.Arguments) > 0 && strictjson.Check(req.Params.Arguments) == nil {
-			dec := json.NewDecoder(bytes.NewReader(req.Params.Arguments))
-			dec.UseNumber()
-			if err := dec.Decode(&event); err != nil {
-				event = map[string]any{} // not an object: the schema refuses it
+		if len(req.Params.Arguments) > 0 {
+			var err error
+			if event, err = eventcodec.Decode(req.Params.Arguments, maxDepth); err != nil {
+				return undecided(err), nil
 			}
 		}
 		d := decide(ctx, event)
@@ -67,6 +66,17 @@ func handler(decide Decide) sdk.ToolHandler {
 			Content:           []sdk.Content{&sdk.TextContent{Text: summary(d)}},
 			StructuredContent: envelope.From(d),
 		}, nil
+	}
+}
+
+// undecided is the answer to arguments gated will not decide on: the
+// HTTP surface's error body, route refuse.
+func undecided(err error) *sdk.CallToolResult {
+	msg := "gated refuses this call: " + err.Error() + "."
+	return &sdk.CallToolResult{
+		IsError:           true,
+		Content:           []sdk.Content{&sdk.TextContent{Text: msg}},
+		StructuredContent: map[string]any{"route": "refuse", "execute": false, "error": err.Error()},
 	}
 }
 

@@ -3,6 +3,8 @@ package mcpproxy_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -13,6 +15,7 @@ import (
 
 	"github.com/gatedhq/gated/internal/adapter/mcpproxy"
 	"github.com/gatedhq/gated/internal/approval"
+	"github.com/gatedhq/gated/internal/eventcodec"
 )
 
 // rawUpstream's tools take any object and keep the arguments they were
@@ -88,6 +91,37 @@ func TestProxyRefusesDuplicateArgumentKeys(t *testing.T) {
 	res, err := f.client.CallTool(context.Background(), &sdk.CallToolParams{Name: "other", Arguments: json.RawMessage(`{"path":"/etc/passwd"}`)})
 	if err != nil || !res.IsError || !strings.Contains(text(t, res), "needs a person to approve") {
 		t.Fatalf("a call without repeated keys: %+v, %v", res, err)
+	}
+}
+
+// Issue 26 §1: the proxy decoded arguments without the body's checks, so
+// arguments nested deeper than any event may be were decided on. They are
+// now refused as a body is, one level less deep since the event holds
+// them, and nothing reaches the upstream.
+func TestProxyRefusesTooDeepArguments(t *testing.T) {
+	t.Parallel()
+	up := &rawUpstream{}
+	f := newFixture(t, setup{trust: true, upstream: up.server()})
+	nested := func(depth int) json.RawMessage {
+		return json.RawMessage(strings.Repeat(`{"a":`, depth-1) + `{"path":"/etc/passwd"}` + strings.Repeat("}", depth-1))
+	}
+	limit := eventcodec.DefaultMaxDepth - 1
+	res, err := f.client.CallTool(context.Background(), &sdk.CallToolParams{Name: "other", Arguments: nested(limit + 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := text(t, res); !res.IsError || !strings.Contains(got, "gated refuses this call") || !strings.Contains(got, fmt.Sprintf("nesting exceeds %d levels", limit)) {
+		t.Errorf("too deep: %v %q", res.IsError, got)
+	}
+	res, err = f.client.CallTool(context.Background(), &sdk.CallToolParams{Name: "other", Arguments: nested(limit)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := text(t, res); strings.Contains(got, "nesting") || !strings.Contains(got, "decision") {
+		t.Errorf("at the limit, the call is not decided: %q", got)
+	}
+	if c := up.calls(); slices.Contains(c, string(nested(limit+1))) {
+		t.Fatal("the upstream was called with the arguments that are too deep")
 	}
 }
 

@@ -22,9 +22,9 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/gatedhq/gated/internal/adapter/hook"
+	"github.com/gatedhq/gated/internal/eventcodec"
 	"github.com/gatedhq/gated/internal/gate"
 	"github.com/gatedhq/gated/internal/route"
-	"github.com/gatedhq/gated/internal/server"
 	"github.com/gatedhq/gated/internal/strictjson"
 )
 
@@ -274,7 +274,7 @@ func (p *proxy) callTool(ctx context.Context, ss *sdk.ServerSession, params *sdk
 // is open for the call — just opened, or remembered and still pending —
 // it names the approval, where a person decides it, and what to do then.
 func refused(d *gate.Decision, remembered *gate.PendingApproval) *sdk.CallToolResult {
-	text := runtime.Answer(server.HookDecision(d)).HookSpecificOutput.PermissionDecisionReason + blockers(d)
+	text := runtime.Answer(d).HookSpecificOutput.PermissionDecisionReason + blockers(d)
 	meta := map[string]any{"decision_id": d.DecisionID, "route": d.Route.String(), "hard_blockers": nonNil(d.HardBlockers)}
 	open := d.Approval
 	if open == nil && remembered != nil && slices.Contains(d.HardBlockers, route.CodeApprovalPending) {
@@ -340,7 +340,7 @@ func canElicit(ss *sdk.ServerSession) bool {
 // recorded like any other, so the audit trail holds both. Anything but an
 // explicit approval leaves the ask standing, and the call refused.
 func (p *proxy) ask(ctx context.Context, ss *sdk.ServerSession, d *gate.Decision, event map[string]any, vouched bool) *gate.Decision {
-	why := asking.Answer(server.HookDecision(d)).HookSpecificOutput.PermissionDecisionReason
+	why := asking.Answer(d).HookSpecificOutput.PermissionDecisionReason
 	res, err := ss.Elicit(ctx, &sdk.ElicitParams{Mode: "form", RequestedSchema: approveSchema,
 		Message: fmt.Sprintf("The model wants to call %s. %s", event["tool_name"], why)})
 	if err != nil {
@@ -403,14 +403,15 @@ func upstreamError(err error) zap.Field {
 }
 
 // arguments decodes a call's arguments as the HTTP surface decodes a body
-// (numbers kept exact). MCP requires an object; absent means empty. The
-// proxy forwards the client's bytes, not an encoding of what it decided
-// on, so the bytes must mean one thing: a key given twice (Go keeps the
-// last, other parsers the first) or text that is not UTF-8 is refused.
+// (UTF-8, nesting, one object, numbers kept exact). MCP requires an object;
+// absent means empty. They are nested one level down in the event, so they
+// may be one level less deep than an event. The proxy forwards the client's
+// bytes, not an encoding of what it decided on, so the bytes must mean one
+// thing: a key given twice (Go keeps the last, other parsers the first) is
+// refused too.
 func arguments(raw json.RawMessage) (map[string]any, error) {
-	args := map[string]any{}
 	if len(bytes.TrimSpace(raw)) == 0 || string(bytes.TrimSpace(raw)) == "null" {
-		return args, nil
+		return map[string]any{}, nil
 	}
 	if err := strictjson.Check(raw); err != nil {
 		if derr, ok := errors.AsType[*strictjson.DuplicateError](err); ok {
@@ -419,10 +420,9 @@ func arguments(raw json.RawMessage) (map[string]any, error) {
 		}
 		return nil, errors.New("its arguments are not valid JSON (RFC 8259, UTF-8)")
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	if err := dec.Decode(&args); err != nil || args == nil {
-		return nil, errors.New("its arguments are not a JSON object")
+	args, err := eventcodec.Decode(raw, eventcodec.DefaultMaxDepth-1)
+	if err != nil {
+		return nil, fmt.Errorf("its arguments cannot be decided on: %w", err)
 	}
 	return args, nil
 }

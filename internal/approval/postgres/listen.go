@@ -249,11 +249,11 @@ func (s *Store) Subscribe(ctx context.Context) <-chan string {
 // not seen — at once if it is not already — or, when ctx ends or the Store
 // closes first, the approval as last read, without an error. A change
 // made through any replica wakes it (the listener); while the listener is
-// reconnecting it re-reads as soon as it is back. ErrNotFound for an
+// reconnecting it re-reads as soon as it is back. approval.ErrNotFound for an
 // unknown id; an error when the approval cannot be read.
 func (s *Store) Wait(ctx context.Context, id string, seen approval.Status) (*approval.Approval, error) {
 	if !validID(id) {
-		return nil, ErrNotFound
+		return nil, approval.ErrNotFound
 	}
 	// Watch before reading: a change committed between the read and the
 	// wait still wakes it.

@@ -134,8 +134,8 @@ func TestWaitDeadlineAndAlreadyChanged(t *testing.T) {
 	default:
 	}
 	for _, id := range []string{newID(t), "nope"} {
-		if a, err := s.Wait(ctx, id, approval.StatusPending); a != nil || err != ErrNotFound {
-			t.Errorf("Wait(%q) = %v, %v; want ErrNotFound", id, a, err)
+		if a, err := s.Wait(ctx, id, approval.StatusPending); a != nil || err != approval.ErrNotFound {
+			t.Errorf("Wait(%q) = %v, %v; want approval.ErrNotFound", id, a, err)
 		}
 	}
 	// A Store closing ends its waits with the approval as last read.

@@ -35,16 +35,6 @@ import (
 	"github.com/gatedhq/gated/internal/route"
 )
 
-// ErrNotFound is returned for an approval that is not stored, and for an
-// id that is not a UUID (no stored approval can have it). It is the
-// approval_unknown refusal, so a caller that maps *approval.Error to its
-// answer needs no case of its own for it.
-var ErrNotFound error = &approval.Error{Code: route.CodeApprovalUnknown, Message: "there is no such approval"}
-
-// ErrBadFilter is wrapped by List's errors about its arguments: an unknown
-// status, a negative limit, a cursor this package did not issue.
-var ErrBadFilter = errors.New("the approval listing cannot be made")
-
 // List's page sizes.
 const (
 	DefaultLimit = 50
@@ -223,16 +213,16 @@ func (s *Store) Create(ctx context.Context, a *approval.Approval) error {
 	return nil
 }
 
-// Get returns the approval id as stored, or ErrNotFound. Its status is the
+// Get returns the approval id as stored, or approval.ErrNotFound. Its status is the
 // stored one: a pending approval past its expiry reads pending until
 // ExpireDue marks it, though neither Decide nor Consume will take it.
 func (s *Store) Get(ctx context.Context, id string) (*approval.Approval, error) {
 	if !validID(id) {
-		return nil, ErrNotFound
+		return nil, approval.ErrNotFound
 	}
 	a, err := scanApproval(s.pool.QueryRow(ctx, selectApproval+" WHERE id = $1", id))
 	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, ErrNotFound
+		return nil, approval.ErrNotFound
 	}
 	if err != nil {
 		return nil, fmt.Errorf("the approval %s cannot be read: %w", id, err)
@@ -245,14 +235,14 @@ func (s *Store) Get(ctx context.Context, id string) (*approval.Approval, error) 
 // DefaultLimit, and more than MaxLimit is cut to MaxLimit. before is ""
 // for the first page, else the cursor the previous page returned; the
 // cursor returned is "" on the last page. Paging is by keyset, so a page
-// costs the same however deep it is. Bad arguments wrap ErrBadFilter. The
+// costs the same however deep it is. Bad arguments wrap approval.ErrBadFilter. The
 // approvals listed have no MaskedArguments: Get reads them.
 func (s *Store) List(ctx context.Context, status approval.Status, limit int, before string) ([]approval.Approval, string, error) {
 	var where []string
 	var args []any
 	if status != "" {
 		if _, err := approval.ParseStatus(string(status)); err != nil {
-			return nil, "", fmt.Errorf("%w: %w", ErrBadFilter, err)
+			return nil, "", fmt.Errorf("%w: %w", approval.ErrBadFilter, err)
 		}
 		args = append(args, string(status))
 		where = append(where, fmt.Sprintf("status = $%d", len(args)))
@@ -260,14 +250,14 @@ func (s *Store) List(ctx context.Context, status approval.Status, limit int, bef
 	if before != "" {
 		c, err := keyset.Decode(before, validID)
 		if err != nil {
-			return nil, "", fmt.Errorf("%w: %w", ErrBadFilter, err)
+			return nil, "", fmt.Errorf("%w: %w", approval.ErrBadFilter, err)
 		}
 		args = append(args, c.T, c.ID)
 		where = append(where, fmt.Sprintf("(created_at, id) < ($%d, $%d)", len(args)-1, len(args)))
 	}
 	switch {
 	case limit < 0:
-		return nil, "", fmt.Errorf("%w: the limit %d is negative", ErrBadFilter, limit)
+		return nil, "", fmt.Errorf("%w: the limit %d is negative", approval.ErrBadFilter, limit)
 	case limit == 0:
 		limit = DefaultLimit
 	case limit > MaxLimit:
@@ -306,7 +296,7 @@ func (s *Store) List(ctx context.Context, status approval.Status, limit int, bef
 func lock(ctx context.Context, tx pgx.Tx, id string) (*approval.Approval, error) {
 	a, err := scanApproval(tx.QueryRow(ctx, selectApproval+" WHERE id = $1 FOR UPDATE", id))
 	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, ErrNotFound
+		return nil, approval.ErrNotFound
 	}
 	return a, err
 }
@@ -315,11 +305,11 @@ func lock(ctx context.Context, tx pgx.Tx, id string) (*approval.Approval, error)
 // with reason (trimmed, and cut to MaxReason characters). approval.CanDecide
 // rules on the row as locked, so of two approvers deciding at once the
 // second is refused approval_decided. It returns the decided approval, or
-// the refusal as an *approval.Error (ErrNotFound for an unknown id), in
+// the refusal as an *approval.Error (approval.ErrNotFound for an unknown id), in
 // which case nothing changed.
 func (s *Store) Decide(ctx context.Context, id string, approver approval.Identity, approve bool, reason string, now time.Time) (*approval.Approval, error) {
 	if !validID(id) {
-		return nil, ErrNotFound
+		return nil, approval.ErrNotFound
 	}
 	var decided *approval.Approval
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
@@ -380,14 +370,14 @@ func cleanReason(reason string) string {
 // approval's id as its ApprovalID (Consume sets it when empty, refused or
 // not: the decision tried to use this approval either way).
 //
-// Both commit or neither: on a refusal (an *approval.Error, ErrNotFound for
+// Both commit or neither: on a refusal (an *approval.Error, approval.ErrNotFound for
 // an unknown id) nothing is written, and when the record cannot be stored
 // (its decision is stored already, its day has no partition, the database
 // failed) the approval stays as it was. The partition of rec's day must
 // exist; a running audit Sink keeps them three days ahead.
 func (s *Store) Consume(ctx context.Context, id, digest string, requester approval.Identity, now time.Time, rec *audit.Record) (*approval.Approval, error) {
 	if !validID(id) {
-		return nil, ErrNotFound
+		return nil, approval.ErrNotFound
 	}
 	switch {
 	case rec == nil || rec.DecisionID == "":

@@ -130,8 +130,8 @@ func TestCreateGetRoundTrip(t *testing.T) {
 	// an SQL error.
 	for _, id := range []string{newID(t), "", "ap-1", "'; DROP TABLE approvals; --", "\xff\xfe", "\x00", strings.ToUpper(full.ID)} {
 		a, err := s.Get(ctx, id)
-		if a != nil || !errors.Is(err, ErrNotFound) || code(t, err) != route.CodeApprovalUnknown {
-			t.Errorf("Get(%q) = %v, %v; want ErrNotFound (approval_unknown)", id, a, err)
+		if a != nil || !errors.Is(err, approval.ErrNotFound) || code(t, err) != route.CodeApprovalUnknown {
+			t.Errorf("Get(%q) = %v, %v; want approval.ErrNotFound (approval_unknown)", id, a, err)
 		}
 	}
 }
@@ -210,8 +210,8 @@ func TestList(t *testing.T) {
 		"a forged cursor":   func() error { _, _, err := s.List(ctx, "", 0, "bm90IGEgY3Vyc29y"); return err },
 		"garbage cursor":    func() error { _, _, err := s.List(ctx, "", 0, "\xff"); return err },
 	} {
-		if err := call(); !errors.Is(err, ErrBadFilter) {
-			t.Errorf("List with %s: %v, want ErrBadFilter", name, err)
+		if err := call(); !errors.Is(err, approval.ErrBadFilter) {
+			t.Errorf("List with %s: %v, want approval.ErrBadFilter", name, err)
 		}
 	}
 }
@@ -318,8 +318,8 @@ func TestDecide(t *testing.T) {
 	}
 	t.Run("unknown", func(t *testing.T) {
 		for _, id := range []string{newID(t), "nope"} {
-			if _, err := s.Decide(ctx, id, alice, true, "", later); !errors.Is(err, ErrNotFound) {
-				t.Errorf("Decide(%q): %v, want ErrNotFound", id, err)
+			if _, err := s.Decide(ctx, id, alice, true, "", later); !errors.Is(err, approval.ErrNotFound) {
+				t.Errorf("Decide(%q): %v, want approval.ErrNotFound", id, err)
 			}
 		}
 	})
@@ -516,8 +516,8 @@ func TestConsumeRefusals(t *testing.T) {
 	}
 	t.Run("unknown", func(t *testing.T) {
 		for _, id := range []string{newID(t), "nope"} {
-			if _, err := s.Consume(ctx, id, digestOne, runtimeA, at, consumingRecord(t, 0, id, now)); !errors.Is(err, ErrNotFound) {
-				t.Errorf("Consume(%q): %v, want ErrNotFound", id, err)
+			if _, err := s.Consume(ctx, id, digestOne, runtimeA, at, consumingRecord(t, 0, id, now)); !errors.Is(err, approval.ErrNotFound) {
+				t.Errorf("Consume(%q): %v, want approval.ErrNotFound", id, err)
 			}
 		}
 	})
@@ -647,7 +647,7 @@ func TestExpireAndPurge(t *testing.T) {
 		t.Fatalf("Purge = %d, %v; want the 2 ancient approvals", n, err)
 	}
 	for _, id := range []string{ancient.ID, ancientDenied.ID} {
-		if _, err := s.Get(ctx, id); !errors.Is(err, ErrNotFound) {
+		if _, err := s.Get(ctx, id); !errors.Is(err, approval.ErrNotFound) {
 			t.Errorf("purged %s: %v", id, err)
 		}
 	}
@@ -673,7 +673,7 @@ func TestExpireAndPurge(t *testing.T) {
 	if n, err := s.Purge(ctx, now.Add(-90*day)); err != nil || n != 1 {
 		t.Fatalf("Purge after the mark = %d, %v", n, err)
 	}
-	if _, err := s.Get(ctx, late.ID); !errors.Is(err, ErrNotFound) {
+	if _, err := s.Get(ctx, late.ID); !errors.Is(err, approval.ErrNotFound) {
 		t.Errorf("purged %s: %v", late.ID, err)
 	}
 }

@@ -9,7 +9,6 @@ package postgres
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -20,10 +19,6 @@ import (
 	"github.com/gatedhq/gated/internal/kill"
 	"github.com/gatedhq/gated/internal/postgres"
 )
-
-// ErrNotFound is returned for a kill that is not stored or already lifted,
-// and for an id that is not a UUID (no stored kill can have it).
-var ErrNotFound = errors.New("there is no active kill switch with this id")
 
 // MaxList bounds a listing that includes lifted and expired kills, newest
 // first.
@@ -64,11 +59,11 @@ func (s *Store) Create(ctx context.Context, k *kill.Kill, at time.Time) error {
 }
 
 // Lift marks kill id lifted by token name by at, and returns it.
-// ErrNotFound when no kill with this id is active (lifted, expired or
+// kill.ErrNotFound when no kill with this id is active (lifted, expired or
 // never set).
 func (s *Store) Lift(ctx context.Context, id, by string, at time.Time) (*kill.Kill, error) {
 	if u, err := uuid.Parse(id); err != nil || u.String() != id {
-		return nil, ErrNotFound
+		return nil, kill.ErrNotFound
 	}
 	rows, err := s.pool.Query(ctx, `UPDATE kill_switches SET lifted_at = $2, lifted_by = $3
 		WHERE id = $1 AND lifted_at IS NULL AND (expires_at IS NULL OR expires_at > now())
@@ -81,7 +76,7 @@ func (s *Store) Lift(ctx context.Context, id, by string, at time.Time) (*kill.Ki
 		return nil, fmt.Errorf("the kill switch could not be lifted: %w", err)
 	}
 	if len(ks) == 0 {
-		return nil, ErrNotFound
+		return nil, kill.ErrNotFound
 	}
 	return &ks[0], nil
 }

@@ -75,12 +75,12 @@ func TestCreateListLift(t *testing.T) {
 	if lifted.LiftedBy != "lead" || lifted.LiftedAt.IsZero() || lifted.ID != b.ID {
 		t.Fatalf("lifted = %+v", lifted)
 	}
-	if _, err := s.Lift(ctx, b.ID, "lead", time.Now()); !errors.Is(err, ErrNotFound) {
-		t.Fatalf("lifting twice: %v, want ErrNotFound", err)
+	if _, err := s.Lift(ctx, b.ID, "lead", time.Now()); !errors.Is(err, kill.ErrNotFound) {
+		t.Fatalf("lifting twice: %v, want kill.ErrNotFound", err)
 	}
 	for _, id := range []string{"not-a-uuid", "0190b4a8-0000-7000-8000-000000000000", "\xff"} {
-		if _, err := s.Lift(ctx, id, "lead", time.Now()); !errors.Is(err, ErrNotFound) {
-			t.Fatalf("Lift(%q): %v, want ErrNotFound", id, err)
+		if _, err := s.Lift(ctx, id, "lead", time.Now()); !errors.Is(err, kill.ErrNotFound) {
+			t.Fatalf("Lift(%q): %v, want kill.ErrNotFound", id, err)
 		}
 	}
 
@@ -106,8 +106,8 @@ func TestExpiredKillIsNotActive(t *testing.T) {
 	if err != nil || len(active) != 0 {
 		t.Fatalf("active = %v, %v; want none", active, err)
 	}
-	if _, err := s.Lift(context.Background(), k.ID, "lead", time.Now()); !errors.Is(err, ErrNotFound) {
-		t.Fatalf("lifting an expired kill: %v, want ErrNotFound", err)
+	if _, err := s.Lift(context.Background(), k.ID, "lead", time.Now()); !errors.Is(err, kill.ErrNotFound) {
+		t.Fatalf("lifting an expired kill: %v, want kill.ErrNotFound", err)
 	}
 }
 

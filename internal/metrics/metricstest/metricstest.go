@@ -3,11 +3,10 @@
 package metricstest
 
 import (
+	"context"
 	"net/http"
 	"net/http/httptest"
 	"time"
-
-	"github.com/go-chi/chi/v5"
 
 	"github.com/gatedhq/gated/internal/actionresult"
 	"github.com/gatedhq/gated/internal/metrics"
@@ -24,11 +23,11 @@ func Exercise(m *metrics.Metrics) {
 		Route: route.Accept, ToolCategory: route.PublicRead, RiskDomain: "research", Execute: true,
 	}, 40*time.Microsecond)
 
-	r := chi.NewRouter()
-	r.Use(m.HTTP)
-	r.Post("/pre-tool-check", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
-	r.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodPost, "/pre-tool-check", nil))
-	r.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/missing", nil))
+	ok := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
+	m.HTTP(func(context.Context) string { return "/pre-tool-check" })(ok).
+		ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodPost, "/pre-tool-check", nil))
+	m.HTTP(func(context.Context) string { return metrics.Unmatched })(http.NotFoundHandler()).
+		ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/missing", nil))
 
 	m.QueueDepth(3)
 	m.QueueCapacity(10000)
