@@ -337,7 +337,7 @@ func TestLoweringPrecedesLifting(t *testing.T) {
 		"evidence_refs": []any{authRef}, "risk_domain": "personal_productivity"})
 	d := decide(t, doc)
 	expect(t, d, route.Ask)
-	if d.Gate.Route != route.Accept || d.AuthorizationState != "authenticated" {
+	if d.Gate.Route != route.Accept || d.AuthorizationState != route.AuthAuthenticated {
 		t.Errorf("aana_route %s, state %s", d.Gate.Route, d.AuthorizationState)
 	}
 }

@@ -47,9 +47,9 @@ type Config struct {
 	// the catalog sees mcp__<server>__<tool> as coding agents name it.
 	ToolPrefix string
 	Decide     Decide
-	// Category is the category the catalog gives a tool (unknown when it
-	// describes none).
-	Category func(tool string) route.Category
+	// Category picks the category the catalog gives a tool (unknown when
+	// it describes none); the decision joins the same catalog.
+	Category func(tool string) gate.Pick
 	// TrustAnnotations lets the upstream's tool annotations set the
 	// category of a tool no catalog describes; otherwise the unknown-tools
 	// rule applies to it.
@@ -215,7 +215,8 @@ func (p *proxy) callTool(ctx context.Context, ss *sdk.ServerSession, params *sdk
 		return toolError("gated refuses this call: " + err.Error() + ".")
 	}
 	tool := p.ToolPrefix + params.Name
-	category, vouched := p.Category(tool), false
+	pick := p.Category(tool)
+	category, vouched := pick.Category, false
 	if category == route.Unknown && p.TrustAnnotations {
 		if category, err = p.annotatedCategory(ctx, params.Name); err != nil {
 			return toolError("gated refuses this call: " + err.Error() + ".")
@@ -233,7 +234,7 @@ func (p *proxy) callTool(ctx context.Context, ss *sdk.ServerSession, params *sdk
 		}
 	}
 	elicit := canElicit(ss)
-	d := p.Decide(ctx, gate.Request{Event: event, CategoryVouched: vouched, AsksItself: elicit})
+	d := p.Decide(ctx, gate.Request{Event: event, CategoryVouched: vouched, AsksItself: elicit, Pick: &pick})
 	if d.Route == route.Ask && !d.Execute && elicit && remembered == nil {
 		d = p.ask(ctx, ss, d, event, vouched)
 	}
