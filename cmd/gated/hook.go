@@ -116,7 +116,7 @@ func decideLocally(ctx context.Context, rt hook.Runtime, sf *sourceFlags, state 
 	}
 	engine := gate.New(append(src.Opts, gate.WithShadow(shadow))...)
 	pick := engine.CallCategory(in.ToolName, in.ToolInput, in.Cwd)
-	event := rt.Event(in, hook.Options{AuthorizationState: state, Category: string(pick.Category)})
+	event := rt.Event(in, hook.Options{AuthorizationState: state, Category: pick.Category}).Doc()
 	d := engine.Decide(ctx, gate.Request{Event: event, TrustEventPrincipals: true, Workspace: in.Cwd, Pick: &pick})
 	return rt.Answer(server.HookDecision(d)), nil
 }
