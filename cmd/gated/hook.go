@@ -116,9 +116,9 @@ func decideLocally(ctx context.Context, rt hook.Runtime, sf *sourceFlags, state 
 		return nil, fmt.Errorf("loading the catalog or policy failed: %w", err)
 	}
 	engine := gate.New(append(src.Opts, gate.WithShadow(shadow))...)
-	category, call := engine.CallCategory(in.ToolName, in.ToolInput, in.Cwd)
-	event := rt.Event(in, hook.Options{AuthorizationState: state, Category: string(category)})
-	d := engine.Decide(ctx, gate.Request{Event: event, TrustEventPrincipals: true, Workspace: in.Cwd, Call: call})
+	pick := engine.CallCategory(in.ToolName, in.ToolInput, in.Cwd)
+	event := rt.Event(in, hook.Options{AuthorizationState: state, Category: pick.Category}).Doc()
+	d := engine.Decide(ctx, gate.Request{Event: event, TrustEventPrincipals: true, Workspace: in.Cwd, Pick: &pick})
 	return rt.Answer(d), nil
 }
 

@@ -1,10 +1,12 @@
 package actionapi
 
 import (
+	"cmp"
 	"fmt"
 	"strconv"
 
 	"github.com/gatedhq/gated/internal/catalog"
+	"github.com/gatedhq/gated/internal/contract"
 	"github.com/gatedhq/gated/internal/gate"
 	"github.com/gatedhq/gated/internal/route"
 )
@@ -30,28 +32,16 @@ const (
 // the catalog gives it (a plan cannot say). The planner proposes to run it
 // (recommended_route accept).
 func (p *Plan) Event(category route.Category) map[string]any {
-	ev := map[string]any{
-		"tool_name": p.ActionType, "tool_category": string(category), "authorization_state": "none",
-		"evidence_refs": []any{}, "risk_domain": "unknown", "proposed_arguments": p.Input,
-		"recommended_route": route.Accept.String(),
-	}
-	if p.ActionID != "" {
-		ev["request_id"] = p.ActionID
+	ev := contract.Event{
+		ToolName: p.ActionType, Category: category, AuthorizationState: "none", RiskDomain: "unknown",
+		Arguments: p.Input, RecommendedRoute: route.Accept, RequestID: p.ActionID,
 	}
 	if x := p.Gated; x != nil {
-		set := func(k, v string) {
-			if v != "" {
-				ev[k] = v
-			}
-		}
-		set("agent_id", x.AgentID)
-		set("authorization_state", x.AuthorizationState)
-		set("risk_domain", x.RiskDomain)
-		if x.EvidenceRefs != nil {
-			ev["evidence_refs"] = x.EvidenceRefs
-		}
+		ev.AgentID, ev.EvidenceRefs = x.AgentID, x.EvidenceRefs
+		ev.AuthorizationState = cmp.Or(x.AuthorizationState, ev.AuthorizationState)
+		ev.RiskDomain = cmp.Or(x.RiskDomain, ev.RiskDomain)
 	}
-	return ev
+	return ev.Doc()
 }
 
 // tier is a plan's declared risk tier, 0–4; a missing or unknown one is 4,

@@ -43,22 +43,37 @@ var issue25Canaries = func() []string {
 	return out
 }()
 
-func canaryInput(id string) audit.Input {
+// canary is a record full of canaries before Redact, with the raw parts
+// it is derived from.
+type canary struct {
+	rec *audit.Record
+	raw audit.Raw
+}
+
+func canaryInput(id string) canary {
 	in := canaryInputBase(id)
 	for i, c := range redacttest.Canaries {
-		in.Evidence = append(in.Evidence, route.EvidenceRef{SourceID: "ticket:" + c.Text, Kind: "tool_result", TrustTier: "verified", RedactionStatus: "redacted"})
-		in.Reasons = append(in.Reasons, "saw "+c.Text)
-		in.Arguments.(map[string]any)["form_"+strconv.Itoa(i)] = c.Text
+		in.raw.Evidence = append(in.raw.Evidence, route.EvidenceRef{SourceID: "ticket:" + c.Text, Kind: "tool_result", TrustTier: "verified", RedactionStatus: "redacted"})
+		in.rec.Reasons = append(in.rec.Reasons, "saw "+c.Text)
+		in.raw.Arguments.(map[string]any)["form_"+strconv.Itoa(i)] = c.Text
 	}
 	return in
 }
 
-func canaryInputBase(id string) audit.Input {
-	return audit.Input{
-		DecisionID: id, Time: time.Now(),
+// canaryRecord is c redacted by rd.
+func canaryRecord(rd *audit.Redactor, c canary) *audit.Record {
+	rd.Redact(c.rec, c.raw)
+	return c.rec
+}
+
+func canaryInputBase(id string) canary {
+	return canary{rec: &audit.Record{
+		DecisionID: id, DecidedAt: time.Now(),
 		RequestID: secretCanaries[0], AgentID: secretCanaries[2], ToolName: "send_email",
 		RiskDomain: "customer_support", FinalRoute: "refuse", GateDecision: "fail",
 		HardBlockers: []string{"evidence_contains_secret"}, Reasons: []string{"saw " + secretCanaries[3]},
+		TokenName: "ci-token", GatedVersion: "test",
+	}, raw: audit.Raw{
 		Evidence: []route.EvidenceRef{{
 			SourceID: "crm:" + secretCanaries[2], Kind: "tool_result", TrustTier: "verified", RedactionStatus: "sensitive",
 			Summary: plainCanaries[2] + " " + secretCanaries[4], CitationURL: "https://" + plainCanaries[3] + "/x",
@@ -74,8 +89,7 @@ func canaryInputBase(id string) audit.Input {
 			"authorization":     "Bearer " + plainCanaries[5],
 			"customer_password": secretCanaries[3],
 		},
-		TokenName: "ci-token", Version: "test",
-	}
+	}}
 }
 
 func assertNoCanary(t *testing.T, where string, data []byte) {
@@ -103,7 +117,7 @@ func TestRedactionCanaries(t *testing.T) {
 	cfg := testConfig(p.URL(t, u), t)
 	cfg.Durability, cfg.Logger = audit.Sync, zap.New(core)
 	r := open(t, cfg)
-	if res, err := r.Record(context.Background(), rd.Build(canaryInput("canary-spooled"))); err != nil || res.Status != audit.StatusSpooled {
+	if res, err := r.Record(context.Background(), canaryRecord(rd, canaryInput("canary-spooled"))); err != nil || res.Status != audit.StatusSpooled {
 		t.Fatalf("spooled: %+v %v", res, err)
 	}
 	segs, _ := filepath.Glob(filepath.Join(cfg.SpoolDir, "*", "seg-*.log"))
@@ -116,7 +130,7 @@ func TestRedactionCanaries(t *testing.T) {
 	}
 	p.Restore()
 	// And straight into PostgreSQL.
-	if res, err := r.Record(context.Background(), rd.Build(canaryInput("canary-direct"))); err != nil || res.Status == audit.StatusDropped {
+	if res, err := r.Record(context.Background(), canaryRecord(rd, canaryInput("canary-direct"))); err != nil || res.Status == audit.StatusDropped {
 		t.Fatalf("direct: %+v %v", res, err)
 	}
 	waitSpoolEmpty(t, r)
@@ -150,7 +164,7 @@ func TestRedactionCanaries(t *testing.T) {
 	// The file sink stores the same redacted record.
 	path := filepath.Join(t.TempDir(), "audit.jsonl")
 	fr := openFile(t, path, audit.Config{Durability: audit.Sync})
-	if _, err := fr.Record(context.Background(), rd.Build(canaryInput("canary-file"))); err != nil {
+	if _, err := fr.Record(context.Background(), canaryRecord(rd, canaryInput("canary-file"))); err != nil {
 		t.Fatal(err)
 	}
 	closeRec(t, fr)

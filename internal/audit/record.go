@@ -1,5 +1,6 @@
-// Package audit records every decision gated makes, audit-safe: Build turns
-// what the decision path knows into a redacted Record, and a Recorder queues
+// Package audit records every decision gated makes, audit-safe: the
+// decision path fills a Record, Redact makes it audit-safe in place, and a
+// Recorder queues
 // records, batches them into a Sink and spools them to disk while a
 // RemoteSink is away. The sinks live below it: internal/audit/postgres
 // (batched COPY, and the Store that reads records back) and
@@ -13,6 +14,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"slices"
 	"time"
 
@@ -23,10 +25,13 @@ import (
 // MaskedKey replaces an argument key that looks sensitive.
 const MaskedKey = redact.MaskedKey
 
-// Record is one stored decision. It holds no raw argument values, evidence
-// summaries or URLs, tokens or request bodies: only what Build lets through.
+// Record is one stored decision. Once redacted it holds no raw argument
+// values, evidence summaries or URLs, tokens or request bodies: only what
+// Redact lets through. Redact screens every text and list field; a field
+// tagged audit:"derived" is one it fills itself from Raw, and audit:"key"
+// marks gated's own id, kept as it is.
 type Record struct {
-	DecisionID        string         `json:"decision_id"`
+	DecisionID        string         `json:"decision_id" audit:"key"`
 	DecidedAt         time.Time      `json:"decided_at"`
 	RequestID         string         `json:"request_id"`
 	AgentID           string         `json:"agent_id"`
@@ -46,9 +51,9 @@ type Record struct {
 	HardBlockers      []string       `json:"hard_blockers"`
 	Reasons           []string       `json:"reasons"`
 	FindingCodes      []string       `json:"finding_codes"`
-	Evidence          []EvidenceMeta `json:"evidence"`
-	ArgumentKeys      []string       `json:"argument_keys"`
-	ArgumentsHMAC     string         `json:"arguments_hmac"`
+	Evidence          []EvidenceMeta `json:"evidence" audit:"derived"`
+	ArgumentKeys      []string       `json:"argument_keys" audit:"derived"`
+	ArgumentsHMAC     string         `json:"arguments_hmac" audit:"derived"`
 	CatalogRevision   string         `json:"catalog_revision"`
 	PolicyRevision    string         `json:"policy_revision"`
 	TokenName         string         `json:"token_name"`
@@ -74,30 +79,18 @@ type EvidenceMeta struct {
 	Freshness         string `json:"freshness"`
 }
 
-// Input is what the decision path knows about one decision. Arguments may be
-// nil or not even an object (invalid events); Evidence may be empty.
-type Input struct {
-	DecisionID                          string
-	Time                                time.Time
-	RequestID, AgentID, ToolName        string
-	ActionID, ActionVersion             string
-	DeclaredCategory, EffectiveCategory string
-	DeclaredAuth, EffectiveAuth         string
-	RiskDomain                          string
-	RuntimeRoute, FinalRoute            string
-	GateDecision                        string
-	Execute, Shadow                     bool
-	HardBlockers, Reasons, FindingCodes []string
-	Evidence                            []route.EvidenceRef
-	Arguments                           any
-	CatalogRevision, PolicyRevision     string
-	TokenName, Version                  string
-	Latency                             time.Duration
-	ApprovalID                          string
-	BundleCommits                       []string
+// Raw is what a record is derived from but never holds: the call's
+// arguments (nil, or not even an object, for an invalid event) and its
+// evidence refs.
+type Raw struct {
+	Arguments any
+	Evidence  []route.EvidenceRef
 }
 
-// Redactor builds records; its key makes argument and source fingerprints
+// Milliseconds is a latency as a record holds it.
+func Milliseconds(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// Redactor redacts records; its key makes argument and source fingerprints
 // unguessable, so a short secret cannot be recovered by hashing candidates.
 type Redactor struct {
 	key []byte
@@ -118,44 +111,50 @@ func GenerateKey() ([]byte, error) {
 	return k, nil
 }
 
-// Build redacts in into a Record. Free-form identifiers that look like a
-// secret or personal data are replaced by their fingerprint, so a caller that
-// stuffs a credential into request_id still cannot get it stored.
-func (r *Redactor) Build(in Input) *Record {
-	rec := &Record{
-		DecisionID:        in.DecisionID,
-		DecidedAt:         in.Time.UTC().Truncate(time.Microsecond), // PostgreSQL's precision: the key must round-trip
-		RequestID:         r.screen(in.RequestID),
-		AgentID:           r.screen(in.AgentID),
-		ToolName:          r.screen(in.ToolName),
-		ActionID:          r.screen(in.ActionID),
-		ActionVersion:     r.screen(in.ActionVersion),
-		DeclaredCategory:  r.screen(in.DeclaredCategory),
-		EffectiveCategory: r.screen(in.EffectiveCategory),
-		DeclaredAuth:      r.screen(in.DeclaredAuth),
-		EffectiveAuth:     r.screen(in.EffectiveAuth),
-		RiskDomain:        r.screen(in.RiskDomain),
-		RuntimeRoute:      r.screen(in.RuntimeRoute),
-		FinalRoute:        r.screen(in.FinalRoute),
-		GateDecision:      r.screen(in.GateDecision),
-		Execute:           in.Execute,
-		Shadow:            in.Shadow,
-		HardBlockers:      r.screenAll(in.HardBlockers),
-		Reasons:           r.screenAll(in.Reasons),
-		FindingCodes:      r.screenAll(in.FindingCodes),
-		Evidence:          r.evidence(in.Evidence),
-		ArgumentKeys:      argumentKeys(in.Arguments),
-		ArgumentsHMAC:     r.jsonHMAC(in.Arguments),
-		CatalogRevision:   r.screen(in.CatalogRevision),
-		PolicyRevision:    r.screen(in.PolicyRevision),
-		TokenName:         r.screen(in.TokenName),
-		LatencyMS:         float64(in.Latency) / float64(time.Millisecond),
-		GatedVersion:      r.screen(in.Version),
-		ApprovalID:        r.screen(in.ApprovalID),
-		BundleCommits:     r.screenAll(in.BundleCommits),
+// Redact makes rec audit-safe in place and fills what it derives from raw.
+// Free-form text that looks like a secret or personal data is replaced by
+// its fingerprint, so a caller that stuffs a credential into request_id
+// still cannot get it stored; lists are never left nil, so stored arrays
+// are empty rather than NULL.
+func (r *Redactor) Redact(rec *Record, raw Raw) {
+	rec.DecidedAt = rec.DecidedAt.UTC().Truncate(time.Microsecond) // PostgreSQL's precision: the key must round-trip
+	v := reflect.ValueOf(rec).Elem()
+	for _, i := range screened.texts {
+		f := v.Field(i)
+		f.SetString(r.screen(f.String()))
 	}
-	return rec
+	for _, i := range screened.lists {
+		f := v.Field(i).Addr().Interface().(*[]string)
+		*f = r.screenAll(*f)
+	}
+	rec.Evidence = r.evidence(raw.Evidence)
+	rec.ArgumentKeys = argumentKeys(raw.Arguments)
+	rec.ArgumentsHMAC = r.jsonHMAC(raw.Arguments)
 }
+
+// screened are the indexes of the Record fields Redact screens: every
+// string and []string field but the tagged ones. A field of any other kind
+// that could hold text would escape screening, so it stops the program at
+// start (and every test) until Redact handles it.
+var screened = func() (s struct{ texts, lists []int }) {
+	t := reflect.TypeFor[Record]()
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if f.Tag.Get("audit") != "" {
+			continue
+		}
+		switch {
+		case f.Type.Kind() == reflect.String:
+			s.texts = append(s.texts, i)
+		case f.Type == reflect.TypeFor[[]string]():
+			s.lists = append(s.lists, i)
+		case f.Type.Kind() == reflect.Bool, f.Type.Kind() == reflect.Float64, f.Type == reflect.TypeFor[time.Time]():
+		default:
+			panic("audit.Record." + f.Name + " is a " + f.Type.String() + ", which Redact cannot screen")
+		}
+	}
+	return s
+}()
 
 func (r *Redactor) fingerprint(b []byte) string {
 	m := hmac.New(sha256.New, r.key)

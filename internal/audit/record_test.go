@@ -11,27 +11,29 @@ import (
 	"github.com/gatedhq/gated/internal/route"
 )
 
-func TestBuildKeepsEveryField(t *testing.T) {
+func TestRedactKeepsEveryField(t *testing.T) {
 	t.Parallel()
 	at := time.Date(2026, 11, 20, 21, 36, 37, 123456789, time.FixedZone("X", 3600))
-	in := Input{
-		DecisionID: "d1", Time: at, RequestID: "r1", AgentID: "a1", ToolName: "send_email",
+	got := &Record{
+		DecisionID: "d1", DecidedAt: at, RequestID: "r1", AgentID: "a1", ToolName: "send_email",
 		ActionID: "email:send", ActionVersion: "2.1.0",
 		DeclaredCategory: "write", EffectiveCategory: "private_read", DeclaredAuth: "user_claimed", EffectiveAuth: "validated",
 		RiskDomain: "customer_support", RuntimeRoute: "accept", FinalRoute: "ask", GateDecision: "fail",
 		Execute: true, Shadow: true,
 		HardBlockers: []string{"b1"}, Reasons: []string{"why"}, FindingCodes: []string{"contract.b1"},
+		CatalogRevision: "cat", PolicyRevision: "pol", TokenName: "ci", GatedVersion: "v9", LatencyMS: Milliseconds(2500 * time.Microsecond),
+		ApprovalID: "0190a5b4-7c3e-7a1b-8f00-000000000001", BundleCommits: []string{"catalog:team/rules@main=" + strings.Repeat("a", 40)},
+	}
+	raw := Raw{
 		Evidence: []route.EvidenceRef{{
 			SourceID: "draft_id:123", Kind: "approval", TrustTier: "verified", RedactionStatus: "redacted",
 			Summary: "the summary", CitationURL: "https://x.example/c", RetrievalURL: "https://x.example/r",
 			Freshness: route.Freshness{Status: "fresh"},
 		}},
-		Arguments:       map[string]any{"to": "a", "password": "p"},
-		CatalogRevision: "cat", PolicyRevision: "pol", TokenName: "ci", Version: "v9", Latency: 2500 * time.Microsecond,
-		ApprovalID: "0190a5b4-7c3e-7a1b-8f00-000000000001", BundleCommits: []string{"catalog:team/rules@main=" + strings.Repeat("a", 40)},
+		Arguments: map[string]any{"to": "a", "password": "p"},
 	}
 	rd := NewRedactor([]byte("k"))
-	got := rd.Build(in)
+	rd.Redact(got, raw)
 	want := &Record{
 		DecisionID: "d1", DecidedAt: time.Date(2026, 11, 20, 20, 36, 37, 123456000, time.UTC),
 		RequestID: "r1", AgentID: "a1", ToolName: "send_email", ActionID: "email:send", ActionVersion: "2.1.0",
@@ -59,6 +61,29 @@ func TestBuildKeepsEveryField(t *testing.T) {
 	}
 }
 
+// Redact screens every text and list field of a Record, whichever field
+// it is: a secret in any of them is stored as its fingerprint. Only the
+// fields it derives itself, and gated's own decision id, are not screened.
+func TestRedactScreensEveryField(t *testing.T) {
+	t.Parallel()
+	const secret = "sk-live-abcdefghijklmnopqrstuv"
+	rec := &Record{}
+	v := reflect.ValueOf(rec).Elem()
+	for i := range v.NumField() {
+		switch f := v.Field(i); f.Interface().(type) {
+		case string:
+			f.SetString(secret)
+		case []string:
+			f.Set(reflect.ValueOf([]string{"ok", secret}))
+		}
+	}
+	NewRedactor([]byte("k")).Redact(rec, Raw{})
+	b, _ := json.Marshal(rec)
+	if n := strings.Count(string(b), secret); n != 1 || rec.DecisionID != secret {
+		t.Errorf("the secret is stored %d times (want only as the decision id, the record's key): %s", n, b)
+	}
+}
+
 func TestSensitiveKeysMasked(t *testing.T) {
 	t.Parallel()
 	for _, k := range []string{"password", "Password", "client_secret", "api_key", "API-Key", "apiKey",
@@ -78,20 +103,20 @@ func TestSensitiveKeysMasked(t *testing.T) {
 func TestArgumentsFingerprint(t *testing.T) {
 	t.Parallel()
 	rd := NewRedactor([]byte("k1"))
-	a := rd.Build(Input{Arguments: map[string]any{"a": 1.0, "b": map[string]any{"y": "2", "x": "1"}}}).ArgumentsHMAC
+	a := redacted(rd, Raw{Arguments: map[string]any{"a": 1.0, "b": map[string]any{"y": "2", "x": "1"}}}).ArgumentsHMAC
 	var decoded any
 	json.Unmarshal([]byte(`{"b":{"x":"1","y":"2"},"a":1}`), &decoded)
-	b := rd.Build(Input{Arguments: decoded}).ArgumentsHMAC
+	b := redacted(rd, Raw{Arguments: decoded}).ArgumentsHMAC
 	if a != b || !strings.HasPrefix(a, "hmac-sha256:") || len(a) != len("hmac-sha256:")+64 {
 		t.Fatalf("same arguments in another order: %q vs %q", a, b)
 	}
-	if c := rd.Build(Input{Arguments: map[string]any{"a": 2.0}}).ArgumentsHMAC; c == a {
+	if c := redacted(rd, Raw{Arguments: map[string]any{"a": 2.0}}).ArgumentsHMAC; c == a {
 		t.Fatal("different arguments, same fingerprint")
 	}
-	if d := NewRedactor([]byte("k2")).Build(Input{Arguments: decoded}).ArgumentsHMAC; d == a {
+	if d := redacted(NewRedactor([]byte("k2")), Raw{Arguments: decoded}).ArgumentsHMAC; d == a {
 		t.Fatal("fingerprint does not depend on the key")
 	}
-	if e := rd.Build(Input{Arguments: func() {}}).ArgumentsHMAC; e != "" {
+	if e := redacted(rd, Raw{Arguments: func() {}}).ArgumentsHMAC; e != "" {
 		t.Fatalf("unencodable arguments fingerprinted as %q", e)
 	}
 }
@@ -100,7 +125,8 @@ func TestBuildOddInputs(t *testing.T) {
 	t.Parallel()
 	rd := NewRedactor(nil)
 	for name, args := range map[string]any{"nil": nil, "string": "sk-live-abcdefghijklmnopqr", "array": []any{"x"}, "number": 3.0} {
-		rec := rd.Build(Input{DecisionID: "d", Arguments: args})
+		rec := &Record{DecisionID: "d"}
+		rd.Redact(rec, Raw{Arguments: args})
 		if len(rec.ArgumentKeys) != 0 || rec.ArgumentKeys == nil {
 			t.Errorf("%s: argument keys %v, want empty non-nil", name, rec.ArgumentKeys)
 		}
@@ -117,8 +143,8 @@ func TestSecretsInIdentifiersAndSourcesAreFingerprinted(t *testing.T) {
 	t.Parallel()
 	rd := NewRedactor([]byte("k"))
 	secret := "token=abcdefgh12345678"
-	rec := rd.Build(Input{
-		RequestID: secret, AgentID: "alice@example.com", Reasons: []string{"saw sk-abcdefghijklmnopqrst"},
+	rec := &Record{RequestID: secret, AgentID: "alice@example.com", Reasons: []string{"saw sk-abcdefghijklmnopqrst"}}
+	rd.Redact(rec, Raw{
 		Evidence: []route.EvidenceRef{{SourceID: "ticket for alice@example.com"}, {SourceID: "AKIAABCDEFGHIJKLMNOP"}, {SourceID: "doc:7"}},
 	})
 	b, _ := json.Marshal(rec)
@@ -136,4 +162,11 @@ func TestSecretsInIdentifiersAndSourcesAreFingerprinted(t *testing.T) {
 	if rec.RequestID != rd.fingerprint([]byte(secret)) {
 		t.Errorf("request id %q, want its fingerprint", rec.RequestID)
 	}
+}
+
+// redacted is an empty record redacted with raw.
+func redacted(rd *Redactor, raw Raw) *Record {
+	rec := &Record{}
+	rd.Redact(rec, raw)
+	return rec
 }

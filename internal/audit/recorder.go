@@ -48,6 +48,10 @@ type Recorder interface {
 	Close(ctx context.Context) error
 	// Ready reports whether a record handed over now would be stored.
 	Ready() bool
+	// Stored reports a record another transaction wrote to PostgreSQL (an
+	// approval's spending stores its decision's record with it) and
+	// returns the result the decision carries.
+	Stored(rec *Record) Result
 }
 
 // Config configures NewRecorder. Zero values take the documented defaults.
@@ -758,6 +762,11 @@ func (r *recorder) retryFixes() {
 	r.fixMu.Lock()
 	r.fixes = append(fixes, r.fixes...)
 	r.fixMu.Unlock()
+}
+
+func (r *recorder) Stored(*Record) Result {
+	r.cfg.Metrics.Recorded(SinkPostgres, StatusWritten)
+	return Result{Sink: SinkPostgres, Status: StatusWritten}
 }
 
 func (r *recorder) Ready() bool {

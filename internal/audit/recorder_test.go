@@ -408,3 +408,16 @@ func TestInvalidRecordsRefused(t *testing.T) {
 		}
 	}
 }
+
+// A record another transaction stored (an approval's spending) is counted
+// by the recorder as written to PostgreSQL, whatever its own sink.
+func TestStoredElsewhereIsCounted(t *testing.T) {
+	t.Parallel()
+	m := newCounting()
+	r := openFile(t, filepath.Join(t.TempDir(), "audit.jsonl"), audit.Config{SpoolDir: t.TempDir(), Metrics: m})
+	defer closeRec(t, r)
+	res := r.Stored(audittest.Record(1, time.Now()))
+	if res != (audit.Result{Sink: audit.SinkPostgres, Status: audit.StatusWritten}) || m.get("postgres/written") != 1 {
+		t.Fatalf("result %+v, counted %v", res, m.counts)
+	}
+}

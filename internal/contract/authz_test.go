@@ -114,7 +114,7 @@ func TestEffectiveState(t *testing.T) {
 			if r.DeclaredState.String() != tt.declared || r.EffectiveState != tt.effective || r.Downgraded != tt.downgraded {
 				t.Errorf("report %+v, want effective %s downgraded %v", r, tt.effective, tt.downgraded)
 			}
-			if d.AuthorizationState != tt.effective.String() {
+			if d.AuthorizationName() != tt.effective.String() {
 				t.Errorf("envelope authorization_state %s", d.AuthorizationState)
 			}
 			// The runtime's ask adds no blocker: the route is the gate's or ask.

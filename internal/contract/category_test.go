@@ -135,7 +135,7 @@ func TestCategoryRoutes(t *testing.T) {
 				d := decide(t, event(t, obj{"tool_name": name, "tool_category": c, "authorization_state": state,
 					"evidence_refs": refsBacking(state), "risk_domain": "personal_productivity"}))
 				expect(t, d, wants[i].r, wants[i].blockers...)
-				if d.Gate.Route != wants[i].r || d.AuthorizationState != state {
+				if d.Gate.Route != wants[i].r || d.AuthorizationName() != state {
 					t.Errorf("aana_route %s, state %s", d.Gate.Route, d.AuthorizationState)
 				}
 			})

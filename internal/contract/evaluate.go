@@ -28,8 +28,7 @@ func Evaluate(ev *route.Event, cat route.Category, now time.Time) *Evaluation {
 	e.Auth, fs = authorize(ev, e.SourceIDs)
 	e.Findings = append(e.Findings, fs...)
 
-	if cat == route.PublicRead && identityBound(ev) {
-		e.Category = route.PrivateRead
+	if e.Category = RuleCategory(ev, cat); e.Category != cat {
 		e.Findings = append(e.Findings, route.Finding{
 			Source: route.SourceContract, Code: route.CodePublicReadIdentityBoundMisclassified, Route: route.Ask, Blocking: true,
 			Message: "a read declared public is identity-bound and is routed as a private read",
@@ -44,6 +43,17 @@ func Evaluate(ev *route.Event, cat route.Category, now time.Time) *Evaluation {
 		e.Reasons = append(e.Reasons, "evidence_warning:"+w)
 	}
 	return e
+}
+
+// RuleCategory is the category Evaluate runs the rules on for cat: cat, or
+// private_read when a public_read is identity-bound. It does not depend on
+// the authorization state, so an approval binds to it before the event is
+// evaluated with the approval.
+func RuleCategory(ev *route.Event, cat route.Category) route.Category {
+	if cat == route.PublicRead && identityBound(ev) {
+		return route.PrivateRead
+	}
+	return cat
 }
 
 // RuntimeFinding turns the runtime's (normalised) recommended route into a

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"slices"
 
 	"github.com/gatedhq/gated/internal/route"
 )
@@ -39,6 +40,12 @@ type Prepared struct {
 	// Lifted is set when evidence lifted the declared authorization state
 	// so that the runtime's accept satisfies the schema (section 1.3).
 	Lifted bool
+
+	// sentRoute is the recommended route as sent, before lowering, and
+	// versioned whether the event named its schema version: Confirmed
+	// lowers the route again for the confirmed state.
+	sentRoute string
+	versioned bool
 }
 
 // Prepare normalises a decoded JSON object the way the reference does and
@@ -63,9 +70,10 @@ func Prepare(doc map[string]any) *Prepared {
 	}
 	work := maps.Clone(doc)
 
-	_, versioned := doc["schema_version"]
+	_, p.versioned = doc["schema_version"]
+	p.sentRoute, _ = work["recommended_route"].(string)
 	normFailed := false
-	if !versioned {
+	if !p.versioned {
 		// Unversioned events are the quickstart dialect: enums must be exact
 		// and a forbidden runtime accept is lowered before validation.
 		normFailed = !enumsExact(work)
@@ -93,6 +101,31 @@ func Prepare(doc map[string]any) *Prepared {
 		p.Event = toEvent(work)
 	}
 	return p
+}
+
+// Confirmed is p as Prepare makes the same event declaring
+// authorization_state confirmed (what an approval resolves), without
+// preparing it again: only the state and the runtime's route, lowered for
+// the declared state, can differ. The schema needs no second look:
+// confirmed meets every condition it puts on the state, so the event
+// validates confirmed whenever it validated as sent. nil for an invalid
+// event.
+func (p *Prepared) Confirmed() *Prepared {
+	if p.Event == nil {
+		return nil
+	}
+	ev := *p.Event
+	ev.AuthorizationState = route.AuthConfirmed
+	ev.EvidenceRefs = slices.Clone(ev.EvidenceRefs)
+	q := &Prepared{Event: &ev, Declared: p.Declared, RuntimeRoute: p.sentRoute, sentRoute: p.sentRoute, versioned: p.versioned}
+	if !p.versioned {
+		doc := map[string]any{"recommended_route": p.sentRoute, "tool_category": string(ev.ToolCategory),
+			"authorization_state": route.AuthConfirmed.String()}
+		lowerForbiddenAccept(doc)
+		q.RuntimeRoute = str(doc["recommended_route"])
+	}
+	ev.RecommendedRoute, _ = route.ParseRoute(q.RuntimeRoute)
+	return q
 }
 
 func schemaFailed() route.Finding {

@@ -337,7 +337,7 @@ func TestLoweringPrecedesLifting(t *testing.T) {
 		"evidence_refs": []any{authRef}, "risk_domain": "personal_productivity"})
 	d := decide(t, doc)
 	expect(t, d, route.Ask)
-	if d.Gate.Route != route.Accept || d.AuthorizationState != "authenticated" {
+	if d.Gate.Route != route.Accept || d.AuthorizationState != route.AuthAuthenticated {
 		t.Errorf("aana_route %s, state %s", d.Gate.Route, d.AuthorizationState)
 	}
 }
@@ -405,5 +405,47 @@ func TestInvalidEnumValuesBecomeMarkers(t *testing.T) {
 			!strings.HasPrefix(d.AuthorizationState, "invalid:len=4:") || !strings.HasPrefix(d.RecommendedRoute, "invalid:") || d.RiskDomain != "finance" {
 			t.Fatalf("versioned %v: declared %+v", versioned, d)
 		}
+	}
+}
+
+// Confirmed must be what preparing the event again with
+// authorization_state confirmed gives, for every event an approval can be
+// used on: the decision path no longer prepares it twice.
+func TestConfirmedIsTheEventPreparedConfirmed(t *testing.T) {
+	t.Parallel()
+	tests := map[string]obj{
+		"public read accepted":               {},
+		"write accept lowered for its state": {"tool_category": "write", "authorization_state": "user_claimed"},
+		"private read accept lowered":        {"tool_category": "private_read", "authorization_state": "none", "tool_name": "get_order"},
+		"unknown category accept":            {"tool_category": "unknown", "recommended_route": "accept"},
+		"write asked":                        {"tool_category": "write", "recommended_route": "ask", "authorization_state": "validated"},
+		"versioned write lifted by evidence": {"schema_version": versioned, "tool_category": "write", "authorization_state": "user_claimed", "evidence_refs": []any{validRef}},
+		"versioned write deferred":           {"schema_version": versioned, "tool_category": "write", "recommended_route": "defer", "authorization_state": "none"},
+		"quickstart string refs":             {"tool_category": "write", "evidence_refs": []any{"note.1"}, "recommended_route": "ask"},
+	}
+	for name, over := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			doc := event(t, over)
+			p := contract.Prepare(doc)
+			if p.Event == nil {
+				t.Fatalf("the event does not prepare: %+v", p.ValidationErrors)
+			}
+			got := p.Confirmed()
+			want := contract.Prepare(override(doc, obj{"authorization_state": "confirmed"}))
+			if !reflect.DeepEqual(got.Event, want.Event) || got.RuntimeRoute != want.RuntimeRoute ||
+				len(got.Findings) != len(want.Findings) || len(got.ValidationErrors) != len(want.ValidationErrors) || got.Lifted != want.Lifted {
+				t.Errorf("confirmed\n%+v (route %q)\nprepared confirmed\n%+v (route %q)", got.Event, got.RuntimeRoute, want.Event, want.RuntimeRoute)
+			}
+			if !reflect.DeepEqual(got.Declared, p.Declared) {
+				t.Errorf("declared %+v, want what was sent %+v", got.Declared, p.Declared)
+			}
+			if p.Event.AuthorizationState == route.AuthConfirmed && over["authorization_state"] != "confirmed" {
+				t.Error("Confirmed changed the event it was made from")
+			}
+		})
+	}
+	if contract.Prepare(obj{"tool_name": 1}).Confirmed() != nil {
+		t.Error("an invalid event was confirmed")
 	}
 }

@@ -170,7 +170,7 @@ func From(d *gate.Decision) Answer {
 		ContractVersion: d.ContractVersion, RequestID: d.RequestID, Findings: d.Findings, Revisions: d.Revisions,
 		Action: d.Action, Policy: d.Policy, Audit: d.Audit,
 
-		ToolName: d.ToolName, ToolCategory: d.ToolCategory, AuthorizationState: d.AuthorizationState, RiskDomain: d.RiskDomain,
+		ToolName: d.ToolName, ToolCategory: string(d.ToolCategory), AuthorizationState: d.AuthorizationName(), RiskDomain: d.RiskDomain,
 		GateDecision: gateDecision, RecommendedAction: d.Route, CandidateGate: candidateGate, AANARoute: d.Gate.Route,
 		RuntimeRecommendedRoute: d.RuntimeRecommendedRoute,
 		AIX: AIX{Version: "0.1", Score: score, Decision: d.Route, HardBlockers: d.HardBlockers,
@@ -185,7 +185,7 @@ func From(d *gate.Decision) Answer {
 				Used: d.EvidenceIntegrity.UsedSourceIDs, Missing: d.HardBlockers,
 				Contradictory: d.EvidenceIntegrity.ContradictoryEvidenceSourceIDs,
 			},
-			AuthorizationState: d.AuthorizationState, ToolName: d.ToolName, ToolCategory: d.ToolCategory,
+			AuthorizationState: d.AuthorizationName(), ToolName: d.ToolName, ToolCategory: string(d.ToolCategory),
 			RiskDomain: d.RiskDomain, RecoverySuggestion: recovery[d.Route],
 		},
 		ExecutionPolicy:  executionPolicy(d, gateDecision),

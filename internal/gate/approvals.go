@@ -4,14 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"maps"
 	"strings"
 	"time"
 
 	"github.com/gatedhq/gated/internal/approval"
 	"github.com/gatedhq/gated/internal/audit"
 	"github.com/gatedhq/gated/internal/contract"
-	"github.com/gatedhq/gated/internal/metrics"
 	"github.com/gatedhq/gated/internal/redact"
 	"github.com/gatedhq/gated/internal/route"
 )
@@ -114,7 +112,7 @@ func requesterOf(req Request) approval.Identity {
 
 // digestOf binds an approval to ev as decided on category, asked for by
 // req; it returns the encoded arguments too, for the preview.
-func digestOf(ev *route.Event, category string, req Request) (digest string, args []byte, err error) {
+func digestOf(ev *route.Event, category route.Category, req Request) (digest string, args []byte, err error) {
 	if args, err = json.Marshal(ev.ProposedArguments); err != nil {
 		return "", nil, err
 	}
@@ -125,16 +123,21 @@ func digestOf(ev *route.Event, category string, req Request) (digest string, arg
 		}
 	}
 	digest, err = approval.Digest(approval.Subject{
-		ToolName: ev.ToolName, ToolCategory: category, RiskDomain: ev.RiskDomain,
+		ToolName: ev.ToolName, ToolCategory: string(category), RiskDomain: ev.RiskDomain,
 		ProposedArguments: args, Requester: requesterOf(req), AgentID: ev.AgentID, Plan: plan,
 	})
 	return digest, args, err
 }
 
 // checkApprovalRef finds the event's gated approval ref and checks it
-// against the store; nil when there is none. category is the category the
-// event is routed on before the contract's rules (the catalog's).
-func (e *Engine) checkApprovalRef(ctx context.Context, req Request, ev *route.Event, category route.Category, now time.Time) *approvalUse {
+// against the store. When the approval is good for this very call, the
+// event is decided with it: as declaring authorization_state confirmed,
+// its ref verified by gated (what an approval resolves is exactly
+// confirmation and the catalog's approval floors; the policy and every
+// other rule are checked again). The declared state stays what the
+// runtime sent.
+func (s *decision) checkApprovalRef(ctx context.Context) {
+	ev := s.p.Event
 	u, n := &approvalUse{index: -1}, 0
 	for i := range ev.EvidenceRefs {
 		if id, ok := ev.EvidenceRefs[i].GatedApproval(); ok {
@@ -144,15 +147,27 @@ func (e *Engine) checkApprovalRef(ctx context.Context, req Request, ev *route.Ev
 	}
 	switch n {
 	case 0:
-		return nil
+		return
 	case 1:
 	default:
-		return u.refuse(route.CodeApprovalRefAmbiguous, "the event carries more than one gated approval ref; a retry appends exactly one")
+		s.use = u.refuse(route.CodeApprovalRefAmbiguous, "the event carries more than one gated approval ref; a retry appends exactly one")
+		return
 	}
+	if s.use = s.e.checkApproval(ctx, u, ev, contract.RuleCategory(ev, s.category), s.req, s.now); !s.use.ok {
+		return
+	}
+	s.p = s.p.Confirmed()
+	ref := &s.p.Event.EvidenceRefs[u.index]
+	ref.TrustTier, ref.GatedVerified = "verified", true
+}
+
+// checkApproval checks the approval u names against the store, for ev
+// routed on category (the category the rules run on, as the asking
+// decision had it: the contract's identity-bound rule can turn a public
+// read private).
+func (e *Engine) checkApproval(ctx context.Context, u *approvalUse, ev *route.Event, category route.Category, req Request, now time.Time) *approvalUse {
 	u.requester = requesterOf(req)
-	// The category the rules run on, as the asking decision had it: the
-	// contract's identity-bound rule can turn a public read private.
-	digest, _, err := digestOf(ev, string(contract.Evaluate(ev, category, now).Category), req)
+	digest, _, err := digestOf(ev, category, req)
 	if err != nil {
 		return u.refuse(route.CodeApprovalDigestMismatch, "the call cannot be bound to an approval: its arguments cannot be canonicalised")
 	}
@@ -176,29 +191,11 @@ func (e *Engine) checkApprovalRef(ctx context.Context, req Request, ev *route.Ev
 	return u
 }
 
-// withApproval prepares doc again as if authorization_state were confirmed
-// and marks the approval ref as verified by gated: what an approval
-// resolves is exactly confirmation and the catalog's approval floors; the
-// policy and every other rule are checked again. The declared state stays
-// what the runtime sent. nil when the event does not prepare (it did
-// without the change, so it cannot).
-func withApproval(doc map[string]any, p *contract.Prepared, index int) *contract.Prepared {
-	lifted := maps.Clone(doc)
-	lifted["authorization_state"] = route.AuthConfirmed.String()
-	q := contract.Prepare(lifted)
-	if q.Event == nil || index >= len(q.Event.EvidenceRefs) {
-		return nil
-	}
-	ref := &q.Event.EvidenceRefs[index]
-	ref.TrustTier, ref.GatedVerified = "verified", true
-	q.Declared = p.Declared
-	return q
-}
-
-// offerApproval creates a pending approval for an ask or defer d and puts
-// it on the answer. A failure leaves the answer without one: the call
-// does not run either way (the store wrapper logs and counts it).
-func (e *Engine) offerApproval(ctx context.Context, d *Decision, ev *route.Event, req Request, now time.Time) {
+// offerApproval creates a pending approval for an ask or defer and puts it
+// on the answer. A failure leaves the answer without one: the call does
+// not run either way (the store wrapper logs and counts it).
+func (s *decision) offerApproval(ctx context.Context) {
+	d, ev, req, now := s.d, s.p.Event, s.req, s.now
 	if d.Shadow || req.NoApproval || req.TokenName == "" || !offersApproval(d) || (req.AsksItself && d.Route == route.Ask) {
 		return
 	}
@@ -219,7 +216,7 @@ func (e *Engine) offerApproval(ctx context.Context, d *Decision, ev *route.Event
 		// The agent id and tool name are the caller's: shown to approvers and
 		// sent to the webhook, so a secret in them is masked.
 		Requester: requester, AgentID: redact.Mask(ev.AgentID), ToolName: redact.Mask(ev.ToolName),
-		ToolCategory: d.ToolCategory, RiskDomain: ev.RiskDomain, Route: d.Route.String(),
+		ToolCategory: string(d.ToolCategory), RiskDomain: ev.RiskDomain, Route: d.Route.String(),
 		Findings:   blockingFindings(d.Findings),
 		Revisions:  approval.Revisions{Catalog: d.Revisions.Catalog, Policy: d.Revisions.Policy},
 		DecisionID: d.DecisionID, Preview: preview, MaskedArguments: masked,
@@ -229,12 +226,12 @@ func (e *Engine) offerApproval(ctx context.Context, d *Decision, ev *route.Event
 	}
 	sctx, cancel := context.WithTimeout(ctx, storeTimeout)
 	defer cancel()
-	if err := e.approvals.Create(sctx, a); err != nil {
+	if err := s.e.approvals.Create(sctx, a); err != nil {
 		return
 	}
 	d.ApprovalID = a.ID
 	d.Approval = &PendingApproval{
-		ID: a.ID, Status: a.Status, ExpiresAt: a.ExpiresAt, Digest: a.Digest, URL: e.publicURL + "/ui/approvals/" + a.ID,
+		ID: a.ID, Status: a.Status, ExpiresAt: a.ExpiresAt, Digest: a.Digest, URL: s.e.publicURL + "/ui/approvals/" + a.ID,
 		EvidenceRef: route.EvidenceRef{
 			SourceID: route.ApprovalRefPrefix + a.ID, Kind: "approval", TrustTier: "runtime",
 			RedactionStatus: "public", Freshness: route.Freshness{Status: "fresh"}, Provenance: "gated",
@@ -254,37 +251,33 @@ func blockingFindings(fs []route.Finding) []approval.Finding {
 
 // spendApproval spends the verified approval of an accepted retry, storing
 // the decision's audit record in the same transaction, whatever the
-// recorder's durability: the record is written when this returns true,
-// and must not be recorded again. Any other route leaves the approval
-// unspent. A lost race refuses the call approval_used; a store failure
-// refuses it approval_unavailable (fail closed); both return false, and
-// the refusal is recorded as usual.
-func (e *Engine) spendApproval(ctx context.Context, d *Decision, p *contract.Prepared, u *approvalUse, req Request, now, start time.Time) bool {
+// recorder's durability: the record is written when it succeeds, and must
+// not be recorded again. Any other route leaves the approval unspent. A
+// lost race refuses the call approval_used; a store failure refuses it
+// approval_unavailable (fail closed); the refusal is then recorded as
+// usual.
+func (s *decision) spendApproval(ctx context.Context) {
+	d, u, e := s.d, s.use, s.e
 	if d.Route != route.Accept || d.Shadow {
-		return false
+		return
 	}
 	if e.recorder == nil {
 		d.refuse(route.CodeApprovalUnavailable, "the approval cannot be spent: decisions are not recorded")
-		return false
+		return
 	}
-	in := e.auditInput(d, p, req, now, start)
-	in.ApprovalID = u.id
-	rec := e.redactor.Build(in)
+	rec := s.auditRecord(u.id)
 	sctx, cancel := context.WithTimeout(ctx, storeTimeout)
 	defer cancel()
-	_, err := e.approvals.Consume(sctx, u.id, u.digest, u.requester, now, rec)
+	_, err := e.approvals.Consume(sctx, u.id, u.digest, u.requester, s.now, rec)
 	if aerr, ok := errors.AsType[*approval.Error](err); ok {
 		d.refuse(aerr.Code, aerr.Message)
-		return false
+		return
 	}
 	if err != nil {
 		d.refuse(route.CodeApprovalUnavailable, "the approval could not be spent in the approval store, so it cannot allow the call (fail closed)")
-		return false
+		return
 	}
 	d.ApprovalID = u.id
-	d.Audit = &audit.Result{Sink: audit.SinkPostgres, Status: audit.StatusWritten}
-	if e.metrics != nil {
-		e.metrics.Recorded(audit.SinkPostgres, metrics.AuditWritten)
-	}
-	return true
+	res := e.recorder.Stored(rec)
+	d.Audit, s.recorded = &res, true
 }

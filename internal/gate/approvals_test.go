@@ -210,7 +210,7 @@ func TestApprovalAskApproveRetry(t *testing.T) {
 	if ok.Audit == nil || ok.Audit.Sink != audit.SinkPostgres || ok.Audit.Status != audit.StatusWritten {
 		t.Errorf("retry audit %+v: the spending record is written with the approval", ok.Audit)
 	}
-	if ok.AuthorizationReport.DeclaredState != route.AuthValidated || ok.AuthorizationState != "confirmed" {
+	if ok.AuthorizationReport.DeclaredState != route.AuthValidated || ok.AuthorizationState != route.AuthConfirmed {
 		t.Errorf("authorization: declared %s effective %s; want validated as sent, confirmed by the approval",
 			ok.AuthorizationReport.DeclaredState, ok.AuthorizationState)
 	}

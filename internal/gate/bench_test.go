@@ -75,8 +75,9 @@ type discard struct{}
 func (discard) Record(context.Context, *audit.Record) (audit.Result, error) {
 	return audit.Result{Status: audit.StatusWritten}, nil
 }
-func (discard) Close(context.Context) error { return nil }
-func (discard) Ready() bool                 { return true }
+func (discard) Close(context.Context) error       { return nil }
+func (discard) Ready() bool                       { return true }
+func (discard) Stored(*audit.Record) audit.Result { return audit.Result{Status: audit.StatusWritten} }
 
 // BenchmarkDecideScreenedFresh is BenchmarkDecideScreened on the refund
 // event with evidence ids and summaries no decision sent before, so no

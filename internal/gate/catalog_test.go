@@ -159,3 +159,31 @@ func TestParseUnknownTools(t *testing.T) {
 		t.Error("want an error")
 	}
 }
+
+// A surface that picked the category from the catalog has the decision
+// join that same snapshot: the catalog is read once per decision, and a
+// reload between the pick and the decision does not split it.
+func TestPickedCatalogIsTheOneJoined(t *testing.T) {
+	t.Parallel()
+	picked, reads := exampleCatalog(t), 0
+	current := picked
+	e := New(WithClock(func() time.Time { return fixedNow }),
+		WithCatalog(func() *catalog.Catalog { reads++; return current }, UnknownDefer, catalog.ArgumentsEnforce))
+	pick := e.CallCategory("send_email", map[string]any{"to": "c@example.com"}, "")
+	if pick.Category != route.Write {
+		t.Fatalf("picked %s", pick.Category)
+	}
+	// A reload to a catalog that does not describe the tool.
+	other, err := catalog.Load([]string{"../../examples/catalog/plugins"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	current = other
+	d := e.Decide(context.Background(), Request{Event: decode(t, []byte(confirmedEmail)), Pick: &pick})
+	if reads != 1 {
+		t.Errorf("the catalog was read %d times for one decision", reads)
+	}
+	if d.Action == nil || d.Revisions.Catalog != picked.Revision() || slices.Contains(d.HardBlockers, route.CodeToolNotInCatalog) {
+		t.Errorf("the decision did not join the picked catalog: action %v revisions %+v blockers %v", d.Action, d.Revisions, d.HardBlockers)
+	}
+}

@@ -47,9 +47,15 @@ type Decision struct {
 	Policy     *policy.Block // nil without a policy
 	Audit      *audit.Result // nil when the decision is not recorded
 
-	ToolName           string // as the event names it
-	ToolCategory       string // effective: the contract's and the catalog's, over the declared one
-	AuthorizationState string // effective: what the evidence supports
+	ToolName string // as the event names it
+	// ToolCategory is the effective category: the contract's and the
+	// catalog's, over the declared one. For an event that is no event it is
+	// the declared one, or its marker when that is no category.
+	ToolCategory route.Category
+	// AuthorizationState is the effective state, what the evidence
+	// supports, once the event was evaluated; AuthorizationName names it
+	// either way.
+	AuthorizationState route.AuthState
 	RiskDomain         string
 	EvidenceRefCount   int
 	// EvidenceIntegrity and AuthorizationReport are never nil in a decision
@@ -60,6 +66,19 @@ type Decision struct {
 	// ArgumentErrors say where proposed_arguments fail the tool's input
 	// schema (arguments_invalid); they never quote the values.
 	ArgumentErrors []catalog.ArgumentError
+
+	evaluated    bool   // AuthorizationState is set
+	declaredAuth string // the state the runtime declared, as prepared
+}
+
+// AuthorizationName is the authorization state the answer and the audit
+// record name: the effective one, or, for an event the rules never ran
+// on, the one the runtime declared (its marker when that is no state).
+func (d *Decision) AuthorizationName() string {
+	if d.evaluated {
+		return d.AuthorizationState.String()
+	}
+	return d.declaredAuth
 }
 
 // Outcome is the final outcome: route and hard blockers.

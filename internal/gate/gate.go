@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/noop"
 
@@ -23,7 +22,6 @@ import (
 	"github.com/gatedhq/gated/internal/kill"
 	"github.com/gatedhq/gated/internal/metrics"
 	"github.com/gatedhq/gated/internal/policy"
-	"github.com/gatedhq/gated/internal/redact"
 	"github.com/gatedhq/gated/internal/route"
 	"github.com/gatedhq/gated/internal/tracing"
 )
@@ -77,11 +75,11 @@ type Request struct {
 	// a command line's paths are judged against; empty, no path is inside
 	// it.
 	Workspace string
-	// Call is the event's call as the surface classified it (CallCategory)
-	// from the same arguments and workspace, so the decision does not
-	// parse its command line again; it is used only if the catalog still
-	// has the same view.
-	Call *catalog.Call
+	// Pick is the category the surface declared, picked from the catalog
+	// (Category, CallCategory): the decision joins the same snapshot, and
+	// takes the call it classified from the same arguments and workspace.
+	// nil: the decision reads the current catalog.
+	Pick *Pick
 	// Checks adds a surface's own findings after the catalog join (the
 	// Action API's plan rules); view is nil for an uncatalogued tool.
 	Checks func(view *catalog.View, ev *route.Event) []route.Finding
@@ -178,249 +176,6 @@ func New(opts ...Option) *Engine {
 	return e
 }
 
-// Decide routes one event, records it and counts it. It never panics and
-// never fails open: any failure inside the path yields a refusal naming it.
-func (e *Engine) Decide(ctx context.Context, req Request) *Decision {
-	start := time.Now()
-	ctx, span := e.start(ctx, tracing.SpanDecision)
-	defer span.End()
-	d := &Decision{
-		DecisionID: newID(), Shadow: req.Shadow || e.shadow, ContractVersion: route.ContractVersion,
-	}
-	now := e.now()
-	var p *contract.Prepared
-	var use *approvalUse
-	err := safely(func() { p, use = e.decide(ctx, d, req, now) })
-	if err != nil {
-		d.refuse(route.CodeInternalError, "the decision failed inside gated: "+err.Error())
-	}
-	recorded := false
-	if err == nil && e.approvals != nil && p != nil && p.Event != nil {
-		actx, aspan := e.start(ctx, tracing.SpanApproval)
-		if err := safely(func() { recorded = e.settleApproval(actx, d, p, use, req, now, start) }); err != nil {
-			d.refuse(route.CodeInternalError, "the approval step failed inside gated: "+err.Error())
-		}
-		aspan.End()
-	}
-	if e.recorder != nil && !recorded {
-		actx, aspan := e.start(ctx, tracing.SpanAudit)
-		if err := safely(func() { e.record(actx, d, p, req, now, start) }); err != nil {
-			d.refuse(route.CodeAuditUnavailable, "recording the decision failed: "+err.Error())
-		}
-		aspan.End()
-	}
-	if d.Route == route.Refuse {
-		// A refusal (the record failed, say) offers nothing to approve.
-		d.Approval = nil
-	}
-	if e.metrics != nil {
-		tool := ""
-		if d.Action != nil {
-			tool = d.Action.ToolID
-		}
-		e.metrics.ObserveDecision(metrics.DecisionLabels{
-			Route: d.Route, ToolCategory: route.Category(d.ToolCategory), RiskDomain: d.RiskDomain,
-			Execute: d.Outcome().Pass(), Shadow: d.Shadow, HardBlockers: d.HardBlockers, Tool: tool,
-		}, time.Since(start))
-	}
-	if span.IsRecording() {
-		describe(span, d)
-	}
-	return d
-}
-
-// describe puts what the decision was on its span: names, codes and
-// revisions only, never arguments or evidence; the tool name is the
-// caller's, so a secret in it is masked. A refusal because gated
-// itself failed (an internal error, an audit outage) marks the span failed.
-func describe(span trace.Span, d *Decision) {
-	span.SetAttributes(
-		tracing.DecisionID.String(d.DecisionID), tracing.ToolName.String(redact.Mask(d.ToolName)),
-		tracing.Route.String(d.Route.String()), tracing.Blockers.StringSlice(d.HardBlockers),
-		tracing.Execute.Bool(d.Execute), tracing.Shadow.Bool(d.Shadow),
-		tracing.CatalogRevision.String(d.Revisions.Catalog), tracing.PolicyRevision.String(d.Revisions.Policy),
-	)
-	for _, f := range d.Findings {
-		if f.Source == route.SourceGated && (f.Code == route.CodeInternalError || f.Code == route.CodeAuditUnavailable) {
-			span.SetStatus(codes.Error, "gated could not decide: "+f.Code)
-			return
-		}
-	}
-}
-
-// settleApproval is the approval step after deciding: a retry's approval
-// is refused or spent, an ask gets one. It reports whether the decision's
-// record was stored already (with the approval it spent).
-func (e *Engine) settleApproval(ctx context.Context, d *Decision, p *contract.Prepared, use *approvalUse, req Request, now, start time.Time) bool {
-	switch {
-	case use == nil:
-		e.offerApproval(ctx, d, p.Event, req, now)
-	case use.refusal != nil:
-		d.refuse(use.refusal.Code, use.refusal.Message)
-	case use.ok:
-		return e.spendApproval(ctx, d, p, use, req, now, start)
-	}
-	return false
-}
-
-// decide runs the sources over the event and fills d. With approvals on,
-// an event carrying a gated approval ref has it checked (use); when the
-// approval is good for this call the event is decided with it.
-func (e *Engine) decide(ctx context.Context, d *Decision, req Request, now time.Time) (*contract.Prepared, *approvalUse) {
-	p := e.prepare(ctx, req.Event)
-	d.ValidationErrors = p.ValidationErrors
-	d.RequestID = eventRequestID(p.Declared.RequestID)
-	d.ToolName, d.ToolCategory = p.Declared.ToolName, p.Declared.ToolCategory
-	d.AuthorizationState, d.RiskDomain = p.Declared.AuthorizationState, p.Declared.RiskDomain
-	if r, err := route.ParseRoute(p.RuntimeRoute); err == nil {
-		d.RuntimeRecommendedRoute = &r
-	}
-	if p.Event == nil {
-		d.EvidenceIntegrity, d.AuthorizationReport = emptyIntegrity(), emptyAuthReport()
-		d.finish(p.Findings, route.Combine(p.Findings))
-		return p, nil
-	}
-
-	ev := p.Event
-	call, category, catalogFindings := e.joinCatalog(ctx, d, ev, req)
-	var view *catalog.View
-	if call != nil {
-		view = call.View
-	}
-	var use *approvalUse
-	if e.approvals != nil {
-		if use = e.checkApprovalRef(ctx, req, ev, category, now); use != nil && use.ok {
-			if q := withApproval(req.Event, p, use.index); q != nil {
-				p, ev = q, q.Event
-			} else {
-				use.ok = false
-				use.refuse(route.CodeApprovalUnavailable, "the event cannot be decided with its approval")
-			}
-		}
-	}
-
-	eval := e.evaluate(ctx, ev, category, now)
-	if declared, err := route.ParseAuthState(p.Declared.AuthorizationState); err == nil && (p.Lifted || use != nil && use.ok) {
-		// The report names what the runtime declared, not the state the
-		// evidence lifted it to (that is the effective state).
-		eval.Auth.DeclaredState = declared
-	}
-	d.ToolCategory = string(eval.Category)
-	d.AuthorizationState = eval.Auth.EffectiveState.String()
-	d.EvidenceRefCount = len(ev.EvidenceRefs)
-	d.EvidenceIntegrity, d.AuthorizationReport = &eval.Integrity, &eval.Auth
-	d.Reasons = eval.Reasons
-
-	findings := append(eval.Findings, catalogFindings...)
-	findings = append(findings, e.killFindings(req, ev, view)...)
-	if view != nil {
-		floors, argErrs := catalog.Floors(call, ev, eval.Auth.EffectiveState, e.argMode)
-		d.ArgumentErrors = argErrs
-		findings = append(findings, floors...)
-		if f, ok := catalog.UnresolvedApprovalPolicy(view); ok && e.policy == nil {
-			findings = append(findings, f)
-		}
-	}
-	if req.Checks != nil {
-		findings = append(findings, req.Checks(view, ev)...)
-	}
-	findings = append(findings, e.evaluatePolicy(ctx, d, req, ev, view, eval.Category, now)...)
-	gateOutcome := route.Combine(findings)
-	if f, ok := contract.RuntimeFinding(ev.RecommendedRoute); ok {
-		findings = append(findings, f)
-	}
-	d.finish(findings, gateOutcome)
-	return p, use
-}
-
-// prepare checks the event against the contract and normalises it.
-func (e *Engine) prepare(ctx context.Context, event map[string]any) *contract.Prepared {
-	_, span := e.start(ctx, tracing.SpanContractValidate)
-	defer span.End()
-	return contract.Prepare(event)
-}
-
-// evaluate runs the contract's rules over the event.
-func (e *Engine) evaluate(ctx context.Context, ev *route.Event, category route.Category, now time.Time) *contract.Evaluation {
-	_, span := e.start(ctx, tracing.SpanContractEvaluate)
-	defer span.End()
-	return contract.Evaluate(ev, category, now)
-}
-
-// evaluatePolicy asks the policy who may do this, for the catalog's action.
-func (e *Engine) evaluatePolicy(ctx context.Context, d *Decision, req Request, ev *route.Event, view *catalog.View, category route.Category, now time.Time) []route.Finding {
-	if e.policy == nil {
-		return nil
-	}
-	ctx, span := e.start(ctx, tracing.SpanPolicy)
-	defer span.End()
-	ps := e.policy()
-	d.Revisions.Policy = ps.Revision()
-	d.Revisions.Commits = appendCommits(d.Revisions.Commits, "policy:", ps.Origin())
-	in := policy.Input{
-		Event: ev, Category: category, Now: now, ClientIP: req.ClientIP, TokenName: req.TokenName, Limiter: e.limiter,
-		Principals: policy.Principals(req.Principals, req.TrustEventPrincipals, ev),
-	}
-	if view != nil {
-		in.ActionID, in.Action = view.ActionID, view
-		in.ApprovalPolicyRef, _ = view.PolicyRef()
-	}
-	res := ps.Evaluate(ctx, in)
-	d.Policy = res.Block
-	return res.Findings
-}
-
-// record hands the redacted decision to the audit recorder. When the record
-// can be neither stored nor spooled the call is refused: an unrecorded
-// decision must not let a tool run.
-func (e *Engine) record(ctx context.Context, d *Decision, p *contract.Prepared, req Request, now, start time.Time) {
-	res, err := e.recorder.Record(ctx, e.redactor.Build(e.auditInput(d, p, req, now, start)))
-	if err != nil {
-		d.refuse(route.CodeAuditUnavailable, "the decision could not be recorded: "+err.Error())
-		return
-	}
-	d.Audit = &res
-}
-
-// auditInput is what the audit record of d is built from.
-func (e *Engine) auditInput(d *Decision, p *contract.Prepared, req Request, now, start time.Time) audit.Input {
-	in := audit.Input{
-		DecisionID: d.DecisionID, Time: now, RequestID: req.RequestID, ToolName: d.ToolName,
-		EffectiveCategory: d.ToolCategory, EffectiveAuth: d.AuthorizationState, RiskDomain: d.RiskDomain,
-		FinalRoute: d.Route.String(), GateDecision: d.Outcome().GateDecision(), Execute: d.Execute, Shadow: d.Shadow,
-		HardBlockers: d.HardBlockers, Reasons: d.Reasons, FindingCodes: findingCodes(d.Findings),
-		CatalogRevision: d.Revisions.Catalog, PolicyRevision: d.Revisions.Policy, BundleCommits: d.Revisions.Commits,
-		TokenName: req.TokenName, Version: e.version, Latency: time.Since(start), ApprovalID: d.ApprovalID,
-	}
-	if p != nil {
-		// The runtime's own request_id (as the reference's clients send it)
-		// is the one to correlate with its logs; the HTTP request id stays
-		// in gated's log lines.
-		in.RequestID = firstNonEmpty(d.RequestID, req.RequestID)
-		in.AgentID, in.Arguments = p.Declared.AgentID, p.Declared.Arguments
-		in.DeclaredCategory, in.DeclaredAuth = p.Declared.ToolCategory, p.Declared.AuthorizationState
-		in.RuntimeRoute = p.RuntimeRoute
-		if p.Event != nil {
-			in.Evidence = p.Event.EvidenceRefs
-		}
-	}
-	if d.Action != nil {
-		in.ActionID, in.ActionVersion = d.Action.ActionID, d.Action.ActionVersion
-	}
-	return in
-}
-
-// safely runs f and turns a panic into an error.
-func safely(f func()) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("panic: %v", r)
-		}
-	}()
-	f()
-	return nil
-}
-
 func findingCodes(fs []route.Finding) []string {
 	out := make([]string, len(fs))
 	for i, f := range fs {
@@ -449,68 +204,46 @@ func firstNonEmpty(a, b string) string {
 	return b
 }
 
-// joinCatalog resolves the event's tool to its catalog view, applied to
-// the event's arguments (nil for an uncatalogued tool), and the category
-// the contract rules run on.
-func (e *Engine) joinCatalog(ctx context.Context, d *Decision, ev *route.Event, req Request) (*catalog.Call, route.Category, []route.Finding) {
-	if e.catalog == nil {
-		return nil, ev.ToolCategory, nil
-	}
-	_, span := e.start(ctx, tracing.SpanCatalog)
-	defer span.End()
-	c := e.catalog()
-	d.Revisions.Catalog = c.Revision()
-	d.Revisions.Commits = appendCommits(d.Revisions.Commits, "catalog:", c.Origin())
-	view, ok := c.Lookup(ev.ToolName)
-	if !ok {
-		if req.CategoryVouched && ev.ToolCategory != route.Unknown {
-			return nil, ev.ToolCategory, nil
-		}
-		switch e.unknownTools {
-		case UnknownRefuse:
-			return nil, ev.ToolCategory, []route.Finding{notInCatalog(route.Refuse)}
-		case UnknownDefer:
-			return nil, ev.ToolCategory, []route.Finding{notInCatalog(route.Defer)}
-		}
-		return nil, ev.ToolCategory, nil
-	}
-	d.Action = view
-	call := req.Call
-	if call == nil || call.View != view {
-		call = view.Call(ev.ProposedArguments, req.Workspace)
-	}
-	category, fs := catalog.EffectiveCategory(call.Floor(), ev.ToolCategory)
-	return call, category, fs
+// Pick is the category a surface declares for a tool, as one catalog
+// snapshot gives it. Passed on in Request.Pick, it makes the decision join
+// that same snapshot (and take the call it classified), so a reload in
+// between cannot split a decision and no command line is parsed twice.
+type Pick struct {
+	Category route.Category // unknown when no loaded catalog describes the tool
+	tool     string
+	catalog  *catalog.Catalog // nil: no catalog configured
+	call     *catalog.Call    // nil: only the tool was looked up
 }
 
-// Category is the category the current catalog gives tool, or unknown
-// when no loaded catalog describes it. Adapters that cannot know a tool's
-// category themselves (hooks) declare this one.
-func (e *Engine) Category(tool string) route.Category {
+// Category picks the category the current catalog gives tool. Adapters
+// that cannot know a tool's category themselves (hooks) declare this one.
+func (e *Engine) Category(tool string) Pick {
+	p := Pick{Category: route.Unknown, tool: tool}
 	if e.catalog == nil {
-		return route.Unknown
+		return p
 	}
-	if v, ok := e.catalog().Lookup(tool); ok {
-		return v.Category()
+	p.catalog = e.catalog()
+	if v, ok := p.catalog.Lookup(tool); ok {
+		p.Category = v.Category()
 	}
-	return route.Unknown
+	return p
 }
 
-// CallCategory is the category the current catalog gives a call of tool
-// with args, made in workspace, or unknown when no loaded catalog
-// describes it: a tool's category, or a read's for a command line the
-// catalog proves only reads in the workspace. Hooks declare it, and pass
-// the call on in Request.Call.
-func (e *Engine) CallCategory(tool string, args map[string]any, workspace string) (route.Category, *catalog.Call) {
+// CallCategory picks the category the current catalog gives a call of tool
+// with args, made in workspace: a tool's category, or a read's for a
+// command line the catalog proves only reads in the workspace. Hooks
+// declare it, and pass the pick on in Request.Pick.
+func (e *Engine) CallCategory(tool string, args map[string]any, workspace string) Pick {
+	p := Pick{Category: route.Unknown, tool: tool}
 	if e.catalog == nil {
-		return route.Unknown, nil
+		return p
 	}
-	v, ok := e.catalog().Lookup(tool)
-	if !ok {
-		return route.Unknown, nil
+	p.catalog = e.catalog()
+	if v, ok := p.catalog.Lookup(tool); ok {
+		p.call = v.Call(args, workspace)
+		p.Category = p.call.Floor().Category()
 	}
-	c := v.Call(args, workspace)
-	return c.Floor().Category(), c
+	return p
 }
 
 // AlwaysRefused reports whether the current catalog refuses every call of

@@ -3,7 +3,6 @@ package gate
 import (
 	"fmt"
 
-	"github.com/gatedhq/gated/internal/catalog"
 	"github.com/gatedhq/gated/internal/kill"
 	"github.com/gatedhq/gated/internal/policy"
 	"github.com/gatedhq/gated/internal/route"
@@ -14,28 +13,28 @@ import (
 // not seen).
 func WithKillSwitch(board *kill.Board) Option { return func(e *Engine) { e.kills = board } }
 
-// killFindings checks the call against the kill switch: its agent, tool
-// (by every name the catalog gives it), catalog action, and principals —
-// the token's and the event's own, vouched for or not, since naming a
+// checkKill checks the call against the kill switch: its agent, tool (by
+// every name the catalog gives it), catalog action, and principals — the
+// token's and the event's own, vouched for or not, since naming a
 // principal can only get a call stopped.
-func (e *Engine) killFindings(req Request, ev *route.Event, view *catalog.View) []route.Finding {
-	if e.kills == nil {
-		return nil
+func (s *decision) checkKill() {
+	if s.e.kills == nil {
+		return
 	}
+	ev := s.p.Event
 	t := kill.Target{AgentID: ev.AgentID, ToolName: ev.ToolName}
-	if view != nil {
+	if view := s.view(); view != nil {
 		t.ToolID, t.ToolAliases, t.ActionID = view.ToolID, view.Aliases, view.ActionID
 	}
-	k, err := e.kills.Check(t, func() []string { return policy.Principals(req.Principals, true, ev) })
+	k, err := s.e.kills.Check(t, func() []string { return policy.Principals(s.req.Principals, true, ev) })
 	switch {
 	case err != nil:
-		return []route.Finding{{Source: route.SourceGated, Code: route.CodeKillSwitchUnavailable, Route: route.Refuse, Blocking: true,
-			Message: "the kill switch list could not be confirmed recently, so no call can be ruled out"}}
+		s.findings = append(s.findings, route.Finding{Source: route.SourceGated, Code: route.CodeKillSwitchUnavailable, Route: route.Refuse, Blocking: true,
+			Message: "the kill switch list could not be confirmed recently, so no call can be ruled out"})
 	case k != nil:
 		// The id and scope only: the value names what the caller already
 		// knows, and the reason is the operator's own text.
-		return []route.Finding{{Source: route.SourceGated, Code: route.CodeKillSwitch, Route: route.Refuse, Blocking: true,
-			Message: fmt.Sprintf("kill switch %s (scope %s) stops this call", k.ID, k.Scope)}}
+		s.findings = append(s.findings, route.Finding{Source: route.SourceGated, Code: route.CodeKillSwitch, Route: route.Refuse, Blocking: true,
+			Message: fmt.Sprintf("kill switch %s (scope %s) stops this call", k.ID, k.Scope)})
 	}
-	return nil
 }

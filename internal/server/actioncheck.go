@@ -19,8 +19,9 @@ func handleActionCheck(d *Deps) http.HandlerFunc {
 		}
 		check := actionapi.NewCheck(plan)
 		c := callerOf(d, r)
-		c.req.Checks, c.req.Binds = check.Findings, plan.Binds()
-		dec := c.decide(r.Context(), d.Engine, plan.Event(d.Engine.Category(plan.ActionType)))
+		pick := d.Engine.Category(plan.ActionType)
+		c.req.Checks, c.req.Binds, c.req.Pick = check.Findings, plan.Binds(), &pick
+		dec := c.decide(r.Context(), d.Engine, plan.Event(pick.Category))
 		writeJSON(w, http.StatusOK, actionapi.NewAnswer(check, dec))
 	}
 }

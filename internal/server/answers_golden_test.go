@@ -196,6 +196,9 @@ func (r fixedRecorder) Record(context.Context, *audit.Record) (audit.Result, err
 }
 func (fixedRecorder) Close(context.Context) error { return nil }
 func (fixedRecorder) Ready() bool                 { return true }
+func (fixedRecorder) Stored(*audit.Record) audit.Result {
+	return audit.Result{Sink: audit.SinkPostgres, Status: audit.StatusWritten}
+}
 
 func readFile(t *testing.T, path string) string {
 	t.Helper()

@@ -34,7 +34,7 @@ func handlePreToolCheck(d *Deps) http.HandlerFunc {
 		if ce := d.Logger.Check(zap.DebugLevel, "decision"); ce != nil {
 			// Names and codes only: never arguments or evidence text.
 			ce.Write(zap.String("decision_id", dec.DecisionID), zap.String("request_id", c.req.RequestID),
-				zap.String("token", c.req.TokenName), zap.String("tool_category", dec.ToolCategory),
+				zap.String("token", c.req.TokenName), zap.String("tool_category", string(dec.ToolCategory)),
 				zap.Stringer("route", dec.Route), zap.Bool("execute", dec.Execute), zap.Bool("shadow", dec.Shadow), zap.Bool("shadow_ignored", dec.ShadowIgnored),
 				zap.Strings("hard_blockers", dec.HardBlockers), zap.String("approval_id", dec.ApprovalID), zap.Duration("took", time.Since(start)))
 		}

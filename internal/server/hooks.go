@@ -34,12 +34,12 @@ func handleHook(d *Deps, rt hook.Runtime) http.HandlerFunc {
 			deny(w, http.StatusBadRequest, err.Error())
 			return
 		}
-		category, call := d.Engine.CallCategory(in.ToolName, in.ToolInput, in.Cwd)
-		opts := hook.Options{AuthorizationState: d.HookAuthorizationState, Category: string(category)}
+		pick := d.Engine.CallCategory(in.ToolName, in.ToolInput, in.Cwd)
+		opts := hook.Options{AuthorizationState: d.HookAuthorizationState, Category: pick.Category}
 		c := callerOf(d, r)
 		c.req.NoApproval = true // a hook can neither show an approval nor retry with one
-		c.req.Workspace, c.req.Call = in.Cwd, call
-		dec := c.decide(r.Context(), d.Engine, rt.Event(in, opts))
+		c.req.Workspace, c.req.Pick = in.Cwd, &pick
+		dec := c.decide(r.Context(), d.Engine, rt.Event(in, opts).Doc())
 		writeJSON(w, http.StatusOK, rt.Answer(dec))
 	}
 }

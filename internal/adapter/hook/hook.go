@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/gatedhq/gated/internal/contract"
 	"github.com/gatedhq/gated/internal/gate"
 	"github.com/gatedhq/gated/internal/route"
 )
@@ -93,7 +94,7 @@ type Options struct {
 	// Category is the call's category as the catalog gives it (a read for
 	// a shell line it proves only reads); empty or unknown for a tool no
 	// catalog describes.
-	Category string
+	Category route.Category
 }
 
 // DefaultAuthorizationState is a local runtime session's: a signed-in person.
@@ -115,43 +116,30 @@ func CheckAuthorizationState(s string) error {
 // (the contract allows no accept for it). The only evidence is the
 // runtime's session, which supports authenticated and never validated or
 // confirmed: those come from approvals, not from a hook.
-func (rt Runtime) Event(in *Input, o Options) map[string]any {
+func (rt Runtime) Event(in *Input, o Options) contract.Event {
 	state := o.AuthorizationState
 	if state == "" {
 		state = DefaultAuthorizationState
 	}
-	category, recommended := o.Category, "accept"
-	if category == "" || category == "unknown" {
-		category, recommended = "unknown", "defer"
+	category, recommended := o.Category, route.Accept
+	if category == "" || category == route.Unknown {
+		category, recommended = route.Unknown, route.Defer
 	}
-	ev := map[string]any{
-		"tool_name":           in.ToolName,
-		"tool_category":       category,
-		"authorization_state": state,
-		"evidence_refs":       []any{rt.sessionRef(in.SessionID)},
-		"risk_domain":         "unknown",
-		"proposed_arguments":  in.ToolInput,
-		"recommended_route":   recommended,
-		"agent_id":            rt.ID,
+	return contract.Event{
+		ToolName: in.ToolName, Category: category, AuthorizationState: state,
+		EvidenceRefs: []any{contract.RefDoc(rt.sessionRef(in.SessionID))}, RiskDomain: "unknown",
+		Arguments: in.ToolInput, RecommendedRoute: recommended, AgentID: rt.ID, RequestID: plainID(in.ToolUseID),
 	}
-	if id := plainID(in.ToolUseID); id != "" {
-		ev["request_id"] = id
-	}
-	return ev
 }
 
 // sessionRef is the evidence a hook has: the runtime's session of the
 // person at the keyboard. Its text is fixed, so nothing the session id
 // holds can read as a stronger authorization.
-func (rt Runtime) sessionRef(session string) map[string]any {
-	return map[string]any{
-		"source_id":        rt.ID + ".session." + sessionName(session),
-		"kind":             "auth_event",
-		"trust_tier":       "runtime",
-		"redaction_status": "redacted",
-		"summary":          rt.Name + " session of the signed-in user at the keyboard",
-		"provenance":       rt.ID + "_hook",
-		"freshness":        map[string]any{"status": "fresh"},
+func (rt Runtime) sessionRef(session string) route.EvidenceRef {
+	return route.EvidenceRef{
+		SourceID: rt.ID + ".session." + sessionName(session), Kind: "auth_event", TrustTier: "runtime",
+		RedactionStatus: "redacted", Summary: rt.Name + " session of the signed-in user at the keyboard",
+		Provenance: rt.ID + "_hook", Freshness: route.Freshness{Status: "fresh"},
 	}
 }
 

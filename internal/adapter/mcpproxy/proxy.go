@@ -22,6 +22,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/gatedhq/gated/internal/adapter/hook"
+	"github.com/gatedhq/gated/internal/contract"
 	"github.com/gatedhq/gated/internal/eventcodec"
 	"github.com/gatedhq/gated/internal/gate"
 	"github.com/gatedhq/gated/internal/route"
@@ -46,9 +47,9 @@ type Config struct {
 	// the catalog sees mcp__<server>__<tool> as coding agents name it.
 	ToolPrefix string
 	Decide     Decide
-	// Category is the category the catalog gives a tool (unknown when it
-	// describes none).
-	Category func(tool string) route.Category
+	// Category picks the category the catalog gives a tool (unknown when
+	// it describes none); the decision joins the same catalog.
+	Category func(tool string) gate.Pick
 	// TrustAnnotations lets the upstream's tool annotations set the
 	// category of a tool no catalog describes; otherwise the unknown-tools
 	// rule applies to it.
@@ -214,25 +215,25 @@ func (p *proxy) callTool(ctx context.Context, ss *sdk.ServerSession, params *sdk
 		return toolError("gated refuses this call: " + err.Error() + ".")
 	}
 	tool := p.ToolPrefix + params.Name
-	category, vouched := p.Category(tool), false
+	pick := p.Category(tool)
+	category, vouched := pick.Category, false
 	if category == route.Unknown && p.TrustAnnotations {
 		if category, err = p.annotatedCategory(ctx, params.Name); err != nil {
 			return toolError("gated refuses this call: " + err.Error() + ".")
 		}
 		vouched = category != route.Unknown
 	}
-	event := runtime.Event(&hook.Input{ToolName: tool, ToolInput: args}, hook.Options{Category: string(category)})
+	event := runtime.Event(&hook.Input{ToolName: tool, ToolInput: args}, hook.Options{Category: category})
 	key, keyed := callKey(tool, args)
 	var remembered *gate.PendingApproval
 	if keyed {
 		if remembered = p.pending.get(key, time.Now()); remembered != nil {
-			if err := withEvidence(event, remembered.EvidenceRef); err != nil {
-				return toolError("gated refuses this call: " + err.Error() + ".")
-			}
+			// As a runtime retrying with the approval would.
+			event.EvidenceRefs = append(slices.Clone(event.EvidenceRefs), contract.RefDoc(remembered.EvidenceRef))
 		}
 	}
 	elicit := canElicit(ss)
-	d := p.Decide(ctx, gate.Request{Event: event, CategoryVouched: vouched, AsksItself: elicit})
+	d := p.Decide(ctx, gate.Request{Event: event.Doc(), CategoryVouched: vouched, AsksItself: elicit, Pick: &pick})
 	if d.Route == route.Ask && !d.Execute && elicit && remembered == nil {
 		d = p.ask(ctx, ss, d, event, vouched)
 	}
@@ -290,22 +291,6 @@ func refused(d *gate.Decision, remembered *gate.PendingApproval) *sdk.CallToolRe
 	return res
 }
 
-// withEvidence appends a remembered approval's evidence ref to the event,
-// as a runtime retrying with it would.
-func withEvidence(event map[string]any, ref route.EvidenceRef) error {
-	raw, err := json.Marshal(ref)
-	if err != nil {
-		return fmt.Errorf("the call's approval cannot be attached to it: %w", err)
-	}
-	var m map[string]any
-	if err := json.Unmarshal(raw, &m); err != nil {
-		return fmt.Errorf("the call's approval cannot be attached to it: %w", err)
-	}
-	refs, _ := event["evidence_refs"].([]any)
-	event["evidence_refs"] = append(slices.Clone(refs), m)
-	return nil
-}
-
 // approveSchema is the one question an elicitation asks.
 var approveSchema = map[string]any{
 	"type":     "object",
@@ -339,10 +324,10 @@ func canElicit(ss *sdk.ServerSession) bool {
 // evidence naming the decision that asked, and that second decision is
 // recorded like any other, so the audit trail holds both. Anything but an
 // explicit approval leaves the ask standing, and the call refused.
-func (p *proxy) ask(ctx context.Context, ss *sdk.ServerSession, d *gate.Decision, event map[string]any, vouched bool) *gate.Decision {
+func (p *proxy) ask(ctx context.Context, ss *sdk.ServerSession, d *gate.Decision, event contract.Event, vouched bool) *gate.Decision {
 	why := asking.Answer(d).HookSpecificOutput.PermissionDecisionReason
 	res, err := ss.Elicit(ctx, &sdk.ElicitParams{Mode: "form", RequestedSchema: approveSchema,
-		Message: fmt.Sprintf("The model wants to call %s. %s", event["tool_name"], why)})
+		Message: fmt.Sprintf("The model wants to call %s. %s", event.ToolName, why)})
 	if err != nil {
 		p.Log.Warn("the MCP client did not answer gated's approval request", zap.String("decision_id", d.DecisionID), zap.Error(err))
 		return d
@@ -350,22 +335,14 @@ func (p *proxy) ask(ctx context.Context, ss *sdk.ServerSession, d *gate.Decision
 	if res.Action != "accept" || res.Content["approve"] != true {
 		return d
 	}
-	approved := make(map[string]any, len(event))
-	for k, v := range event {
-		approved[k] = v
-	}
-	refs, _ := event["evidence_refs"].([]any)
-	approved["evidence_refs"] = append(append([]any{}, refs...), map[string]any{
-		"source_id":        "mcp-proxy.elicitation." + d.DecisionID,
-		"kind":             "approval",
-		"trust_tier":       "verified",
-		"redaction_status": "redacted",
-		"summary":          "the person at the MCP client approved this call when gated asked",
-		"provenance":       "mcp-proxy_elicitation",
-		"freshness":        map[string]any{"status": "fresh"},
-	})
-	approved["authorization_state"] = "confirmed"
-	return p.Decide(ctx, gate.Request{Event: approved, CategoryVouched: vouched, AsksItself: true})
+	approved := event
+	approved.EvidenceRefs = append(slices.Clone(event.EvidenceRefs), contract.RefDoc(route.EvidenceRef{
+		SourceID: "mcp-proxy.elicitation." + d.DecisionID, Kind: "approval", TrustTier: "verified", RedactionStatus: "redacted",
+		Summary:    "the person at the MCP client approved this call when gated asked",
+		Provenance: "mcp-proxy_elicitation", Freshness: route.Freshness{Status: "fresh"},
+	}))
+	approved.AuthorizationState = route.AuthConfirmed.String()
+	return p.Decide(ctx, gate.Request{Event: approved.Doc(), CategoryVouched: vouched, AsksItself: true})
 }
 
 // annotatedCategory is the category an uncatalogued tool's annotations, as

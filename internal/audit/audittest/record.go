@@ -14,19 +14,20 @@ import (
 // the retry the approval allowed), so the round trips store a value in
 // every column.
 func Record(i int, at time.Time) *audit.Record {
-	rd := audit.NewRedactor([]byte("test-key"))
-	return rd.Build(audit.Input{
-		DecisionID: fmt.Sprintf("dec-%06d", i), Time: at,
+	rec := &audit.Record{
+		DecisionID: fmt.Sprintf("dec-%06d", i), DecidedAt: at,
 		RequestID: fmt.Sprintf("req-%d", i), AgentID: "agent-1", ToolName: []string{"send_email", "get_weather"}[i%2],
 		ActionID: "email:send", ActionVersion: "1.0.0",
 		DeclaredCategory: "write", EffectiveCategory: "write", DeclaredAuth: "user_claimed", EffectiveAuth: "user_claimed",
 		RiskDomain: "customer_support", RuntimeRoute: "accept", FinalRoute: []string{"ask", "accept", "refuse"}[i%3],
 		GateDecision: "fail", HardBlockers: []string{route.CodeWriteMissingExplicitConfirmation},
 		Reasons: []string{"write needs confirmation"}, FindingCodes: []string{"contract.write_missing_explicit_confirmation"},
-		Arguments: map[string]any{"to": "x", "body": "y"}, CatalogRevision: "cat-1", PolicyRevision: "pol-1",
-		TokenName: "ci", Version: "test", Latency: 1500 * time.Microsecond,
+		CatalogRevision: "cat-1", PolicyRevision: "pol-1",
+		TokenName: "ci", GatedVersion: "test", LatencyMS: audit.Milliseconds(1500 * time.Microsecond),
 		ApprovalID: []string{approvalID(i), approvalID(i - 1), ""}[i%3],
-	})
+	}
+	audit.NewRedactor([]byte("test-key")).Redact(rec, audit.Raw{Arguments: map[string]any{"to": "x", "body": "y"}})
+	return rec
 }
 
 // approvalID is a UUIDv7-shaped approval id numbered i.
