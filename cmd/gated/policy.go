@@ -8,7 +8,7 @@ import (
 
 	"github.com/gatedhq/gated/internal/gate"
 	"github.com/gatedhq/gated/internal/policy"
-	"github.com/gatedhq/gated/internal/policy/policytest"
+	"github.com/gatedhq/gated/internal/policy/cases"
 	"github.com/gatedhq/gated/internal/sources"
 )
 
@@ -35,7 +35,7 @@ func runPolicy(ctx context.Context, args []string, getenv func(string) string, s
 	if verb == "test" && len(sf.catalogDirs) == 0 {
 		// Without --catalog, the test files may name theirs (`catalog:`,
 		// relative to the file); --catalog takes precedence.
-		named, err := policytest.Catalogs(dirs)
+		named, err := cases.Catalogs(dirs)
 		if err != nil {
 			return err
 		}
@@ -74,7 +74,7 @@ func runPolicy(ctx context.Context, args []string, getenv func(string) string, s
 			d := e.Decide(ctx, gate.Request{Event: ev, Principals: principals})
 			return d.Route.String(), d.HardBlockers
 		}
-		_, failed, err := policytest.Run(dirs, decide, stdout)
+		_, failed, err := cases.Run(dirs, decide, stdout)
 		if err != nil {
 			return err
 		}

@@ -1,8 +1,9 @@
-// Package policytest runs YAML decision tests (`*_test.yaml`) against a
-// decision function: the analogue of `opa test` for gated's policies. The
+// Package cases runs YAML decision cases (`*_test.yaml`) against a
+// decision function for `gated policy test`: the analogue of `opa test`
+// for gated's policies, and production code despite the file names. The
 // caller passes the real gate as the Decider, so cases exercise the whole
 // decision path (contract, catalog, policy), not the policy alone.
-package policytest
+package cases
 
 import (
 	"fmt"

@@ -1,4 +1,4 @@
-package policytest
+package cases
 
 import (
 	"bytes"
