@@ -26,6 +26,14 @@ func loadBudgeted(t *testing.T, module string, afterEval func(steps int64), opts
 	return s
 }
 
+// settled makes a test that can leave an abandoned evaluation wait, when it
+// ends, until none is running, so that no other test sees its refusals.
+func settled(t *testing.T) {
+	t.Cleanup(func() {
+		testwait.Until(t, "abandoned evaluations to stop", func() bool { return overrunning.Load() == 0 })
+	})
+}
+
 // spinModule loops 4·10^12 times without keeping anything: only a budget
 // can end it.
 const spinModule = `package gated.custom.spin
@@ -68,8 +76,13 @@ findings contains {"code": "never", "route": "accept", "blocking": false, "messa
 
 // The default budget, with no option: the runaway module refuses with
 // policy_budget_exceeded (not the generic policy_evaluation_error).
+//
+// Not parallel, as every test that can overrun: under a loaded machine OPA
+// may take longer than the grace period to stop, and while an abandoned
+// evaluation runs every evaluation in the process refuses, other tests'
+// too. settled waits for it before the parallel tests start.
 func TestBudgetDefaultRefusesRunaway(t *testing.T) {
-	t.Parallel()
+	settled(t)
 	s := loadBudgeted(t, spinModule, nil)
 	res := assertOutcome(t, s, input("", "x"), route.Refuse, route.CodePolicyBudgetExceeded)
 	if !strings.HasPrefix(res.Findings[0].Message, "policy evaluation stopped:") {
@@ -78,12 +91,14 @@ func TestBudgetDefaultRefusesRunaway(t *testing.T) {
 }
 
 // With an ample step budget the time budget stops the same loop, and OPA
-// has returned (not been abandoned) by the time Evaluate does.
+// has returned (not been abandoned) by the time Evaluate does. The budget,
+// which is also the grace OPA has to stop, is ample for a loaded machine.
+// Not parallel: see TestBudgetDefaultRefusesRunaway.
 func TestBudgetStopsOnTime(t *testing.T) {
-	t.Parallel()
+	settled(t)
 	returned := make(chan struct{}, 1)
 	s := loadBudgeted(t, spinModule, func(int64) { returned <- struct{}{} },
-		WithEvalSteps(1<<62), WithEvalBudget(20*time.Millisecond), WithEvalMemory(1<<40))
+		WithEvalSteps(1<<62), WithEvalBudget(200*time.Millisecond), WithEvalMemory(1<<40))
 	res := assertOutcome(t, s, input("", "x"), route.Refuse, route.CodePolicyBudgetExceeded)
 	if !strings.Contains(res.Findings[0].Message, "time budget") {
 		t.Fatalf("message %q does not name the time budget", res.Findings[0].Message)
