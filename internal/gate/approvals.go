@@ -51,8 +51,17 @@ type PendingApproval struct {
 	EvidenceRef route.EvidenceRef `json:"evidence_ref"`
 }
 
-// storeTimeout bounds each approval store call on the decision path.
+// storeTimeout bounds each approval store call on the decision path that
+// a call's outcome depends on: checking and spending a retry's approval.
 const storeTimeout = 10 * time.Second
+
+// Offering an approval is optional (the ask stands without one), so it
+// waits less, and after a failure asks skip the store for offerPause: a
+// database that hangs must not make every ask wait out a timeout.
+const (
+	offerTimeout = 2 * time.Second
+	offerPause   = 10 * time.Second
+)
 
 // approvalUse is a retry's gated approval ref, checked.
 type approvalUse struct {
@@ -199,6 +208,9 @@ func (s *decision) offerApproval(ctx context.Context) {
 	if d.Shadow || req.NoApproval || req.TokenName == "" || !offersApproval(d) || (req.AsksItself && d.Route == route.Ask) {
 		return
 	}
+	if now.UnixNano() < s.e.offersPausedUntil.Load() {
+		return
+	}
 	requester := requesterOf(req)
 	digest, args, err := digestOf(ev, d.ToolCategory, req)
 	if err != nil {
@@ -224,9 +236,10 @@ func (s *decision) offerApproval(ctx context.Context) {
 	if d.Action != nil {
 		a.ActionID, a.RequiredApprovers = d.Action.ActionID, d.Action.Approvers
 	}
-	sctx, cancel := context.WithTimeout(ctx, storeTimeout)
+	sctx, cancel := context.WithTimeout(ctx, offerTimeout)
 	defer cancel()
 	if err := s.e.approvals.Create(sctx, a); err != nil {
+		s.e.offersPausedUntil.Store(now.Add(offerPause).UnixNano())
 		return
 	}
 	d.ApprovalID = a.ID

@@ -8,6 +8,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/gatedhq/gated/internal/approval/approvaltest"
 	approvalpg "github.com/gatedhq/gated/internal/approval/postgres"
 	"github.com/gatedhq/gated/internal/audit"
+	"github.com/gatedhq/gated/internal/audit/audittest"
 	auditpg "github.com/gatedhq/gated/internal/audit/postgres"
 	"github.com/gatedhq/gated/internal/catalog"
 	"github.com/gatedhq/gated/internal/gate"
@@ -344,4 +346,57 @@ func TestApprovalStoreUnavailable(t *testing.T) {
 		t.Fatalf("route %s approval %+v; want the ask without an approval", d.Route, d.Approval)
 	}
 	refusedWith(t, f.decide(t, runtimeA, withRef(event(t, refundEvent), forgedRef("0193a5b4-7c3e-7a1b-8f00-000000000001"))), route.CodeApprovalUnavailable)
+}
+
+// countingStore is the real approval store, counting the approvals it was
+// asked to create.
+type countingStore struct {
+	*approvalpg.Store
+	creates atomic.Int32
+}
+
+func (c *countingStore) Create(ctx context.Context, a *approval.Approval) error {
+	c.creates.Add(1)
+	return c.Store.Create(ctx, a)
+}
+
+// A database that stops answering costs one ask the offer's timeout; the
+// asks after it go without an approval at once, for a while, instead of
+// each waiting (a frozen database made every ask take 10 s). Once the
+// pause is over, asks offer approvals again.
+func TestApprovalOffersPauseWhileTheStoreHangs(t *testing.T) {
+	t.Parallel()
+	_, dbURL := approvaltest.Database(t, time.Now())
+	proxy := audittest.NewProxy(t, pgtest.Addr(t))
+	store := &countingStore{Store: approvalpg.New(pgtest.DB(t, proxy.URL(t, dbURL)))}
+	t.Cleanup(store.Close)
+	var clock atomic.Int64
+	clock.Store(time.Now().UnixNano())
+	c := loadCatalog(t)
+	e := gate.New(gate.WithClock(func() time.Time { return time.Unix(0, clock.Load()) }),
+		gate.WithCatalog(func() *catalog.Catalog { return c }, gate.UnknownDefer, catalog.ArgumentsEnforce),
+		gate.WithAudit(approvaltest.SyncRecorder(t, dbURL), audit.NewRedactor([]byte("0123456789abcdef0123456789abcdef")), "test"),
+		gate.WithApprovals(store, ""))
+	ask := func() *gate.Decision {
+		req := runtimeA
+		req.Event = event(t, refundEvent)
+		return e.Decide(context.Background(), req)
+	}
+	if d := ask(); d.Approval == nil {
+		t.Fatalf("with the database answering, the ask got no approval: %s %v", d.Route, d.HardBlockers)
+	}
+	proxy.Stall()
+	for i := range 3 {
+		if d := ask(); d.Route != route.Ask || d.Approval != nil {
+			t.Fatalf("ask %d with the store hanging: route %s approval %+v; want the ask without an approval", i, d.Route, d.Approval)
+		}
+	}
+	if n := store.creates.Load(); n != 2 {
+		t.Fatalf("the store was asked to create %d approvals; want 2 (one answered, one that hung, then none)", n)
+	}
+	proxy.Restore()
+	clock.Add(int64(11 * time.Second))
+	if d := ask(); d.Approval == nil {
+		t.Fatalf("after the pause, with the database back, the ask got no approval: %s %v", d.Route, d.HardBlockers)
+	}
 }

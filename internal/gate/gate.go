@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -109,6 +110,10 @@ type Engine struct {
 
 	approvals Approvals // nil: approvals are off
 	publicURL string
+	// offersPausedUntil (unix nanoseconds of the engine's clock): after the
+	// store failed to create an approval, asks go without one until then,
+	// rather than each waiting out offerTimeout on a database that hangs.
+	offersPausedUntil atomic.Int64
 
 	kills *kill.Board // nil: no kill switch
 }

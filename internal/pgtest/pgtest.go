@@ -29,6 +29,19 @@ func AdminURL() string {
 	return DefaultURL
 }
 
+// Addr is the test PostgreSQL's host:port, for a fault proxy in front of it.
+func Addr(t testing.TB) string {
+	t.Helper()
+	u, err := url.Parse(AdminURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u.Port() == "" {
+		return u.Host + ":5432"
+	}
+	return u.Host
+}
+
 // WithDatabase returns u with its database replaced by name.
 func WithDatabase(t testing.TB, u, name string) string {
 	t.Helper()
