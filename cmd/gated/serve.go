@@ -127,7 +127,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 			// After the server has stopped, before the audit drain.
 			dctx, cancel := context.WithTimeout(context.Background(), c.shutdownTimeout)
 			defer cancel()
-			a.close(dctx)
+			a.Close(dctx)
 		}()
 		opts = append(opts, gate.WithApprovals(a, c.approvals.publicBase()))
 		apv = a
