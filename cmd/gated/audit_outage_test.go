@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -448,15 +447,4 @@ func storedRoute(t *testing.T, dbURL, id string) (route string, n int) {
 }
 
 // pgProxy is a fault-injecting proxy in front of the test PostgreSQL.
-func pgProxy(t *testing.T) *audittest.Proxy {
-	t.Helper()
-	u, err := url.Parse(pgtest.AdminURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	host := u.Host
-	if u.Port() == "" {
-		host += ":5432"
-	}
-	return audittest.NewProxy(t, host)
-}
+func pgProxy(t *testing.T) *audittest.Proxy { return audittest.NewProxy(t, pgtest.Addr(t)) }

@@ -67,6 +67,20 @@ func Later(t testing.TB) (dbURL string, create func()) {
 	return WithDatabase(t, AdminURL(), name), func() { Exec(t, "CREATE DATABASE "+name) }
 }
 
+// Addr is the host:port of the test server, for a fault-injecting proxy
+// in front of it.
+func Addr(t testing.TB) string {
+	t.Helper()
+	u, err := url.Parse(AdminURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u.Port() == "" {
+		return u.Host + ":5432"
+	}
+	return u.Host
+}
+
 // dbName is the database a URL made by WithDatabase names.
 func dbName(dbURL string) string {
 	u, err := url.Parse(dbURL)
