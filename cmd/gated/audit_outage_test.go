@@ -447,7 +447,4 @@ func storedRoute(t *testing.T, dbURL, id string) (route string, n int) {
 }
 
 // pgProxy is a fault-injecting proxy in front of the test PostgreSQL.
-func pgProxy(t *testing.T) *audittest.Proxy {
-	t.Helper()
-	return audittest.NewProxy(t, pgtest.Addr(t))
-}
+func pgProxy(t *testing.T) *audittest.Proxy { return audittest.NewProxy(t, pgtest.Addr(t)) }

@@ -10,6 +10,7 @@ import (
 	"github.com/gatedhq/gated/internal/audit"
 	"github.com/gatedhq/gated/internal/auth"
 	"github.com/gatedhq/gated/internal/console"
+	"github.com/gatedhq/gated/internal/kill/watch"
 	"github.com/gatedhq/gated/internal/server"
 	"github.com/gatedhq/gated/internal/sources"
 )
@@ -18,7 +19,7 @@ import (
 // Console): approvals, decisions, the catalog and the policy, kill switches, for whoever
 // signs in with a token whose scopes allow them. parseServe has checked
 // the key's length.
-func (c *serveConfig) console(tokens *auth.Tokens, proxies []netip.Prefix, apv server.Approvals, ks *kills, store audit.Store,
+func (c *serveConfig) console(tokens *auth.Tokens, proxies []netip.Prefix, apv server.Approvals, ks *watch.Switch, store audit.Store,
 	src *sources.Sources, stopping <-chan struct{}, log *zap.Logger) (http.Handler, error) {
 	opt := console.Options{
 		Catalog: src.CatalogSummary(), Policy: src.PolicySummary(), Key: []byte(c.consoleKey),

@@ -1,23 +1,11 @@
 package main
 
 import (
-	"context"
-	"errors"
 	"flag"
-	"io/fs"
-	"path/filepath"
-	"slices"
-	"sync"
-	"sync/atomic"
 	"time"
 
-	"go.uber.org/zap"
-
-	"github.com/gatedhq/gated/internal/kill"
 	killpg "github.com/gatedhq/gated/internal/kill/postgres"
-	"github.com/gatedhq/gated/internal/kill/saved"
-	"github.com/gatedhq/gated/internal/metrics"
-	pgdb "github.com/gatedhq/gated/internal/postgres"
+	"github.com/gatedhq/gated/internal/kill/watch"
 	"github.com/gatedhq/gated/internal/server"
 )
 
@@ -74,180 +62,15 @@ func (k *killFlags) check(database, tokens bool) (on bool, err error) {
 	return on, nil
 }
 
-// Saving the list: on every change, and otherwise once its last saved
-// confirmation is this old, so a restart during an outage finds a list
-// confirmed at most this long before the outage began, at one write a
-// half-minute.
-const killSaveEvery = 30 * time.Second
-
-// kills is the kill switch of one process: the store the API sets and
-// lifts kills with, and the board the decision path checks, kept current
-// by the store's watcher and saved beside the spool at path.
-type kills struct {
-	*killpg.Store
-	board      *kill.Board
-	path       string
-	staleAfter time.Duration
-	m          *metrics.Metrics
-	log        *zap.Logger
-
-	// Of the watcher's goroutine alone: what was saved last.
-	savedIDs  []string
-	savedAt   time.Time
-	saveError bool
-
-	stop context.CancelFunc
-	wg   sync.WaitGroup
-}
-
-// openKills opens the kill switch store, seeds the board with the list
-// saved in spoolDir (or, by --kill-start-fail open, an empty one), and
-// starts the watcher and the minute report. It waits for the first list
-// from the database — at most --kill-stale-after, and only until the first
-// failure when the board already holds a list to decide from. now is the
-// board's clock (time.Now when nil). The audit recorder applies the
-// migration that creates the table.
-func openKills(ctx context.Context, f *killFlags, db *pgdb.DB, spoolDir string, m *metrics.Metrics, log *zap.Logger, now func() time.Time) (*kills, error) {
-	store := killpg.New(db)
-	k := &kills{Store: store, board: kill.NewBoard(f.maxStale, now), path: filepath.Join(spoolDir, saved.FileName),
-		staleAfter: f.staleAfter, m: m, log: log}
-	k.seed(f.startFail == "open")
-	m.ObserveKillListAge(k.board.Age)
-	first := make(chan struct{})
-	var once sync.Once
-	wctx, stop := context.WithCancel(context.WithoutCancel(ctx))
-	k.stop = stop
-	k.wg.Go(func() {
-		// Failures are logged once per outage, not at every retry; the
-		// recovery is logged too, so the log brackets the outage.
-		var down atomic.Bool
-		store.Watch(wctx, k.board, killpg.DefaultResync, killpg.Hooks{
-			Loaded: func(active int) {
-				m.KillsActive(active)
-				k.save()
-				once.Do(func() { close(first) })
-				if down.Swap(false) {
-					log.Info("the kill switch list is read again")
-				}
-			},
-			Failed: func(err error) {
-				if !down.Swap(true) {
-					log.Warn("the kill switch list cannot be read; gated decides from the last list read until --kill-max-stale, then refuses every call until it is", zap.Error(err))
-				}
-				if age, ok := k.board.Age(); ok && age <= f.maxStale {
-					once.Do(func() { close(first) })
-				}
-			},
-		})
-	})
-	k.wg.Go(func() {
-		t := time.NewTicker(time.Minute)
-		defer t.Stop()
-		for {
-			select {
-			case <-wctx.Done():
-				return
-			case <-t.C:
-				k.report()
-			}
-		}
-	})
-	select {
-	case <-first:
-	case <-time.After(f.staleAfter):
-		if _, ok := k.board.Age(); !ok {
-			log.Warn("the kill switch list could not be read at start: every call is refused until it is", zap.Duration("waited", f.staleAfter))
-		}
-	case <-ctx.Done():
-	}
-	return k, nil
-}
-
-// seed puts the saved list on the board when there is one that reads
-// whole (the board's bound still applies to its age); else, when open, an
-// empty list confirmed now, so calls run for --kill-max-stale at most
-// without any list.
-func (k *kills) seed(open bool) {
-	ks, confirmed, err := saved.Load(k.path, k.board.Now())
-	switch {
-	case err == nil:
-		k.board.Set(ks, confirmed)
-		k.savedAt, k.savedIDs = confirmed, killIDs(ks)
-		if age, _ := k.board.Age(); age > k.board.MaxStale() {
-			k.log.Warn("the saved kill switch list is older than --kill-max-stale: every call is refused until the database answers",
-				zap.String("path", k.path), zap.Time("confirmed", confirmed))
-			return
-		}
-		k.log.Info("the saved kill switch list is loaded: gated decides from it until the database answers, for at most --kill-max-stale from when it was confirmed",
-			zap.String("path", k.path), zap.Int("kills", len(ks)), zap.Time("confirmed", confirmed))
-		return
-	case errors.Is(err, fs.ErrNotExist):
-	default:
-		k.log.Error("the saved kill switch list is ignored", zap.String("path", k.path), zap.Error(err))
-	}
-	if open {
-		k.board.Set(nil, k.board.Now())
-		k.log.Warn("no saved kill switch list: by --kill-start-fail open, gated decides as if no kill were set until the database answers, for at most --kill-max-stale")
-	}
-}
-
-// save writes the board's list beside the spool when it changed, or when
-// the confirmation saved last is killSaveEvery old. A failure is logged
-// once until a save succeeds; decisions do not depend on it.
-func (k *kills) save() {
-	ks, confirmed, ok := k.board.List()
-	ids := killIDs(ks)
-	if !ok || slices.Equal(ids, k.savedIDs) && confirmed.Sub(k.savedAt) < killSaveEvery {
-		return
-	}
-	if err := saved.Save(k.path, ks, confirmed); err != nil {
-		if !k.saveError {
-			k.log.Warn("the kill switch list cannot be saved beside the spool: a restart while the database is away would find an older list, or none", zap.Error(err))
-		}
-		k.saveError = true
-		return
-	}
-	k.savedIDs, k.savedAt, k.saveError = ids, confirmed, false
-}
-
-func killIDs(ks []kill.Kill) []string {
-	ids := make([]string, len(ks))
-	for i := range ks {
-		ids[i] = ks[i].ID
-	}
-	return ids
-}
-
-// report is the minute's account of a list gone unconfirmed: a log line
-// with its age and the time left before every call is refused, and a
-// minute counted in gated_kill_list_stale_seconds_total while gated still
-// decides from it.
-func (k *kills) report() {
-	age, ok := k.board.Age()
-	maxStale := k.board.MaxStale()
-	switch {
-	case !ok:
-		k.log.Warn("no kill switch list has been read: every call is refused until one is")
-	case age <= k.staleAfter:
-	case age <= maxStale:
-		k.m.KillListStaleMinute()
-		k.log.Warn("deciding from a kill switch list that could not be confirmed recently",
-			zap.Duration("age", age.Truncate(time.Second)), zap.Duration("refusing_every_call_in", (maxStale-age).Truncate(time.Second)))
-	default:
-		k.log.Error("the kill switch list could not be confirmed for --kill-max-stale: every call is refused until it is",
-			zap.Duration("age", age.Truncate(time.Second)))
-	}
-}
-
-// close stops the watcher and the report.
-func (k *kills) close() {
-	k.stop()
-	k.wg.Wait()
+// config is the kill switch's configuration by the flags, its list saved
+// in spoolDir.
+func (k *killFlags) config(spoolDir string) watch.Config {
+	return watch.Config{StaleAfter: k.staleAfter, MaxStale: k.maxStale, StartOpen: k.startFail == "open", Dir: spoolDir}
 }
 
 // serverKills is ks as server.Deps holds it: a nil interface when the kill
 // switch is off, not an interface holding a nil pointer.
-func serverKills(ks *kills) server.Kills {
+func serverKills(ks *watch.Switch) server.Kills {
 	if ks == nil {
 		return nil
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 
@@ -12,6 +11,7 @@ import (
 	"github.com/gatedhq/gated/internal/adapter/mcp"
 	"github.com/gatedhq/gated/internal/eventcodec"
 	"github.com/gatedhq/gated/internal/gate"
+	"github.com/gatedhq/gated/internal/kill/watch"
 	"github.com/gatedhq/gated/internal/metrics"
 	pgdb "github.com/gatedhq/gated/internal/postgres"
 )
@@ -92,20 +92,16 @@ func openLocal(ctx context.Context, sf *sourceFlags, af *auditFlags, kf *killFla
 		return nil, err
 	}
 	opts := append(src.Opts, gate.WithShadow(shadow), gate.WithAudit(rec, red, gatedVersion()), gate.WithMetrics(m))
-	var ks *kills
+	var ks *watch.Switch
 	if killOn {
-		if ks, err = openKills(ctx, kf, db, af.spoolDir, m, log.Named("kill"), nil); err != nil {
-			err = errors.Join(err, rec.Close(context.WithoutCancel(ctx)))
-			closeDatabase(db)
-			return nil, err
-		}
-		opts = append(opts, gate.WithKillSwitch(ks.board))
+		ks = watch.Open(ctx, db, kf.config(af.spoolDir), m, log.Named("kill"))
+		opts = append(opts, gate.WithKillSwitch(ks.Board()))
 	}
 	return &local{
 		log: log, m: m, opts: opts, db: db,
 		close: func() {
 			if ks != nil {
-				ks.close()
+				ks.Close()
 			}
 			if err := rec.Close(context.WithoutCancel(ctx)); err != nil {
 				log.Error("audit drain incomplete", zap.Error(err))

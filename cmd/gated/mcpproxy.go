@@ -92,7 +92,7 @@ func runMCPProxy(ctx context.Context, args []string, getenv func(string) string,
 			// After the proxy has stopped, before the audit drain.
 			dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 			defer cancel()
-			a.close(dctx)
+			a.Close(dctx)
 		}()
 		opts = append(opts, gate.WithApprovals(a, apf.publicBase()))
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/gatedhq/gated/internal/auth"
 	"github.com/gatedhq/gated/internal/console"
 	"github.com/gatedhq/gated/internal/gate"
+	"github.com/gatedhq/gated/internal/kill/watch"
 	"github.com/gatedhq/gated/internal/metrics"
 	"github.com/gatedhq/gated/internal/redact"
 	"github.com/gatedhq/gated/internal/server"
@@ -127,20 +128,16 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 			// After the server has stopped, before the audit drain.
 			dctx, cancel := context.WithTimeout(context.Background(), c.shutdownTimeout)
 			defer cancel()
-			a.close(dctx)
+			a.Close(dctx)
 		}()
 		opts = append(opts, gate.WithApprovals(a, c.approvals.publicBase()))
 		apv = a
 	}
-	var ks *kills // nil: the kill switch is off
+	var ks *watch.Switch // nil: the kill switch is off
 	if c.killOn {
-		k, err := openKills(ctx, &c.kill, db, c.audit.spoolDir, m, log.Named("kill"), nil)
-		if err != nil {
-			return err
-		}
-		defer k.close()
-		opts = append(opts, gate.WithKillSwitch(k.board))
-		ks = k
+		ks = watch.Open(ctx, db, c.kill.config(c.audit.spoolDir), m, log.Named("kill"))
+		defer ks.Close()
+		opts = append(opts, gate.WithKillSwitch(ks.Board()))
 	}
 	stopping := make(chan struct{})
 	con, err := c.console(tokens, proxies, apv, ks, store, src, stopping, log)

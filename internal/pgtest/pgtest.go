@@ -29,19 +29,6 @@ func AdminURL() string {
 	return DefaultURL
 }
 
-// Addr is the test PostgreSQL's host:port, for a fault proxy in front of it.
-func Addr(t testing.TB) string {
-	t.Helper()
-	u, err := url.Parse(AdminURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if u.Port() == "" {
-		return u.Host + ":5432"
-	}
-	return u.Host
-}
-
 // WithDatabase returns u with its database replaced by name.
 func WithDatabase(t testing.TB, u, name string) string {
 	t.Helper()
@@ -78,6 +65,20 @@ func Later(t testing.TB) (dbURL string, create func()) {
 	name := "gated_test_" + hex.EncodeToString(b)
 	t.Cleanup(func() { Exec(t, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)") })
 	return WithDatabase(t, AdminURL(), name), func() { Exec(t, "CREATE DATABASE "+name) }
+}
+
+// Addr is the host:port of the test server, for a fault-injecting proxy
+// in front of it.
+func Addr(t testing.TB) string {
+	t.Helper()
+	u, err := url.Parse(AdminURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u.Port() == "" {
+		return u.Host + ":5432"
+	}
+	return u.Host
 }
 
 // dbName is the database a URL made by WithDatabase names.
