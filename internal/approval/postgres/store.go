@@ -238,38 +238,26 @@ func (s *Store) Get(ctx context.Context, id string) (*approval.Approval, error) 
 // costs the same however deep it is. Bad arguments wrap approval.ErrBadFilter. The
 // approvals listed have no MaskedArguments: Get reads them.
 func (s *Store) List(ctx context.Context, status approval.Status, limit int, before string) ([]approval.Approval, string, error) {
-	var where []string
-	var args []any
+	q := keyset.Query{TimeColumn: "created_at", IDColumn: "id"}
 	if status != "" {
 		if _, err := approval.ParseStatus(string(status)); err != nil {
 			return nil, "", fmt.Errorf("%w: %w", approval.ErrBadFilter, err)
 		}
-		args = append(args, string(status))
-		where = append(where, fmt.Sprintf("status = $%d", len(args)))
+		q.Where("status = $%d", string(status))
 	}
 	if before != "" {
 		c, err := keyset.Decode(before, validID)
 		if err != nil {
 			return nil, "", fmt.Errorf("%w: %w", approval.ErrBadFilter, err)
 		}
-		args = append(args, c.T, c.ID)
-		where = append(where, fmt.Sprintf("(created_at, id) < ($%d, $%d)", len(args)-1, len(args)))
+		q.Before(c)
 	}
-	switch {
-	case limit < 0:
+	size, ok := keyset.Limit(limit, DefaultLimit, MaxLimit)
+	if !ok {
 		return nil, "", fmt.Errorf("%w: the limit %d is negative", approval.ErrBadFilter, limit)
-	case limit == 0:
-		limit = DefaultLimit
-	case limit > MaxLimit:
-		limit = MaxLimit
 	}
-	q := selectListed
-	if len(where) > 0 {
-		q += " WHERE " + strings.Join(where, " AND ")
-	}
-	args = append(args, limit+1) // one extra row says whether a next page exists
-	q += fmt.Sprintf(" ORDER BY created_at DESC, id DESC LIMIT $%d", len(args))
-	rows, err := s.pool.Query(ctx, q, args...)
+	sql, args := q.SQL(selectListed, size)
+	rows, err := s.pool.Query(ctx, sql, args...)
 	if err != nil {
 		return nil, "", fmt.Errorf("the approvals cannot be listed: %w", err)
 	}
@@ -283,11 +271,7 @@ func (s *Store) List(ctx context.Context, status approval.Status, limit int, bef
 	if err != nil {
 		return nil, "", fmt.Errorf("the approvals cannot be listed: %w", err)
 	}
-	next := ""
-	if len(page) > limit {
-		page = page[:limit]
-		next = keyset.Encode(page[limit-1].CreatedAt, page[limit-1].ID)
-	}
+	page, next := keyset.Trim(page, size, func(a approval.Approval) (time.Time, string) { return a.CreatedAt, a.ID })
 	return page, next, nil
 }
 
