@@ -170,15 +170,8 @@ func (p *previewer) object(m map[string]any, t *pathTree, depth int) {
 	keys := slices.Sorted(maps.Keys(m))
 	names := make(map[string]bool, min(len(keys), maxItems)+1)
 	p.buf.WriteByte('{')
-	shown := 0
-	for i, k := range keys {
-		if i == maxItems && !p.whole || p.full {
-			break
-		}
-		mark := p.buf.Len()
-		if shown > 0 {
-			p.buf.WriteByte(',')
-		}
+	p.entries(len(keys), func(i int) (takenBack func()) {
+		k := keys[i]
 		name := uniqueName(names, p.keyName(k))
 		p.str(name)
 		p.buf.WriteByte(':')
@@ -187,27 +180,33 @@ func (p *previewer) object(m map[string]any, t *pathTree, depth int) {
 		} else {
 			p.value(m[k], t.child(k), depth)
 		}
-		if p.spent(mark) {
-			delete(names, name)
-			break
-		}
-		shown++
-	}
-	if omitted := len(keys) - shown; omitted > 0 {
-		if shown > 0 {
-			p.buf.WriteByte(',')
-		}
+		return func() { delete(names, name) }
+	}, func(omitted int) {
 		p.str(uniqueName(names, "…"))
 		p.buf.WriteByte(':')
 		p.str(fmt.Sprintf("(%d more keys)", omitted))
-	}
+	})
 	p.buf.WriteByte('}')
 }
 
 func (p *previewer) array(a []any, t *pathTree, depth int) {
 	p.buf.WriteByte('[')
+	p.entries(len(a), func(i int) func() {
+		p.value(a[i], t.child(strconv.Itoa(i)), depth)
+		return func() {}
+	}, func(omitted int) {
+		p.str(fmt.Sprintf("…(%d more items)", omitted))
+	})
+	p.buf.WriteByte(']')
+}
+
+// entries writes a container's n entries, comma-separated, as many as the
+// item cap and the budget allow (entry writes the i-th and says how to undo
+// what else it did, should the budget take the entry back), then more
+// writes how many it left out.
+func (p *previewer) entries(n int, entry func(i int) (takenBack func()), more func(omitted int)) {
 	shown := 0
-	for i, v := range a {
+	for i := range n {
 		if i == maxItems && !p.whole || p.full {
 			break
 		}
@@ -215,19 +214,19 @@ func (p *previewer) array(a []any, t *pathTree, depth int) {
 		if shown > 0 {
 			p.buf.WriteByte(',')
 		}
-		p.value(v, t.child(strconv.Itoa(i)), depth)
+		takenBack := entry(i)
 		if p.spent(mark) {
+			takenBack()
 			break
 		}
 		shown++
 	}
-	if omitted := len(a) - shown; omitted > 0 {
+	if omitted := n - shown; omitted > 0 {
 		if shown > 0 {
 			p.buf.WriteByte(',')
 		}
-		p.str(fmt.Sprintf("…(%d more items)", omitted))
+		more(omitted)
 	}
-	p.buf.WriteByte(']')
 }
 
 // spent reports whether the entry written since mark took the preview past
