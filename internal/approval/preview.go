@@ -58,16 +58,10 @@ var ErrMaskedTooLarge = errors.New("the masked arguments are over 256 KiB, so on
 // Absent arguments preview as null; arguments that are not valid JSON, or a
 // sensitive field that is not a JSON Pointer, are an error.
 func Preview(args json.RawMessage, sensitive []string) (json.RawMessage, error) {
-	paths, err := parsePointers(sensitive)
+	p, err := mask(args, sensitive, false)
 	if err != nil {
 		return nil, err
 	}
-	v, err := decodeArguments(args)
-	if err != nil {
-		return nil, err
-	}
-	var p previewer
-	p.value(v, paths, 0)
 	return json.RawMessage(p.buf.Bytes()), nil
 }
 
@@ -77,6 +71,18 @@ func Preview(args json.RawMessage, sensitive []string) (json.RawMessage, error) 
 // become "[too deep]" (gated's own request limit is lower). Over 256 KiB
 // it returns ErrMaskedTooLarge.
 func MaskedArguments(args json.RawMessage, sensitive []string) (json.RawMessage, error) {
+	p, err := mask(args, sensitive, true)
+	if err != nil {
+		return nil, err
+	}
+	if p.buf.Len() > maxMaskedBytes {
+		return nil, ErrMaskedTooLarge
+	}
+	return json.RawMessage(p.buf.Bytes()), nil
+}
+
+// mask masks args, cut to the preview's bounds unless whole.
+func mask(args json.RawMessage, sensitive []string, whole bool) (*previewer, error) {
 	paths, err := parsePointers(sensitive)
 	if err != nil {
 		return nil, err
@@ -85,12 +91,9 @@ func MaskedArguments(args json.RawMessage, sensitive []string) (json.RawMessage,
 	if err != nil {
 		return nil, err
 	}
-	p := previewer{whole: true}
+	p := &previewer{whole: whole}
 	p.value(v, paths, 0)
-	if p.buf.Len() > maxMaskedBytes {
-		return nil, ErrMaskedTooLarge
-	}
-	return json.RawMessage(p.buf.Bytes()), nil
+	return p, nil
 }
 
 // decodeArguments parses one JSON value, keeping numbers as written so
