@@ -317,10 +317,7 @@ func (s *Store) Decide(ctx context.Context, id string, approver approval.Identit
 		return err
 	})
 	if err != nil {
-		if _, refused := errors.AsType[*approval.Error](err); refused {
-			return nil, err
-		}
-		return nil, fmt.Errorf("the approval %s cannot be decided: %w", id, err)
+		return nil, refusedOr(err, "the approval %s cannot be decided: %w", id)
 	}
 	return decided, nil
 }
@@ -399,10 +396,7 @@ func (s *Store) Consume(ctx context.Context, id, digest string, requester approv
 		return nil
 	})
 	if err != nil {
-		if _, refused := errors.AsType[*approval.Error](err); refused {
-			return nil, err
-		}
-		return nil, fmt.Errorf("the approval %s cannot be used: %w", id, err)
+		return nil, refusedOr(err, "the approval %s cannot be used: %w", id)
 	}
 	return used, nil
 }
@@ -435,4 +429,14 @@ func (s *Store) Purge(ctx context.Context, before time.Time) (int, error) {
 		return 0, fmt.Errorf("the approvals past retention cannot be purged: %w", err)
 	}
 	return int(tag.RowsAffected()), nil
+}
+
+// refusedOr is err as Decide and Use return it: an approval.Error (a
+// refusal the rules gave) as it is, any other failure in the words of
+// format, which holds the approval's id and then err.
+func refusedOr(err error, format, id string) error {
+	if _, refused := errors.AsType[*approval.Error](err); refused {
+		return err
+	}
+	return fmt.Errorf(format, id, err)
 }
