@@ -58,16 +58,10 @@ var ErrMaskedTooLarge = errors.New("the masked arguments are over 256 KiB, so on
 // Absent arguments preview as null; arguments that are not valid JSON, or a
 // sensitive field that is not a JSON Pointer, are an error.
 func Preview(args json.RawMessage, sensitive []string) (json.RawMessage, error) {
-	paths, err := parsePointers(sensitive)
+	p, err := mask(args, sensitive, false)
 	if err != nil {
 		return nil, err
 	}
-	v, err := decodeArguments(args)
-	if err != nil {
-		return nil, err
-	}
-	var p previewer
-	p.value(v, paths, 0)
 	return json.RawMessage(p.buf.Bytes()), nil
 }
 
@@ -77,6 +71,18 @@ func Preview(args json.RawMessage, sensitive []string) (json.RawMessage, error) 
 // become "[too deep]" (gated's own request limit is lower). Over 256 KiB
 // it returns ErrMaskedTooLarge.
 func MaskedArguments(args json.RawMessage, sensitive []string) (json.RawMessage, error) {
+	p, err := mask(args, sensitive, true)
+	if err != nil {
+		return nil, err
+	}
+	if p.buf.Len() > maxMaskedBytes {
+		return nil, ErrMaskedTooLarge
+	}
+	return json.RawMessage(p.buf.Bytes()), nil
+}
+
+// mask masks args, cut to the preview's bounds unless whole.
+func mask(args json.RawMessage, sensitive []string, whole bool) (*previewer, error) {
 	paths, err := parsePointers(sensitive)
 	if err != nil {
 		return nil, err
@@ -85,12 +91,9 @@ func MaskedArguments(args json.RawMessage, sensitive []string) (json.RawMessage,
 	if err != nil {
 		return nil, err
 	}
-	p := previewer{whole: true}
+	p := &previewer{whole: whole}
 	p.value(v, paths, 0)
-	if p.buf.Len() > maxMaskedBytes {
-		return nil, ErrMaskedTooLarge
-	}
-	return json.RawMessage(p.buf.Bytes()), nil
+	return p, nil
 }
 
 // decodeArguments parses one JSON value, keeping numbers as written so
@@ -170,15 +173,8 @@ func (p *previewer) object(m map[string]any, t *pathTree, depth int) {
 	keys := slices.Sorted(maps.Keys(m))
 	names := make(map[string]bool, min(len(keys), maxItems)+1)
 	p.buf.WriteByte('{')
-	shown := 0
-	for i, k := range keys {
-		if i == maxItems && !p.whole || p.full {
-			break
-		}
-		mark := p.buf.Len()
-		if shown > 0 {
-			p.buf.WriteByte(',')
-		}
+	p.entries(len(keys), func(i int) (takenBack func()) {
+		k := keys[i]
 		name := uniqueName(names, p.keyName(k))
 		p.str(name)
 		p.buf.WriteByte(':')
@@ -187,27 +183,33 @@ func (p *previewer) object(m map[string]any, t *pathTree, depth int) {
 		} else {
 			p.value(m[k], t.child(k), depth)
 		}
-		if p.spent(mark) {
-			delete(names, name)
-			break
-		}
-		shown++
-	}
-	if omitted := len(keys) - shown; omitted > 0 {
-		if shown > 0 {
-			p.buf.WriteByte(',')
-		}
+		return func() { delete(names, name) }
+	}, func(omitted int) {
 		p.str(uniqueName(names, "…"))
 		p.buf.WriteByte(':')
 		p.str(fmt.Sprintf("(%d more keys)", omitted))
-	}
+	})
 	p.buf.WriteByte('}')
 }
 
 func (p *previewer) array(a []any, t *pathTree, depth int) {
 	p.buf.WriteByte('[')
+	p.entries(len(a), func(i int) func() {
+		p.value(a[i], t.child(strconv.Itoa(i)), depth)
+		return func() {}
+	}, func(omitted int) {
+		p.str(fmt.Sprintf("…(%d more items)", omitted))
+	})
+	p.buf.WriteByte(']')
+}
+
+// entries writes a container's n entries, comma-separated, as many as the
+// item cap and the budget allow (entry writes the i-th and says how to undo
+// what else it did, should the budget take the entry back), then more
+// writes how many it left out.
+func (p *previewer) entries(n int, entry func(i int) (takenBack func()), more func(omitted int)) {
 	shown := 0
-	for i, v := range a {
+	for i := range n {
 		if i == maxItems && !p.whole || p.full {
 			break
 		}
@@ -215,19 +217,19 @@ func (p *previewer) array(a []any, t *pathTree, depth int) {
 		if shown > 0 {
 			p.buf.WriteByte(',')
 		}
-		p.value(v, t.child(strconv.Itoa(i)), depth)
+		takenBack := entry(i)
 		if p.spent(mark) {
+			takenBack()
 			break
 		}
 		shown++
 	}
-	if omitted := len(a) - shown; omitted > 0 {
+	if omitted := n - shown; omitted > 0 {
 		if shown > 0 {
 			p.buf.WriteByte(',')
 		}
-		p.str(fmt.Sprintf("…(%d more items)", omitted))
+		more(omitted)
 	}
-	p.buf.WriteByte(']')
 }
 
 // spent reports whether the entry written since mark took the preview past

@@ -63,25 +63,23 @@ const (
 // needTokens answers every approvals route 403 when gated runs without
 // tokens: the approver and the requester are tokens.
 func needTokens(d *Deps) func(http.Handler) http.Handler {
-	return func(next http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if d.Tokens == nil {
-				writeCodedError(w, http.StatusForbidden, codeApprovalsNeedTokens,
-					"approvals need tokens: the approver and the requester are each a token, so start gated with --tokens (and --database-url)")
-				return
-			}
-			next.ServeHTTP(w, r)
-		})
-	}
+	return answerUnless(func() bool { return d.Tokens != nil }, http.StatusForbidden, codeApprovalsNeedTokens,
+		"approvals need tokens: the approver and the requester are each a token, so start gated with --tokens (and --database-url)")
 }
 
 // approvalsOn answers 404 when gated runs without approvals.
 func approvalsOn(d *Deps) func(http.Handler) http.Handler {
+	return answerUnless(func() bool { return d.Approvals != nil }, http.StatusNotFound, codeApprovalsOff,
+		"approvals are off: they need --database-url and --tokens (and --approvals auto, the default)")
+}
+
+// answerUnless answers every route it wraps with status, code and msg while
+// on reports false; on is asked per request.
+func answerUnless(on func() bool, status int, code, msg string) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if d.Approvals == nil {
-				writeCodedError(w, http.StatusNotFound, codeApprovalsOff,
-					"approvals are off: they need --database-url and --tokens (and --approvals auto, the default)")
+			if !on() {
+				writeCodedError(w, status, code, msg)
 				return
 			}
 			next.ServeHTTP(w, r)

@@ -180,6 +180,14 @@ type Specific struct {
 	PermissionDecisionReason string `json:"permissionDecisionReason"`
 }
 
+// The hook's permission decisions: Claude Code's words, not gated's routes
+// (its "ask" answers both ask and defer).
+const (
+	permissionAllow = "allow"
+	permissionAsk   = "ask"
+	permissionDeny  = "deny"
+)
+
 // maxReasons bounds how many findings a reason quotes: a person reads it.
 const maxReasons = 3
 
@@ -192,19 +200,19 @@ func (rt Runtime) Answer(d *gate.Decision) Output {
 	var verdict, lead string
 	switch {
 	case d.Shadow && d.Execute:
-		verdict, lead = "allow", fmt.Sprintf("gated (shadow mode) would %s this call", d.Route)
+		verdict, lead = permissionAllow, fmt.Sprintf("gated (shadow mode) would %s this call", d.Route)
 	case d.Route == route.Accept && d.Execute:
-		verdict, lead = "allow", "gated allows this call"
+		verdict, lead = permissionAllow, "gated allows this call"
 	case d.Route == route.Ask && rt.CannotAsk:
-		verdict, lead = "deny", "gated needs a person to approve this call, and "+rt.Name+" cannot ask"
+		verdict, lead = permissionDeny, "gated needs a person to approve this call, and "+rt.Name+" cannot ask"
 	case d.Route == route.Defer && rt.CannotAsk:
-		verdict, lead = "deny", "gated defers this call to a person, and "+rt.Name+" cannot ask"
+		verdict, lead = permissionDeny, "gated defers this call to a person, and "+rt.Name+" cannot ask"
 	case d.Route == route.Ask:
-		verdict, lead = "ask", "gated asks you to approve this call"
+		verdict, lead = permissionAsk, "gated asks you to approve this call"
 	case d.Route == route.Defer:
-		verdict, lead = "ask", "gated defers this call to a person"
+		verdict, lead = permissionAsk, "gated defers this call to a person"
 	default:
-		verdict, lead = "deny", "gated refuses this call"
+		verdict, lead = permissionDeny, "gated refuses this call"
 	}
 	reason := lead
 	if why := reasons(d.Findings, d.Route); why != "" {
@@ -218,7 +226,7 @@ func (rt Runtime) Answer(d *gate.Decision) Output {
 
 // Deny is the answer to a call gated could not decide: a failure blocks.
 func (rt Runtime) Deny(why string) Output {
-	return Output{Specific{HookEventName: "PreToolUse", PermissionDecision: "deny",
+	return Output{Specific{HookEventName: "PreToolUse", PermissionDecision: permissionDeny,
 		PermissionDecisionReason: "gated could not check this call, so it is blocked: " + why}}
 }
 

@@ -238,38 +238,26 @@ func (s *Store) Get(ctx context.Context, id string) (*approval.Approval, error) 
 // costs the same however deep it is. Bad arguments wrap approval.ErrBadFilter. The
 // approvals listed have no MaskedArguments: Get reads them.
 func (s *Store) List(ctx context.Context, status approval.Status, limit int, before string) ([]approval.Approval, string, error) {
-	var where []string
-	var args []any
+	q := keyset.Query{TimeColumn: "created_at", IDColumn: "id"}
 	if status != "" {
 		if _, err := approval.ParseStatus(string(status)); err != nil {
 			return nil, "", fmt.Errorf("%w: %w", approval.ErrBadFilter, err)
 		}
-		args = append(args, string(status))
-		where = append(where, fmt.Sprintf("status = $%d", len(args)))
+		q.Where("status = $%d", string(status))
 	}
 	if before != "" {
 		c, err := keyset.Decode(before, validID)
 		if err != nil {
 			return nil, "", fmt.Errorf("%w: %w", approval.ErrBadFilter, err)
 		}
-		args = append(args, c.T, c.ID)
-		where = append(where, fmt.Sprintf("(created_at, id) < ($%d, $%d)", len(args)-1, len(args)))
+		q.Before(c)
 	}
-	switch {
-	case limit < 0:
+	size, ok := keyset.Limit(limit, DefaultLimit, MaxLimit)
+	if !ok {
 		return nil, "", fmt.Errorf("%w: the limit %d is negative", approval.ErrBadFilter, limit)
-	case limit == 0:
-		limit = DefaultLimit
-	case limit > MaxLimit:
-		limit = MaxLimit
 	}
-	q := selectListed
-	if len(where) > 0 {
-		q += " WHERE " + strings.Join(where, " AND ")
-	}
-	args = append(args, limit+1) // one extra row says whether a next page exists
-	q += fmt.Sprintf(" ORDER BY created_at DESC, id DESC LIMIT $%d", len(args))
-	rows, err := s.pool.Query(ctx, q, args...)
+	sql, args := q.SQL(selectListed, size)
+	rows, err := s.pool.Query(ctx, sql, args...)
 	if err != nil {
 		return nil, "", fmt.Errorf("the approvals cannot be listed: %w", err)
 	}
@@ -283,11 +271,7 @@ func (s *Store) List(ctx context.Context, status approval.Status, limit int, bef
 	if err != nil {
 		return nil, "", fmt.Errorf("the approvals cannot be listed: %w", err)
 	}
-	next := ""
-	if len(page) > limit {
-		page = page[:limit]
-		next = keyset.Encode(page[limit-1].CreatedAt, page[limit-1].ID)
-	}
+	page, next := keyset.Trim(page, size, func(a approval.Approval) (time.Time, string) { return a.CreatedAt, a.ID })
 	return page, next, nil
 }
 
@@ -333,10 +317,7 @@ func (s *Store) Decide(ctx context.Context, id string, approver approval.Identit
 		return err
 	})
 	if err != nil {
-		if _, refused := errors.AsType[*approval.Error](err); refused {
-			return nil, err
-		}
-		return nil, fmt.Errorf("the approval %s cannot be decided: %w", id, err)
+		return nil, refusedOr(err, "the approval %s cannot be decided: %w", id)
 	}
 	return decided, nil
 }
@@ -415,10 +396,7 @@ func (s *Store) Consume(ctx context.Context, id, digest string, requester approv
 		return nil
 	})
 	if err != nil {
-		if _, refused := errors.AsType[*approval.Error](err); refused {
-			return nil, err
-		}
-		return nil, fmt.Errorf("the approval %s cannot be used: %w", id, err)
+		return nil, refusedOr(err, "the approval %s cannot be used: %w", id)
 	}
 	return used, nil
 }
@@ -451,4 +429,14 @@ func (s *Store) Purge(ctx context.Context, before time.Time) (int, error) {
 		return 0, fmt.Errorf("the approvals past retention cannot be purged: %w", err)
 	}
 	return int(tag.RowsAffected()), nil
+}
+
+// refusedOr is err as Decide and Use return it: an approval.Error (a
+// refusal the rules gave) as it is, any other failure in the words of
+// format, which holds the approval's id and then err.
+func refusedOr(err error, format, id string) error {
+	if _, refused := errors.AsType[*approval.Error](err); refused {
+		return err
+	}
+	return fmt.Errorf(format, id, err)
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -44,64 +43,47 @@ func (s *pgStore) Get(ctx context.Context, id string) (*audit.Record, error) {
 // List returns decisions newest first (decided_at, then decision_id, both
 // descending), paging by keyset so a page costs the same however deep it is.
 func (s *pgStore) List(ctx context.Context, f audit.Filter) (audit.Page, error) {
-	var where []string
-	var args []any
-	add := func(cond string, v any) {
-		args = append(args, v)
-		where = append(where, fmt.Sprintf(cond, len(args)))
-	}
+	q := keyset.Query{TimeColumn: "decided_at", IDColumn: "decision_id"}
 	if f.Route != "" {
 		if _, err := route.ParseRoute(f.Route); err != nil {
 			return audit.Page{}, fmt.Errorf("%w: %w", audit.ErrBadFilter, err)
 		}
-		add("final_route = $%d", f.Route)
+		q.Where("final_route = $%d", f.Route)
 	}
 	if f.ToolName != "" {
-		add("tool_name = $%d", f.ToolName)
+		q.Where("tool_name = $%d", f.ToolName)
 	}
 	// Neither has an index of its own (each costs write throughput): they
 	// narrow a scan the time range, route or tool bounds.
 	if f.AgentID != "" {
-		add("agent_id = $%d", f.AgentID)
+		q.Where("agent_id = $%d", f.AgentID)
 	}
 	if f.Blocker != "" {
-		add("hard_blockers @> ARRAY[$%d::text]", f.Blocker)
+		q.Where("hard_blockers @> ARRAY[$%d::text]", f.Blocker)
 	}
 	if !f.Since.IsZero() {
-		add("decided_at >= $%d", f.Since)
+		q.Where("decided_at >= $%d", f.Since)
 	}
 	if !f.Until.IsZero() {
 		if !f.Since.IsZero() && !f.Until.After(f.Since) {
 			return audit.Page{}, fmt.Errorf("%w: until %s is not after since %s", audit.ErrBadFilter,
 				f.Until.Format(time.RFC3339), f.Since.Format(time.RFC3339))
 		}
-		add("decided_at < $%d", f.Until)
+		q.Where("decided_at < $%d", f.Until)
 	}
 	if f.Cursor != "" {
 		c, err := keyset.Decode(f.Cursor, nil)
 		if err != nil {
 			return audit.Page{}, fmt.Errorf("%w: %w", audit.ErrBadFilter, err)
 		}
-		args = append(args, c.T, c.ID)
-		where = append(where, fmt.Sprintf("(decided_at, decision_id) < ($%d, $%d)", len(args)-1, len(args)))
+		q.Before(c)
 	}
-	limit := f.Limit
-	switch {
-	case limit < 0:
-		return audit.Page{}, fmt.Errorf("%w: limit %d is negative", audit.ErrBadFilter, limit)
-	case limit == 0:
-		limit = audit.DefaultLimit
-	case limit > audit.MaxLimit:
-		limit = audit.MaxLimit
+	limit, ok := keyset.Limit(f.Limit, audit.DefaultLimit, audit.MaxLimit)
+	if !ok {
+		return audit.Page{}, fmt.Errorf("%w: limit %d is negative", audit.ErrBadFilter, f.Limit)
 	}
-	q := selectRecords
-	if len(where) > 0 {
-		q += " WHERE " + strings.Join(where, " AND ")
-	}
-	args = append(args, limit+1) // one extra row says whether a next page exists
-	q += fmt.Sprintf(" ORDER BY decided_at DESC, decision_id DESC LIMIT $%d", len(args))
-
-	rows, err := s.pool.Query(ctx, q, args...)
+	sql, args := q.SQL(selectRecords, limit)
+	rows, err := s.pool.Query(ctx, sql, args...)
 	if err != nil {
 		return audit.Page{}, fmt.Errorf("list decisions: %w", err)
 	}
@@ -112,11 +94,8 @@ func (s *pgStore) List(ctx context.Context, f audit.Filter) (audit.Page, error) 
 	if err != nil {
 		return audit.Page{}, fmt.Errorf("list decisions: %w", err)
 	}
-	p := audit.Page{Records: recs}
-	if len(recs) > limit {
-		p.Records = recs[:limit]
-		p.NextCursor = keyset.Encode(p.Records[limit-1].DecidedAt, p.Records[limit-1].DecisionID)
-	}
+	var p audit.Page
+	p.Records, p.NextCursor = keyset.Trim(recs, limit, func(r *audit.Record) (time.Time, string) { return r.DecidedAt, r.DecisionID })
 	if p.Records == nil {
 		p.Records = []*audit.Record{}
 	}
