@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -155,20 +154,7 @@ func TestKillStopsEverySurface(t *testing.T) {
 	_, dbURL := pgtest.Fresh(t)
 	base, _ := startServe(t, []string{"--database-url", dbURL, "--audit-hmac-key", testHMACKey,
 		"--tokens", tokensFile(t, token{"oncall", adminSecret, "[admin]", ""}, token{"agent", agentSecret, "[pre_tool_check]", ""})}, nil)
-	dir := t.TempDir()
-	writeFile(t, filepath.Join(dir, "ACTIONS.yaml"), `actions:
-  - name: mcp__up__echo
-    description: Echo.
-    command: ["echo"]
-    inputSchema: { type: object }
-    annotations: { readOnlyHint: true }
-`)
-	up := sdk.NewServer(&sdk.Implementation{Name: "up", Version: "1"}, nil)
-	up.AddTool(&sdk.Tool{Name: "echo", InputSchema: map[string]any{"type": "object"}}, func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
-		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "echoed"}}}, nil
-	})
-	upstream := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return up }, nil))
-	t.Cleanup(upstream.Close)
+	dir, upstream := echoUpstream(t)
 	db := []string{"--database-url", dbURL, "--audit-hmac-key", testHMACKey}
 	proxy := testgated.StartCommand(t, append([]string{"mcp-proxy", "--upstream-url", upstream.URL, "--http-addr", "127.0.0.1:0", "--log-level", "info",
 		"--catalog", dir, "--spool-dir", filepath.Join(dir, "proxy-spool")}, db...)...)

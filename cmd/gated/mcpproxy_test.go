@@ -77,20 +77,7 @@ func TestMCPProxyStdio(t *testing.T) {
 func TestMCPProxyHTTP(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	dir := t.TempDir()
-	writeFile(t, filepath.Join(dir, "ACTIONS.yaml"), `actions:
-  - name: mcp__up__echo
-    description: Echo.
-    command: ["echo"]
-    inputSchema: { type: object }
-    annotations: { readOnlyHint: true }
-`)
-	up := sdk.NewServer(&sdk.Implementation{Name: "up", Version: "1"}, nil)
-	up.AddTool(&sdk.Tool{Name: "echo", InputSchema: map[string]any{"type": "object"}}, func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
-		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "echoed"}}}, nil
-	})
-	upstream := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return up }, nil))
-	defer upstream.Close()
+	dir, upstream := echoUpstream(t)
 	proxy := testgated.StartCommand(t, "mcp-proxy", "--upstream-url", upstream.URL, "--http-addr", "127.0.0.1:0", "--log-level", "info",
 		"--catalog", dir, "--audit-file", filepath.Join(dir, "audit.jsonl"), "--spool-dir", filepath.Join(dir, "spool"))
 	s, err := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx, &sdk.StreamableClientTransport{Endpoint: proxy.URL + "/mcp"}, nil)
@@ -218,4 +205,26 @@ func writeFile(t *testing.T, path, body string) {
 	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// echoUpstream is an upstream MCP server over streamable HTTP with one
+// tool, echo, and a catalog directory describing it as mcp__up__echo, a
+// read; the server closes when the test ends.
+func echoUpstream(t *testing.T) (catalogDir string, upstream *httptest.Server) {
+	t.Helper()
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "ACTIONS.yaml"), `actions:
+  - name: mcp__up__echo
+    description: Echo.
+    command: ["echo"]
+    inputSchema: { type: object }
+    annotations: { readOnlyHint: true }
+`)
+	up := sdk.NewServer(&sdk.Implementation{Name: "up", Version: "1"}, nil)
+	up.AddTool(&sdk.Tool{Name: "echo", InputSchema: map[string]any{"type": "object"}}, func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "echoed"}}}, nil
+	})
+	upstream = httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return up }, nil))
+	t.Cleanup(upstream.Close)
+	return dir, upstream
 }

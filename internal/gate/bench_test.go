@@ -1,10 +1,7 @@
 package gate_test
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"os"
 	"strconv"
 	"testing"
 
@@ -19,16 +16,7 @@ import (
 // the server's benchmark.
 func BenchmarkDecide(b *testing.B) {
 	for _, name := range []string{"send_email_ask", "send_refund_accept", "search_docs_accept"} {
-		raw, err := os.ReadFile("../../examples/events/" + name + ".json")
-		if err != nil {
-			b.Fatal(err)
-		}
-		dec := json.NewDecoder(bytes.NewReader(raw))
-		dec.UseNumber()
-		var doc map[string]any
-		if err := dec.Decode(&doc); err != nil {
-			b.Fatal(err)
-		}
+		doc := exampleEvent(b, name)
 		e := gate.New()
 		b.Run(name, func(b *testing.B) {
 			b.ReportAllocs()
@@ -47,16 +35,7 @@ func BenchmarkDecide(b *testing.B) {
 // discards the record: the sink's cost is measured by the audit benchmarks.
 func BenchmarkDecideScreened(b *testing.B) {
 	for _, name := range []string{"send_email_ask", "send_refund_accept", "search_docs_accept"} {
-		raw, err := os.ReadFile("../../examples/events/" + name + ".json")
-		if err != nil {
-			b.Fatal(err)
-		}
-		dec := json.NewDecoder(bytes.NewReader(raw))
-		dec.UseNumber()
-		var doc map[string]any
-		if err := dec.Decode(&doc); err != nil {
-			b.Fatal(err)
-		}
+		doc := exampleEvent(b, name)
 		e := gate.New(gate.WithAudit(discard{}, audit.NewRedactor([]byte("bench-key")), "bench"))
 		b.Run(name, func(b *testing.B) {
 			b.ReportAllocs()
@@ -84,16 +63,7 @@ func (discard) Stored(*audit.Record) audit.Result { return audit.Result{Status: 
 // screening is remembered (redact.HasSecret's cache of clean strings): the
 // cost of screening text gated has not seen.
 func BenchmarkDecideScreenedFresh(b *testing.B) {
-	raw, err := os.ReadFile("../../examples/events/send_refund_accept.json")
-	if err != nil {
-		b.Fatal(err)
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var doc map[string]any
-	if err := dec.Decode(&doc); err != nil {
-		b.Fatal(err)
-	}
+	doc := exampleEvent(b, "send_refund_accept")
 	refs := doc["evidence_refs"].([]any)
 	e := gate.New(gate.WithAudit(discard{}, audit.NewRedactor([]byte("bench-key")), "bench"))
 	b.ReportAllocs()

@@ -18,7 +18,9 @@ import (
 	"github.com/gatedhq/gated/internal/tracing"
 )
 
-func exampleEvent(t *testing.T, name string) map[string]any {
+// exampleEvent is examples/events/<name>.json, decoded as the server does
+// (numbers exact).
+func exampleEvent(t testing.TB, name string) map[string]any {
 	t.Helper()
 	raw, err := os.ReadFile("../../examples/events/" + name + ".json")
 	if err != nil {
