@@ -228,3 +228,19 @@ findings contains {"code": code, "route": "accept", "blocking": false, "message"
 		t.Fatalf("%d findings, want 100 (first %+v)", len(res.Findings), res.Findings[0])
 	}
 }
+
+// A custom module may not take one of gated's own codes: the approval
+// flow and the MCP proxy match approval_pending by code alone, so a module
+// saying it would speak for gated. Such a finding fails the evaluation.
+func TestCustomFindingsMayNotTakeReservedCodes(t *testing.T) {
+	t.Parallel()
+	for _, code := range []string{route.CodeApprovalPending, route.CodeKillSwitch, route.CodePolicyRequirementFailed + ":mfa"} {
+		s := loadBudgeted(t, fmt.Sprintf("package gated.custom.spoof\n\nfindings contains {\"code\": %q, \"route\": \"ask\", \"blocking\": true, \"message\": \"m\"} if true\n", code), nil)
+		res := assertOutcome(t, s, input("", "x"), route.Refuse, route.CodePolicyEvaluationError)
+		if !strings.Contains(res.Findings[0].Message, "gated's own code") {
+			t.Fatalf("%s: message %q", code, res.Findings[0].Message)
+		}
+	}
+	ok := loadBudgeted(t, "package gated.custom.own\n\nfindings contains {\"code\": \"needs_ticket\", \"route\": \"ask\", \"blocking\": true, \"message\": \"m\"} if true\n", nil)
+	assertOutcome(t, ok, input("", "x"), route.Ask, "needs_ticket")
+}

@@ -504,6 +504,11 @@ func customFindings(out *evalOutput) ([]route.Finding, error) {
 			// Not quoting the finding: a module may have put argument values in it.
 			return nil, fmt.Errorf("custom finding #%d is malformed: it needs exactly code, route (accept|ask|defer|refuse), blocking and message", i)
 		}
+		if route.Reserved(cf.Code) {
+			// gated matches its own codes by code alone (an approval's
+			// pending, the kill switch): a module may not speak for it.
+			return nil, fmt.Errorf("custom finding #%d takes gated's own code %q (docs/codes.md); a custom module must choose another", i, cf.Code)
+		}
 		msg := cf.Message
 		if redact.HasSecret(msg) || redact.HasPII(msg) {
 			msg = "(message withheld: it looked like a secret or personal data)"
