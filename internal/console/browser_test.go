@@ -60,11 +60,29 @@ type shots struct {
 	dir string
 }
 
+// take captures the page as name.png. A capture is given 20 s and tried
+// twice: headless Chromium now and then never answers one (about one run in
+// eight, with the page itself fine), and the screenshots illustrate the docs
+// rather than assert anything, so outside -update-screenshots a capture that
+// does not come is logged, not a failure.
 func (s shots) take(name string) {
 	s.t.Helper()
-	png, err := chromedp.Run(s.ctx, chromedp.CaptureScreenshot())
+	var png []byte
+	var err error
+	for range 2 {
+		ctx, cancel := context.WithTimeout(s.ctx, 20*time.Second)
+		png, err = chromedp.Run(ctx, chromedp.CaptureScreenshot())
+		cancel()
+		if err == nil {
+			break
+		}
+	}
 	if err != nil {
-		s.t.Fatalf("screenshot %s: %v", name, err)
+		if *updateScreenshots {
+			s.t.Fatalf("screenshot %s: %v", name, err)
+		}
+		s.t.Logf("screenshot %s not taken: %v", name, err)
+		return
 	}
 	path := filepath.Join(s.dir, name+".png")
 	if err := os.WriteFile(path, png, 0o644); err != nil {
