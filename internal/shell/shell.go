@@ -487,7 +487,13 @@ func (r *reader) unwrap(name string, args []Word, s *syntax.Stmt, src string, st
 		return nil
 	}
 	if w, ok := wrappers[name]; ok {
-		rest, _ := options(args, w.short, w.long)
+		rest, flags := options(args, w.short, w.long)
+		if len(rest) == 0 && (name == "sudo" && (strings.ContainsAny(flags, "si") || slices.ContainsFunc(args, func(a Word) bool {
+			return a.Text == "--shell" || a.Text == "--login"
+		})) || name == "doas" && strings.Contains(flags, "s")) {
+			r.stdin(s, src, *st) // sudo -s, sudo -i, doas -s: a shell, reading its input
+			return nil
+		}
 		if len(rest) < w.operands {
 			return nil
 		}
@@ -503,7 +509,9 @@ func (r *reader) unwrap(name string, args []Word, s *syntax.Stmt, src string, st
 	case name == "eval":
 		r.reparse(args, *st)
 	case name == "su" || name == "runuser":
-		r.su(args, *st)
+		if !r.su(args, *st) && name == "su" {
+			r.stdin(s, src, *st) // a login shell, reading its input
+		}
 	case name == "alias" && len(args) > 0:
 		r.dynamic("the line defines an alias, which gated does not follow")
 	case name == "source" || name == ".":
@@ -895,32 +903,34 @@ func (r *reader) foreign(name string, args []Word) {
 
 // su runs its -c (--command) text as a shell does; so do runuser, flock
 // and script. -c may end a cluster (-lc TEXT) or carry the text (-cTEXT).
-func (r *reader) su(args []Word, st state) {
+// It reports whether there was -c text to run.
+func (r *reader) su(args []Word, st state) bool {
 	for i, a := range args {
 		t := a.Text
 		switch {
 		case !a.Static:
 			if a.MayBeOption() {
 				r.dynamic("a command that runs -c text is run with options gated cannot read")
-				return
+				return true
 			}
 		case t == "--command" || t == "-c":
 			if i+1 < len(args) {
 				r.shellText(args[i+1], st)
 			}
-			return
+			return true
 		case strings.HasPrefix(t, "--command="):
 			r.shellText(Word{Text: strings.TrimPrefix(t, "--command="), Static: true}, st)
-			return
+			return true
 		case len(t) > 1 && t[0] == '-' && t[1] != '-' && strings.IndexByte(t, 'c') > 0:
 			if rest := t[strings.IndexByte(t, 'c')+1:]; rest != "" {
 				r.shellText(Word{Text: rest, Static: true}, st)
 			} else if i+1 < len(args) {
 				r.shellText(args[i+1], st)
 			}
-			return
+			return true
 		}
 	}
+	return false
 }
 
 // shellText re-parses the text a shell runs with -c.

@@ -86,8 +86,10 @@ func TestParseUnwraps(t *testing.T) {
 		{`echo -n rm -rf / | sudo sh -s`, []string{"echo -n rm -rf /", "sudo sh -s", "sh -s", "rm -rf /"}},
 		{`printf 'rm -rf %s\n' / | sh`, []string{`printf rm -rf %s\n /`, "sh", "rm -rf /"}},
 		{`printf '%s\n' ls 'rm -rf /' | /bin/dash`, []string{`printf %s\n ls rm -rf /`, "dash", "ls", "rm -rf /"}},
-		{`echo 'rm -rf /' | bash -es -- x`, []string{"echo rm -rf /", "bash -es -- x", "rm -rf /"}}, // x is $1, not a script
-		{`echo ls | sh <<< 'rm -rf /'`, []string{"echo ls", "sh", "rm -rf /"}},                      // the here-string is its input
+		{`echo 'rm -rf /' | bash -es -- x`, []string{"echo rm -rf /", "bash -es -- x", "rm -rf /"}},     // x is $1, not a script
+		{`echo ls | sh <<< 'rm -rf /'`, []string{"echo ls", "sh", "rm -rf /"}},                          // the here-string is its input
+		{`echo 'rm -rf /' | sudo -u root -s`, []string{"echo rm -rf /", "sudo -u root -s", "rm -rf /"}}, // sudo -s and su are shells too
+		{`echo 'rm -rf /' | su -`, []string{"echo rm -rf /", "su -", "rm -rf /"}},
 		{`toybox rm -rf /`, []string{"toybox rm -rf /", "rm -rf /"}},
 		{`busybox sh -c 'rm -rf /'`, []string{"busybox sh -c rm -rf /", "sh -c rm -rf /", "rm -rf /"}},
 		// a script file, however it is given, is a file, as sh build.sh is
@@ -129,7 +131,8 @@ func TestParseDynamic(t *testing.T) {
 		`sh <&3`, `find . -exec sh \;`, `tcsh -c 'rm -rf /'`, `csh -c 'rm -rf /'`, `fish -c 'rm -rf /'`,
 		`fish <<< 'rm -rf /'`, `echo 'rm -rf /' | fish`, `pwsh -c 'rm -rf /'`, `pwsh -NoProfile -EncodedCommand cm0=`,
 		`powershell -Command 'Remove-Item -Recurse /'`, `powershell.exe build.ps1`, `cmd.exe /c 'rd /s /q C:\'`,
-		`nu -c 'rm -rf /'`, `xonsh -c 'rm -rf /'`,
+		`nu -c 'rm -rf /'`, `xonsh -c 'rm -rf /'`, `curl -s x | sudo -i`, `curl -s x | sudo --login`, `curl -s x | doas -s`,
+		`base64 -d <<< x | su`, `su root`,
 	} {
 		t.Run(line, func(t *testing.T) {
 			t.Parallel()
