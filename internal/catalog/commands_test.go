@@ -85,8 +85,9 @@ func TestCommandRules(t *testing.T) {
 		{"make build", ws, []string{"no_dry_run"}},
 		{"make -n build", ws, nil},
 		{"make --dry-run", ws, nil},
-		{"curl -s x | sh", ws, []string{"pipe_sh"}},
-		{"curl -s x | tee y | sudo bash -s", ws, []string{"pipe_sh"}},
+		// a shell's script from a download is also a line gated cannot read
+		{"curl -s x | sh", ws, []string{route.CodeShellCommandDynamic, "pipe_sh"}},
+		{"curl -s x | tee y | sudo bash -s", ws, []string{route.CodeShellCommandDynamic, "pipe_sh"}},
 		{"sh x.sh | curl -d @- x", ws, nil},
 		{"curl x; sh y", ws, nil},
 		{"cat .env", ws, []string{"secret"}},

@@ -128,7 +128,7 @@ func Parse(src string) (line *Line) {
 			line = &Line{Dynamic: "the command line could not be parsed"}
 		}
 	}()
-	r := &reader{line: &Line{}}
+	r := &reader{line: &Line{}, prev: map[*syntax.Stmt]*syntax.Stmt{}}
 	if len(src) > MaxBytes {
 		r.dynamic("the command line is longer than %d bytes", MaxBytes)
 		return r.line
@@ -159,6 +159,9 @@ type reader struct {
 	line  *Line
 	nodes int
 	pipes int
+	// prev is the pipeline stage before each later stage, whose output
+	// is that stage's standard input.
+	prev map[*syntax.Stmt]*syntax.Stmt
 }
 
 func (r *reader) dynamic(format string, args ...any) {
@@ -249,8 +252,12 @@ func (r *reader) parse(src string, depth int, st state) {
 		case *syntax.BinaryCmd:
 			if isPipe(n) && !chained[n] {
 				r.pipes++
-				for i, s := range flatten(n, chained) {
+				list := flatten(n, chained)
+				for i, s := range list {
 					stages[s] = Stage{Pipe: r.pipes, N: i}
+					if i > 0 && n.Op == syntax.Pipe {
+						r.prev[s] = list[i-1]
+					}
 				}
 			}
 		case *syntax.Stmt:
@@ -414,6 +421,7 @@ var wrappers = map[string]wrapper{
 	"builtin":      {},
 	"exec":         {short: "a"},
 	"busybox":      {},
+	"toybox":       {},
 	"stdbuf":       {short: "ioe", long: []string{"--input", "--output", "--error"}},
 	"setsid":       {},
 	"time":         {short: "fo", long: []string{"--format", "--output"}},
@@ -458,8 +466,15 @@ var wrappers = map[string]wrapper{
 	"setpriv":      {long: []string{"--reuid", "--regid", "--groups", "--inh-caps", "--ambient-caps", "--bounding-set", "--securebits", "--selinux-label", "--apparmor-profile", "--landlock-access", "--landlock-rule"}},
 }
 
-// shells run their -c text, a script file, or their standard input.
-var shells = map[string]bool{"sh": true, "bash": true, "zsh": true, "dash": true, "ksh": true, "mksh": true, "ash": true, "fish": true}
+// shells run their -c text, a script file, or their standard input, in
+// a language close enough to bash's for the parser to read what they run.
+var shells = map[string]bool{"sh": true, "bash": true, "rbash": true, "zsh": true, "dash": true, "ksh": true,
+	"ksh93": true, "mksh": true, "pdksh": true, "oksh": true, "lksh": true, "ash": true, "yash": true, "posh": true, "hush": true}
+
+// foreignShells run code in a language gated does not parse.
+var foreignShells = map[string]bool{"fish": true, "csh": true, "tcsh": true, "pwsh": true, "pwsh.exe": true,
+	"powershell": true, "powershell.exe": true, "cmd": true, "cmd.exe": true, "nu": true, "xonsh": true,
+	"elvish": true, "rc": true, "es": true}
 
 // unwrap returns the words of the command that name runs with args, or
 // nil when it runs none (or what it runs was read another way).
@@ -472,7 +487,13 @@ func (r *reader) unwrap(name string, args []Word, s *syntax.Stmt, src string, st
 		return nil
 	}
 	if w, ok := wrappers[name]; ok {
-		rest, _ := options(args, w.short, w.long)
+		rest, flags := options(args, w.short, w.long)
+		if len(rest) == 0 && (name == "sudo" && (strings.ContainsAny(flags, "si") || slices.ContainsFunc(args, func(a Word) bool {
+			return a.Text == "--shell" || a.Text == "--login"
+		})) || name == "doas" && strings.Contains(flags, "s")) {
+			r.stdin(s, src, *st) // sudo -s, sudo -i, doas -s: a shell, reading its input
+			return nil
+		}
 		if len(rest) < w.operands {
 			return nil
 		}
@@ -481,12 +502,16 @@ func (r *reader) unwrap(name string, args []Word, s *syntax.Stmt, src string, st
 	switch {
 	case shells[name]:
 		return r.shell(args, s, src, *st)
+	case foreignShells[name]:
+		r.foreign(name, args)
 	case name == "env":
 		return r.env(args, st)
 	case name == "eval":
 		r.reparse(args, *st)
 	case name == "su" || name == "runuser":
-		r.su(args, *st)
+		if !r.su(args, *st) && name == "su" {
+			r.stdin(s, src, *st) // a login shell, reading its input
+		}
 	case name == "alias" && len(args) > 0:
 		r.dynamic("the line defines an alias, which gated does not follow")
 	case name == "source" || name == ".":
@@ -602,6 +627,8 @@ func (r *reader) parallel(args []Word, st state) {
 	r.parse(replacement.ReplaceAllString(strings.Join(cmd, " "), `"$$PARALLEL_ARG"`)+` "$PARALLEL_ARG"`, st.depth+1, st)
 }
 
+var echoOption = regexp.MustCompile(`^-[neE]+$`)
+
 var replacement = regexp.MustCompile(`\{[^{}\s]*\}`)
 
 // gitShellKeys are git config keys whose value git runs with a shell.
@@ -665,7 +692,7 @@ func options(args []Word, short string, long []string) (rest []Word, flags strin
 // recorded as a file; or standard input, which gated reads when it is a
 // here-document or here-string.
 func (r *reader) shell(args []Word, s *syntax.Stmt, src string, st state) []Word {
-	command := false
+	command, fromStdin := false, false // -c, -s
 	i := 0
 	for ; i < len(args); i++ {
 		a := args[i]
@@ -691,6 +718,9 @@ func (r *reader) shell(args []Word, s *syntax.Stmt, src string, st state) []Word
 			if strings.Contains(a.Text, "c") {
 				command = true
 			}
+			if a.Text[0] == '-' && strings.Contains(a.Text, "s") {
+				fromStdin = true // the operands are its arguments, not a script
+			}
 			if strings.ContainsAny(a.Text, "oO") {
 				i++
 			}
@@ -703,60 +733,204 @@ func (r *reader) shell(args []Word, s *syntax.Stmt, src string, st state) []Word
 			return nil
 		}
 		r.shellText(rest[0], st)
-	case len(rest) > 0:
+	case len(rest) > 0 && !fromStdin:
 		if !rest[0].Static {
 			r.dynamic("a shell runs a script gated cannot name")
 			return nil
 		}
 		r.line.Files = append(r.line.Files, File{Word: rest[0]})
-	case s != nil:
-		for _, rd := range s.Redirs {
-			if rd.Op != syntax.Hdoc && rd.Op != syntax.DashHdoc && rd.Op != syntax.WordHdoc {
-				continue
-			}
-			body := rd.Hdoc
-			if rd.Op == syntax.WordHdoc {
-				body = rd.Word
-			}
-			w := words(body, src, rd.Op != syntax.WordHdoc)
-			if !w.Static {
-				r.dynamic("a shell runs standard input gated cannot read")
-				return nil
-			}
-			r.parse(w.Text, st.depth+1, st)
-		}
+	case !onlyAsksAbout(args):
+		r.stdin(s, src, st)
 	}
 	return nil
 }
 
+// onlyAsksAbout reports whether a shell is run only to print its version
+// or help, which runs no script.
+func onlyAsksAbout(args []Word) bool {
+	return len(args) > 0 && !slices.ContainsFunc(args, func(a Word) bool {
+		return !a.Static || a.Text != "--version" && a.Text != "--help"
+	})
+}
+
+// stdin reads the script a shell reads from its standard input: a
+// here-document or here-string, a file (< script.sh, or cat script.sh |
+// sh, read as sh script.sh is), or the text a static echo or printf pipes
+// to it. Anything else (a download, a decoded blob, a variable, another
+// descriptor, whatever the line itself is given) is a script nobody can
+// read in the line, so the line is Dynamic.
+func (r *reader) stdin(s *syntax.Stmt, src string, st state) {
+	if s == nil { // run by find -exec: its input is find's
+		r.dynamic("a shell reads a script from standard input gated cannot see")
+		return
+	}
+	var in *syntax.Redirect // the last redirection of standard input wins
+	for _, rd := range s.Redirs {
+		if rd.N != nil && rd.N.Value != "0" {
+			continue
+		}
+		switch rd.Op {
+		case syntax.Hdoc, syntax.DashHdoc, syntax.WordHdoc, syntax.RdrIn, syntax.RdrInOut, syntax.DplIn:
+			in = rd
+		}
+	}
+	if in == nil {
+		r.piped(r.prev[s], src, st)
+		return
+	}
+	switch in.Op {
+	case syntax.Hdoc, syntax.DashHdoc, syntax.WordHdoc:
+		body := in.Hdoc
+		if in.Op == syntax.WordHdoc {
+			body = in.Word
+		}
+		w := words(body, src, in.Op != syntax.WordHdoc)
+		if !w.Static {
+			r.dynamic("a shell runs standard input gated cannot read")
+			return
+		}
+		r.parse(w.Text, st.depth+1, st)
+	case syntax.DplIn:
+		r.dynamic("a shell reads a script from a descriptor gated cannot see")
+	default: // < script.sh, recorded with the line's files
+		if w := word(in.Word, src); !w.Static || w.Glob {
+			r.dynamic("a shell runs a script gated cannot name")
+		}
+	}
+}
+
+// piped reads the script the pipeline stage prev writes to a shell: the
+// text of an echo or printf of static words, parsed, or the files cat
+// reads, recorded as script files. Anything else is Dynamic, as is a
+// shell that is not a later stage of a pipeline (nil).
+func (r *reader) piped(prev *syntax.Stmt, src string, st state) {
+	var args []Word
+	if prev != nil && len(prev.Redirs) == 0 {
+		if call, ok := prev.Cmd.(*syntax.CallExpr); ok && len(call.Assigns) == 0 {
+			for _, w := range call.Args {
+				args = append(args, word(w, src))
+			}
+		}
+	}
+	if len(args) == 0 || slices.ContainsFunc(args, func(a Word) bool { return !a.Static || a.Glob }) {
+		r.dynamic("a shell reads a script from standard input gated cannot see")
+		return
+	}
+	name, args := path.Base(args[0].Text), args[1:]
+	if name == "cat" && len(args) > 0 && !slices.ContainsFunc(args, func(a Word) bool { return strings.HasPrefix(a.Text, "-") }) {
+		for _, a := range args {
+			r.line.Files = append(r.line.Files, File{Word: a})
+		}
+		return
+	}
+	text, ok := printed(name, args)
+	if !ok {
+		r.dynamic("a shell reads a script from standard input gated cannot see")
+		return
+	}
+	r.parse(text, st.depth+1, st)
+}
+
+// printed is what echo or printf print with static args, when gated can
+// tell: not echo with a backslash, which dash's echo decodes and bash's
+// does not, nor printf -v.
+func printed(name string, args []Word) (string, bool) {
+	var text []string
+	for _, a := range args {
+		text = append(text, a.Text)
+	}
+	switch name {
+	case "echo":
+		for len(text) > 0 && echoOption.MatchString(text[0]) {
+			text = text[1:]
+		}
+		s := strings.Join(text, " ")
+		return s, !strings.Contains(s, `\`)
+	case "printf":
+		if len(text) > 0 && text[0] == "--" {
+			text = text[1:]
+		}
+		if len(text) == 0 || strings.HasPrefix(text[0], "-") {
+			return "", false
+		}
+		format, rest := text[0], text[1:]
+		var b strings.Builder
+		for {
+			s, n, err := expand.Format(nil, format, rest)
+			if err != nil {
+				return "", false
+			}
+			b.WriteString(s)
+			if rest = rest[n:]; n == 0 || len(rest) == 0 {
+				return b.String(), true
+			}
+		}
+	}
+	return "", false
+}
+
+// foreign reads what a shell of another language runs (fish, csh, pwsh
+// …): gated does not parse that language, so a script file named first is
+// recorded as a file, as sh script.sh is, and code given any other way
+// (-c, standard input, an option gated does not know) makes the line
+// Dynamic.
+func (r *reader) foreign(name string, args []Word) {
+	if onlyAsksAbout(args) {
+		return
+	}
+	rest := args
+	switch name = strings.TrimSuffix(name, ".exe"); name {
+	case "cmd": // no script operand: cmd runs /c text, or its input
+		rest = nil
+	case "pwsh", "powershell":
+		// options are case-insensitive; -File takes the script, and a
+		// bare operand is -File to pwsh but -Command to Windows PowerShell
+		for len(rest) > 0 && rest[0].Static && slices.Contains([]string{"-noprofile", "-nop", "-nologo", "-nol", "-noninteractive", "-noni"}, strings.ToLower(rest[0].Text)) {
+			rest = rest[1:]
+		}
+		if len(rest) > 1 && rest[0].Static && slices.Contains([]string{"-file", "-f"}, strings.ToLower(rest[0].Text)) {
+			rest = rest[1:]
+		} else if name == "powershell" {
+			rest = nil
+		}
+	}
+	if len(rest) > 0 && rest[0].Static && !rest[0].Glob && !strings.HasPrefix(rest[0].Text, "-") && !strings.HasPrefix(rest[0].Text, "+") {
+		r.line.Files = append(r.line.Files, File{Word: rest[0]})
+		return
+	}
+	r.dynamic("%s runs code in a language gated does not read", name)
+}
+
 // su runs its -c (--command) text as a shell does; so do runuser, flock
 // and script. -c may end a cluster (-lc TEXT) or carry the text (-cTEXT).
-func (r *reader) su(args []Word, st state) {
+// It reports whether there was -c text to run.
+func (r *reader) su(args []Word, st state) bool {
 	for i, a := range args {
 		t := a.Text
 		switch {
 		case !a.Static:
 			if a.MayBeOption() {
 				r.dynamic("a command that runs -c text is run with options gated cannot read")
-				return
+				return true
 			}
 		case t == "--command" || t == "-c":
 			if i+1 < len(args) {
 				r.shellText(args[i+1], st)
 			}
-			return
+			return true
 		case strings.HasPrefix(t, "--command="):
 			r.shellText(Word{Text: strings.TrimPrefix(t, "--command="), Static: true}, st)
-			return
+			return true
 		case len(t) > 1 && t[0] == '-' && t[1] != '-' && strings.IndexByte(t, 'c') > 0:
 			if rest := t[strings.IndexByte(t, 'c')+1:]; rest != "" {
 				r.shellText(Word{Text: rest, Static: true}, st)
 			} else if i+1 < len(args) {
 				r.shellText(args[i+1], st)
 			}
-			return
+			return true
 		}
 	}
+	return false
 }
 
 // shellText re-parses the text a shell runs with -c.

@@ -80,6 +80,24 @@ func TestParseUnwraps(t *testing.T) {
 		{`parallel -j4 'rm -rf {}' ::: /`, []string{"parallel -j4 rm -rf {} ::: /", `rm -rf <$PARALLEL_ARG> <$PARALLEL_ARG>`}},
 		{`git -c alias.x='!rm -rf /' x`, []string{"git -c alias.x=!rm -rf / x", "rm -rf /"}},
 		{`git -c Core.Pager='rm -rf /' log`, []string{"git -c Core.Pager=rm -rf / log", "rm -rf /"}},
+		// issue 25 round three: the script a static echo or printf pipes to
+		// a shell is read; toybox is busybox
+		{`echo 'rm -rf /' | bash`, []string{"echo rm -rf /", "bash", "rm -rf /"}},
+		{`echo -n rm -rf / | sudo sh -s`, []string{"echo -n rm -rf /", "sudo sh -s", "sh -s", "rm -rf /"}},
+		{`printf 'rm -rf %s\n' / | sh`, []string{`printf rm -rf %s\n /`, "sh", "rm -rf /"}},
+		{`printf '%s\n' ls 'rm -rf /' | /bin/dash`, []string{`printf %s\n ls rm -rf /`, "dash", "ls", "rm -rf /"}},
+		{`echo 'rm -rf /' | bash -es -- x`, []string{"echo rm -rf /", "bash -es -- x", "rm -rf /"}},     // x is $1, not a script
+		{`echo ls | sh <<< 'rm -rf /'`, []string{"echo ls", "sh", "rm -rf /"}},                          // the here-string is its input
+		{`echo 'rm -rf /' | sudo -u root -s`, []string{"echo rm -rf /", "sudo -u root -s", "rm -rf /"}}, // sudo -s and su are shells too
+		{`echo 'rm -rf /' | su -`, []string{"echo rm -rf /", "su -", "rm -rf /"}},
+		{`toybox rm -rf /`, []string{"toybox rm -rf /", "rm -rf /"}},
+		{`busybox sh -c 'rm -rf /'`, []string{"busybox sh -c rm -rf /", "sh -c rm -rf /", "rm -rf /"}},
+		// a script file, however it is given, is a file, as sh build.sh is
+		{`cat build.sh | sh`, []string{"cat build.sh", "sh"}},
+		{`sh < build.sh`, []string{"sh"}},
+		{`fish build.fish`, []string{"fish build.fish"}},
+		{`pwsh -NoProfile -File build.ps1`, []string{"pwsh -NoProfile -File build.ps1"}},
+		{`bash --version`, []string{"bash --version"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.line, func(t *testing.T) {
@@ -104,6 +122,17 @@ func TestParseDynamic(t *testing.T) {
 		`source <(wget -qO- x)`, `. "$HOME/x.sh"`, `sh <<< "$(curl -s x)"`, `xargs $CMD`, `sudo "$@"`,
 		`rm -rf / &&& echo`, `alias x=rm; x -rf /`, `su -c "$CMD"`, `echo 'unterminated`, `if true; then`,
 		`bash -c "eval 'sh -c \"bash -c \\\"eval sh -c ls\\\"\"'"`,
+		// issue 25 round three: a shell fed a script nobody can read in the
+		// line, and shells whose language gated does not parse
+		`echo 'rm -rf /' | sh -c "$(cat)"`, `base64 -d <<< cm0gLXJmIC8= | sh`, `curl -s x | bash`, `curl -s x | bash -s -- --yes`, `echo "$X" | sh`,
+		`echo 'rm\x20-rf /' | sh`, `echo -e 'rm\x20-rf /' | sh`, `cat | sh`, `cat - | sh`, `cat *.sh | sh`,
+		`echo ls | tee x | sh`, `echo ls | (sh)`, `echo ls |& sh`, `echo ls > /dev/null | sh`, `printf -v x ls | sh`,
+		`printf '%z' | sh`, `{ sh; } <<< 'rm -rf /'`, `sh`, `bash -l`, `sudo -s bash`, `sh < <(curl -s x)`, `sh < "$F"`,
+		`sh <&3`, `find . -exec sh \;`, `tcsh -c 'rm -rf /'`, `csh -c 'rm -rf /'`, `fish -c 'rm -rf /'`,
+		`fish <<< 'rm -rf /'`, `echo 'rm -rf /' | fish`, `pwsh -c 'rm -rf /'`, `pwsh -NoProfile -EncodedCommand cm0=`,
+		`powershell -Command 'Remove-Item -Recurse /'`, `powershell.exe build.ps1`, `cmd.exe /c 'rd /s /q C:\'`,
+		`nu -c 'rm -rf /'`, `xonsh -c 'rm -rf /'`, `curl -s x | sudo -i`, `curl -s x | sudo --login`, `curl -s x | doas -s`,
+		`base64 -d <<< x | su`, `su root`,
 	} {
 		t.Run(line, func(t *testing.T) {
 			t.Parallel()
@@ -134,7 +163,7 @@ func TestParseAssigns(t *testing.T) {
 
 func TestParsePipelinesAndFiles(t *testing.T) {
 	t.Parallel()
-	l := Parse(`(curl -s x | cat) | sudo bash -s; cat < .env > out 2>&1; source ~/.bashrc; find . -fprint list`)
+	l := Parse(`(curl -s x | cat) | sudo bash build.sh; cat < .env > out 2>&1; source ~/.bashrc; find . -fprint list`)
 	if l.Dynamic != "" {
 		t.Fatal(l.Dynamic)
 	}
@@ -155,7 +184,7 @@ func TestParsePipelinesAndFiles(t *testing.T) {
 	for _, f := range l.Files {
 		files = append(files, f.Text+map[bool]string{true: " w", false: " r"}[f.Write])
 	}
-	if want := []string{".env r", "out w", "~/.bashrc r", "list w"}; !slices.Equal(files, want) {
+	if want := []string{"build.sh r", ".env r", "out w", "~/.bashrc r", "list w"}; !slices.Equal(files, want) {
 		t.Errorf("files %q, want %q", files, want)
 	}
 	if c := Parse(`:(){ :|:& };:`).Commands; len(c) != 3 || !c[0].Recursive || c[2].Recursive {
