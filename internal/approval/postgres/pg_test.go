@@ -86,7 +86,7 @@ func pendingApproval(t *testing.T, now time.Time) *approval.Approval {
 		DecisionID:        newID(t),
 		// As approval.Preview writes it: keys sorted, the count of the
 		// keys left out last. jsonb would move "…" first.
-		Preview: []byte(`{"amount":12.5,"api_key":"[masked]","…":"(3 more keys)"}`),
+		Preview: []byte(`{"amount":12.5,"api_key":"[secret:sensitive-key len=19 fp=0a1b2c]","…":"(3 more keys)"}`),
 	}
 }
 
