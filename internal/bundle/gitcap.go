@@ -1,78 +1,113 @@
 package bundle
 
 import (
-	"bytes"
 	"fmt"
 	"io"
+	"os"
 
+	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/format/packfile"
-	"github.com/go-git/go-git/v5/storage/memory"
+	"github.com/go-git/go-git/v5/plumbing/cache"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/storage/filesystem"
 )
 
-// cappedStorage is the in-memory repository a github source is fetched
-// into, with what it takes capped at limit twice over: the pack as
-// received (go-git hands a storage that is a PackfileWriter the pack
-// stream itself, so the cap bounds the bytes received), and the objects
-// the pack inflates to. Past either, the fetch fails; so a fetch holds at
-// most about twice the cap, whatever the repository holds.
+// inMemoryObjectBytes is the largest object go-git reads into memory, and
+// the size of its object cache: larger objects are streamed from the pack
+// on disk, so what a fetch holds in memory is the files read, not the
+// pack and every object it inflates to (go-git's in-memory storage kept
+// both, 7–8 times the cap in RSS).
+const inMemoryObjectBytes = 1 << 20
+
+// cappedStorage is the on-disk repository, in a private temporary
+// directory, that a github source is fetched into, with the pack received
+// capped at limit (go-git hands a storage that is a PackfileWriter the
+// pack stream itself, so the cap bounds the bytes received and written).
 type cappedStorage struct {
-	*memory.Storage
+	*filesystem.Storage
+	dir   string
 	limit int64
 }
 
-// PackfileWriter takes the pack received, then stores its objects.
+// newCappedStorage creates the repository in a new temporary directory,
+// which Close removes.
+func newCappedStorage(limit int64) (*cappedStorage, error) {
+	dir, err := os.MkdirTemp("", "gated-git-")
+	if err != nil {
+		return nil, fmt.Errorf("a temporary directory to fetch into cannot be created: %w", err)
+	}
+	st := filesystem.NewStorageWithOptions(osfs.New(dir), cache.NewObjectLRU(inMemoryObjectBytes),
+		filesystem.Options{ExclusiveAccess: true, LargeObjectThreshold: inMemoryObjectBytes})
+	return &cappedStorage{Storage: st, dir: dir, limit: limit}, nil
+}
+
+// Close closes the repository and removes it from disk.
+func (s *cappedStorage) Close() error {
+	cerr := s.Storage.Close()
+	if err := os.RemoveAll(s.dir); err != nil {
+		return err
+	}
+	return cerr
+}
+
+// PackfileWriter takes the pack received, up to the cap.
 func (s *cappedStorage) PackfileWriter() (io.WriteCloser, error) {
-	return &packWriter{s: s}, nil
+	w, err := s.Storage.PackfileWriter()
+	if err != nil {
+		return nil, err
+	}
+	return &packWriter{WriteCloser: w, limit: s.limit}, nil
 }
 
 type packWriter struct {
-	s    *cappedStorage
-	pack []byte
-	// over: the pack passed the cap, so Close has nothing to store (go-git
-	// closes the writer whatever Write said).
-	over bool
+	io.WriteCloser
+	limit, written int64
 }
 
-// Write appends to the pack, growing it as append would but never past
-// the cap, so the pack's memory is bounded by the cap too.
 func (w *packWriter) Write(p []byte) (int, error) {
-	n := int64(len(w.pack) + len(p))
-	if n > w.s.limit {
-		w.over, w.pack = true, nil
-		return 0, fmt.Errorf("the git server sends more than %d bytes for one commit, the bundle size cap", w.s.limit)
+	if w.written += int64(len(p)); w.written > w.limit {
+		return 0, fmt.Errorf("the git server sends more than %d bytes for one commit, the bundle size cap", w.limit)
 	}
-	if int(n) > cap(w.pack) {
-		grown := make([]byte, len(w.pack), min(max(2*int64(cap(w.pack)), n), w.s.limit))
-		copy(grown, w.pack)
-		w.pack = grown
-	}
-	w.pack = append(w.pack, p...)
-	return len(p), nil
+	return w.WriteCloser.Write(p)
 }
 
-// Close stores the pack's objects, counted against the cap as they are
-// stored. The pack is read from memory, so deltas resolve against it
-// without another copy.
-func (w *packWriter) Close() error {
-	if w.over || len(w.pack) == 0 {
+// checkSize sums the sizes of the trees and blobs of tree, each object
+// once, from their headers alone, and fails past limit: what one commit
+// holds is capped whatever its pack compressed it to, before a file is
+// read.
+func checkSize(st *cappedStorage, tree plumbing.Hash, limit int64) error {
+	seen := map[plumbing.Hash]bool{}
+	var total int64
+	var walk func(h plumbing.Hash, isTree bool) error
+	walk = func(h plumbing.Hash, isTree bool) error {
+		if seen[h] {
+			return nil
+		}
+		seen[h] = true
+		size, err := st.EncodedObjectSize(h)
+		if err != nil {
+			return fmt.Errorf("object %s: %w", h, err)
+		}
+		if total += size; total > limit {
+			return fmt.Errorf("the commit's objects hold more than %d bytes, the bundle size cap", limit)
+		}
+		if !isTree {
+			return nil
+		}
+		t, err := object.GetTree(st, h)
+		if err != nil {
+			return err
+		}
+		for _, e := range t.Entries {
+			if e.Mode == filemode.Submodule {
+				continue // a commit of another repository, not fetched
+			}
+			if err := walk(e.Hash, e.Mode == filemode.Dir); err != nil {
+				return err
+			}
+		}
 		return nil
 	}
-	objects := &objectBudget{Storage: w.s.Storage, limit: w.s.limit}
-	err := packfile.UpdateObjectStorage(objects, bytes.NewReader(w.pack))
-	w.pack = nil
-	return err
-}
-
-// objectBudget stores objects until their sizes together pass limit.
-type objectBudget struct {
-	*memory.Storage
-	limit, used int64
-}
-
-func (b *objectBudget) SetEncodedObject(o plumbing.EncodedObject) (plumbing.Hash, error) {
-	if b.used += o.Size(); b.used > b.limit {
-		return plumbing.ZeroHash, fmt.Errorf("the commit's objects hold more than %d bytes, the bundle size cap", b.limit)
-	}
-	return b.Storage.SetEncodedObject(o)
+	return walk(tree, true)
 }
