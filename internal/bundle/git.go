@@ -159,7 +159,7 @@ const wantRef = "refs/gated/want"
 // server serves it), the hash itself for a pinned SHA (the server must
 // allow a reachable SHA in a want, as GitHub does). So what history once
 // held is never transferred; the pack received and the objects of the
-// commit are capped too (cappedStorage, checkSize), and only the files
+// commit are capped too (cappedStorage), and only the files
 // below dir are read into memory. A branch that moved since ls-remote
 // gives its new commit, and the hash returned is the one read.
 func (g *Git) fetchTree(ctx context.Context, url, hash, name, dir string) (_ string, _ map[string][]byte, err error) {
@@ -209,9 +209,6 @@ func (g *Git) fetchTree(ctx context.Context, url, hash, name, dir string) (_ str
 	if err != nil {
 		return "", nil, fmt.Errorf("commit %s: %w", h, err)
 	}
-	if err := checkSize(st, commit.TreeHash, limit); err != nil {
-		return "", nil, err
-	}
 	tree, err := commit.Tree()
 	if err != nil {
 		return "", nil, err
@@ -231,7 +228,7 @@ func (g *Git) fetchTree(ctx context.Context, url, hash, name, dir string) (_ str
 			return err
 		}
 		defer r.Close()
-		// checkSize bounded f.Size; reading into a buffer of that size
+		// checkInflated bounded f.Size; reading into a buffer of that size
 		// keeps a large file from being held twice while it grows.
 		data := make([]byte, f.Size)
 		if _, err := io.ReadFull(r, data); err != nil {

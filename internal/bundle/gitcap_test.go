@@ -79,17 +79,19 @@ func TestGitPinnedSHANeedsAServerThatServesIt(t *testing.T) {
 }
 
 // The issue's own reproduction at scale, behind make test-e2e (it writes
-// and compresses 110 MB), measured as the peak RSS of a real gated process
+// and compresses 240 MB), measured as the peak RSS of a real gated process
 // (`gated catalog lint`, its maxrss as the kernel counts it) against a 32
 // MiB cap: a repository whose history held a 40 MiB blob, one whose
 // current commit holds a 30 MiB blob beside the folder wanted, one whose
-// folder wanted holds it, and one whose current commit holds 40 MiB. Each
-// stays under twice the cap above a lint of a local catalog; before, the
-// pack and the objects it inflated to were all held in memory, 7–8 times
-// the cap.
+// folder wanted holds it, one whose current commit holds 40 MiB, and one
+// whose current commit holds 128 MiB of zeros (a pack of a few hundred
+// kilobytes). Each stays under twice the cap above a lint of a local
+// catalog; before, the pack and the objects it inflated to were all held
+// in memory, 7–8 times the cap, and the zeros were inflated before they
+// were counted.
 func TestGitBigBlobRSS(t *testing.T) {
 	if os.Getenv("GATED_BIG_BLOB_TEST") == "" {
-		t.Skip("writes 110 MB of repositories: run with GATED_BIG_BLOB_TEST=1 (make test-bundle-big)")
+		t.Skip("writes 240 MB of repositories: run with GATED_BIG_BLOB_TEST=1 (make test-bundle-big)")
 	}
 	const limit = 32 << 20
 	action := "---\nschema: action/v1\nid: team:read\ndescription: d\nrisk_level: 1\n---\n"
@@ -101,6 +103,7 @@ func TestGitBigBlobRSS(t *testing.T) {
 	srv.Repo("team/beside").Commit(map[string]string{"rules/read/ACTION.md": action, "other/big.bin": noise(30 << 20)})
 	srv.Repo("team/inside").Commit(map[string]string{"rules/read/ACTION.md": action, "rules/big.bin": noise(30 << 20)})
 	srv.Repo("team/over").Commit(map[string]string{"rules/read/ACTION.md": action, "other/big.bin": noise(40 << 20)})
+	srv.Repo("team/zeros").Commit(map[string]string{"rules/read/ACTION.md": action, "other/zeros.bin": strings.Repeat("\x00", 128<<20)})
 
 	// GNU time forks gated: the maxrss os/exec reports would be this test
 	// process's own, which a vfork'd child inherits across exec.
@@ -138,6 +141,7 @@ func TestGitBigBlobRSS(t *testing.T) {
 		{"team/beside", "", 2 * limit},
 		{"team/inside", "", 2 * limit},
 		{"team/over", "bundle size cap", 2 * limit},
+		{"team/zeros", "bundle size cap", limit / 4},
 	} {
 		m := testtree.Write(t, t.TempDir(), map[string]string{
 			"manifest.yaml": "kind: code-workspace\ncode:\n  sources:\n    - github: { repo: " + c.repo + ", ref: main, path: rules, as: . }\n",
