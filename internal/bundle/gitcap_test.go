@@ -159,3 +159,19 @@ func TestGitBigBlobRSS(t *testing.T) {
 		}
 	}
 }
+
+// The repository a commit is fetched into is on disk only while it is
+// read: neither a fetch nor a refused one leaves it behind.
+func TestGitFetchLeavesNothingOnDisk(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	srv := bundletest.NewServer(t)
+	srv.Repo("team/rules").Commit(map[string]string{"rules/POLICY.md": "p", "other/big.bin": noise(1 << 20)})
+	g := &bundle.Git{Base: srv.Base, MaxBytes: 2 << 20}
+	assertFiles(t, compose(t, githubManifest(t, "main", ", path: rules"), bundle.Options{Git: g}), map[string]string{"rules/POLICY.md": "p"})
+	small := &bundle.Git{Base: srv.Base, MaxBytes: 256 << 10} // not the cache of g
+	composeErr(t, githubManifest(t, "main", ", path: rules"), bundle.Options{Git: small}, "bundle size cap")
+	if left, err := os.ReadDir(tmp); err != nil || len(left) != 0 {
+		t.Errorf("the fetches left %v in TMPDIR (%v)", left, err)
+	}
+}
