@@ -12,7 +12,7 @@ import (
 // revision a manifest composes to, or sign it into <manifest>.sig for
 // --bundle-public-key.
 func runBundle(args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	const use = "usage: gated bundle revision|sign [--key PRIVATE.pem] [--bundle-git-base URL] [--require-pinned] MANIFEST"
+	const use = "usage: gated bundle revision|sign [--key PRIVATE.pem] [--bundle-git-base URL] [--bundle-max-bytes N] [--require-pinned] MANIFEST"
 	if len(args) < 1 || (args[0] != "revision" && args[0] != "sign") {
 		return usageError(use)
 	}
@@ -32,7 +32,7 @@ func runBundle(args []string, getenv func(string) string, stdout, stderr io.Writ
 		return err
 	}
 	manifest := fs.Arg(0)
-	b, err := bundle.Compose(manifest, bundle.Options{Git: cfg.Git, RequirePinned: cfg.RequirePinned, PublicKey: cfg.PublicKey})
+	b, err := bundle.Compose(manifest, bundle.Options{Limits: cfg.Limits, Git: cfg.Git, RequirePinned: cfg.RequirePinned, PublicKey: cfg.PublicKey})
 	if err != nil {
 		return fmt.Errorf("the bundle %s cannot be composed: %w", manifest, err)
 	}

@@ -7,7 +7,7 @@ import (
 	"github.com/gatedhq/gated/internal/sources"
 )
 
-const catalogUsage = "usage: gated catalog lint [--bundle-git-base URL] [--require-pinned] DIR...|MANIFEST"
+const catalogUsage = "usage: gated catalog lint [--bundle-git-base URL] [--bundle-max-bytes N] [--require-pinned] DIR...|MANIFEST"
 
 // runCatalog is `gated catalog lint DIR...|MANIFEST`: the directories, or
 // the bundle a manifest composes, as --catalog takes them.

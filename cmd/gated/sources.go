@@ -27,6 +27,7 @@ type sourceFlags struct {
 // bundleFlags configure how bundle manifests are composed.
 type bundleFlags struct {
 	gitBase      string
+	maxBytes     int64
 	pinned       bool
 	pollInterval time.Duration
 	publicKey    string
@@ -35,6 +36,7 @@ type bundleFlags struct {
 
 func (b *bundleFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&b.gitBase, "bundle-git-base", bundle.DefaultGitBase, "URL that a bundle's github sources are fetched from, owner/name appended")
+	fs.Int64Var(&b.maxBytes, "bundle-max-bytes", bundle.DefaultLimits.Bytes, "bytes a bundle's sources may hold together, and one github commit fetched")
 	fs.BoolVar(&b.pinned, "require-pinned", false, "refuse bundle github sources whose ref is not a 40-hex commit SHA")
 	fs.DurationVar(&b.pollInterval, "bundle-poll-interval", 0, "rebuild bundles this often, resolving their branches and tags again (0: only on SIGHUP and local edits)")
 	fs.StringVar(&b.publicKey, "bundle-public-key", "", "PEM Ed25519 public key: load a bundle only when <manifest>.sig signs its revision with it")
@@ -49,10 +51,15 @@ func (b *bundleFlags) config() (sources.Bundles, error) {
 	if u, err := url.Parse(b.gitBase); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
 		return sources.Bundles{}, usageError("--bundle-git-base %q is not an http(s) URL", b.gitBase)
 	}
+	if b.maxBytes <= 0 {
+		return sources.Bundles{}, usageError("--bundle-max-bytes must be positive")
+	}
 	if b.signed && b.publicKey == "" {
 		return sources.Bundles{}, usageError("--require-signed needs --bundle-public-key, the key bundles must be signed with")
 	}
-	out := sources.Bundles{Git: &bundle.Git{Base: b.gitBase}, RequirePinned: b.pinned, PollInterval: b.pollInterval, RequireSigned: b.signed}
+	limits := bundle.DefaultLimits
+	limits.Bytes = b.maxBytes
+	out := sources.Bundles{Git: &bundle.Git{Base: b.gitBase, MaxBytes: b.maxBytes}, Limits: limits, RequirePinned: b.pinned, PollInterval: b.pollInterval, RequireSigned: b.signed}
 	if b.publicKey != "" {
 		data, err := os.ReadFile(b.publicKey)
 		if err != nil {

@@ -42,9 +42,9 @@ type Git struct {
 	// Base is the URL the repo's owner/name is appended to; DefaultGitBase
 	// when empty.
 	Base string
-	// MaxBytes caps the files read from one repository folder, and the
-	// pack fetched and the objects it holds (each); DefaultLimits.Bytes
-	// when zero.
+	// MaxBytes caps the pack fetched for one commit, and the sizes of
+	// the commit's objects together (each); DefaultLimits.Bytes when
+	// zero.
 	MaxBytes int64
 	// Now is the clock tag expiry is measured with; time.Now when nil.
 	Now func() time.Time
@@ -150,23 +150,32 @@ func lsRemote(ctx context.Context, url, ref string) (hash, name string, err erro
 	return "", "", fmt.Errorf("no branch or tag %q", ref)
 }
 
-// wantRef is where the fetched commit is kept in the in-memory repository.
+// wantRef is where the fetched commit is kept in the fetch's repository.
 const wantRef = "refs/gated/want"
 
-// fetchTree fetches the one commit needed into memory, and reads the
-// files below dir at it. Only that commit comes: depth 1, no tags, one
-// refspec — the reference name for a branch or tag (any server serves
-// it), the hash itself for a pinned SHA (the server must allow a
-// reachable SHA in a want, as GitHub does). So what history once held
-// is never transferred; the pack and the objects in it are capped too
-// (cappedStorage). A branch that moved since ls-remote gives its new
-// commit, and the hash returned is the one read.
-func (g *Git) fetchTree(ctx context.Context, url, hash, name, dir string) (string, map[string][]byte, error) {
+// fetchTree fetches the one commit needed into a temporary repository on
+// disk, and reads the files below dir at it. Only that commit comes: depth
+// 1, no tags, one refspec — the reference name for a branch or tag (any
+// server serves it), the hash itself for a pinned SHA (the server must
+// allow a reachable SHA in a want, as GitHub does). So what history once
+// held is never transferred; the pack received and the objects of the
+// commit are capped too (cappedStorage), and only the files
+// below dir are read into memory. A branch that moved since ls-remote
+// gives its new commit, and the hash returned is the one read.
+func (g *Git) fetchTree(ctx context.Context, url, hash, name, dir string) (_ string, _ map[string][]byte, err error) {
 	limit := g.MaxBytes
 	if limit == 0 {
 		limit = DefaultLimits.Bytes
 	}
-	st := &cappedStorage{Storage: memory.NewStorage(), limit: limit}
+	st, err := newCappedStorage(limit)
+	if err != nil {
+		return "", nil, err
+	}
+	defer func() {
+		if cerr := st.Close(); err == nil && cerr != nil {
+			err = fmt.Errorf("the fetched repository cannot be removed: %w", cerr)
+		}
+	}()
 	repo, err := git.Init(st, nil)
 	if err != nil {
 		return "", nil, err
@@ -210,22 +219,20 @@ func (g *Git) fetchTree(ctx context.Context, url, hash, name, dir string) (strin
 		}
 	}
 	files := map[string][]byte{}
-	var total int64
 	err = tree.Files().ForEach(func(f *object.File) error {
 		if f.Mode != filemode.Regular && f.Mode != filemode.Executable {
 			return nil // symlinks and submodules are not bundle content
-		}
-		if total += f.Size; total > limit {
-			return fmt.Errorf("the folder holds more than %d bytes, the bundle size cap", limit)
 		}
 		r, err := f.Reader()
 		if err != nil {
 			return err
 		}
 		defer r.Close()
-		data, err := io.ReadAll(r)
-		if err != nil {
-			return err
+		// checkInflated bounded f.Size; reading into a buffer of that size
+		// keeps a large file from being held twice while it grows.
+		data := make([]byte, f.Size)
+		if _, err := io.ReadFull(r, data); err != nil {
+			return fmt.Errorf("%s: %w", f.Name, err)
 		}
 		files[f.Name] = data
 		return nil

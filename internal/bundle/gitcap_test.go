@@ -3,13 +3,15 @@ package bundle_test
 import (
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
-	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/gatedhq/gated/internal/bundle"
 	"github.com/gatedhq/gated/internal/bundle/bundletest"
+	"github.com/gatedhq/gated/internal/testgated"
 	"github.com/gatedhq/gated/internal/testtree"
 )
 
@@ -77,48 +79,99 @@ func TestGitPinnedSHANeedsAServerThatServesIt(t *testing.T) {
 }
 
 // The issue's own reproduction at scale, behind make test-e2e (it writes
-// and compresses 96 MB): a repository whose history held a 96 MB blob, and
-// one whose current commit holds it beside the folder wanted. Loading the
-// first allocates a sliver of the 8 MB cap; the second stops at the cap
-// having allocated less than three times it (the pack as it grows, the
-// objects it inflates to); before, either allocated the blob several times.
-func TestGitBigBlobMemory(t *testing.T) {
+// and compresses 240 MB), measured as the peak RSS of a real gated process
+// (`gated catalog lint`, its maxrss as the kernel counts it) against a 32
+// MiB cap: a repository whose history held a 40 MiB blob, one whose
+// current commit holds a 30 MiB blob beside the folder wanted, one whose
+// folder wanted holds it, one whose current commit holds 40 MiB, and one
+// whose current commit holds 128 MiB of zeros (a pack of a few hundred
+// kilobytes). Each stays under twice the cap above a lint of a local
+// catalog; before, the pack and the objects it inflated to were all held
+// in memory, 7–8 times the cap, and the zeros were inflated before they
+// were counted.
+func TestGitBigBlobRSS(t *testing.T) {
 	if os.Getenv("GATED_BIG_BLOB_TEST") == "" {
-		t.Skip("writes a 96 MB repository: run with GATED_BIG_BLOB_TEST=1 (make test-bundle-big)")
+		t.Skip("writes 240 MB of repositories: run with GATED_BIG_BLOB_TEST=1 (make test-bundle-big)")
 	}
-	const limit = 8 << 20
+	const limit = 32 << 20
+	action := "---\nschema: action/v1\nid: team:read\ndescription: d\nrisk_level: 1\n---\n"
 	srv := bundletest.NewServer(t)
-	g := &bundle.Git{Base: srv.Base, MaxBytes: limit}
-	big := noise(96 << 20)
-	history := srv.Repo("team/rules")
-	history.Commit(map[string]string{"big.bin": big})
+	history := srv.Repo("team/history")
+	history.Commit(map[string]string{"big.bin": noise(40 << 20)})
 	history.Remove("big.bin")
-	history.Commit(map[string]string{"rules/POLICY.md": "p"})
-	current := srv.Repo("team/zeros") // the name githubManifest does not use
-	current.Commit(map[string]string{"rules/POLICY.md": "p", "other/big.bin": big})
-	big = ""
+	history.Commit(map[string]string{"rules/read/ACTION.md": action})
+	srv.Repo("team/beside").Commit(map[string]string{"rules/read/ACTION.md": action, "other/big.bin": noise(30 << 20)})
+	srv.Repo("team/inside").Commit(map[string]string{"rules/read/ACTION.md": action, "rules/big.bin": noise(30 << 20)})
+	srv.Repo("team/over").Commit(map[string]string{"rules/read/ACTION.md": action, "other/big.bin": noise(40 << 20)})
+	srv.Repo("team/zeros").Commit(map[string]string{"rules/read/ACTION.md": action, "other/zeros.bin": strings.Repeat("\x00", 128<<20)})
 
-	allocated := func(load func()) uint64 {
-		var before, after runtime.MemStats
-		runtime.GC()
-		runtime.ReadMemStats(&before)
-		load()
-		runtime.ReadMemStats(&after)
-		n := after.TotalAlloc - before.TotalAlloc
-		t.Logf("allocated %d bytes", n)
-		return n
+	// GNU time forks gated: the maxrss os/exec reports would be this test
+	// process's own, which a vfork'd child inherits across exec.
+	const timeBin = "/usr/bin/time"
+	if _, err := os.Stat(timeBin); err != nil {
+		t.Fatalf("GNU time is needed to measure gated's peak RSS: %v", err)
 	}
-	if n := allocated(func() {
-		assertFiles(t, compose(t, githubManifest(t, "main", ""), bundle.Options{Git: g}), map[string]string{"rules/POLICY.md": "p"})
-	}); n > limit/4 {
-		t.Errorf("loading a commit of a few bytes allocated %d bytes", n)
+	bin, rssFile := testgated.Binary(t), filepath.Join(t.TempDir(), "maxrss")
+	lint := func(catalog string) (rss int64, out string, err error) {
+		b, err := exec.Command(timeBin, "-f", "%M", "-o", rssFile, bin, "catalog", "lint",
+			"--bundle-git-base", srv.Base, "--bundle-max-bytes", strconv.Itoa(limit), catalog).CombinedOutput()
+		kib, rerr := os.ReadFile(rssFile)
+		if rerr != nil {
+			t.Fatal(rerr)
+		}
+		// time -o appends a "Command exited with non-zero status" line.
+		lines := strings.Fields(string(kib))
+		n, perr := strconv.ParseInt(lines[len(lines)-1], 10, 64)
+		if perr != nil {
+			t.Fatalf("GNU time wrote %q: %v", kib, perr)
+		}
+		return n << 10, string(b), err
 	}
-	m := testtree.Write(t, t.TempDir(), map[string]string{
-		"manifest.yaml": "kind: code-workspace\ncode:\n  sources:\n    - github: { repo: team/zeros, ref: main, path: rules }\n",
-	})
-	if n := allocated(func() {
-		composeErr(t, filepath.Join(m, "manifest.yaml"), bundle.Options{Git: g}, "bundle size cap")
-	}); n > 3*limit {
-		t.Errorf("refusing a commit past the cap allocated %d bytes", n)
+	local := testtree.Write(t, t.TempDir(), map[string]string{"read/ACTION.md": action})
+	baseline, out, err := lint(local)
+	if err != nil {
+		t.Fatalf("lint of a local catalog: %v\n%s", err, out)
+	}
+	t.Logf("baseline: a local catalog, maxrss %d MiB", baseline>>20)
+	for _, c := range []struct {
+		repo, refused string
+		within        int64
+	}{
+		{"team/history", "", limit / 4},
+		{"team/beside", "", 2 * limit},
+		{"team/inside", "", 2 * limit},
+		{"team/over", "bundle size cap", 2 * limit},
+		{"team/zeros", "bundle size cap", limit / 4},
+	} {
+		m := testtree.Write(t, t.TempDir(), map[string]string{
+			"manifest.yaml": "kind: code-workspace\ncode:\n  sources:\n    - github: { repo: " + c.repo + ", ref: main, path: rules, as: . }\n",
+		})
+		rss, out, err := lint(filepath.Join(m, "manifest.yaml"))
+		t.Logf("%s: maxrss %d MiB, %d MiB above the baseline", c.repo, rss>>20, (rss-baseline)>>20)
+		switch {
+		case c.refused == "" && err != nil:
+			t.Errorf("%s: lint failed: %v\n%s", c.repo, err, out)
+		case c.refused != "" && !strings.Contains(out, c.refused):
+			t.Errorf("%s: lint said %q, want it refused for %q", c.repo, out, c.refused)
+		}
+		if rss-baseline > c.within {
+			t.Errorf("%s: maxrss %d bytes is more than %d above a local lint's %d", c.repo, rss, c.within, baseline)
+		}
+	}
+}
+
+// The repository a commit is fetched into is on disk only while it is
+// read: neither a fetch nor a refused one leaves it behind.
+func TestGitFetchLeavesNothingOnDisk(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	srv := bundletest.NewServer(t)
+	srv.Repo("team/rules").Commit(map[string]string{"rules/POLICY.md": "p", "other/big.bin": noise(1 << 20)})
+	g := &bundle.Git{Base: srv.Base, MaxBytes: 2 << 20}
+	assertFiles(t, compose(t, githubManifest(t, "main", ", path: rules"), bundle.Options{Git: g}), map[string]string{"rules/POLICY.md": "p"})
+	small := &bundle.Git{Base: srv.Base, MaxBytes: 256 << 10} // not the cache of g
+	composeErr(t, githubManifest(t, "main", ", path: rules"), bundle.Options{Git: small}, "bundle size cap")
+	if left, err := os.ReadDir(tmp); err != nil || len(left) != 0 {
+		t.Errorf("the fetches left %v in TMPDIR (%v)", left, err)
 	}
 }

@@ -40,6 +40,7 @@ type Config struct {
 // Bundles configure sources composed from a bundle manifest.
 type Bundles struct {
 	Git           *bundle.Git
+	Limits        bundle.Limits // bundle.DefaultLimits when zero
 	RequirePinned bool
 	PublicKey     ed25519.PublicKey // when set, only bundles it signed load
 	// RequireSigned refuses directories besides: they carry no signature,
@@ -137,7 +138,7 @@ func composed[T any](b Bundles, flag string, dirs []string, load func([]string) 
 		return nil, nil, false, fmt.Errorf("%s %s: a bundle manifest must be the only %s value", flag, strings.Join(dirs, ", "), flag)
 	}
 	manifest := dirs[0]
-	opts := bundle.Options{Git: b.Git, RequirePinned: b.RequirePinned, PublicKey: b.PublicKey}
+	opts := bundle.Options{Limits: b.Limits, Git: b.Git, RequirePinned: b.RequirePinned, PublicKey: b.PublicKey}
 	build = func() (*T, error) {
 		bun, err := bundle.Compose(manifest, opts)
 		if err != nil {
