@@ -1110,7 +1110,10 @@ func ansiC(s string) string {
 	if strings.Contains(s, "%") {
 		return "$'" + s + "'"
 	}
-	v, _, err := expand.Format(nil, s, nil)
+	// A config of its own: given nil, Format prepares and writes into one
+	// config the whole process shares, its string builder included, so
+	// concurrent decisions raced on it and could read each other's text.
+	v, _, err := expand.Format(&expand.Config{}, s, nil)
 	if err != nil {
 		return "$'" + s + "'"
 	}
