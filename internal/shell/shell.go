@@ -856,7 +856,7 @@ func printed(name string, args []Word) (string, bool) {
 		format, rest := text[0], text[1:]
 		var b strings.Builder
 		for {
-			s, n, err := expand.Format(nil, format, rest)
+			s, n, err := printfFormat(format, rest)
 			if err != nil {
 				return "", false
 			}
@@ -1103,6 +1103,14 @@ func words(w *syntax.Word, src string, hdoc bool) Word {
 	return out
 }
 
+// printfFormat expands a printf format with args, as expand.Format does,
+// with a config of its own: given nil, Format prepares and writes into one
+// config the whole process shares, its string builder included, so
+// concurrent decisions raced on it and could read each other's text.
+func printfFormat(format string, args []string) (string, int, error) {
+	return expand.Format(&expand.Config{}, format, args)
+}
+
 // ansiC decodes the text of $'…' as printf decodes its format, which is
 // close to what bash does; a % would be read as a directive, so text with
 // one is kept as written.
@@ -1110,10 +1118,7 @@ func ansiC(s string) string {
 	if strings.Contains(s, "%") {
 		return "$'" + s + "'"
 	}
-	// A config of its own: given nil, Format prepares and writes into one
-	// config the whole process shares, its string builder included, so
-	// concurrent decisions raced on it and could read each other's text.
-	v, _, err := expand.Format(&expand.Config{}, s, nil)
+	v, _, err := printfFormat(s, nil)
 	if err != nil {
 		return "$'" + s + "'"
 	}

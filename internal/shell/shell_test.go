@@ -255,19 +255,19 @@ func FuzzParse(f *testing.F) {
 	})
 }
 
-// Decisions parse lines concurrently: $'…' words decoded at the same time
-// must each come out as their own text. (Given no config of its own, the
+// Decisions parse lines concurrently: $'…' words and printf text decoded
+// at the same time must each come out as their own text. (Given no config of its own, the
 // decoder wrote into one the whole process shared, string builder and
 // all; -race, which make test runs, saw it.)
-func TestANSICWordsDecodeConcurrently(t *testing.T) {
+func TestDecodedTextIsEachLinesOwn(t *testing.T) {
 	t.Parallel()
-	lines := map[string]string{`cat $'\x2eenv'`: "cat <.env>", `rm $'\x2drf' /`: "rm <-rf> /", `ls $'\x73rc'`: "ls <src>"}
+	lines := map[string]string{`cat $'\x2eenv'`: "cat <.env>", `rm $'\x2drf' /`: "rm <-rf> /", `ls $'\x73rc'`: "ls <src>", `printf 'rm -rf %s' / | sh`: "printf rm -rf %s /; sh; rm -rf /"}
 	done := make(chan string, 64)
 	for range 64 / len(lines) {
 		for line, want := range lines {
 			go func() {
-				if got := commands(Parse(line)); len(got) != 1 || got[0] != want {
-					done <- line + " read as " + strings.Join(got, "; ")
+				if got := strings.Join(commands(Parse(line)), "; "); got != want {
+					done <- line + " read as " + got
 					return
 				}
 				done <- ""
