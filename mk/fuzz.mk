@@ -11,10 +11,21 @@ FUZZ_TARGETS += ./internal/pathset:FuzzCanonical ./internal/shell:FuzzParse
 fuzz-short:
 	$(MAKE) fuzz FUZZTIME=30s
 
+# Go 1.26's fuzz coordinator can end a run with a bare "context deadline
+# exceeded" at the -fuzztime boundary, with no failing input (golang/go#75804,
+# fixed in Go 1.27). Such a run is reported and not counted as a failure; any
+# other failure, or one that wrote a failing input to testdata/fuzz, fails.
 FUZZTIME ?= 5m
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
-		pkg=$${t%%:*}; name=$${t##*:}; \
+		pkg=$${t%%:*}; name=$${t##*:}; corpus=$$pkg/testdata/fuzz/$$name; \
 		echo "fuzz $$name in $$pkg for $(FUZZTIME)"; \
-		$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) $$pkg; \
-	done
+		before=$$(ls $$corpus 2>/dev/null | wc -l); \
+		if ! $(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) $$pkg > .fuzz.log 2>&1; then \
+			cat .fuzz.log; after=$$(ls $$corpus 2>/dev/null | wc -l); \
+			if [ "$$after" = "$$before" ] && grep -q '^    context deadline exceeded$$' .fuzz.log && \
+				[ "$$(grep -c -- '--- FAIL' .fuzz.log)" = 1 ]; then \
+				echo "fuzz $$name: the coordinator's end-of-run race (golang/go#75804), no failing input: not a failure"; \
+			else rm -f .fuzz.log; exit 1; fi; \
+		else tail -n 3 .fuzz.log; fi; \
+	done; rm -f .fuzz.log
