@@ -96,3 +96,51 @@ type Revisions struct {
 	// that a decision made on a branch names the exact bytes.
 	Commits []string `json:"commits,omitempty"`
 }
+
+func findingCodes(fs []route.Finding) []string {
+	out := make([]string, len(fs))
+	for i, f := range fs {
+		out[i] = f.Code
+	}
+	return out
+}
+
+// finish sets the final outcome from all findings, and whether the tool may
+// execute; gateOutcome is the gate's own verdict before the runtime's route.
+func (d *Decision) finish(findings []route.Finding, gateOutcome route.Outcome) {
+	out := route.Combine(findings)
+	if findings == nil {
+		findings = []route.Finding{}
+	}
+	if d.Reasons == nil {
+		d.Reasons = []string{}
+	}
+	d.Findings, d.Gate = findings, gateOutcome
+	d.Route, d.HardBlockers = out.Route, out.HardBlockers
+	d.Execute = d.Shadow || out.Pass()
+}
+
+// refuse adds a refusal for code to whatever the decision already found.
+func (d *Decision) refuse(code, msg string) {
+	f := route.Finding{Source: route.SourceGated, Code: code, Route: route.Refuse, Blocking: true, Message: msg}
+	if d.EvidenceIntegrity == nil {
+		d.EvidenceIntegrity = emptyIntegrity()
+	}
+	if d.AuthorizationReport == nil {
+		d.AuthorizationReport = emptyAuthReport()
+	}
+	findings := append(d.Findings, f)
+	d.finish(findings, route.Combine(findings))
+}
+
+func emptyIntegrity() *contract.Integrity {
+	return &contract.Integrity{
+		EvidenceSafetyVersion: "0.1", UsedSourceIDs: []string{}, MissingEvidenceSourceIDs: []string{},
+		ContradictoryEvidenceSourceIDs: []string{}, CitationSourceIDs: []string{}, ProvenanceSourceIDs: []string{},
+		Issues: []contract.Issue{}, ErrorCodes: []string{}, WarningCodes: []string{},
+	}
+}
+
+func emptyAuthReport() *contract.AuthReport {
+	return &contract.AuthReport{Support: []contract.Support{}}
+}

@@ -14,17 +14,14 @@ import (
 
 	"github.com/google/uuid"
 	"go.opentelemetry.io/otel/trace"
-	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/gatedhq/gated/internal/audit"
 	"github.com/gatedhq/gated/internal/bundle"
 	"github.com/gatedhq/gated/internal/catalog"
-	"github.com/gatedhq/gated/internal/contract"
 	"github.com/gatedhq/gated/internal/kill"
 	"github.com/gatedhq/gated/internal/metrics"
 	"github.com/gatedhq/gated/internal/policy"
 	"github.com/gatedhq/gated/internal/route"
-	"github.com/gatedhq/gated/internal/tracing"
 )
 
 // UnknownTools is what happens to a tool that no loaded catalog describes.
@@ -118,48 +115,6 @@ type Engine struct {
 	kills *kill.Board // nil: no kill switch
 }
 
-// Option configures an Engine.
-type Option func(*Engine)
-
-// WithClock sets the clock used for evidence freshness and time conditions.
-func WithClock(now func() time.Time) Option { return func(e *Engine) { e.now = now } }
-
-// WithShadow puts every decision in shadow mode.
-func WithShadow(on bool) Option { return func(e *Engine) { e.shadow = on } }
-
-// WithCatalog joins events to the catalog current() returns (read once per
-// decision, so a reload never splits one), with the given handling of
-// uncatalogued tools and of argument validation.
-func WithCatalog(current func() *catalog.Catalog, unknown UnknownTools, args catalog.ArgumentMode) Option {
-	return func(e *Engine) { e.catalog, e.unknownTools, e.argMode = current, unknown, args }
-}
-
-// WithPolicy evaluates the policy current() returns (read once per
-// decision). lim keeps rate-limit counts across policy reloads.
-func WithPolicy(current func() *policy.Set, lim *policy.Limiter) Option {
-	return func(e *Engine) { e.policy, e.limiter = current, lim }
-}
-
-// WithAudit records every decision, redacted, with rec. A record that can
-// be neither stored nor spooled refuses the call (unless the recorder runs
-// fail-open, when it reports the record dropped).
-func WithAudit(rec audit.Recorder, red *audit.Redactor, version string) Option {
-	return func(e *Engine) { e.recorder, e.redactor, e.version = rec, red, version }
-}
-
-// WithMetrics counts every decision.
-func WithMetrics(m *metrics.Metrics) Option { return func(e *Engine) { e.metrics = m } }
-
-// WithTracing traces every decision, and each of its stages, with tp. The
-// no-op provider leaves the engine untraced.
-func WithTracing(tp trace.TracerProvider) Option {
-	return func(e *Engine) {
-		if _, off := tp.(noop.TracerProvider); !off {
-			e.tracer = tp.Tracer(tracing.Scope)
-		}
-	}
-}
-
 // noSpan is the span of an untraced engine's stages: it records nothing.
 var noSpan = trace.SpanFromContext(context.Background())
 
@@ -179,14 +134,6 @@ func New(opts ...Option) *Engine {
 		o(e)
 	}
 	return e
-}
-
-func findingCodes(fs []route.Finding) []string {
-	out := make([]string, len(fs))
-	for i, f := range fs {
-		out[i] = f.Code
-	}
-	return out
 }
 
 // maxRequestIDBytes bounds the event's request_id that is echoed and
@@ -209,127 +156,9 @@ func firstNonEmpty(a, b string) string {
 	return b
 }
 
-// Pick is the category a surface declares for a tool, as one catalog
-// snapshot gives it. Passed on in Request.Pick, it makes the decision join
-// that same snapshot (and take the call it classified), so a reload in
-// between cannot split a decision and no command line is parsed twice.
-type Pick struct {
-	Category route.Category // unknown when no loaded catalog describes the tool
-	tool     string
-	catalog  *catalog.Catalog // nil: no catalog configured
-	call     *catalog.Call    // nil: only the tool was looked up
-}
-
-// Category picks the category the current catalog gives tool. Adapters
-// that cannot know a tool's category themselves (hooks) declare this one.
-func (e *Engine) Category(tool string) Pick {
-	p := Pick{Category: route.Unknown, tool: tool}
-	if e.catalog == nil {
-		return p
-	}
-	p.catalog = e.catalog()
-	if v, ok := p.catalog.Lookup(tool); ok {
-		p.Category = v.Category()
-	}
-	return p
-}
-
-// CallCategory picks the category the current catalog gives a call of tool
-// with args, made in workspace: a tool's category, or a read's for a
-// command line the catalog proves only reads in the workspace. Hooks
-// declare it, and pass the pick on in Request.Pick.
-func (e *Engine) CallCategory(tool string, args map[string]any, workspace string) Pick {
-	p := Pick{Category: route.Unknown, tool: tool}
-	if e.catalog == nil {
-		return p
-	}
-	p.catalog = e.catalog()
-	if v, ok := p.catalog.Lookup(tool); ok {
-		p.call = v.Call(args, workspace)
-		p.Category = p.call.Floor().Category()
-	}
-	return p
-}
-
-// AlwaysRefused reports whether the current catalog refuses every call of
-// tool, whatever it carries: a tool that never executes, or, unless the
-// surface vouches for its category, a tool no catalog describes under
-// --unknown-tools refuse. Policy is not asked: its rules may turn on the
-// call. A surface may hide such tools (gated mcp-proxy --hide-refused).
-func (e *Engine) AlwaysRefused(tool string, vouched bool) bool {
-	if e.catalog == nil || e.shadow {
-		return false
-	}
-	v, ok := e.catalog().Lookup(tool)
-	if !ok {
-		return !vouched && e.unknownTools == UnknownRefuse
-	}
-	return v.NeverExecute
-}
-
-// OutputConforms checks an output reported for a call to tool against the
-// current catalog's outputSchema for it (the catalog current now, which a
-// reload may have changed since the decision). It returns nil when nothing
-// is checked: no catalog, a tool it does not describe, or no outputSchema.
-// An output holding a number the contract would refuse in arguments does
-// not conform: the validator is not given it.
-func (e *Engine) OutputConforms(tool string, output any) *bool {
-	if e.catalog == nil {
-		return nil
-	}
-	v, ok := e.catalog().Lookup(tool)
-	if !ok || !v.OutputSchema {
-		return nil
-	}
-	if !contract.NumbersInRange(output) {
-		return new(false)
-	}
-	return v.OutputConforms(output)
-}
-
 func notInCatalog(r route.Route) route.Finding {
 	return route.Finding{Source: route.SourceCatalog, Code: route.CodeToolNotInCatalog, Route: r, Blocking: true,
 		Message: "the tool is not described by any loaded catalog"}
-}
-
-// finish sets the final outcome from all findings, and whether the tool may
-// execute; gateOutcome is the gate's own verdict before the runtime's route.
-func (d *Decision) finish(findings []route.Finding, gateOutcome route.Outcome) {
-	out := route.Combine(findings)
-	if findings == nil {
-		findings = []route.Finding{}
-	}
-	if d.Reasons == nil {
-		d.Reasons = []string{}
-	}
-	d.Findings, d.Gate = findings, gateOutcome
-	d.Route, d.HardBlockers = out.Route, out.HardBlockers
-	d.Execute = d.Shadow || out.Pass()
-}
-
-// refuse adds a refusal for code to whatever the decision already found.
-func (d *Decision) refuse(code, msg string) {
-	f := route.Finding{Source: route.SourceGated, Code: code, Route: route.Refuse, Blocking: true, Message: msg}
-	if d.EvidenceIntegrity == nil {
-		d.EvidenceIntegrity = emptyIntegrity()
-	}
-	if d.AuthorizationReport == nil {
-		d.AuthorizationReport = emptyAuthReport()
-	}
-	findings := append(d.Findings, f)
-	d.finish(findings, route.Combine(findings))
-}
-
-func emptyIntegrity() *contract.Integrity {
-	return &contract.Integrity{
-		EvidenceSafetyVersion: "0.1", UsedSourceIDs: []string{}, MissingEvidenceSourceIDs: []string{},
-		ContradictoryEvidenceSourceIDs: []string{}, CitationSourceIDs: []string{}, ProvenanceSourceIDs: []string{},
-		Issues: []contract.Issue{}, ErrorCodes: []string{}, WarningCodes: []string{},
-	}
-}
-
-func emptyAuthReport() *contract.AuthReport {
-	return &contract.AuthReport{Support: []contract.Support{}}
 }
 
 // newID returns a UUIDv7: time-ordered, so audit records index well. Its
