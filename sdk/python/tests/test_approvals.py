@@ -103,7 +103,8 @@ class Approvals(unittest.TestCase):
             raise AssertionError("unknown approver action %r" % action)
 
         worker.join()
-        self.assertEqual([d["route"] for d in seen], want["decisions"])
+        self.assertEqual([d["route"] for d in seen], want["decisions"],
+                         [(d["route"], d.get("hard_blockers")) for d in seen])
         if want["tool_runs"]:
             self.assertNotIn("error", outcome)
             self.assertEqual(outcome["result"], "sent")
