@@ -110,13 +110,7 @@ func TestMCPProxyApprovals(t *testing.T) {
 	dir := t.TempDir()
 	// The catalog does not describe send: trusted, its lack of annotations
 	// makes it a write, which asks.
-	writeFile(t, filepath.Join(dir, "ACTIONS.yaml"), `actions:
-  - name: mcp__up__echo
-    description: Echo.
-    command: ["echo"]
-    inputSchema: { type: object }
-    annotations: { readOnlyHint: true }
-`)
+	writeFile(t, filepath.Join(dir, "ACTIONS.yaml"), echoCatalog)
 	var sent atomic.Int32
 	up := sdk.NewServer(&sdk.Implementation{Name: "up", Version: "1"}, nil)
 	up.AddTool(&sdk.Tool{Name: "send", InputSchema: map[string]any{"type": "object"}}, func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
@@ -207,19 +201,22 @@ func writeFile(t *testing.T, path, body string) {
 	}
 }
 
+// echoCatalog describes the upstream's echo as mcp__up__echo, a read.
+const echoCatalog = `actions:
+  - name: mcp__up__echo
+    description: Echo.
+    command: ["echo"]
+    inputSchema: { type: object }
+    annotations: { readOnlyHint: true }
+`
+
 // echoUpstream is an upstream MCP server over streamable HTTP with one
 // tool, echo, and a catalog directory describing it as mcp__up__echo, a
 // read; the server closes when the test ends.
 func echoUpstream(t *testing.T) (catalogDir string, upstream *httptest.Server) {
 	t.Helper()
 	dir := t.TempDir()
-	writeFile(t, filepath.Join(dir, "ACTIONS.yaml"), `actions:
-  - name: mcp__up__echo
-    description: Echo.
-    command: ["echo"]
-    inputSchema: { type: object }
-    annotations: { readOnlyHint: true }
-`)
+	writeFile(t, filepath.Join(dir, "ACTIONS.yaml"), echoCatalog)
 	up := sdk.NewServer(&sdk.Implementation{Name: "up", Version: "1"}, nil)
 	up.AddTool(&sdk.Tool{Name: "echo", InputSchema: map[string]any{"type": "object"}}, func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "echoed"}}}, nil
