@@ -178,6 +178,11 @@ func mcpTool(name string) string {
 // spelling is the plain one, and a letter split by a format character
 // composes as the unsplit one does), trimmed of spaces.
 func clean(s string) string {
+	if printableASCII(s) {
+		// No format characters, and NFKC leaves ASCII as it is: the common
+		// case, on every decision while a kill is set, costs no allocation.
+		return strings.TrimSpace(s)
+	}
 	s = strings.Map(func(r rune) rune {
 		if unicode.Is(unicode.Cf, r) {
 			return -1
@@ -185,6 +190,15 @@ func clean(s string) string {
 		return r
 	}, s)
 	return strings.TrimSpace(norm.NFKC.String(s))
+}
+
+func printableASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x20 || s[i] > 0x7e {
+			return false
+		}
+	}
+	return true
 }
 
 // same reports whether a call's name a is a kill's value v, compared clean
