@@ -30,6 +30,9 @@ func TestStarterRulesRefuseEverySpelling(t *testing.T) {
 		`'rm' '-rf' '/'`, `r\m -rf /`, `/bin/rm -rf /`, `./rm -rf /`, `rm -rf -- /`, `rm -Rf /*`, `rm --rec --for /`,
 		`rm -r -f ~`, `rm -rf "$HOME"`, `rm -rf $(pwd)/..`, `rm -rf ..`, `rm -rf .`, `rm -rf /home/u/project`,
 		`rm -rf .*`, `rm -r "$opt" build`, `rm -r -- -f /`, `rm -r /tmp/x`, `cd .. && rm -rf project`, `env -C / rm -rf home`,
+		// case-insensitive file systems (macOS, Windows) and Windows' .exe
+		`RM -rf /`, `Rm -rf /`, `/BIN/RM -rf /`, `rm.exe -rf /`, `SUDO rm -rf /`, `Env rm -rf /`, `CAT ~/.ssh/id_rsa`,
+		`GIT push --force origin main`,
 		// wrappers
 		`/usr/bin/env rm -rf /`, `env -i PATH=/bin rm -rf /`, `command rm -rf /`, `builtin exec rm -rf /`,
 		`nice -n 10 rm -rf /`, `nohup rm -rf / &`, `time rm -rf /`, `timeout -s KILL 10 rm -rf /`,

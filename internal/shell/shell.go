@@ -72,8 +72,8 @@ func (w Word) MayBeOption() bool {
 
 // Command is one simple command the line runs.
 type Command struct {
-	// Name is the program: the base name of its command word, so /bin/rm
-	// and ./rm are rm.
+	// Name is the program: the base name of its command word, in lower
+	// case and without .exe, so /bin/rm, ./rm, RM and rm.exe are rm.
 	Name string
 	// Args are the words after the command word. A wrapper's own options
 	// stay in the wrapper's Args; the wrapped command is a Command of its
@@ -365,6 +365,17 @@ func isDigits(s string) bool {
 	return s != ""
 }
 
+// program is the name a command word runs, as rules match it: its base
+// name, in lower case and without .exe, since macOS and Windows file
+// systems ignore case (RM runs rm there) and Windows finds rm.exe as rm.
+func program(word string) string {
+	name := strings.ToLower(path.Base(word))
+	if trimmed := strings.TrimSuffix(name, ".exe"); trimmed != "" {
+		name = trimmed
+	}
+	return name
+}
+
 // run records the command words run and unwraps what it runs in turn.
 func (r *reader) run(words []Word, s *syntax.Stmt, src string, st state) {
 	for len(words) > 0 && r.line.Dynamic == "" {
@@ -377,7 +388,7 @@ func (r *reader) run(words []Word, s *syntax.Stmt, src string, st state) {
 			r.dynamic("the command line runs more than %d commands", maxCommands)
 			return
 		}
-		name := path.Base(w.Text)
+		name := program(w.Text)
 		args := words[1:]
 		if changesDir(name, args) {
 			r.line.Chdir = true
@@ -816,7 +827,7 @@ func (r *reader) piped(prev *syntax.Stmt, src string, st state) {
 		r.dynamic("a shell reads a script from standard input gated cannot see")
 		return
 	}
-	name, args := path.Base(args[0].Text), args[1:]
+	name, args := program(args[0].Text), args[1:]
 	if name == "cat" && len(args) > 0 && !slices.ContainsFunc(args, func(a Word) bool { return strings.HasPrefix(a.Text, "-") }) {
 		for _, a := range args {
 			r.line.Files = append(r.line.Files, File{Word: a})
