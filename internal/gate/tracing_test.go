@@ -78,7 +78,18 @@ func TestNoopTracingAllocatesNothing(t *testing.T) {
 	decide := func(e *gate.Engine) func() {
 		return func() { e.Decide(context.Background(), gate.Request{Event: ev}) }
 	}
-	if a, b := testing.AllocsPerRun(50, decide(plain)), testing.AllocsPerRun(50, decide(noopTraced)); b > a {
+	if a, b := fewestAllocs(decide(plain)), fewestAllocs(decide(noopTraced)); b > a {
 		t.Fatalf("%v allocations per decision with the no-op provider, %v without tracing", b, a)
 	}
+}
+
+// fewestAllocs is the smallest allocation count of one call over many: under
+// the race detector sync.Pool drops a quarter of what is put back, at random,
+// so a mean over runs differs between two identical engines.
+func fewestAllocs(f func()) float64 {
+	fewest := testing.AllocsPerRun(1, f)
+	for range 200 {
+		fewest = min(fewest, testing.AllocsPerRun(1, f))
+	}
+	return fewest
 }
