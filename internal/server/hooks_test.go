@@ -70,6 +70,8 @@ func TestHookEndpointsOfEveryRuntime(t *testing.T) {
 		{"gemini secret, older argument name", "gemini-cli", `{"session_id":"s","cwd":"/w","hook_event_name":"BeforeTool","tool_name":"read_file","tool_input":{"absolute_path":"/w/.env"}}`, wire.Deny, "secret files"},
 		{"gemini delete", "gemini-cli", `{"session_id":"s","cwd":"/w","hook_event_name":"BeforeTool","tool_name":"run_shell_command","tool_input":{"command":"rm -rf canary"}}`, wire.Deny, "cannot ask"},
 		{"gemini read elsewhere is not a read", "gemini-cli", `{"session_id":"s","cwd":"/w","hook_event_name":"BeforeTool","tool_name":"run_shell_command","tool_input":{"command":"cat passwd","dir_path":"/etc"}}`, wire.Deny, "cannot ask"},
+		{"gemini read of a range", "gemini-cli", `{"session_id":"s","cwd":"/w","hook_event_name":"BeforeTool","tool_name":"read_file","tool_input":{"file_path":"README.md","start_line":1,"end_line":20}}`, wire.Allow, "allows"},
+		{"gemini shell read in the background", "gemini-cli", `{"session_id":"s","cwd":"/w","hook_event_name":"BeforeTool","tool_name":"run_shell_command","tool_input":{"command":"git status","is_background":false}}`, wire.Allow, "allows"},
 		{"gemini AfterTool", "gemini-cli", `{"session_id":"s","cwd":"/w","hook_event_name":"AfterTool","tool_name":"read_file","tool_input":{"file_path":"README.md"}}`, wire.Deny, "BeforeTool"},
 		{"cursor shell asks", "cursor", `{"hook_event_name":"beforeShellExecution","conversation_id":"c","workspace_roots":["/w"],"command":"rm -rf canary","cwd":"/w"}`, wire.Ask, "approve"},
 		{"cursor read", "cursor", `{"hook_event_name":"beforeReadFile","conversation_id":"c","workspace_roots":["/w"],"file_path":"/w/README.md","content":"# hi"}`, wire.Allow, "allows"},

@@ -17,20 +17,30 @@ const (
 	argPath     = "path"
 )
 
-// GitHub Copilot CLI (@github/copilot): the preToolUse command hook, in its
-// camelCase form ({timestamp, cwd, toolName, toolArgs}, toolArgs a JSON
-// string). Its documentation says a failed hook never blocks, whatever the
-// exit code, so every failure prints a deny on stdout and exits 0. It
-// cannot ask here: in a non-interactive run (copilot -p) nobody answers,
-// and the documentation does not say an ask blocks there.
+// GitHub Copilot CLI (@github/copilot): the preToolUse command hook. Its
+// input is camelCase ({sessionId, timestamp, cwd, toolName, toolArgs},
+// toolArgs a JSON string in older versions) when the hook is configured
+// under preToolUse, and snake_case with Claude Code's tool names when
+// configured under PreToolUse; the answer is {permissionDecision,
+// permissionDecisionReason} for both. Older documentation says a failed
+// hook never blocks and only a printed "deny" is processed, so every
+// failure prints a deny on stdout and exits 0 (current versions deny on a
+// non-zero exit too; a timeout runs the tool in all of them). It cannot
+// ask: older versions ignore "ask", and in a run with nobody at the
+// keyboard (copilot -p) nobody would answer.
 var CopilotCLI = register(&Codec{
 	ID: "copilot-cli", Name: "GitHub Copilot CLI", failPrints: true,
 	parse: func(doc map[string]any) (*Call, error) {
+		if _, snake := doc["tool_name"]; snake {
+			c, err := parseSnake(doc, "PreToolUse", "Copilot CLI's preToolUse (or PreToolUse)")
+			if err != nil {
+				return nil, err
+			}
+			c.Tool, c.Input, err = copilotClaudeTools.Map(c.Tool, c.Input)
+			return c, err
+		}
 		var c Call
 		var err error
-		if _, snake := doc["tool_name"]; snake {
-			return nil, fmt.Errorf("this is the VS Code-compatible PascalCase input: configure gated under the camelCase preToolUse event")
-		}
 		for _, k := range []string{"hookEventName", "hook_event_name"} {
 			ev, err := str(doc, k)
 			if err != nil {
@@ -75,7 +85,10 @@ type CopilotCLIOutput struct {
 }
 
 // copilotTools maps Copilot CLI's built-in tools (bash, view, create, edit,
-// glob, grep, web_fetch) onto the catalog's.
+// glob, grep, web_fetch) onto the catalog's. powershell is not a Bash
+// line, and MCP tools are named server-tool, which cannot be split
+// reliably: both pass by their own names, and the catalog declares them
+// unknown unless it names them.
 var copilotTools = Tools{
 	"bash":      {Name: "Bash", Args: map[string][]string{argCommand: {"command"}}},
 	"view":      {Name: "Read", Args: map[string][]string{argFilePath: {"path"}}},
@@ -84,6 +97,17 @@ var copilotTools = Tools{
 	"glob":      {Name: "Glob", Args: map[string][]string{argPattern: {"pattern"}, argPath: {"path"}}},
 	"grep":      {Name: "Grep", Args: map[string][]string{argPattern: {"pattern"}, argPath: {"path"}}},
 	"web_fetch": {Name: "WebFetch", Args: map[string][]string{"url": {"url"}}},
+}
+
+// copilotClaudeTools maps the PascalCase PreToolUse input, where Copilot
+// CLI names its tools as Claude Code does but keeps its own arguments.
+var copilotClaudeTools = Tools{
+	"bash":  {Name: "Bash", Args: map[string][]string{argCommand: {"command"}}},
+	"read":  {Name: "Read", Args: map[string][]string{argFilePath: {"path"}}},
+	"write": {Name: "Write", Args: map[string][]string{argFilePath: {"path"}, argContent: {"file_text"}}},
+	"edit":  {Name: "Edit", Args: map[string][]string{argFilePath: {"path"}, argOld: {"old_str"}, argNew: {"new_str"}}},
+	"grep":  {Name: "Grep", Args: map[string][]string{argPattern: {"pattern"}, argPath: {"path"}}},
+	"glob":  {Name: "Glob", Args: map[string][]string{argPattern: {"pattern"}, argPath: {"path"}}},
 }
 
 // Gemini CLI (@google/gemini-cli): the BeforeTool command hook, input in
