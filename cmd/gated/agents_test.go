@@ -21,25 +21,9 @@ func runAgentHook(t *testing.T, runtime, stdin string, args ...string) (int, wir
 		return exitCode(err), "", ""
 	}
 	c, _ := wire.Lookup(runtime)
-	a, rerr := c.Read(bytes.TrimSpace(stdout.Bytes()))
+	v, _, rerr := c.Verdict(bytes.TrimSpace(stdout.Bytes()))
 	if rerr != nil {
 		t.Fatalf("%s printed %q, not its answer: %v", runtime, stdout.String(), rerr)
-	}
-	var v wire.Verdict
-	switch a := a.(type) {
-	case wire.CopilotCLIOutput:
-		v = wire.Verdict(a.PermissionDecision)
-	case wire.DecisionOutput:
-		v = wire.Verdict(a.Decision)
-	case wire.CursorOutput:
-		v = wire.Verdict(a.Permission)
-	case wire.ClineOutput:
-		v = wire.Allow
-		if a.Cancel {
-			v = wire.Deny
-		}
-	default:
-		t.Fatalf("unexpected answer %T", a)
 	}
 	return exitCode(err), v, stdout.String()
 }

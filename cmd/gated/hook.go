@@ -10,6 +10,7 @@ import (
 
 	"github.com/gatedhq/gated/client"
 	"github.com/gatedhq/gated/internal/adapter/hook"
+	"github.com/gatedhq/gated/internal/adapter/hook/wire"
 	"github.com/gatedhq/gated/internal/eventcodec"
 	"github.com/gatedhq/gated/internal/gate"
 	"github.com/gatedhq/gated/internal/server"
@@ -67,7 +68,7 @@ func runHook(ctx context.Context, args []string, getenv func(string) string, std
 	if len(body) > server.DefaultHookMaxBodyBytes {
 		return fail(fmt.Sprintf("the hook input exceeds %d bytes", server.DefaultHookMaxBodyBytes))
 	}
-	var answer any
+	var answer wire.Reply
 	if *url != "" {
 		if len(sf.catalogDirs)+len(sf.policyDirs) > 0 {
 			return fail("--catalog and --policy are for deciding in-process; with --url, the gated there uses its own")
@@ -79,28 +80,49 @@ func runHook(ctx context.Context, args []string, getenv func(string) string, std
 	if err != nil {
 		return fail(err.Error())
 	}
-	out, err := json.Marshal(answer)
+	if err := emit(stdout, answer); err != nil {
+		return fail(err.Error())
+	}
+	return exitFor(answer)
+}
+
+// emit prints the reply's answer, unless the runtime reads only the exit
+// code.
+func emit(stdout io.Writer, r wire.Reply) error {
+	if r.Quiet {
+		return nil
+	}
+	out, err := json.Marshal(r.Body)
 	if err != nil {
-		return fail("encoding the answer failed: " + err.Error())
+		return fmt.Errorf("encoding the answer failed: %w", err)
 	}
 	if _, err := fmt.Fprintf(stdout, "%s\n", out); err != nil {
-		return fail("writing the answer failed: " + err.Error())
+		return fmt.Errorf("writing the answer failed: %w", err)
 	}
 	return nil
+}
+
+// exitFor is how the command ends after emitting r: its exit code, with
+// its stderr text.
+func exitFor(r wire.Reply) error {
+	if r.Exit == 0 && r.Stderr == "" {
+		return nil
+	}
+	return exitError{code: r.Exit, msg: r.Stderr}
 }
 
 // askRemote forwards the hook input to a running gated, which translates
 // and decides; the Go client fails closed on anything but a 2xx answer, and
 // the runtime's codec on an answer that is not the runtime's. Only the
 // fields the runtime reads are passed on.
-func askRemote(ctx context.Context, rt hook.Runtime, url, token string, timeout time.Duration, shadow bool, body []byte) (any, error) {
+func askRemote(ctx context.Context, rt hook.Runtime, url, token string, timeout time.Duration, shadow bool, body []byte) (wire.Reply, error) {
 	raw, err := client.New(url, client.WithToken(token), client.WithTimeout(timeout), client.WithShadow(shadow)).HookRaw(ctx, rt.ID, body)
 	if err != nil {
-		return nil, fmt.Errorf("gated at %s gave no answer: %w", url, err)
+		return wire.Reply{}, fmt.Errorf("gated at %s gave no answer: %w", url, err)
 	}
 	a, err := rt.Read(raw)
 	if err != nil {
-		return nil, fmt.Errorf("gated at %s gave no usable answer: %w", url, err)
+		return wire.Reply{}, fmt.Errorf("gated at %s gave no usable answer: %w", url, err)
 	}
 	return a, nil
 }
@@ -108,41 +130,35 @@ func askRemote(ctx context.Context, rt hook.Runtime, url, token string, timeout 
 // decideLocally translates and decides by the same path as the service,
 // with the given catalog and policy and without an audit record (as gated
 // check does).
-func decideLocally(ctx context.Context, rt hook.Runtime, sf *sourceFlags, state string, shadow bool, body []byte) (any, error) {
+func decideLocally(ctx context.Context, rt hook.Runtime, sf *sourceFlags, state string, shadow bool, body []byte) (wire.Reply, error) {
 	doc, err := eventcodec.Decode(body, eventcodec.DefaultMaxDepth)
 	if err != nil {
-		return nil, fmt.Errorf("the hook input is not usable: %w", err)
+		return wire.Reply{}, fmt.Errorf("the hook input is not usable: %w", err)
 	}
 	in, err := rt.Parse(doc)
 	if err != nil {
-		return nil, err
+		return wire.Reply{}, err
 	}
 	src, err := loadSources(sf, nil, nil)
 	if err != nil {
-		return nil, fmt.Errorf("loading the catalog or policy failed: %w", err)
+		return wire.Reply{}, fmt.Errorf("loading the catalog or policy failed: %w", err)
 	}
 	engine := gate.New(append(src.Opts, gate.WithShadow(shadow))...)
 	pick := engine.CallCategory(in.Tool, in.Input, in.Cwd)
 	event := rt.Event(in, hook.Options{AuthorizationState: state, Category: pick.Category}).Doc()
 	d := engine.Decide(ctx, gate.Request{Event: event, TrustEventPrincipals: true, Workspace: in.Cwd, Pick: &pick})
-	return rt.Answer(d, in.Event).Body, nil
+	return rt.Answer(d, in.Event), nil
 }
 
 // hookFailure blocks the tool in the runtime's way: exit 2 with the reason
 // on stderr where exit 2 blocks, and a deny printed on stdout where the
 // runtime reads only that (Copilot CLI, Cline) or reads both (Gemini CLI,
-// Cursor).
+// Cursor, goose).
 func hookFailure(rt hook.Runtime, stdout io.Writer, reason string) error {
 	r := rt.Fail(reason, "")
-	if rt.Prints() {
-		out, err := json.Marshal(r.Body)
-		if err == nil {
-			_, err = fmt.Fprintf(stdout, "%s\n", out)
-		}
-		if err != nil && r.Exit == 0 {
-			// Nothing reached the runtime: exit 2 is the last word left.
-			return exitError{code: exitHookBlock, msg: r.Stderr}
-		}
+	if err := emit(stdout, r); err != nil && r.Exit == 0 {
+		// Nothing reached the runtime: exit 2 is the last word left.
+		return exitError{code: exitHookBlock, msg: r.Stderr}
 	}
 	return exitError{code: r.Exit, msg: r.Stderr}
 }

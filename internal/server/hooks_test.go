@@ -20,27 +20,11 @@ func hookVerdict(t *testing.T, path string, raw []byte) wire.Verdict {
 	if !ok {
 		t.Fatalf("no codec for %s", path)
 	}
-	a, err := c.Read(raw)
+	v, _, err := c.Verdict(raw)
 	if err != nil {
 		t.Fatalf("%s answered %s, not %s's answer: %v", path, raw, c.Name, err)
 	}
-	switch a := a.(type) {
-	case wire.ClaudeOutput:
-		return wire.Verdict(a.HookSpecificOutput.PermissionDecision)
-	case wire.CopilotCLIOutput:
-		return wire.Verdict(a.PermissionDecision)
-	case wire.DecisionOutput:
-		return wire.Verdict(a.Decision)
-	case wire.CursorOutput:
-		return wire.Verdict(a.Permission)
-	case wire.ClineOutput:
-		if a.Cancel {
-			return wire.Deny
-		}
-		return wire.Allow
-	}
-	t.Fatalf("%s: unknown answer %T", path, a)
-	return ""
+	return v
 }
 
 // One catalog decides every runtime's calls, as each runtime sends them: a

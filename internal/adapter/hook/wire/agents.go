@@ -66,15 +66,16 @@ var CopilotCLI = register(&Codec{
 		c.Tool, c.Input, err = copilotTools.Map(c.Tool, c.Input)
 		return &c, err
 	},
-	encode: func(v Verdict, reason, _ string) any {
-		return CopilotCLIOutput{PermissionDecision: string(v), PermissionDecisionReason: reason}
+	encode: func(v Verdict, reason, _ string) Reply {
+		return Reply{Body: CopilotCLIOutput{PermissionDecision: string(v), PermissionDecisionReason: reason}}
 	},
-	read: func(raw []byte) (any, error) {
+	read: func(raw []byte) (Verdict, string, error) {
 		var a CopilotCLIOutput
 		if err := decodeAnswer(raw, &a); err != nil {
-			return nil, err
+			return "", "", err
 		}
-		return a, checkVerdict(a.PermissionDecision, "allow", "deny")
+		v, err := checkVerdict(a.PermissionDecision, Allow, Deny)
+		return v, a.PermissionDecisionReason, err
 	},
 })
 
@@ -131,24 +132,27 @@ var GeminiCLI = register(&Codec{
 		c.Tool, c.Input, err = geminiTools.Map(c.Tool, c.Input)
 		return c, err
 	},
-	encode: func(v Verdict, reason, _ string) any {
-		return DecisionOutput{Decision: string(v), Reason: reason}
+	encode: func(v Verdict, reason, _ string) Reply {
+		return Reply{Body: DecisionOutput{Decision: string(v), Reason: reason}}
 	},
 	read: readDecision,
 })
 
-// DecisionOutput is Gemini CLI's answer to BeforeTool.
+// DecisionOutput is Gemini CLI's answer to BeforeTool, and the form in
+// which gated's endpoint sends the verdict of a runtime that reads only
+// exit codes.
 type DecisionOutput struct {
 	Decision string `json:"decision"`
 	Reason   string `json:"reason"`
 }
 
-func readDecision(raw []byte) (any, error) {
+func readDecision(raw []byte) (Verdict, string, error) {
 	var a DecisionOutput
 	if err := decodeAnswer(raw, &a); err != nil {
-		return nil, err
+		return "", "", err
 	}
-	return a, checkVerdict(a.Decision, "allow", "deny")
+	v, err := checkVerdict(a.Decision, Allow, Deny)
+	return v, a.Reason, err
 }
 
 // geminiTools maps Gemini CLI's built-in tools onto the catalog's. Older
@@ -248,15 +252,16 @@ var Cursor = register(&Codec{
 		}
 		return &c, err
 	},
-	encode: func(v Verdict, reason, _ string) any {
-		return CursorOutput{Permission: string(v), UserMessage: reason, AgentMessage: reason}
+	encode: func(v Verdict, reason, _ string) Reply {
+		return Reply{Body: CursorOutput{Permission: string(v), UserMessage: reason, AgentMessage: reason}}
 	},
-	read: func(raw []byte) (any, error) {
+	read: func(raw []byte) (Verdict, string, error) {
 		var a CursorOutput
 		if err := decodeAnswer(raw, &a); err != nil {
-			return nil, err
+			return "", "", err
 		}
-		return a, checkVerdict(a.Permission, "allow", "ask", "deny")
+		v, err := checkVerdict(a.Permission, Allow, Ask, Deny)
+		return v, a.AgentMessage, err
 	},
 })
 
@@ -331,24 +336,27 @@ var Cline = register(&Codec{
 		c.Tool, c.Input, err = clineTools.Map(c.Tool, c.Input)
 		return &c, err
 	},
-	encode: func(v Verdict, reason, _ string) any {
+	encode: func(v Verdict, reason, _ string) Reply {
 		if v == Allow {
-			return ClineOutput{}
+			return Reply{Body: ClineOutput{}}
 		}
-		return ClineOutput{Cancel: true, ErrorMessage: reason}
+		return Reply{Body: ClineOutput{Cancel: true, ErrorMessage: reason}}
 	},
-	read: func(raw []byte) (any, error) {
+	read: func(raw []byte) (Verdict, string, error) {
 		var a struct {
 			Cancel       *bool  `json:"cancel"`
 			ErrorMessage string `json:"errorMessage"`
 		}
 		if err := decodeAnswer(raw, &a); err != nil {
-			return nil, err
+			return "", "", err
 		}
-		if a.Cancel == nil {
-			return nil, fmt.Errorf("gated's hook answer has no cancel field")
+		switch {
+		case a.Cancel == nil:
+			return "", "", fmt.Errorf("gated's hook answer has no cancel field")
+		case *a.Cancel:
+			return Deny, a.ErrorMessage, nil
 		}
-		return ClineOutput{Cancel: *a.Cancel, ErrorMessage: a.ErrorMessage}, nil
+		return Allow, "", nil
 	},
 })
 

@@ -33,15 +33,16 @@ func claudeShaped(id, name string, canAsk bool, tools Tools) *Codec {
 		c.asks = map[string]bool{"": true, "PreToolUse": true}
 	}
 	c.parse = func(doc map[string]any) (*Call, error) { return parseClaude(doc, tools) }
-	c.encode = func(v Verdict, reason, _ string) any {
-		return ClaudeOutput{ClaudeSpecific{HookEventName: "PreToolUse", PermissionDecision: string(v), PermissionDecisionReason: reason}}
+	c.encode = func(v Verdict, reason, _ string) Reply {
+		return Reply{Body: ClaudeOutput{ClaudeSpecific{HookEventName: "PreToolUse", PermissionDecision: string(v), PermissionDecisionReason: reason}}}
 	}
-	c.read = func(raw []byte) (any, error) {
+	c.read = func(raw []byte) (Verdict, string, error) {
 		var a ClaudeOutput
 		if err := decodeAnswer(raw, &a); err != nil {
-			return nil, err
+			return "", "", err
 		}
-		return a, checkVerdict(a.HookSpecificOutput.PermissionDecision, "allow", "ask", "deny")
+		v, err := checkVerdict(a.HookSpecificOutput.PermissionDecision, Allow, Ask, Deny)
+		return v, a.HookSpecificOutput.PermissionDecisionReason, err
 	}
 	return c
 }

@@ -37,7 +37,8 @@ const (
 // Reply is what the command hook prints and how it exits; the HTTP hook
 // sends Body with status 200.
 type Reply struct {
-	Body   any    // the JSON answer; nil prints nothing
+	Body   any    // the JSON answer, which the HTTP hook sends and the command prints
+	Quiet  bool   // the command prints nothing: the runtime reads the exit code and stderr only
 	Exit   int    // the command's exit code
 	Stderr string // what the command writes on stderr
 }
@@ -49,13 +50,13 @@ type Codec struct {
 
 	parse func(doc map[string]any) (*Call, error)
 	// encode writes a verdict with its reason for the event answered.
-	encode func(v Verdict, reason, event string) any
+	encode func(v Verdict, reason, event string) Reply
 	// asks is the set of events whose answer can ask the person at the
 	// keyboard; nil for a runtime that cannot ask at all.
 	asks map[string]bool
-	// read checks an answer gated sent over HTTP and keeps only its known
-	// fields: anything else is no answer, and blocks.
-	read func(raw []byte) (any, error)
+	// read reads the verdict and reason out of an answer gated sent over
+	// HTTP: anything else is no answer, and blocks.
+	read func(raw []byte) (Verdict, string, error)
 
 	// failExit is the exit code that makes the runtime block the tool when
 	// gated fails: 2 where the runtime blocks on it, 0 where only a deny
@@ -94,23 +95,32 @@ func (c *Codec) Answer(v Verdict, reason, event string) Reply {
 	if v == Ask && !c.CanAsk(event) {
 		v = Deny // callers word the reason; this only guards the wire
 	}
-	return Reply{Body: c.encode(v, reason, event)}
+	return c.encode(v, reason, event)
 }
 
 // Fail is the reply to a call gated could not decide: it blocks in the
 // runtime's own way.
 func (c *Codec) Fail(why, event string) Reply {
-	reason := "gated could not check this call, so it is blocked: " + why
-	r := Reply{Body: c.encode(Deny, reason, event), Exit: c.failExit, Stderr: "hook blocked the tool call: " + why}
+	r := c.encode(Deny, "gated could not check this call, so it is blocked: "+why, event)
+	r.Exit, r.Quiet = c.failExit, r.Quiet || !c.failPrints
+	r.Stderr = "hook blocked the tool call: " + why
 	return r
 }
 
-// Prints reports whether a failure's reply goes to stdout.
-func (c *Codec) Prints() bool { return c.failPrints }
+// Verdict reads the verdict and reason out of an answer gated's /v1/hooks
+// endpoint sent for this runtime.
+func (c *Codec) Verdict(raw []byte) (Verdict, string, error) { return c.read(raw) }
 
-// Read checks an answer gated's /v1/hooks endpoint sent for this runtime and
-// returns it with only the fields the runtime reads.
-func (c *Codec) Read(raw []byte) (any, error) { return c.read(raw) }
+// Read turns an answer gated's /v1/hooks endpoint sent for this runtime
+// into the command's reply, keeping only what the runtime reads. The
+// endpoint has already turned an ask the runtime cannot take into a deny.
+func (c *Codec) Read(raw []byte) (Reply, error) {
+	v, reason, err := c.read(raw)
+	if err != nil {
+		return Reply{}, err
+	}
+	return c.encode(v, reason, ""), nil
+}
 
 // Named is a runtime that no hook wire reaches (the MCP proxy): it only
 // names the runtime in events and reasons, and says whether it can ask.
@@ -126,7 +136,7 @@ func Named(id, name string, canAsk bool) *Codec {
 var Codecs = map[string]*Codec{}
 
 func register(c *Codec) *Codec {
-	if c.failExit == 0 && !c.failPrints {
+	if c.failExit == 0 && (!c.failPrints || c.encode(Deny, "", "").Quiet) {
 		panic("wire: " + c.ID + " would fail open") // a programming error, caught by any test
 	}
 	Codecs[c.ID] = c
@@ -261,11 +271,23 @@ func decodeAnswer(raw []byte, v any) error {
 }
 
 // checkVerdict accepts the verdict words a runtime's answer may carry.
-func checkVerdict(got string, want ...string) error {
+func checkVerdict(got string, want ...Verdict) (Verdict, error) {
 	for _, w := range want {
-		if got == w {
-			return nil
+		if Verdict(got) == w {
+			return w, nil
 		}
 	}
-	return fmt.Errorf("gated's hook answer has no known decision (got %q)", got)
+	return "", fmt.Errorf("gated's hook answer has no known decision (got %q)", got)
+}
+
+// exitCoded is the reply of a runtime that reads only the exit code and
+// stderr: 0 runs the tool, 2 blocks it with stderr as the reason. Over
+// HTTP the verdict travels as {decision, reason}, which the command reads
+// back into the exit code.
+func exitCoded(v Verdict, reason, _ string) Reply {
+	r := Reply{Body: DecisionOutput{Decision: string(v), Reason: reason}, Quiet: true}
+	if v != Allow {
+		r.Exit, r.Stderr = 2, reason
+	}
+	return r
 }
