@@ -61,6 +61,8 @@ func TestAgentCommandHooks(t *testing.T) {
 		{"cursor", ".env", sample("cursor/hook-read.json"), want{0, wire.Deny}, 2},
 		{"cline", "rm -rf", sample("cline/hook-command.json"), want{0, wire.Deny}, 0},
 		{"cline", "read", `{"hookName":"PreToolUse","taskId":"t","workspaceRoots":["/w"],"preToolUse":{"toolName":"read_file","parameters":{"path":"README.md"}}}`, want{0, wire.Allow}, 0},
+		{"goose", "rm -rf", sample("goose/hook-shell.json"), want{0, wire.Deny}, 2},
+		{"droid", "rm -rf", sample("droid/hook-shell.json"), want{0, wire.Deny}, 2},
 	} {
 		t.Run(tc.runtime+"/"+tc.name, func(t *testing.T) {
 			for _, args := range [][]string{{"--catalog", claudeCatalog}, {"--url", base}} {
@@ -82,10 +84,53 @@ func TestAgentCommandHooks(t *testing.T) {
 				"gated cannot read it": {`{"toolName":`, []string{"--url", base}, 0},
 			} {
 				code, v, out := runAgentHook(t, tc.runtime, c.in, c.args...)
+				if code == 2 && out == "" && tc.runtime == "droid" {
+					continue // Claude Code's shape: exit 2 alone blocks, stdout stays empty
+				}
 				if code != c.exit || v != wire.Deny {
 					t.Errorf("%s: exit %d, printed %q; want exit %d and a deny", name, code, out, c.exit)
 				}
 			}
 		})
+	}
+}
+
+// Windsurf and Kiro CLI read only the exit code: nothing on stdout, exit 0
+// to run, exit 2 with the reason on stderr to block — decided or failed.
+func TestExitCodeCommandHooks(t *testing.T) {
+	t.Parallel()
+	base, _ := startServe(t, []string{"--catalog", claudeCatalog}, nil)
+	sample := func(p string) string {
+		b, err := os.ReadFile("../../examples/" + p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	for _, tc := range []struct {
+		runtime, name, in string
+		exit              int
+		stderr            string
+	}{
+		{"windsurf", ".env", sample("windsurf/hook-read.json"), 2, "secret files"},
+		{"windsurf", "read", `{"agent_action_name":"pre_read_code","tool_info":{"file_path":"/w/README.md"}}`, 0, ""},
+		{"kiro-cli", "rm -rf", sample("kiro-cli/hook-shell.json"), 2, "cannot ask"},
+		{"kiro-cli", "post hook", `{"hook_event_name":"postToolUse","tool_name":"shell","tool_input":{}}`, 2, "preToolUse hook only"},
+	} {
+		for _, args := range [][]string{{"--catalog", claudeCatalog}, {"--url", base}, {"--url", "http://127.0.0.1:1"}} {
+			var stdout, stderr bytes.Buffer
+			err := run(context.Background(), append([]string{"gated", "hook", tc.runtime}, args...), env(nil), strings.NewReader(tc.in), &stdout, &stderr)
+			want, wantErr := tc.exit, tc.stderr
+			if args[1] == "http://127.0.0.1:1" {
+				want, wantErr = 2, "gave no answer"
+			}
+			msg := ""
+			if ex, ok := err.(exitError); ok {
+				msg = ex.msg
+			}
+			if code := exitCode(err); code != want || stdout.Len() != 0 || !strings.Contains(msg, wantErr) {
+				t.Errorf("%s %s %v: exit %d, stdout %q, stderr %q; want exit %d quiet with %q", tc.runtime, tc.name, args, code, stdout.String(), msg, want, wantErr)
+			}
+		}
 	}
 }

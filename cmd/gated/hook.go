@@ -24,7 +24,7 @@ const exitHookBlock = 2
 // runtime's answer on stdout, exit 0. Any failure blocks in the runtime's
 // own way (hookFailure).
 func runHook(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
-	const usage = "usage: gated hook claude-code|codex|copilot-cli|gemini-cli|cursor|cline [--url URL] [--token-env NAME] [--timeout D] [--shadow] [--catalog DIR] [--policy DIR]"
+	const usage = "usage: gated hook claude-code|codex|copilot-cli|gemini-cli|cursor|cline|goose|windsurf|kiro-cli|droid [--url URL] [--token-env NAME] [--timeout D] [--shadow] [--catalog DIR] [--policy DIR]"
 	if len(args) == 0 {
 		return exitError{code: exitHookBlock, msg: "hook blocked the tool call: " + usage}
 	}
@@ -37,7 +37,7 @@ func runHook(ctx context.Context, args []string, getenv func(string) string, std
 	// copilot-cli.
 	rt, ok := hook.Lookup(args[0])
 	if !ok || rt == hook.Copilot {
-		return exitError{code: exitHookBlock, msg: fmt.Sprintf("hook blocked the tool call: unknown hook runtime %q (want claude-code, codex, copilot-cli, gemini-cli, cursor or cline; for the Copilot SDK use an SDK's Copilot handler)", args[0])}
+		return exitError{code: exitHookBlock, msg: fmt.Sprintf("hook blocked the tool call: unknown hook runtime %q (want claude-code, codex, copilot-cli, gemini-cli, cursor, cline, goose, windsurf, kiro-cli or droid; for the Copilot SDK use an SDK's Copilot handler)", args[0])}
 	}
 	fail := func(why string) error { return hookFailure(rt, stdout, why) }
 	fs := newFlagSet("hook "+rt.ID, stderr)

@@ -67,6 +67,16 @@ func TestHookEndpointsOfEveryRuntime(t *testing.T) {
 		{"cline delete", "cline", `{"hookName":"PreToolUse","taskId":"t","workspaceRoots":["/w"],"preToolUse":{"toolName":"execute_command","parameters":{"command":"rm -rf canary","requires_approval":"false"}}}`, wire.Deny, "cannot ask"},
 		{"cline no preToolUse", "cline", `{"hookName":"PreToolUse"}`, wire.Deny, "could not check"},
 		{"cline not JSON", "cline", `{`, wire.Deny, "could not check"},
+		{"goose delete", "goose", `{"event":"PreToolUse","session_id":"s","tool_name":"developer__shell","tool_input":{"command":"rm -rf canary"},"working_dir":"/w"}`, wire.Deny, "cannot ask"},
+		{"goose shell read", "goose", `{"event":"PreToolUse","session_id":"s","tool_name":"developer__shell","tool_input":{"command":"cat README.md"},"working_dir":"/w"}`, wire.Allow, ""},
+		{"goose write of a secret", "goose", `{"event":"PreToolUse","session_id":"s","tool_name":"developer__write","tool_input":{"path":"/w/.env","content":"K=v"},"working_dir":"/w"}`, wire.Deny, "secret files"},
+		{"windsurf secret", "windsurf", `{"agent_action_name":"pre_read_code","trajectory_id":"t","execution_id":"e","tool_info":{"file_path":"/w/.env"}}`, wire.Deny, "secret files"},
+		{"windsurf read", "windsurf", `{"agent_action_name":"pre_read_code","trajectory_id":"t","execution_id":"e","tool_info":{"file_path":"/w/README.md"}}`, wire.Allow, "allows"},
+		{"windsurf delete", "windsurf", `{"agent_action_name":"pre_run_command","trajectory_id":"t","execution_id":"e","tool_info":{"command_line":"rm -rf canary","cwd":"/w"}}`, wire.Deny, "cannot ask"},
+		{"kiro delete", "kiro-cli", `{"hook_event_name":"preToolUse","cwd":"/w","tool_name":"execute_bash","tool_input":{"command":"rm -rf canary"}}`, wire.Deny, "cannot ask"},
+		{"kiro read", "kiro-cli", `{"hook_event_name":"preToolUse","cwd":"/w","tool_name":"fs_read","tool_input":{"path":"README.md"}}`, wire.Allow, "allows"},
+		{"droid delete", "droid", `{"session_id":"s","cwd":"/w","hook_event_name":"PreToolUse","tool_name":"Execute","tool_input":{"command":"rm -rf canary"}}`, wire.Deny, "cannot ask"},
+		{"droid secret", "droid", `{"session_id":"s","cwd":"/w","hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":"/w/.env"}}`, wire.Deny, "secret files"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := "/v1/hooks/" + tc.runtime

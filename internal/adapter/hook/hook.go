@@ -35,7 +35,11 @@ var (
 	GeminiCLI  = Runtime{wire.GeminiCLI}
 	Cursor     = Runtime{wire.Cursor}
 	Cline      = Runtime{wire.Cline}
-	Runtimes   = []Runtime{ClaudeCode, Codex, Copilot, CopilotCLI, GeminiCLI, Cursor, Cline}
+	Goose      = Runtime{wire.Goose}
+	Windsurf   = Runtime{wire.Windsurf}
+	KiroCLI    = Runtime{wire.KiroCLI}
+	Droid      = Runtime{wire.Droid}
+	Runtimes   = []Runtime{ClaudeCode, Codex, Copilot, CopilotCLI, GeminiCLI, Cursor, Cline, Goose, Windsurf, KiroCLI, Droid}
 )
 
 // Lookup returns the runtime with id.

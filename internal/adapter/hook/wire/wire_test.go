@@ -108,6 +108,36 @@ func TestParseMapsToTheCatalog(t *testing.T) {
 		{"cline use_mcp_tool", Cline,
 			`{"hookName":"PreToolUse","preToolUse":{"toolName":"use_mcp_tool","parameters":{"server_name":"github","tool_name":"create_issue","arguments":"{\"title\":\"t\"}"}}}`,
 			Call{Event: "PreToolUse", Tool: "mcp__github__create_issue", Input: map[string]any{"title": "t"}}},
+		{"goose shell", Goose,
+			`{"event":"PreToolUse","session_id":"abc-123","matcher_context":"developer__shell","tool_name":"developer__shell","tool_input":{"command":"rm -rf canary"},"working_dir":"/w","tool_call_id":"call_1"}`,
+			Call{Event: "PreToolUse", Tool: "Bash", Input: map[string]any{"command": "rm -rf canary"}, Cwd: "/w", Session: "abc-123", ToolUseID: "call_1"}},
+		{"goose edit", Goose,
+			`{"event":"PreToolUse","session_id":"s","tool_name":"developer__edit","tool_input":{"path":"a.go","before":"x","after":"y"},"working_dir":"/w"}`,
+			Call{Event: "PreToolUse", Tool: "Edit", Input: map[string]any{"file_path": "a.go", "old_string": "x", "new_string": "y"}, Cwd: "/w", Session: "s"}},
+		{"windsurf run command", Windsurf,
+			`{"agent_action_name":"pre_run_command","trajectory_id":"t1","execution_id":"e1","timestamp":"2026-11-27T04:00:00Z","tool_info":{"command_line":"rm -rf canary","cwd":"/w"}}`,
+			Call{Event: "pre_run_command", Tool: "Bash", Input: map[string]any{"command": "rm -rf canary"}, Cwd: "/w", Session: "t1", ToolUseID: "e1"}},
+		{"windsurf read", Windsurf,
+			`{"agent_action_name":"pre_read_code","trajectory_id":"t1","execution_id":"e2","tool_info":{"file_path":"/w/.env"}}`,
+			Call{Event: "pre_read_code", Tool: "Read", Input: map[string]any{"file_path": "/w/.env"}, Session: "t1", ToolUseID: "e2"}},
+		{"windsurf write", Windsurf,
+			`{"agent_action_name":"pre_write_code","tool_info":{"file_path":"/w/a.go","edits":[{"old_string":"x","new_string":"y"}]}}`,
+			Call{Event: "pre_write_code", Tool: "MultiEdit", Input: map[string]any{"file_path": "/w/a.go", "edits": []any{map[string]any{"old_string": "x", "new_string": "y"}}}}},
+		{"windsurf MCP", Windsurf,
+			`{"agent_action_name":"pre_mcp_tool_use","tool_info":{"mcp_server_name":"github","mcp_tool_name":"create_issue","mcp_tool_arguments":{"title":"t"}}}`,
+			Call{Event: "pre_mcp_tool_use", Tool: "mcp__github__create_issue", Input: map[string]any{"title": "t"}}},
+		{"kiro shell", KiroCLI,
+			`{"hook_event_name":"preToolUse","cwd":"/w","tool_name":"execute_bash","tool_input":{"command":"ls"}}`,
+			Call{Event: "preToolUse", Tool: "Bash", Input: map[string]any{"command": "ls"}, Cwd: "/w"}},
+		{"kiro read", KiroCLI,
+			`{"hook_event_name":"preToolUse","cwd":"/w","tool_name":"read","tool_input":{"path":".env"}}`,
+			Call{Event: "preToolUse", Tool: "Read", Input: map[string]any{"file_path": ".env"}, Cwd: "/w"}},
+		{"droid Execute, snake_case", Droid,
+			`{"session_id":"s","transcript_path":"/t","cwd":"/w","permission_mode":"auto-full","hook_event_name":"PreToolUse","tool_name":"Execute","tool_input":{"command":"rm -rf canary"}}`,
+			Call{Event: "PreToolUse", Tool: "Bash", Input: map[string]any{"command": "rm -rf canary"}, Cwd: "/w", Session: "s"}},
+		{"droid Create, camelCase common fields", Droid,
+			`{"sessionId":"s","cwd":"/w","hookEventName":"PreToolUse","tool_name":"Create","tool_input":{"file_path":"a.go","content":"x"}}`,
+			Call{Event: "PreToolUse", Tool: "Write", Input: map[string]any{"file_path": "a.go", "content": "x"}, Cwd: "/w", Session: "s"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := tc.codec.Parse(decode(t, tc.in))
@@ -161,6 +191,16 @@ func TestParseRefusesWhatItCannotRead(t *testing.T) {
 		{"cline no hook name", Cline, `{"preToolUse":{"toolName":"read_file"}}`, "PreToolUse hook only"},
 		{"cline no preToolUse", Cline, `{"hookName":"PreToolUse"}`, "no preToolUse object"},
 		{"cline MCP arguments not JSON", Cline, `{"hookName":"PreToolUse","preToolUse":{"toolName":"use_mcp_tool","parameters":{"server_name":"s","tool_name":"t","arguments":"nope"}}}`, "not a JSON object"},
+		{"goose other event", Goose, `{"event":"PostToolUse","tool_name":"developer__shell","tool_input":{}}`, "PreToolUse hook only"},
+		{"goose no event", Goose, `{"tool_name":"developer__shell","tool_input":{"command":"ls"}}`, "PreToolUse hook only"},
+		{"windsurf post hook", Windsurf, `{"agent_action_name":"post_run_command","tool_info":{"command_line":"ls"}}`, "not \"post_run_command\""},
+		{"windsurf command not a string", Windsurf, `{"agent_action_name":"pre_run_command","tool_info":{"command_line":["rm","-rf"]}}`, "no command_line"},
+		{"windsurf no tool_info", Windsurf, `{"agent_action_name":"pre_read_code"}`, "no file_path"},
+		{"windsurf MCP without a server", Windsurf, `{"agent_action_name":"pre_mcp_tool_use","tool_info":{"mcp_tool_name":"x"}}`, "no MCP server"},
+		{"kiro PascalCase event", KiroCLI, `{"hook_event_name":"PreToolUse","tool_name":"shell","tool_input":{}}`, "preToolUse hook only"},
+		{"kiro postToolUse", KiroCLI, `{"hook_event_name":"postToolUse","tool_name":"shell","tool_input":{}}`, "preToolUse hook only"},
+		{"droid two event spellings", Droid, `{"hookEventName":"PostToolUse","hook_event_name":"PreToolUse","tool_name":"Execute"}`, "different values"},
+		{"droid other event", Droid, `{"hookEventName":"PostToolUse","tool_name":"Execute"}`, "PreToolUse hooks only"},
 		{"cline MCP without a server", Cline, `{"hookName":"PreToolUse","preToolUse":{"toolName":"use_mcp_tool","parameters":{"tool_name":"t"}}}`, "no server"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -228,6 +268,12 @@ func TestAnswersInEachRuntimesWords(t *testing.T) {
 			Ask: `{"permission":"deny","user_message":"r","agent_message":"r"}`}},
 		{Cursor, "preToolUse", map[Verdict]string{
 			Ask: `{"permission":"deny","user_message":"r","agent_message":"r"}`}},
+		{Goose, "PreToolUse", map[Verdict]string{
+			Allow: `{"decision":"allow"}`,
+			Ask:   `{"decision":"block","reason":"r"}`,
+			Deny:  `{"decision":"block","reason":"r"}`}},
+		{Droid, "PreToolUse", map[Verdict]string{
+			Ask: `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"r"}}`}},
 		{Cline, "PreToolUse", map[Verdict]string{
 			Allow: `{"cancel":false}`,
 			Ask:   `{"cancel":true,"errorMessage":"r"}`,
@@ -239,6 +285,25 @@ func TestAnswersInEachRuntimesWords(t *testing.T) {
 			if string(got) != want || r.Exit != 0 {
 				t.Errorf("%s %s %s: exit %d %s, want %s", tc.codec.ID, tc.event, v, r.Exit, got, want)
 			}
+		}
+	}
+}
+
+// Windsurf and Kiro read only the exit code: an allow exits 0 quietly, a
+// deny or an ask exits 2 with the reason on stderr.
+func TestExitCodeRuntimes(t *testing.T) {
+	t.Parallel()
+	for _, c := range []*Codec{Windsurf, KiroCLI} {
+		if r := c.Answer(Allow, "fine", ""); r.Exit != 0 || !r.Quiet || r.Stderr != "" {
+			t.Errorf("%s allow: %+v", c.ID, r)
+		}
+		for _, v := range []Verdict{Ask, Deny} {
+			if r := c.Answer(v, "no", ""); r.Exit != 2 || !r.Quiet || r.Stderr != "no" {
+				t.Errorf("%s %s: %+v", c.ID, v, r)
+			}
+		}
+		if r, err := c.Read([]byte(`{"decision":"deny","reason":"no"}`)); err != nil || r.Exit != 2 || r.Stderr != "no" {
+			t.Errorf("%s: a forwarded deny reads back as %+v, %v", c.ID, r, err)
 		}
 	}
 }
@@ -261,6 +326,9 @@ func TestReadRefusesStrangeAnswers(t *testing.T) {
 		{Cline, `{"errorMessage":"x"}`},
 		{Cline, `{"cancel":"false"}`},
 		{Cline, `not json`},
+		{Goose, `{"decision":"deny"}`},
+		{Windsurf, `{"decision":"ask"}`},
+		{KiroCLI, `{}`},
 	} {
 		if a, err := tc.codec.Read([]byte(tc.raw)); err == nil {
 			t.Errorf("%s read %s as %+v", tc.codec.ID, tc.raw, a)
@@ -289,7 +357,7 @@ func TestExampleInputsParse(t *testing.T) {
 		}
 		seen[id] = true
 	}
-	for _, id := range []string{"copilot-cli", "gemini-cli", "cursor", "cline"} {
+	for _, id := range []string{"copilot-cli", "gemini-cli", "cursor", "cline", "goose", "windsurf", "kiro-cli", "droid"} {
 		if !seen[id] {
 			t.Errorf("no examples/%s/hook-*.json sample", id)
 		}
