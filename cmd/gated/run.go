@@ -35,8 +35,9 @@ const usage = `usage: gated <command> [flags]
 commands:
   serve     run the decision service (gated serve --help for flags)
   check     decide one event from FILE or stdin; exit 0 when the tool may execute, 3 when not
-  hook claude-code|codex [--url URL] [--token-env NAME] [--catalog DIR] [--policy DIR]
-            answer one PreToolUse command hook from stdin; exit 2 (block) on any failure
+  hook RUNTIME [--url URL] [--token-env NAME] [--catalog DIR] [--policy DIR]
+            answer one pre-tool command hook from stdin in RUNTIME's format (claude-code, codex,
+            copilot-cli, gemini-cli, cursor, cline, goose, windsurf, kiro-cli, droid); any failure blocks
   mcp       serve the aana_pre_tool_check MCP tool over stdio (flags as serve: --catalog, --policy, audit)
   mcp-proxy --upstream-cmd PROGRAM [flags] [-- ARG...] | --upstream-url URL [flags]
             serve an upstream MCP server's tools (stdio, or HTTP with --http-addr), checking every tools/call first
