@@ -363,3 +363,32 @@ func TestExampleInputsParse(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParse: whatever a runtime sends, every codec either refuses it or
+// reads a call that names a tool, and its deny always reads back as one.
+func FuzzParse(f *testing.F) {
+	files, _ := filepath.Glob("../../../../examples/*/hook-*.json")
+	for _, p := range files {
+		if b, err := os.ReadFile(p); err == nil {
+			f.Add(b)
+		}
+	}
+	f.Add([]byte(`{"toolName":"view","toolArgs":"{\"path\":\".env\",\"file_path\":\"a\"}"}`))
+	f.Add([]byte(`{"hook_event_name":"BeforeTool","tool_name":"run_shell_command","tool_input":{"command":"ls","dir_path":"'; rm -rf /"}}`))
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		var doc map[string]any
+		if json.Unmarshal(raw, &doc) != nil {
+			return
+		}
+		for id, c := range Codecs {
+			call, err := c.Parse(doc)
+			if err == nil && (strings.TrimSpace(call.Tool) == "" || call.Input == nil) {
+				t.Fatalf("%s read %s as %+v", id, raw, call)
+			}
+			body, _ := json.Marshal(c.Fail("x", "").Body)
+			if v, _, err := c.Verdict(body); err != nil || v != Deny {
+				t.Fatalf("%s: its deny reads back as %s, %v", id, v, err)
+			}
+		}
+	})
+}
