@@ -52,15 +52,9 @@ func Lookup(id string) (Runtime, bool) {
 	return Runtime{}, false
 }
 
-// Input is one hook call in the catalog's terms.
+// Input is one hook call in the catalog's terms, as the runtime's codec
+// reads it (Runtime.Parse).
 type Input = wire.Call
-
-// Parse reads one hook input of the runtime. It accepts only the pre-tool
-// events the runtime documents, naming a tool: anything else cannot be
-// decided and must be denied by the caller.
-func (rt Runtime) Parse(doc map[string]any) (*Input, error) {
-	return rt.Codec.Parse(doc)
-}
 
 // Options are what the hook vouches for on every event it builds.
 type Options struct {

@@ -91,3 +91,42 @@ func TestEventVouchesOnlyForTheSession(t *testing.T) {
 		}
 	}
 }
+
+// Every codec the wire package registers is a runtime gated answers (a
+// route, a command), and no runtime lacks its codec.
+func TestEveryCodecIsARuntime(t *testing.T) {
+	t.Parallel()
+	if len(Runtimes) != len(wire.Codecs) {
+		t.Fatalf("%d runtimes, %d codecs", len(Runtimes), len(wire.Codecs))
+	}
+	for id, c := range wire.Codecs {
+		if rt, ok := Lookup(id); !ok || rt.Codec != c {
+			t.Errorf("codec %s has no runtime", id)
+		}
+	}
+}
+
+// Where a runtime cannot ask for an event, ask and defer are denied with a
+// reason naming the runtime; where it can, they ask.
+func TestAsksFollowTheEvent(t *testing.T) {
+	t.Parallel()
+	d := &gate.Decision{Route: route.Ask, Findings: []route.Finding{{Route: route.Ask, Blocking: true, Message: "a write needs confirmation"}}}
+	for _, tc := range []struct {
+		rt    Runtime
+		event string
+		want  wire.Verdict
+	}{
+		{Cursor, "beforeShellExecution", wire.Ask},
+		{Cursor, "beforeReadFile", wire.Deny},
+		{CopilotCLI, "preToolUse", wire.Deny},
+		{GeminiCLI, "BeforeTool", wire.Deny},
+		{Cline, "PreToolUse", wire.Deny},
+		{Windsurf, "pre_run_command", wire.Deny},
+	} {
+		v, reason := tc.rt.Verdict(d, tc.event)
+		if v != tc.want || !strings.Contains(reason, "a write needs confirmation") ||
+			(v == wire.Deny) != strings.Contains(reason, tc.rt.Name+" cannot ask") {
+			t.Errorf("%s %s: %s %q", tc.rt.ID, tc.event, v, reason)
+		}
+	}
+}
