@@ -299,8 +299,10 @@ var cursorTools = Tools{
 
 // Cline: the PreToolUse hook script ({hookName, taskId, workspaceRoots,
 // preToolUse: {toolName, parameters}}), answered {cancel, errorMessage}.
-// Cline documents no exit code that blocks, so every failure prints
-// cancel: true on stdout and exits 0. It cannot ask.
+// Cline blocks on cancel: true, a non-zero exit, invalid JSON or a
+// timeout, and runs the tool when the hook prints no JSON, so every
+// failure prints cancel: true (and exits 0, as the answer says it all).
+// It cannot ask.
 var Cline = register(&Codec{
 	ID: "cline", Name: "Cline", failPrints: true,
 	parse: func(doc map[string]any) (*Call, error) {
