@@ -74,6 +74,8 @@ func TestHookEndpointsOfEveryRuntime(t *testing.T) {
 		{"windsurf read", "windsurf", `{"agent_action_name":"pre_read_code","trajectory_id":"t","execution_id":"e","tool_info":{"file_path":"/w/README.md"}}`, wire.Allow, "allows"},
 		{"windsurf delete", "windsurf", `{"agent_action_name":"pre_run_command","trajectory_id":"t","execution_id":"e","tool_info":{"command_line":"rm -rf canary","cwd":"/w"}}`, wire.Deny, "cannot ask"},
 		{"kiro delete", "kiro-cli", `{"hook_event_name":"preToolUse","cwd":"/w","tool_name":"execute_bash","tool_input":{"command":"rm -rf canary"}}`, wire.Deny, "cannot ask"},
+		{"kiro read of two files is not a read", "kiro-cli", `{"hook_event_name":"preToolUse","cwd":"/w","tool_name":"read","tool_input":{"operations":[{"mode":"Line","path":"README.md"},{"mode":"Line","path":".env"}]}}`, wire.Deny, ""},
+		{"kiro read of a secret through operations", "kiro-cli", `{"hook_event_name":"preToolUse","cwd":"/w","tool_name":"fs_read","tool_input":{"operations":[{"mode":"Line","path":".env"}]}}`, wire.Deny, "secret files"},
 		{"kiro read", "kiro-cli", `{"hook_event_name":"preToolUse","cwd":"/w","tool_name":"fs_read","tool_input":{"path":"README.md"}}`, wire.Allow, "allows"},
 		{"droid delete", "droid", `{"session_id":"s","cwd":"/w","hook_event_name":"PreToolUse","tool_name":"Execute","tool_input":{"command":"rm -rf canary"}}`, wire.Deny, "cannot ask"},
 		{"droid secret", "droid", `{"session_id":"s","cwd":"/w","hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":"/w/.env"}}`, wire.Deny, "secret files"},

@@ -3,6 +3,7 @@ package wire
 import (
 	"fmt"
 	"reflect"
+	"strings"
 )
 
 // goose: a PreToolUse hook in a plugin's hooks/hooks.json ({event,
@@ -140,6 +141,7 @@ var KiroCLI = register(&Codec{
 		if err != nil {
 			return nil, err
 		}
+		c.Input = kiroSingleRead(c.Tool, c.Input)
 		c.Tool, c.Input, err = kiroTools.Map(c.Tool, c.Input)
 		return c, err
 	},
@@ -147,9 +149,32 @@ var KiroCLI = register(&Codec{
 	read:   readDecision,
 })
 
+// kiroSingleRead gives a read of one file through Kiro's operations list
+// ({operations: [{mode, path}]}) the path of that file; a read of several
+// keeps its list, names no file_path, and so is not accepted.
+func kiroSingleRead(tool string, in map[string]any) map[string]any {
+	if t := strings.ToLower(tool); t != "read" && t != "fs_read" {
+		return in
+	}
+	ops, ok := in["operations"].([]any)
+	if !ok || len(ops) != 1 || in["path"] != nil {
+		return in
+	}
+	op, ok := ops[0].(map[string]any)
+	if !ok {
+		return in
+	}
+	out := make(map[string]any, len(in)+1)
+	for k, v := range in {
+		out[k] = v
+	}
+	delete(out, "operations")
+	out["path"] = op["path"]
+	return out
+}
+
 // kiroTools maps Kiro CLI's built-in tools (by their current and their
-// older names) onto the catalog's. A read of several files at once
-// (operations) names no file_path, so the catalog cannot accept it.
+// older names) onto the catalog's.
 var kiroTools = Tools{
 	"shell":        {Name: "Bash", Args: map[string][]string{argCommand: {"command"}}},
 	"execute_bash": {Name: "Bash", Args: map[string][]string{argCommand: {"command"}}},
@@ -157,6 +182,8 @@ var kiroTools = Tools{
 	"fs_read":      {Name: "Read", Args: map[string][]string{argFilePath: {"path"}}},
 	"write":        {Name: "Write", Args: map[string][]string{argFilePath: {"path"}, argContent: {"file_text"}}},
 	"fs_write":     {Name: "Write", Args: map[string][]string{argFilePath: {"path"}, argContent: {"file_text"}}},
+	"glob":         {Name: "Glob", Args: map[string][]string{argPattern: {"pattern"}, argPath: {"path"}}},
+	"grep":         {Name: "Grep", Args: map[string][]string{argPattern: {"pattern"}, argPath: {"path"}}},
 }
 
 // Factory Droid: Claude Code's PreToolUse format (exit 2 blocks), with its
