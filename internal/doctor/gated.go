@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -49,7 +50,7 @@ func gatedHook(o *Options, rt runtime, h hook) (*wired, bool) {
 			return gatedCommand(o, rt, h, args, lost), true
 		}
 		if isCurl(args) && curlURL(args) != "" {
-			return curlCommand(o, rt, h, args, true), true
+			return curlCommand(o, rt, h, args, rawWords(c.Args), true), true
 		}
 	case *syntax.BinaryCmd:
 		x, xok := c.X.Cmd.(*syntax.CallExpr)
@@ -63,7 +64,7 @@ func gatedHook(o *Options, rt runtime, h hook) (*wired, bool) {
 			return gatedCommand(o, rt, h, args, !exit2), true
 		}
 		if isCurl(args) && curlURL(args) != "" {
-			return curlCommand(o, rt, h, args, !exit2), true
+			return curlCommand(o, rt, h, args, rawWords(x.Args), !exit2), true
 		}
 	}
 	if mentionsGated(h.command) {
@@ -86,11 +87,20 @@ func words(o *Options, ws []*syntax.Word) []string {
 	for i, w := range ws {
 		s, err := expand.Literal(cfg, w)
 		if err != nil {
-			var b strings.Builder
-			_ = syntax.NewPrinter().Print(&b, w)
-			s = b.String()
+			s = rawWords(ws[i : i+1])[0]
 		}
 		out[i] = s
+	}
+	return out
+}
+
+// rawWords are the words as written.
+func rawWords(ws []*syntax.Word) []string {
+	out := make([]string, len(ws))
+	for i, w := range ws {
+		var b strings.Builder
+		_ = syntax.NewPrinter().Print(&b, w)
+		out[i] = b.String()
 	}
 	return out
 }
@@ -117,6 +127,24 @@ func flagValue(args []string, name string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// shadowOn reads the boolean --shadow as Go's flag package does (--shadow,
+// --shadow=true), or GATED_SHADOW when the flag is not given.
+func shadowOn(args []string, env string) bool {
+	for _, a := range args {
+		for _, p := range []string{"--shadow", "-shadow"} {
+			if a == p {
+				return true
+			}
+			if v, ok := strings.CutPrefix(a, p+"="); ok {
+				on, _ := strconv.ParseBool(v)
+				return on
+			}
+		}
+	}
+	on, _ := strconv.ParseBool(env)
+	return on
 }
 
 // gatedCommand checks a `gated hook <runtime>` command hook. swallowed: the
@@ -156,7 +184,7 @@ func gatedCommand(o *Options, rt runtime, h hook, args []string, swallowed bool)
 	default:
 		closed = append(closed, "`gated hook "+rt.id+"` exits 2 on every failure it sees")
 	}
-	if v, ok := setting("shadow"); ok && v != "false" {
+	if shadowOn(args[2:], o.getenv("GATED_SHADOW")) {
 		fail("the hook runs in shadow mode (--shadow): every call is allowed, and gated only says what it would have done")
 	}
 	if path, err := lookPath(o, rt, args[0]); err != nil {
@@ -208,13 +236,13 @@ func lookPath(o *Options, rt runtime, prog string) (string, error) {
 
 // curlCommand checks a hook that posts to gated with curl, as NeMo
 // Guardrails' hooks server documents for Codex (curl … || exit 2).
-func curlCommand(o *Options, rt runtime, h hook, args []string, noExit2 bool) *wired {
+func curlCommand(o *Options, rt runtime, h hook, args, raw []string, noExit2 bool) *wired {
 	target := curlURL(args)
 	base, speaks, _ := strings.Cut(target, "/v1/hooks/")
 	w := &wired{kind: "curl", url: strings.TrimSuffix(base, "/")}
 	for i, a := range args {
-		if (a == "-H" || a == "--header") && i+1 < len(args) {
-			if m := bearerVar.FindStringSubmatch(args[i+1]); m != nil {
+		if (a == "-H" || a == "--header") && i+1 < len(raw) {
+			if m := bearerVar.FindStringSubmatch(raw[i+1]); m != nil {
 				w.tokenEnv = m[1]
 			}
 		}
