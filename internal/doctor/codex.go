@@ -359,12 +359,13 @@ func tomlKey(k string) string {
 	return string(b)
 }
 
-// codexShell is how Codex runs a command hook's line: $SHELL -lc, or
-// /bin/sh.
+// codexShell is how Codex runs a command hook's line: the user's shell with
+// -c, not a login shell (Codex 0.169.0, driven: $SHELL when it exists,
+// login_shell off, the session's folder), else /bin/sh.
 func codexShell(o *Options, line string) []string {
 	sh := o.getenv("SHELL")
-	if sh == "" {
+	if fi, err := os.Stat(sh); sh == "" || err != nil || fi.IsDir() {
 		sh = "/bin/sh"
 	}
-	return []string{sh, "-lc", line}
+	return []string{sh, "-c", line}
 }

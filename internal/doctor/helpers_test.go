@@ -34,9 +34,8 @@ func newMachine(t *testing.T, env ...string) *machine {
 			t.Fatal(err)
 		}
 	}
-	// SHELL=/bin/sh: Codex runs hooks with `$SHELL -lc`, and a login
-	// shell's PATH is the system profile's, so hooks name gated by its
-	// absolute path (gatedBin) unless a test means otherwise.
+	// Hooks name gated by its absolute path (gatedBin) unless a test
+	// means otherwise; SHELL is the shell Codex runs them with.
 	m.env = append([]string{"HOME=" + m.home, "PATH=" + os.Getenv("PATH"), "SHELL=/bin/sh"}, env...)
 	return m
 }
