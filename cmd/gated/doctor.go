@@ -47,6 +47,9 @@ func runDoctor(ctx context.Context, args []string, getenv func(string) string, s
 		}
 		*dir = wd
 	}
+	if fi, err := os.Stat(*dir); err != nil || !fi.IsDir() {
+		return usageError("--dir %s is not a folder", *dir)
+	}
 	r, err := doctor.Run(ctx, id, doctor.Options{Environ: os.Environ(), Dir: *dir, NoCanary: *noCanary,
 		AuditTokenEnv: *auditTokenEnv, AuditWait: *auditWait})
 	if err != nil {

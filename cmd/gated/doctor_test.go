@@ -24,6 +24,7 @@ func TestDoctorUsage(t *testing.T) {
 		{[]string{"cursor"}, exitUsage, `not "cursor"`},
 		{[]string{"codex", "--bogus"}, exitUsage, ""},
 		{[]string{"codex", "extra"}, exitUsage, "takes no arguments"},
+		{[]string{"codex", "--dir", "/no/such/folder"}, exitUsage, "is not a folder"},
 		{[]string{"--help"}, 0, "usage: gated doctor"},
 	} {
 		var stdout, stderr bytes.Buffer

@@ -159,6 +159,8 @@ func afterFailure(rt runtime, h hook) string {
 func audit(ctx context.Context, o *Options, rt runtime, w *wired, a *hookAnswer, marker string) Check {
 	m := decisionRef.FindStringSubmatch(a.HookSpecificOutput.PermissionDecisionReason)
 	switch {
+	case w.kind == "unread":
+		return Check{"audit", Unverified, "doctor cannot read which gated the hook asks, so it cannot look the canary up"}
 	case w.url == "":
 		return Check{"audit", Unverified, "the hook decides in-process, so there is no audit record to read back"}
 	case m == nil:

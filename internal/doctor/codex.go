@@ -49,10 +49,6 @@ func loadCodex(o *Options) (*config, error) {
 		home = filepath.Join(o.getenv("HOME"), ".codex")
 	}
 	userPath := filepath.Join(home, "config.toml")
-	user, err := readTOML(cfg, userPath)
-	if err != nil {
-		return nil, err
-	}
 	var state struct {
 		Hooks struct {
 			State map[string]struct {
@@ -64,9 +60,16 @@ func loadCodex(o *Options) (*config, error) {
 			TrustLevel string `toml:"trust_level"`
 		} `toml:"projects"`
 		ProjectRootMarkers []string `toml:"project_root_markers"`
+		Features           struct {
+			Hooks *bool `toml:"hooks"`
+		} `toml:"features"`
 	}
-	if user != nil {
-		_ = remarshal(user, &state)
+	user, err := readTOML(cfg, userPath, &state)
+	if err != nil {
+		return nil, err
+	}
+	if state.Features.Hooks != nil && !*state.Features.Hooks {
+		cfg.checks = append(cfg.checks, Check{"hooks on", Problem, fmt.Sprintf("%s sets [features] hooks = false: Codex runs no hook, gated's included", userPath)})
 	}
 
 	var layers []codexLayer
@@ -119,7 +122,7 @@ func loadCodex(o *Options) (*config, error) {
 			var doc map[string]any
 			if l.path == userPath {
 				doc = user
-			} else if doc, err = readTOML(cfg, l.path); err != nil {
+			} else if doc, err = readTOML(cfg, l.path, nil); err != nil {
 				return nil, err
 			}
 			if doc == nil {
@@ -296,10 +299,10 @@ func jsonString(b *strings.Builder, s string) {
 	b.WriteByte('"')
 }
 
-// readTOML reads a TOML file into a generic document; nil when absent. A
-// file that does not parse is reported, since Codex refuses to start on
-// it.
-func readTOML(cfg *config, path string) (map[string]any, error) {
+// readTOML reads a TOML file into a generic document, and into typed when
+// not nil; nil when absent. A file that does not parse is reported, since
+// Codex refuses to start on it.
+func readTOML(cfg *config, path string, typed any) (map[string]any, error) {
 	raw, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -309,20 +312,15 @@ func readTOML(cfg *config, path string) (map[string]any, error) {
 	}
 	cfg.read = append(cfg.read, path)
 	var doc map[string]any
-	if err := toml.Unmarshal(raw, &doc); err != nil {
-		cfg.checks = append(cfg.checks, Check{"config", Problem, fmt.Sprintf("%s is not valid TOML (%v): Codex will not start with it", path, err)})
+	err = toml.Unmarshal(raw, &doc)
+	if err == nil && typed != nil {
+		err = toml.Unmarshal(raw, typed)
+	}
+	if err != nil {
+		cfg.checks = append(cfg.checks, Check{"config", Problem, fmt.Sprintf("%s is not a config Codex can read (%v): Codex will not start with it", path, err)})
 		return nil, nil
 	}
 	return doc, nil
-}
-
-// remarshal decodes a generic TOML document into a typed one.
-func remarshal(doc map[string]any, into any) error {
-	raw, err := toml.Marshal(doc)
-	if err != nil {
-		return err
-	}
-	return toml.Unmarshal(raw, into)
 }
 
 // projectRoot is the nearest folder from dir up holding one of markers;

@@ -145,7 +145,7 @@ func TestCodexConfiguration(t *testing.T) {
 		check                string
 		in                   []string
 	}{
-		{"a matcher for some tools", "%s hook codex --url " + url, `matcher = "Bash"`, "present", []string{`"Bash" does not match every tool`, "apply_patch"}},
+		{"a matcher for some tools", "%s hook codex --url " + url, `matcher = "Bash"`, "present", []string{`"Bash" does not match every tool`, "Read, Write"}},
 		{"the hook times out before gated", "%s hook codex --url " + url + " --timeout 5s", "timeout = 5", "fails closed", []string{"Codex's timeout for the hook (5s) is not above gated's --timeout (5s)"}},
 		{"Claude Code's hook in Codex", "%s hook claude-code --url " + url, "", "fails closed", []string{"answers claude-code's hooks, not Codex's"}},
 		{"an exit code swallowed", "%s hook codex --url " + url + " || true", "", "fails closed", []string{"can change its exit code"}},
@@ -168,6 +168,20 @@ func TestCodexConfiguration(t *testing.T) {
 			want(t, r, tc.check, Problem, tc.in...)
 		})
 	}
+
+	t.Run("hooks turned off", func(t *testing.T) {
+		t.Parallel()
+		m := newMachine(t)
+		testtree.Write(t, filepath.Join(m.home, ".codex"), map[string]string{"config.toml": "[features]\nhooks = false\n\n" + exampleHook(gated, url)})
+		want(t, m.doctor(t, "codex", false), "hooks on", Problem, "runs no hook")
+	})
+
+	t.Run("a config Codex cannot read", func(t *testing.T) {
+		t.Parallel()
+		m := newMachine(t)
+		testtree.Write(t, filepath.Join(m.home, ".codex"), map[string]string{"config.toml": "[hooks\n"})
+		want(t, m.doctor(t, "codex", false), "config", Problem, "Codex will not start with it")
+	})
 
 	t.Run("curl that fails closed", func(t *testing.T) {
 		t.Parallel()

@@ -234,6 +234,9 @@ func presence(h hook) Check {
 	}
 	m := *h.matcher
 	if all, missed := matchesAll(m); !all {
+		if len(missed) > 4 {
+			missed = append(missed[:4], "…")
+		}
 		return Check{"present", Problem, fmt.Sprintf("%s, but its matcher %q does not match every tool (not %s): the others run unchecked; use \"*\"",
 			where, m, strings.Join(missed, ", "))}
 	}

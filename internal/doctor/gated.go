@@ -21,7 +21,7 @@ const gatedDefaultTimeout = 2 * time.Second
 
 // wired is how one hook reaches gated.
 type wired struct {
-	kind     string // "gated hook", "curl" or "http"
+	kind     string // "gated hook", "curl", "http", or "unread": a line doctor cannot read
 	url      string // gated's base URL; empty: decides in-process
 	tokenEnv string // the variable the token is read from
 	checks   []Check
@@ -35,7 +35,7 @@ func gatedHook(o *Options, rt runtime, h hook) (*wired, bool) {
 	line, err := syntax.NewParser().Parse(strings.NewReader(h.command), "")
 	if err != nil || len(line.Stmts) != 1 {
 		if mentionsGated(h.command) {
-			return &wired{kind: "command", checks: []Check{{"fails closed", Unverified,
+			return &wired{kind: "unread", checks: []Check{{"fails closed", Unverified,
 				"the command line mentions gated but is not one command doctor can read; run `gated hook " + rt.id + " …` directly, which exits 2 on every failure"}}}, true
 		}
 		return nil, false
@@ -68,7 +68,7 @@ func gatedHook(o *Options, rt runtime, h hook) (*wired, bool) {
 		}
 	}
 	if mentionsGated(h.command) {
-		return &wired{kind: "command", checks: []Check{{"fails closed", Unverified,
+		return &wired{kind: "unread", checks: []Check{{"fails closed", Unverified,
 			"the command line mentions gated but doctor cannot tell whether it keeps gated's exit 2; run `gated hook " + rt.id + " …` directly"}}}, true
 	}
 	return nil, false
