@@ -22,10 +22,10 @@ const canaryTool = "gated_doctor_canary"
 
 // canaryInput is a PreToolUse input as the runtimes send it, for the
 // canary tool, carrying marker as its tool_use_id (gated's request_id).
-func canaryInput(o *Options, marker string) []byte {
+func canaryInput(o *Options, rt *runtime, marker string) []byte {
 	b, _ := json.Marshal(map[string]any{
 		"session_id": marker, "transcript_path": "", "cwd": o.Dir, "permission_mode": "default",
-		"hook_event_name": "PreToolUse", "tool_name": canaryTool,
+		"hook_event_name": rt.event, "tool_name": canaryTool,
 		"tool_input":  map[string]any{"note": "gated doctor's canary: a harmless call, nothing runs"},
 		"tool_use_id": marker,
 	})
@@ -51,9 +51,9 @@ var decisionRef = regexp.MustCompile(`\(decision ([A-Za-z0-9._:-]+)\)`)
 
 // canary runs the hook with the canary call as the runtime would, and
 // reads the decision back from gated's audit.
-func canary(ctx context.Context, o *Options, rt runtime, h hook, w *wired) []Check {
+func canary(ctx context.Context, o *Options, rt *runtime, h hook, w *wired) []Check {
 	marker := newMarker()
-	input := canaryInput(o, marker)
+	input := canaryInput(o, rt, marker)
 	var a *hookAnswer
 	var c Check
 	if h.typ == "http" {
@@ -69,7 +69,7 @@ func canary(ctx context.Context, o *Options, rt runtime, h hook, w *wired) []Che
 
 // runCanary spawns the hook's command line with the runtime's shell, in the
 // project folder, with the canary input on stdin.
-func runCanary(ctx context.Context, o *Options, rt runtime, h hook, input []byte) (*hookAnswer, Check) {
+func runCanary(ctx context.Context, o *Options, rt *runtime, h hook, input []byte) (*hookAnswer, Check) {
 	ctx, cancel := context.WithTimeout(ctx, h.timeout)
 	defer cancel()
 	argv := rt.shell(o, h.command)
@@ -95,7 +95,7 @@ func runCanary(ctx context.Context, o *Options, rt runtime, h hook, input []byte
 
 // postCanary posts the canary to an HTTP hook as Claude Code does: its
 // headers, with only allowedEnvVars expanded.
-func postCanary(ctx context.Context, o *Options, rt runtime, h hook, input []byte) (*hookAnswer, Check) {
+func postCanary(ctx context.Context, o *Options, rt *runtime, h hook, input []byte) (*hookAnswer, Check) {
 	ctx, cancel := context.WithTimeout(ctx, h.timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, h.url, bytes.NewReader(input))
@@ -130,7 +130,7 @@ func postCanary(ctx context.Context, o *Options, rt runtime, h hook, input []byt
 }
 
 // judge reads a hook's answer to the canary.
-func judge(rt runtime, out []byte, how string) (*hookAnswer, Check) {
+func judge(rt *runtime, out []byte, how string) (*hookAnswer, Check) {
 	var a hookAnswer
 	if err := json.Unmarshal(bytes.TrimSpace(out), &a); err != nil {
 		return nil, Check{"canary", Problem, fmt.Sprintf("doctor %s, and the answer is not a hook answer (%v): %s ignores it and runs the tool", how, err, rt.name)}
@@ -139,8 +139,8 @@ func judge(rt runtime, out []byte, how string) (*hookAnswer, Check) {
 	switch {
 	case d != "allow" && d != "ask" && d != "deny":
 		return nil, Check{"canary", Problem, fmt.Sprintf("doctor %s, and the answer has no permissionDecision (got %q): %s runs the tool", how, d, rt.name)}
-	case d == "ask" && rt.id == "codex":
-		return nil, Check{"canary", Problem, fmt.Sprintf("doctor %s, and it answered ask, which Codex may reject as unsupported and then run the tool: use `gated hook codex`", how)}
+	case d == "ask" && rt.cannotAsk:
+		return nil, Check{"canary", Problem, fmt.Sprintf("doctor %s, and it answered ask, which %s may reject as unsupported and then run the tool: use `gated hook %s`", how, rt.name, rt.id)}
 	case strings.HasPrefix(reason, "gated (shadow mode)"):
 		return &a, Check{"canary", Problem, fmt.Sprintf("doctor %s: gated runs in shadow mode and allows every call (%s)", how, reason)}
 	}
@@ -148,7 +148,7 @@ func judge(rt runtime, out []byte, how string) (*hookAnswer, Check) {
 }
 
 // afterFailure says what the runtime does when the hook fails.
-func afterFailure(rt runtime, h hook) string {
+func afterFailure(rt *runtime, h hook) string {
 	if rt.onFailure && h.onFailureBlock {
 		return `onFailure "block" blocks every tool call until this is fixed`
 	}
@@ -156,7 +156,7 @@ func afterFailure(rt runtime, h hook) string {
 }
 
 // audit reads the canary's decision back from the gated the hook asked.
-func audit(ctx context.Context, o *Options, rt runtime, w *wired, a *hookAnswer, marker string) Check {
+func audit(ctx context.Context, o *Options, rt *runtime, w *wired, a *hookAnswer, marker string) Check {
 	m := decisionRef.FindStringSubmatch(a.HookSpecificOutput.PermissionDecisionReason)
 	switch {
 	case w.kind == "unread":

@@ -42,7 +42,7 @@ type codexLayer struct {
 // nearest folder above Dir holding .git, else Dir) down to Dir. A hook
 // that is not managed runs only when [hooks.state."<key>"] in the user's
 // config.toml records a trusted_hash equal to the hook's current hash.
-func loadCodex(o *Options) (*config, error) {
+func loadCodex(o *Options, _ *runtime) (*config, error) {
 	cfg := &config{}
 	home := o.getenv("CODEX_HOME")
 	if home == "" {

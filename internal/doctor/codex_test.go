@@ -68,7 +68,7 @@ func TestCodexTrustHashIsCodexs(t *testing.T) {
 					files[tc.file] = config
 				}
 				testtree.Write(t, codexHome, files)
-				cfg, err := loadCodex(&Options{Environ: m.env, Dir: m.project, Managed: []string{}})
+				cfg, err := loadCodex(&Options{Environ: m.env, Dir: m.project, Managed: []string{}}, nil)
 				if err != nil || len(cfg.hooks) != 1 {
 					t.Fatalf("loaded %+v, %v; want one hook", cfg, err)
 				}

@@ -104,9 +104,9 @@ func (o *Options) getenv(name string) string {
 // runtime is one coding agent doctor knows.
 type runtime struct {
 	id, name string
-	// load finds the runtime's PreToolUse hooks and whatever it knows
-	// about the runtime as a whole.
-	load func(o *Options) (*config, error)
+	// load finds the runtime's pre-tool hooks and whatever it knows about
+	// the runtime as a whole.
+	load func(o *Options, rt *runtime) (*config, error)
 	// shell is the argv a command hook's line runs as.
 	shell func(o *Options, line string) []string
 	// onFailure: the runtime has a per-handler setting that makes a hook
@@ -114,14 +114,28 @@ type runtime struct {
 	// (Claude Code's onFailure "block"); without it such a failure runs
 	// the tool.
 	onFailure bool
+	// cannotAsk: an ask answer is not one the runtime reliably takes (it
+	// may count as a failed hook, which runs the tool).
+	cannotAsk bool
+
+	// For loadSettings: the settings files in the order the runtime
+	// merges them, the hook event that runs before a tool, and the unit
+	// of a handler's timeout.
+	settings    func(o *Options) []settingsFile
+	event       string
+	timeoutUnit time.Duration
+	// defaultTimeout is a handler's timeout when none is set.
+	defaultTimeout time.Duration
 }
 
 // The runtimes doctor knows. A runtime whose hooks read like Claude
-// Code's settings (a JSON file of event → matcher groups → handlers) needs
-// only a settingsRuntime entry; others need a loader of their own.
+// Code's settings (JSON files of event → matcher groups → handlers with
+// type, command or url, timeout) is an entry with load: loadSettings and
+// its files, event and units; others need a loader of their own.
 var runtimes = []runtime{
-	{id: "claude-code", name: "Claude Code", load: loadClaudeCode, shell: posixShell, onFailure: true},
-	{id: "codex", name: "Codex", load: loadCodex, shell: codexShell},
+	{id: "claude-code", name: "Claude Code", load: loadSettings, shell: posixShell, onFailure: true,
+		settings: claudeCodeFiles, event: "PreToolUse", timeoutUnit: time.Second, defaultTimeout: 60 * time.Second},
+	{id: "codex", name: "Codex", load: loadCodex, shell: codexShell, cannotAsk: true, event: "PreToolUse"},
 }
 
 // Runtimes lists the ids doctor knows, for usage messages.
@@ -171,7 +185,7 @@ func Run(ctx context.Context, id string, o Options) (*Report, error) {
 	if i < 0 {
 		return nil, fmt.Errorf("doctor knows %s, not %q", strings.Join(Runtimes(), " and "), id)
 	}
-	rt := runtimes[i]
+	rt := &runtimes[i]
 	dir, err := filepath.Abs(o.Dir)
 	if err != nil {
 		return nil, fmt.Errorf("the project folder %q: %w", o.Dir, err)
@@ -183,7 +197,7 @@ func Run(ctx context.Context, id string, o Options) (*Report, error) {
 	if o.AuditWait <= 0 {
 		o.AuditWait = 10 * time.Second
 	}
-	cfg, err := rt.load(&o)
+	cfg, err := rt.load(&o, rt)
 	if err != nil {
 		return nil, err
 	}
@@ -195,7 +209,7 @@ func Run(ctx context.Context, id string, o Options) (*Report, error) {
 			continue
 		}
 		hr := HookReport{Source: h.source, Key: h.key, Type: h.typ, Command: h.command, URL: h.url}
-		hr.Checks = append(hr.Checks, presence(h))
+		hr.Checks = append(hr.Checks, presence(rt, h))
 		if h.runs != nil {
 			hr.Checks = append(hr.Checks, *h.runs)
 		}
@@ -216,7 +230,7 @@ func Run(ctx context.Context, id string, o Options) (*Report, error) {
 			where = "read " + strings.Join(cfg.read, ", ")
 		}
 		r.Checks = append(r.Checks, Check{"present", Problem, fmt.Sprintf(
-			"no PreToolUse hook of %s calls gated (%s): every tool call runs unchecked; see examples/%s", rt.name, where, rt.id)})
+			"no %s hook of %s calls gated (%s): every tool call runs unchecked; see examples/%s", rt.event, rt.name, where, rt.id)})
 	}
 	for _, c := range r.all() {
 		if c.Status == Problem {
@@ -227,8 +241,8 @@ func Run(ctx context.Context, id string, o Options) (*Report, error) {
 }
 
 // presence says whether the hook runs for every tool call.
-func presence(h hook) Check {
-	where := "a " + h.typ + " hook on PreToolUse"
+func presence(rt *runtime, h hook) Check {
+	where := "a " + h.typ + " hook on " + rt.event
 	if h.matcher == nil {
 		return Check{"present", OK, where + " with no matcher: it runs for every tool"}
 	}

@@ -28,7 +28,7 @@ type wired struct {
 }
 
 // gatedHook reports whether h calls gated, and how well.
-func gatedHook(o *Options, rt runtime, h hook) (*wired, bool) {
+func gatedHook(o *Options, rt *runtime, h hook) (*wired, bool) {
 	if h.typ == "http" {
 		return httpHook(o, rt, h)
 	}
@@ -149,7 +149,7 @@ func shadowOn(args []string, env string) bool {
 
 // gatedCommand checks a `gated hook <runtime>` command hook. swallowed: the
 // line runs something after it that may hide its exit code.
-func gatedCommand(o *Options, rt runtime, h hook, args []string, swallowed bool) *wired {
+func gatedCommand(o *Options, rt *runtime, h hook, args []string, swallowed bool) *wired {
 	w := &wired{kind: "gated hook"}
 	setting := func(name string) (string, bool) {
 		if v, ok := flagValue(args[2:], name); ok {
@@ -219,7 +219,7 @@ func gatedCommand(o *Options, rt runtime, h hook, args []string, swallowed bool)
 
 // lookPath finds a program as the runtime's shell does, by asking that
 // shell (a login shell, for Codex, may set its own PATH).
-func lookPath(o *Options, rt runtime, prog string) (string, error) {
+func lookPath(o *Options, rt *runtime, prog string) (string, error) {
 	quoted, err := syntax.Quote(prog, syntax.LangPOSIX)
 	if err != nil {
 		return "", fmt.Errorf("%q cannot be a program name", prog)
@@ -236,7 +236,7 @@ func lookPath(o *Options, rt runtime, prog string) (string, error) {
 
 // curlCommand checks a hook that posts to gated with curl, as NeMo
 // Guardrails' hooks server documents for Codex (curl … || exit 2).
-func curlCommand(o *Options, rt runtime, h hook, args, raw []string, noExit2 bool) *wired {
+func curlCommand(o *Options, rt *runtime, h hook, args, raw []string, noExit2 bool) *wired {
 	target := curlURL(args)
 	base, speaks, _ := strings.Cut(target, "/v1/hooks/")
 	w := &wired{kind: "curl", url: strings.TrimSuffix(base, "/")}
@@ -294,7 +294,7 @@ func curlFails(args []string) bool {
 }
 
 // httpHook checks an HTTP hook posting to gated's /v1/hooks/<runtime>.
-func httpHook(o *Options, rt runtime, h hook) (*wired, bool) {
+func httpHook(o *Options, rt *runtime, h hook) (*wired, bool) {
 	u, err := url.Parse(h.url)
 	if err != nil || !strings.Contains(u.Path, "/v1/hooks/") {
 		return nil, false
