@@ -170,7 +170,10 @@ func loadCodex(o *Options, _ *runtime) (*config, error) {
 // codexTrust is Codex's verdict on running a hook: managed hooks run,
 // others need a trust record whose hash is the hook's current one.
 func codexTrust(h hook, enabled *bool, trustedHash, current, userPath string) *Check {
-	rerun := "Open /hooks in an interactive `codex` and trust it (each edit of the hook's command line, timeout or matcher untrusts it); for codex exec in CI install it as a managed hook, or pass --dangerously-bypass-hook-trust when you control the hook set"
+	rerun := fmt.Sprintf("Open /hooks in an interactive `codex` and trust it (each edit of the hook's command line, timeout or matcher untrusts it), "+
+		"or record what /hooks records, once you have reviewed the hook: [hooks.state.%s] trusted_hash = %q in %s (Codex %s's hash); "+
+		"or install it as a managed hook, or pass --dangerously-bypass-hook-trust to a codex exec whose hooks you control",
+		tomlKey(h.key), current, userPath, codexVersionOfTrustHashing)
 	switch {
 	case h.managed:
 		return &Check{"trusted", OK, "a managed hook: Codex runs it without a trust record"}
@@ -179,8 +182,8 @@ func codexTrust(h hook, enabled *bool, trustedHash, current, userPath string) *C
 	case trustedHash == "":
 		return &Check{"trusted", Problem, fmt.Sprintf("Codex has no trust record for this hook ([hooks.state.%s] in %s), so it skips it in silence. %s", tomlKey(h.key), userPath, rerun)}
 	case trustedHash != current:
-		return &Check{"trusted", Problem, fmt.Sprintf("the hook's trust record (%s) is not its current hash (%s, as Codex %s computes it): the hook was edited after it was trusted, and Codex skips it in silence. %s",
-			trustedHash, current, codexVersionOfTrustHashing, rerun)}
+		return &Check{"trusted", Problem, fmt.Sprintf("the hook's trust record (%s) is not its current hash as Codex %s computes it: the hook was edited after it was trusted, and Codex skips it in silence. %s",
+			trustedHash, codexVersionOfTrustHashing, rerun)}
 	}
 	return &Check{"trusted", OK, fmt.Sprintf("trusted: the record in %s matches the hook's hash as Codex %s computes it (%s)", userPath, codexVersionOfTrustHashing, current)}
 }
