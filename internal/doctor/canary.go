@@ -20,6 +20,10 @@ import (
 // under a name no one confuses with a real call.
 const canaryTool = "gated_doctor_canary"
 
+// maxCanaryWait bounds how long doctor waits for a hook: a runtime may
+// allow ten minutes, and a hook that slow is a problem anyway.
+const maxCanaryWait = time.Minute
+
 // canaryInput is a PreToolUse input as the runtimes send it, for the
 // canary tool, carrying marker as its tool_use_id (gated's request_id).
 func canaryInput(o *Options, rt *runtime, marker string) []byte {
@@ -70,7 +74,8 @@ func canary(ctx context.Context, o *Options, rt *runtime, h hook, w *wired) []Ch
 // runCanary spawns the hook's command line with the runtime's shell, in the
 // project folder, with the canary input on stdin.
 func runCanary(ctx context.Context, o *Options, rt *runtime, h hook, input []byte) (*hookAnswer, Check) {
-	ctx, cancel := context.WithTimeout(ctx, h.timeout)
+	wait := min(h.timeout, maxCanaryWait)
+	ctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	argv := rt.shell(o, h.command)
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
@@ -81,6 +86,9 @@ func runCanary(ctx context.Context, o *Options, rt *runtime, h hook, input []byt
 	var exit *exec.ExitError
 	switch {
 	case ctx.Err() != nil:
+		if wait < h.timeout {
+			return nil, Check{"canary", Problem, fmt.Sprintf("the hook did not answer within %s (doctor's limit; %s waits %s): every tool call would wait as long", wait, rt.name, h.timeout)}
+		}
 		return nil, Check{"canary", Problem, fmt.Sprintf("the hook did not answer within %s's timeout (%s): %s", rt.name, h.timeout, afterFailure(rt, h))}
 	case errors.As(err, &exit) && exit.ExitCode() == 2:
 		return nil, Check{"canary", Problem, fmt.Sprintf("the hook blocked the canary on a failure of its own (%s). It fails closed, so every tool call is blocked until that is fixed",

@@ -201,7 +201,8 @@ func Run(ctx context.Context, id string, o Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Report{Runtime: rt.id, Name: rt.name, Read: cfg.read, Checks: cfg.checks, Canary: !o.NoCanary}
+	r := &Report{Runtime: rt.id, Name: rt.name, Read: append([]string{}, cfg.read...), Checks: append([]Check{}, cfg.checks...),
+		Hooks: []HookReport{}, Canary: !o.NoCanary}
 	seen := map[string]bool{}
 	for _, h := range cfg.hooks {
 		g, ok := gatedHook(&o, rt, h)
