@@ -127,3 +127,44 @@ func TestCanaryFindsWhatConfigurationCannot(t *testing.T) {
 		want(t, r, "canary", Problem, "no permissionDecision", "Claude Code runs the tool")
 	})
 }
+
+// TestTheExamplesPass: each example configuration, pointed at a real gated,
+// passes doctor (Codex's once trusted), so an edit that makes one fail open
+// fails here.
+func TestTheExamplesPass(t *testing.T) {
+	t.Parallel()
+	g := testgated.Start(t, "--catalog", exampleCatalog)
+	examples := filepath.Join(filepath.Dir(exampleCatalog), "..")
+	point := func(t *testing.T, file string) string {
+		raw, err := os.ReadFile(filepath.Join(examples, file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := strings.ReplaceAll(string(raw), "http://127.0.0.1:8080", g.URL)
+		return strings.ReplaceAll(s, `"gated hook`, `"`+gatedBin(t)+` hook`)
+	}
+	for _, file := range []string{"claude-code/settings.command.json", "claude-code/settings.http.json"} {
+		t.Run(file, func(t *testing.T) {
+			t.Parallel()
+			m := newMachine(t)
+			testtree.Write(t, m.project, map[string]string{".claude/settings.json": point(t, file)})
+			if r := m.doctor(t, "claude-code", true); !r.Protected() || len(r.Hooks) != 1 {
+				t.Fatalf("%s:\n%s", file, text(r))
+			}
+		})
+	}
+	t.Run("codex/config.toml", func(t *testing.T) {
+		t.Parallel()
+		m := newMachine(t)
+		config := filepath.Join(m.home, ".codex", "config.toml")
+		testtree.Write(t, filepath.Dir(config), map[string]string{"config.toml": point(t, "codex/config.toml")})
+		cfg, err := loadCodex(&Options{Environ: m.env, Dir: m.project, Managed: []string{}}, nil)
+		if err != nil || len(cfg.hooks) != 1 {
+			t.Fatalf("%+v %v", cfg, err)
+		}
+		appendFile(t, config, trustRecord(config, cfg.hooks[0].hash))
+		if r := m.doctor(t, "codex", true); !r.Protected() || len(r.Hooks) != 1 {
+			t.Fatalf("codex/config.toml:\n%s", text(r))
+		}
+	})
+}

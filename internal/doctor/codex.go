@@ -157,9 +157,10 @@ func loadCodex(o *Options, _ *runtime) (*config, error) {
 				h := hook{
 					source: l.path, key: fmt.Sprintf("%s:pre_tool_use:%d:%d", l.path, gi, hi), managed: l.managed,
 					typ: "command", matcher: matcher, command: command, timeout: time.Duration(timeout) * time.Second,
+					hash: codexHash(identity),
 				}
 				st := state.Hooks.State[h.key]
-				h.runs = codexTrust(h, st.Enabled, st.TrustedHash, codexHash(identity), userPath)
+				h.runs = codexTrust(h, st.Enabled, st.TrustedHash, userPath)
 				cfg.hooks = append(cfg.hooks, h)
 			}
 		}
@@ -169,7 +170,8 @@ func loadCodex(o *Options, _ *runtime) (*config, error) {
 
 // codexTrust is Codex's verdict on running a hook: managed hooks run,
 // others need a trust record whose hash is the hook's current one.
-func codexTrust(h hook, enabled *bool, trustedHash, current, userPath string) *Check {
+func codexTrust(h hook, enabled *bool, trustedHash, userPath string) *Check {
+	current := h.hash
 	rerun := fmt.Sprintf("Open /hooks in an interactive `codex` and trust it (each edit of the hook's command line, timeout or matcher untrusts it), "+
 		"or record what /hooks records, once you have reviewed the hook: [hooks.state.%s] trusted_hash = %q in %s (Codex %s's hash); "+
 		"or install it as a managed hook, or pass --dangerously-bypass-hook-trust to a codex exec whose hooks you control",

@@ -174,6 +174,9 @@ type hook struct {
 	// onFailureBlock: the handler asks the runtime to block when it
 	// fails (Claude Code's onFailure "block").
 	onFailureBlock bool
+	// hash is the hook's trust hash, for a runtime that keys trust to one
+	// (Codex).
+	hash string
 	// runs is the runtime's verdict on whether it runs the hook at all
 	// (Codex's trust, Claude Code's managed-only settings), when it has one.
 	runs *Check
