@@ -19,7 +19,7 @@ BENCHHTTP := $(BENCH_BIN)/benchhttp
 BENCHHTTP_FLAGS ?=
 BENCHHTTP_TOOLS = -gated $(GATED_BIN) -baseline $(BASELINE) -hey $(HEY) -hey-version $(HEY_VERSION)
 
-.PHONY: bench-http bench-http-smoke bench-http-bins
+.PHONY: bench-http bench-http-smoke bench-http-bins bench-hooks
 
 $(HEY):
 	GOBIN=$(BENCH_BIN)/tmp-hey $(GO) install github.com/rakyll/hey@$(HEY_VERSION)
@@ -42,5 +42,11 @@ bench-http: bench-http-bins $(OPA)
 ## bench-http-smoke: the harness for a second per server, without OPA (part of make test-e2e).
 bench-http-smoke: bench-http-bins
 	$(BENCHHTTP) $(BENCHHTTP_TOOLS) -quick -skip-opa $(BENCHHTTP_FLAGS)
+	$(BENCHHTTP) -hooks -quick -gated $(GATED_BIN)
+
+## bench-hooks: each runtime's command hook, spawned, against a curl POST of the same input (a minute); rewrites its table in docs/performance.md.
+bench-hooks: gated-bin
+	$(GO) build -o $(BENCHHTTP) ./bench/cmd/benchhttp
+	$(BENCHHTTP) -hooks -gated $(GATED_BIN) -doc docs/performance.md $(BENCHHTTP_FLAGS)
 
 test-e2e: bench-http-smoke

@@ -38,6 +38,9 @@ commands:
   hook RUNTIME [--url URL] [--token-env NAME] [--catalog DIR] [--policy DIR]
             answer one pre-tool command hook from stdin in RUNTIME's format (claude-code, codex,
             copilot-cli, gemini-cli, cursor, cline, goose, windsurf, kiro-cli, droid); any failure blocks
+  doctor claude-code|codex [--dir DIR] [--no-canary] [--json]
+            is the agent asking gated? read its hook configuration, run a canary call
+            through the hook and find it in gated's audit; exit 1 on any problem
   mcp       serve the aana_pre_tool_check MCP tool over stdio (flags as serve: --catalog, --policy, audit)
   mcp-proxy --upstream-cmd PROGRAM [flags] [-- ARG...] | --upstream-url URL [flags]
             serve an upstream MCP server's tools (stdio, or HTTP with --http-addr), checking every tools/call first
@@ -71,6 +74,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return runMCPProxy(ctx, rest, getenv, stdin, stdout, stderr)
 	case "hook":
 		return runHook(ctx, rest, getenv, stdin, stdout, stderr)
+	case "doctor":
+		return runDoctor(ctx, rest, getenv, stdout, stderr)
 	case "catalog":
 		return runCatalog(rest, getenv, stdout, stderr)
 	case "bundle":

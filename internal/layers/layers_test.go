@@ -75,7 +75,7 @@ var stack = []layer{
 		"internal/actionapi", "internal/adapter/hook", "internal/adapter/mcp",
 	}},
 	{"surfaces", []string{
-		"internal/server", "internal/adapter/mcpproxy", "internal/console",
+		"internal/server", "internal/adapter/mcpproxy", "internal/console", "internal/doctor",
 	}},
 	{"programs", []string{
 		"cmd/*", "bench/cmd/*", "deploy/*",
@@ -101,6 +101,12 @@ var keepOut = map[string][]string{
 	"internal/adapter/mcpproxy": {
 		"github.com/go-chi/chi", "github.com/jackc/pgx",
 		"internal/server", "internal/postgres", "internal/*/postgres",
+	},
+	// gated doctor reads a coding agent's configuration and talks to
+	// gated over HTTP like any client: nothing of the decision engine.
+	"internal/doctor": {
+		"github.com/jackc/pgx", "github.com/open-policy-agent/opa",
+		"internal/gate", "internal/server", "internal/postgres",
 	},
 }
 

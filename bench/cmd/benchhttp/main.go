@@ -62,6 +62,12 @@ type config struct {
 	skipAllocs         bool
 	commandLine        string
 	heyVersion, opaVer string
+
+	// The hook mode (-hooks): spawned hook commands against curl.
+	hooks                   bool
+	hookBin, curl           string
+	hookInputs, hookCatalog string
+	hookSpawns, hookWarmup  int
 }
 
 func main() {
@@ -91,8 +97,16 @@ func main() {
 	fs.StringVar(&c.doc, "doc", "", "rewrite the generated section of this file (docs/performance.md) with the report")
 	fs.StringVar(&c.benchtime, "benchtime", "", "go test -benchtime for the allocation benchmarks (default go test's)")
 	fs.BoolVar(&c.skipAllocs, "skip-allocs", false, "leave out the allocation benchmarks")
+	fs.BoolVar(&c.hooks, "hooks", false, "measure hook commands instead of servers: each spawned on a hook input beside a curl POST of it (make bench-hooks)")
+	fs.StringVar(&c.hookBin, "hook-bin", "", "the small hook client (cmd/gated-hook), measured beside `gated hook`")
+	fs.StringVar(&c.curl, "curl", "curl", "the curl the hook commands are measured against")
+	fs.StringVar(&c.hookInputs, "hook-inputs", "claude-code=examples/claude-code/hook-read.json", "runtime=hook input file pairs, comma-separated; each input must be a harmless read the catalog allows")
+	fs.StringVar(&c.hookCatalog, "hook-catalog", "examples/claude-code/catalog", "the catalog the hook inputs are decided against")
+	fs.IntVar(&c.hookSpawns, "spawns", 300, "measured spawns of each hook command")
+	fs.IntVar(&c.hookWarmup, "spawn-warmup", 20, "spawns of each hook command before the measured ones")
 	_ = fs.Parse(os.Args[1:])
 	if c.quick {
+		c.hookSpawns, c.hookWarmup = 10, 1
 		c.rounds, c.duration, c.warmup, c.pause = 1, time.Second, 0, 200*time.Millisecond
 		if c.benchtime == "" {
 			c.benchtime = "100x"
@@ -106,7 +120,11 @@ func main() {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, c, os.Stdout); err != nil {
+	do := run
+	if c.hooks {
+		do = runHooks
+	}
+	if err := do(ctx, c, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "benchhttp:", err)
 		os.Exit(1)
 	}
@@ -392,7 +410,7 @@ func run(ctx context.Context, c config, out io.Writer) (err error) {
 		return err
 	}
 	if c.doc != "" {
-		return updateDoc(c.doc, rep.String())
+		return httpSection.update(c.doc, rep.String())
 	}
 	return nil
 }

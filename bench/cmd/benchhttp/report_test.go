@@ -113,15 +113,15 @@ func TestParseBench(t *testing.T) {
 }
 
 func TestReplaceSection(t *testing.T) {
-	doc := "# P\n\n" + docBegin + "\nold\n" + docEnd + "\n\nrest\n"
-	got, err := replaceSection(doc, "new\n")
+	doc := "# P\n\n" + httpSection.begin + "\nold\n" + httpSection.end + "\n\nrest\n"
+	got, err := httpSection.replace(doc, "new\n")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := "# P\n\n" + docBegin + "\nnew\n" + docEnd + "\n\nrest\n"; got != want {
+	if want := "# P\n\n" + httpSection.begin + "\nnew\n" + httpSection.end + "\n\nrest\n"; got != want {
 		t.Errorf("got %q, want %q", got, want)
 	}
-	if _, err := replaceSection("no markers", "x"); err == nil {
+	if _, err := hookSection.replace(httpSection.begin+httpSection.end, "x"); err == nil {
 		t.Error("a document without markers was accepted")
 	}
 }
