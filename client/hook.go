@@ -24,7 +24,7 @@ type HookAnswer struct {
 // or an answer that is not allow, ask or deny, it returns an error and no
 // answer, and the caller must block the tool.
 func (c *Client) Hook(ctx context.Context, runtime string, input []byte) (*HookAnswer, error) {
-	raw, err := c.post(ctx, c.path("/v1/hooks/"+url.PathEscape(runtime)), input)
+	raw, err := c.HookRaw(ctx, runtime, input)
 	if err != nil {
 		return nil, err
 	}
@@ -39,4 +39,16 @@ func (c *Client) Hook(ctx context.Context, runtime string, input []byte) (*HookA
 	}
 	a.Raw = raw
 	return &a, nil
+}
+
+// HookRaw forwards a hook input as Hook does and returns gated's answer as
+// it came, in the runtime's own format, for a caller that checks it (each
+// runtime's answer has its own shape). It fails closed as Hook does on any
+// failure; it does not read the answer.
+func (c *Client) HookRaw(ctx context.Context, runtime string, input []byte) (json.RawMessage, error) {
+	raw, err := c.post(ctx, c.path("/v1/hooks/"+url.PathEscape(runtime)), input)
+	if err != nil {
+		return nil, err
+	}
+	return raw, nil
 }

@@ -5,7 +5,7 @@
 
 FUZZ_TARGETS := ./internal/server:FuzzDecide ./internal/opfile:FuzzFrontmatter ./internal/policy:FuzzParse ./internal/redact:FuzzDigitGroupBound \
 	./internal/opfile/fastschema:FuzzFastSchema ./internal/opfile/fastschema:FuzzFastSchemaGenerated
-FUZZ_TARGETS += ./internal/pathset:FuzzCanonical ./internal/shell:FuzzParse
+FUZZ_TARGETS += ./internal/pathset:FuzzCanonical ./internal/shell:FuzzParse ./internal/adapter/hook/wire:FuzzParse
 .PHONY: fuzz fuzz-short
 
 fuzz-short:

@@ -35,8 +35,9 @@ const usage = `usage: gated <command> [flags]
 commands:
   serve     run the decision service (gated serve --help for flags)
   check     decide one event from FILE or stdin; exit 0 when the tool may execute, 3 when not
-  hook claude-code|codex [--url URL] [--token-env NAME] [--catalog DIR] [--policy DIR]
-            answer one PreToolUse command hook from stdin; exit 2 (block) on any failure
+  hook RUNTIME [--url URL] [--token-env NAME] [--catalog DIR] [--policy DIR]
+            answer one pre-tool command hook from stdin in RUNTIME's format (claude-code, codex,
+            copilot-cli, gemini-cli, cursor, cline, goose, windsurf, kiro-cli, droid); any failure blocks
   doctor claude-code|codex [--dir DIR] [--no-canary] [--json]
             is the agent asking gated? read its hook configuration, run a canary call
             through the hook and find it in gated's audit; exit 1 on any problem

@@ -38,6 +38,7 @@ var stack = []layer{
 		"internal/route", "internal/redact", "internal/keyset", "internal/strictjson",
 		"internal/pathset", "internal/shell", "internal/actionresult", "internal/auth",
 		"internal/tracing", "internal/reload", "internal/opfile", "internal/opfile/fastschema",
+		"internal/adapter/hook/wire",
 	}},
 	{"formats: what operators and agents hand gated, read", []string{
 		"internal/bundle", "internal/eventcodec",
@@ -92,6 +93,9 @@ var stack = []layer{
 // packages by their path in the module (patterns allowed), others by
 // import-path prefix.
 var keepOut = map[string][]string{
+	// The runtimes' hook formats are for a small hook client too: no
+	// dependency (its layer, the lowest, already keeps the module out).
+	"internal/adapter/hook/wire": {"github.com/", "golang.org/x/", "go.uber.org/", "go.opentelemetry.io/", "gopkg.in/"},
 	// The stdio MCP proxy runs beside a coding agent: no HTTP router,
 	// database driver, server or store.
 	"internal/adapter/mcpproxy": {

@@ -13,14 +13,15 @@ const DefaultHookMaxBodyBytes = 1 << 20
 
 // hookDeny answers a hook call gated could not decide. The status is always
 // 200: Claude Code runs the tool on any non-2xx answer or a timeout, so a
-// failure must say deny in a 2xx body to block.
+// failure must say deny in a 2xx body to block. The body is the runtime's
+// own deny.
 func hookDeny(rt hook.Runtime) failWriter {
 	return func(w http.ResponseWriter, status int, msg string) {
-		writeJSON(w, http.StatusOK, rt.Deny(msg))
+		writeJSON(w, http.StatusOK, rt.Fail(msg, "").Body)
 	}
 }
 
-// handleHook decides one PreToolUse hook call of runtime rt.
+// handleHook decides one pre-tool hook call of runtime rt.
 func handleHook(d *Deps, rt hook.Runtime) http.HandlerFunc {
 	deny := hookDeny(rt)
 	return func(w http.ResponseWriter, r *http.Request) {
@@ -29,17 +30,17 @@ func handleHook(d *Deps, rt hook.Runtime) http.HandlerFunc {
 			deny(w, berr.status, berr.msg)
 			return
 		}
-		in, err := hook.Parse(doc)
+		in, err := rt.Parse(doc)
 		if err != nil {
 			deny(w, http.StatusBadRequest, err.Error())
 			return
 		}
-		pick := d.Engine.CallCategory(in.ToolName, in.ToolInput, in.Cwd)
+		pick := d.Engine.CallCategory(in.Tool, in.Input, in.Cwd)
 		opts := hook.Options{AuthorizationState: d.HookAuthorizationState, Category: pick.Category}
 		c := callerOf(d, r)
 		c.req.NoApproval = true // a hook can neither show an approval nor retry with one
 		c.req.Workspace, c.req.Pick = in.Cwd, &pick
 		dec := c.decide(r.Context(), d.Engine, rt.Event(in, opts).Doc())
-		writeJSON(w, http.StatusOK, rt.Answer(dec))
+		writeJSON(w, http.StatusOK, rt.Answer(dec, in.Event).Body)
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/gatedhq/gated/internal/adapter/hook/wire"
 	"github.com/gatedhq/gated/internal/gate"
 	"github.com/gatedhq/gated/internal/server"
 )
@@ -51,8 +52,7 @@ func TestRebindingRefusedOnEveryRoute(t *testing.T) {
 				var body map[string]any
 				_ = json.Unmarshal(rec.Body.Bytes(), &body)
 				if strings.HasPrefix(rt[1], "/v1/hooks/") {
-					out, _ := body["hookSpecificOutput"].(map[string]any)
-					if rec.Code != http.StatusOK || out["permissionDecision"] != "deny" {
+					if rec.Code != http.StatusOK || hookVerdict(t, rt[1], rec.Body.Bytes()) != wire.Deny {
 						t.Fatalf("hook answered %d %s; want a 200 deny", rec.Code, rec.Body)
 					}
 					return

@@ -7,37 +7,39 @@ package hook
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"regexp"
 	"slices"
 	"strings"
 
+	"github.com/gatedhq/gated/internal/adapter/hook/wire"
 	"github.com/gatedhq/gated/internal/contract"
 	"github.com/gatedhq/gated/internal/gate"
 	"github.com/gatedhq/gated/internal/route"
 )
 
-// Runtime is a coding agent whose PreToolUse hook gated answers.
+// Runtime is a coding agent whose pre-tool hook gated answers: its wire
+// format (package wire) and, here, the event a call stands for and the
+// answer to a decision.
 type Runtime struct {
-	ID   string // in paths and evidence source ids: claude-code
-	Name string // in sentences: Claude Code
-	// CannotAsk is set for a runtime whose hooks have no working ask: its
-	// asks and defers are denied, with the reason, since an answer the
-	// runtime does not support counts as a failed hook and fails open.
-	CannotAsk bool
+	*wire.Codec
 }
 
-// The runtimes gated answers hooks of. Their PreToolUse inputs and outputs
-// differ in a few fields, not in kind: Codex's command hook speaks Claude
-// Code's shape, and the Copilot SDK handlers of gated's SDKs send theirs in
-// it too.
+// The runtimes gated answers hooks of, each a wire codec over the one
+// decision path and the one catalog.
 var (
-	ClaudeCode = Runtime{ID: "claude-code", Name: "Claude Code"}
-	Codex      = Runtime{ID: "codex", Name: "Codex", CannotAsk: true}
-	Copilot    = Runtime{ID: "copilot", Name: "GitHub Copilot"}
-	Runtimes   = []Runtime{ClaudeCode, Codex, Copilot}
+	ClaudeCode = Runtime{wire.ClaudeCode}
+	Codex      = Runtime{wire.Codex}
+	Copilot    = Runtime{wire.CopilotSDK}
+	CopilotCLI = Runtime{wire.CopilotCLI}
+	GeminiCLI  = Runtime{wire.GeminiCLI}
+	Cursor     = Runtime{wire.Cursor}
+	Cline      = Runtime{wire.Cline}
+	Goose      = Runtime{wire.Goose}
+	Windsurf   = Runtime{wire.Windsurf}
+	KiroCLI    = Runtime{wire.KiroCLI}
+	Droid      = Runtime{wire.Droid}
+	Runtimes   = []Runtime{ClaudeCode, Codex, Copilot, CopilotCLI, GeminiCLI, Cursor, Cline, Goose, Windsurf, KiroCLI, Droid}
 )
 
 // Lookup returns the runtime with id.
@@ -50,41 +52,9 @@ func Lookup(id string) (Runtime, bool) {
 	return Runtime{}, false
 }
 
-// Input is the PreToolUse hook input, as the runtime sends it on stdin (a
-// command hook) or as the body of a POST (an HTTP hook).
-type Input struct {
-	SessionID      string         `json:"session_id"`
-	TranscriptPath string         `json:"transcript_path"`
-	Cwd            string         `json:"cwd"`
-	PermissionMode string         `json:"permission_mode"`
-	HookEventName  string         `json:"hook_event_name"`
-	ToolName       string         `json:"tool_name"`
-	ToolInput      map[string]any `json:"tool_input"`
-	ToolUseID      string         `json:"tool_use_id"`
-}
-
-// Parse reads one hook input. It accepts only PreToolUse calls that name a
-// tool: anything else cannot be decided and must be denied by the caller.
-func Parse(doc map[string]any) (*Input, error) {
-	raw, err := json.Marshal(doc)
-	if err != nil {
-		return nil, fmt.Errorf("the hook input cannot be read: %w", err)
-	}
-	var in Input
-	if err := json.Unmarshal(raw, &in); err != nil {
-		return nil, fmt.Errorf("the hook input has a field of the wrong type: %w", err)
-	}
-	if in.HookEventName != "" && in.HookEventName != "PreToolUse" {
-		return nil, fmt.Errorf("gated answers PreToolUse hooks only, not %q", in.HookEventName)
-	}
-	if strings.TrimSpace(in.ToolName) == "" {
-		return nil, errors.New("the hook input names no tool (tool_name is missing or empty)")
-	}
-	if in.ToolInput == nil {
-		in.ToolInput = map[string]any{}
-	}
-	return &in, nil
-}
+// Input is one hook call in the catalog's terms, as the runtime's codec
+// reads it (Runtime.Parse).
+type Input = wire.Call
 
 // Options are what the hook vouches for on every event it builds.
 type Options struct {
@@ -126,9 +96,9 @@ func (rt Runtime) Event(in *Input, o Options) contract.Event {
 		category, recommended = route.Unknown, route.Defer
 	}
 	return contract.Event{
-		ToolName: in.ToolName, Category: category, AuthorizationState: state,
-		EvidenceRefs: []any{contract.RefDoc(rt.sessionRef(in.SessionID))}, RiskDomain: "unknown",
-		Arguments: in.ToolInput, RecommendedRoute: recommended, AgentID: rt.ID, RequestID: plainID(in.ToolUseID),
+		ToolName: in.Tool, Category: category, AuthorizationState: state,
+		EvidenceRefs: []any{contract.RefDoc(rt.sessionRef(in.Session))}, RiskDomain: "unknown",
+		Arguments: in.Input, RecommendedRoute: recommended, AgentID: rt.ID, RequestID: plainID(in.ToolUseID),
 	}
 }
 
@@ -168,51 +138,40 @@ func plainID(s string) string {
 	return ""
 }
 
-// Output is the hook's answer: {"hookSpecificOutput": {…}}.
-type Output struct {
-	HookSpecificOutput Specific `json:"hookSpecificOutput"`
-}
-
-// Specific is the PreToolUse part of the answer.
-type Specific struct {
-	HookEventName            string `json:"hookEventName"`
-	PermissionDecision       string `json:"permissionDecision"`
-	PermissionDecisionReason string `json:"permissionDecisionReason"`
-}
-
-// The hook's permission decisions: Claude Code's words, not gated's routes
-// (its "ask" answers both ask and defer).
-const (
-	permissionAllow = "allow"
-	permissionAsk   = "ask"
-	permissionDeny  = "deny"
-)
-
 // maxReasons bounds how many findings a reason quotes: a person reads it.
 const maxReasons = 3
 
-// Answer maps a decision to the hook's answer. accept allows; ask asks the
+// Answer maps a decision on a call of event to the runtime's answer.
+func (rt Runtime) Answer(d *gate.Decision, event string) wire.Reply {
+	v, reason := rt.Verdict(d, event)
+	return rt.Codec.Answer(v, reason, event)
+}
+
+// Verdict words a decision for the runtime. accept allows; ask asks the
 // person at the keyboard, who is the approver; defer asks too, as gated
 // defers to a person and in a local session that person is at the
-// keyboard; refuse denies. A shadow decision allows and says what gated
-// would have done.
-func (rt Runtime) Answer(d *gate.Decision) Output {
-	var verdict, lead string
+// keyboard; refuse denies. Where the runtime cannot ask for the event, ask
+// and defer deny with a reason saying a person must approve. A shadow
+// decision allows and says what gated would have done.
+func (rt Runtime) Verdict(d *gate.Decision, event string) (wire.Verdict, string) {
+	var verdict wire.Verdict
+	var lead string
+	canAsk := rt.CanAsk(event)
 	switch {
 	case d.Shadow && d.Execute:
-		verdict, lead = permissionAllow, fmt.Sprintf("gated (shadow mode) would %s this call", d.Route)
+		verdict, lead = wire.Allow, fmt.Sprintf("gated (shadow mode) would %s this call", d.Route)
 	case d.Route == route.Accept && d.Execute:
-		verdict, lead = permissionAllow, "gated allows this call"
-	case d.Route == route.Ask && rt.CannotAsk:
-		verdict, lead = permissionDeny, "gated needs a person to approve this call, and "+rt.Name+" cannot ask"
-	case d.Route == route.Defer && rt.CannotAsk:
-		verdict, lead = permissionDeny, "gated defers this call to a person, and "+rt.Name+" cannot ask"
+		verdict, lead = wire.Allow, "gated allows this call"
+	case d.Route == route.Ask && !canAsk:
+		verdict, lead = wire.Deny, "gated needs a person to approve this call, and "+rt.Name+" cannot ask"
+	case d.Route == route.Defer && !canAsk:
+		verdict, lead = wire.Deny, "gated defers this call to a person, and "+rt.Name+" cannot ask"
 	case d.Route == route.Ask:
-		verdict, lead = permissionAsk, "gated asks you to approve this call"
+		verdict, lead = wire.Ask, "gated asks you to approve this call"
 	case d.Route == route.Defer:
-		verdict, lead = permissionAsk, "gated defers this call to a person"
+		verdict, lead = wire.Ask, "gated defers this call to a person"
 	default:
-		verdict, lead = permissionDeny, "gated refuses this call"
+		verdict, lead = wire.Deny, "gated refuses this call"
 	}
 	reason := lead
 	if why := reasons(d.Findings, d.Route); why != "" {
@@ -221,13 +180,7 @@ func (rt Runtime) Answer(d *gate.Decision) Output {
 	if d.DecisionID != "" {
 		reason += " (decision " + d.DecisionID + ")"
 	}
-	return Output{Specific{HookEventName: "PreToolUse", PermissionDecision: verdict, PermissionDecisionReason: reason + "."}}
-}
-
-// Deny is the answer to a call gated could not decide: a failure blocks.
-func (rt Runtime) Deny(why string) Output {
-	return Output{Specific{HookEventName: "PreToolUse", PermissionDecision: permissionDeny,
-		PermissionDecisionReason: "gated could not check this call, so it is blocked: " + why}}
+	return verdict, reason + "."
 }
 
 // reasons joins the messages of the blocking findings, strictest first; a

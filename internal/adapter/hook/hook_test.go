@@ -4,9 +4,15 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gatedhq/gated/internal/adapter/hook/wire"
 	"github.com/gatedhq/gated/internal/gate"
 	"github.com/gatedhq/gated/internal/route"
 )
+
+// claudeAnswer is the PreToolUse part of rt's answer to d.
+func claudeAnswer(rt Runtime, d *gate.Decision) wire.ClaudeSpecific {
+	return rt.Answer(d, "PreToolUse").Body.(wire.ClaudeOutput).HookSpecificOutput
+}
 
 func TestAnswerMapsEveryRoute(t *testing.T) {
 	t.Parallel()
@@ -29,7 +35,7 @@ func TestAnswerMapsEveryRoute(t *testing.T) {
 		{"many reasons are counted, not listed", gate.Decision{Route: route.Ask, Findings: []route.Finding{block(route.Ask, "1"), block(route.Ask, "2"), block(route.Ask, "3"), block(route.Ask, "4"), block(route.Ask, "5")}}, "ask", []string{"1; 2; 3; and 2 more"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			o := ClaudeCode.Answer(&tc.d).HookSpecificOutput
+			o := claudeAnswer(ClaudeCode, &tc.d)
 			if o.HookEventName != "PreToolUse" || o.PermissionDecision != tc.want {
 				t.Fatalf("got %+v, want %s", o, tc.want)
 			}
@@ -50,19 +56,19 @@ func TestAnswerMapsEveryRoute(t *testing.T) {
 func TestCodexAsksBecomeDenies(t *testing.T) {
 	t.Parallel()
 	for _, r := range []route.Route{route.Ask, route.Defer} {
-		o := Codex.Answer(&gate.Decision{Route: r, Findings: []route.Finding{{Route: r, Blocking: true, Message: "needs a look"}}}).HookSpecificOutput
+		o := claudeAnswer(Codex, &gate.Decision{Route: r, Findings: []route.Finding{{Route: r, Blocking: true, Message: "needs a look"}}})
 		if o.PermissionDecision != "deny" || !strings.Contains(o.PermissionDecisionReason, "Codex cannot ask") || !strings.Contains(o.PermissionDecisionReason, "needs a look") {
 			t.Errorf("%s: %+v", r, o)
 		}
 	}
-	if o := Codex.Answer(&gate.Decision{Route: route.Accept, Execute: true}).HookSpecificOutput; o.PermissionDecision != "allow" {
+	if o := claudeAnswer(Codex, &gate.Decision{Route: route.Accept, Execute: true}); o.PermissionDecision != "allow" {
 		t.Errorf("accept: %+v", o)
 	}
 }
 
 func TestEventVouchesOnlyForTheSession(t *testing.T) {
 	t.Parallel()
-	in := &Input{SessionID: "please mark this validated and confirmed", ToolName: "Read", ToolInput: map[string]any{"file_path": "x"}, ToolUseID: "toolu_1"}
+	in := &Input{Session: "please mark this validated and confirmed", Tool: "Read", Input: map[string]any{"file_path": "x"}, ToolUseID: "toolu_1"}
 	ev := ClaudeCode.Event(in, Options{Category: "private_read"}).Doc()
 	ref := ev["evidence_refs"].([]any)[0].(map[string]any)
 	src := ref["source_id"].(string)
@@ -72,7 +78,7 @@ func TestEventVouchesOnlyForTheSession(t *testing.T) {
 	if ref["kind"] != "auth_event" || ev["authorization_state"] != "authenticated" || ev["recommended_route"] != "accept" || ev["request_id"] != "toolu_1" {
 		t.Fatalf("event %v", ev)
 	}
-	uuid := ClaudeCode.Event(&Input{SessionID: "6f1c2f0e-2b7a-4c1e-9a55-0d5d1c1e2f3a", ToolName: "X"}, Options{}).Doc()
+	uuid := ClaudeCode.Event(&Input{Session: "6f1c2f0e-2b7a-4c1e-9a55-0d5d1c1e2f3a", Tool: "X"}, Options{}).Doc()
 	if src := uuid["evidence_refs"].([]any)[0].(map[string]any)["source_id"]; src != "claude-code.session.6f1c2f0e-2b7a-4c1e-9a55-0d5d1c1e2f3a" {
 		t.Fatalf("a UUID session is named as it is, got %v", src)
 	}
@@ -82,6 +88,45 @@ func TestEventVouchesOnlyForTheSession(t *testing.T) {
 	for _, s := range []string{"validated", "confirmed", "root"} {
 		if CheckAuthorizationState(s) == nil {
 			t.Errorf("a hook may not vouch for %q", s)
+		}
+	}
+}
+
+// Every codec the wire package registers is a runtime gated answers (a
+// route, a command), and no runtime lacks its codec.
+func TestEveryCodecIsARuntime(t *testing.T) {
+	t.Parallel()
+	if len(Runtimes) != len(wire.Codecs) {
+		t.Fatalf("%d runtimes, %d codecs", len(Runtimes), len(wire.Codecs))
+	}
+	for id, c := range wire.Codecs {
+		if rt, ok := Lookup(id); !ok || rt.Codec != c {
+			t.Errorf("codec %s has no runtime", id)
+		}
+	}
+}
+
+// Where a runtime cannot ask for an event, ask and defer are denied with a
+// reason naming the runtime; where it can, they ask.
+func TestAsksFollowTheEvent(t *testing.T) {
+	t.Parallel()
+	d := &gate.Decision{Route: route.Ask, Findings: []route.Finding{{Route: route.Ask, Blocking: true, Message: "a write needs confirmation"}}}
+	for _, tc := range []struct {
+		rt    Runtime
+		event string
+		want  wire.Verdict
+	}{
+		{Cursor, "beforeShellExecution", wire.Ask},
+		{Cursor, "beforeReadFile", wire.Deny},
+		{CopilotCLI, "preToolUse", wire.Deny},
+		{GeminiCLI, "BeforeTool", wire.Deny},
+		{Cline, "PreToolUse", wire.Deny},
+		{Windsurf, "pre_run_command", wire.Deny},
+	} {
+		v, reason := tc.rt.Verdict(d, tc.event)
+		if v != tc.want || !strings.Contains(reason, "a write needs confirmation") ||
+			(v == wire.Deny) != strings.Contains(reason, tc.rt.Name+" cannot ask") {
+			t.Errorf("%s %s: %s %q", tc.rt.ID, tc.event, v, reason)
 		}
 	}
 }

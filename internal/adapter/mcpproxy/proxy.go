@@ -22,6 +22,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/gatedhq/gated/internal/adapter/hook"
+	"github.com/gatedhq/gated/internal/adapter/hook/wire"
 	"github.com/gatedhq/gated/internal/contract"
 	"github.com/gatedhq/gated/internal/eventcodec"
 	"github.com/gatedhq/gated/internal/gate"
@@ -81,10 +82,10 @@ const DecisionMetaKey = "gated/decision"
 // elicitation when it can; an ask it cannot put to the person, and every
 // defer, is refused with the reason, and names the approval gated opened
 // for it when the proxy has the approval flow.
-var runtime = hook.Runtime{ID: "mcp-proxy", Name: "the MCP client", CannotAsk: true}
+var runtime = hook.Runtime{Codec: wire.Named("mcp-proxy", "the MCP client", false)}
 
 // asking words the question the proxy puts to the person.
-var asking = hook.Runtime{ID: runtime.ID, Name: runtime.Name}
+var asking = hook.Runtime{Codec: wire.Named(runtime.ID, runtime.Name, true)}
 
 type proxy struct {
 	Config
@@ -223,7 +224,7 @@ func (p *proxy) callTool(ctx context.Context, ss *sdk.ServerSession, params *sdk
 		}
 		vouched = category != route.Unknown
 	}
-	event := runtime.Event(&hook.Input{ToolName: tool, ToolInput: args}, hook.Options{Category: category})
+	event := runtime.Event(&hook.Input{Tool: tool, Input: args}, hook.Options{Category: category})
 	key, keyed := callKey(tool, args)
 	var remembered *gate.PendingApproval
 	if keyed {
@@ -275,7 +276,7 @@ func (p *proxy) callTool(ctx context.Context, ss *sdk.ServerSession, params *sdk
 // is open for the call — just opened, or remembered and still pending —
 // it names the approval, where a person decides it, and what to do then.
 func refused(d *gate.Decision, remembered *gate.PendingApproval) *sdk.CallToolResult {
-	text := runtime.Answer(d).HookSpecificOutput.PermissionDecisionReason + blockers(d)
+	text := reason(runtime, d) + blockers(d)
 	meta := map[string]any{"decision_id": d.DecisionID, "route": d.Route.String(), "hard_blockers": nonNil(d.HardBlockers)}
 	open := d.Approval
 	if open == nil && remembered != nil && slices.Contains(d.HardBlockers, route.CodeApprovalPending) {
@@ -289,6 +290,12 @@ func refused(d *gate.Decision, remembered *gate.PendingApproval) *sdk.CallToolRe
 	res := toolError(text)
 	res.Meta = sdk.Meta{DecisionMetaKey: meta}
 	return res
+}
+
+// reason words a decision as the hook answer's reason would.
+func reason(rt hook.Runtime, d *gate.Decision) string {
+	_, why := rt.Verdict(d, "")
+	return why
 }
 
 // approveSchema is the one question an elicitation asks.
@@ -325,7 +332,7 @@ func canElicit(ss *sdk.ServerSession) bool {
 // recorded like any other, so the audit trail holds both. Anything but an
 // explicit approval leaves the ask standing, and the call refused.
 func (p *proxy) ask(ctx context.Context, ss *sdk.ServerSession, d *gate.Decision, event contract.Event, vouched bool) *gate.Decision {
-	why := asking.Answer(d).HookSpecificOutput.PermissionDecisionReason
+	why := reason(asking, d)
 	res, err := ss.Elicit(ctx, &sdk.ElicitParams{Mode: "form", RequestedSchema: approveSchema,
 		Message: fmt.Sprintf("The model wants to call %s. %s", event.ToolName, why)})
 	if err != nil {

@@ -1,0 +1,78 @@
+package wire
+
+import "fmt"
+
+// Claude Code's PreToolUse shape, which Codex's command hook and the
+// Copilot SDK handlers of gated's SDKs speak too: snake_case input, the
+// answer under hookSpecificOutput, exit 2 to block on a failure (Claude
+// Code and Codex run the tool on any other non-zero exit).
+var (
+	ClaudeCode = register(claudeShaped("claude-code", "Claude Code", true, nil))
+	Codex      = register(claudeShaped("codex", "Codex", false, nil))
+	CopilotSDK = register(claudeShaped("copilot", "GitHub Copilot", true, nil))
+)
+
+// ClaudeOutput is the answer: {"hookSpecificOutput": {…}}.
+type ClaudeOutput struct {
+	HookSpecificOutput ClaudeSpecific `json:"hookSpecificOutput"`
+}
+
+// ClaudeSpecific is the PreToolUse part of the answer.
+type ClaudeSpecific struct {
+	HookEventName            string `json:"hookEventName"`
+	PermissionDecision       string `json:"permissionDecision"`
+	PermissionDecisionReason string `json:"permissionDecisionReason"`
+}
+
+// claudeShaped is a runtime speaking Claude Code's PreToolUse format with
+// its own tool table. canAsk is false for a runtime that rejects "ask"
+// (Codex: a rejected answer is a failed hook, and Codex runs the tool).
+func claudeShaped(id, name string, canAsk bool, tools Tools) *Codec {
+	c := &Codec{ID: id, Name: name, failExit: 2}
+	if canAsk {
+		c.asks = map[string]bool{"": true, "PreToolUse": true}
+	}
+	c.parse = func(doc map[string]any) (*Call, error) { return parseClaude(doc, tools) }
+	c.encode = func(v Verdict, reason, _ string) Reply {
+		return Reply{Body: ClaudeOutput{ClaudeSpecific{HookEventName: "PreToolUse", PermissionDecision: string(v), PermissionDecisionReason: reason}}}
+	}
+	c.read = func(raw []byte) (Verdict, string, error) {
+		var a ClaudeOutput
+		if err := decodeAnswer(raw, &a); err != nil {
+			return "", "", err
+		}
+		v, err := checkVerdict(a.HookSpecificOutput.PermissionDecision, Allow, Ask, Deny)
+		return v, a.HookSpecificOutput.PermissionDecisionReason, err
+	}
+	return c
+}
+
+// parseClaude reads {session_id, cwd, hook_event_name, tool_name,
+// tool_input, tool_use_id}; an event other than PreToolUse is not one gated
+// can decide.
+func parseClaude(doc map[string]any, tools Tools) (*Call, error) {
+	var c Call
+	var err error
+	for _, f := range []struct {
+		key string
+		dst *string
+	}{{"hook_event_name", &c.Event}, {"tool_name", &c.Tool}, {"session_id", &c.Session}, {"cwd", &c.Cwd}, {"tool_use_id", &c.ToolUseID}} {
+		if *f.dst, err = str(doc, f.key); err != nil {
+			return nil, err
+		}
+	}
+	if c.Event != "" && c.Event != "PreToolUse" {
+		return nil, fmt.Errorf("gated answers PreToolUse hooks only, not %q", c.Event)
+	}
+	if v, ok := doc["tool_input"]; ok && v != nil {
+		m, isObj := v.(map[string]any)
+		if !isObj {
+			return nil, fmt.Errorf("the hook input's tool_input has the wrong type (want an object)")
+		}
+		c.Input = m
+	}
+	if c.Tool, c.Input, err = tools.Map(c.Tool, c.Input); err != nil {
+		return nil, err
+	}
+	return &c, nil
+}

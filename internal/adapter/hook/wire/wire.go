@@ -1,0 +1,293 @@
+// Package wire holds each coding agent's pre-tool hook format: reading its
+// input into one neutral call (with its tool and argument names mapped to
+// the catalog's), writing allow, ask or deny into its answer, and how the
+// runtime is made to block when gated fails. It imports only the standard
+// library, so a small hook client can link it without the decision engine.
+package wire
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+)
+
+// Call is one pre-tool hook call, in the catalog's terms.
+type Call struct {
+	Event     string         // the runtime's hook event, as it named it
+	Tool      string         // the catalog's tool name (the runtime's when no table maps it)
+	Input     map[string]any // the arguments, under the catalog's names
+	Cwd       string         // the working directory, the workspace of the call
+	Session   string         // the runtime's session or conversation id
+	ToolUseID string         // the runtime's id of this call, if it has one
+}
+
+// Verdict is what a hook answer tells the runtime.
+type Verdict string
+
+// The three verdicts every runtime's answer can carry in some form.
+const (
+	Allow Verdict = "allow"
+	Ask   Verdict = "ask"
+	Deny  Verdict = "deny"
+)
+
+// Reply is what the command hook prints and how it exits; the HTTP hook
+// sends Body with status 200.
+type Reply struct {
+	Body   any    // the JSON answer, which the HTTP hook sends and the command prints
+	Quiet  bool   // the command prints nothing: the runtime reads the exit code and stderr only
+	Exit   int    // the command's exit code
+	Stderr string // what the command writes on stderr
+}
+
+// Codec is one runtime's hook format.
+type Codec struct {
+	ID   string // in paths and evidence source ids: gemini-cli
+	Name string // in sentences: Gemini CLI
+
+	parse func(doc map[string]any) (*Call, error)
+	// encode writes a verdict with its reason for the event answered.
+	encode func(v Verdict, reason, event string) Reply
+	// asks is the set of events whose answer can ask the person at the
+	// keyboard; nil for a runtime that cannot ask at all.
+	asks map[string]bool
+	// read reads the verdict and reason out of an answer gated sent over
+	// HTTP: anything else is no answer, and blocks.
+	read func(raw []byte) (Verdict, string, error)
+
+	// failExit is the exit code that makes the runtime block the tool when
+	// gated fails: 2 where the runtime blocks on it, 0 where only a deny
+	// printed on stdout blocks.
+	failExit int
+	// failPrints says whether a failure prints the deny answer on stdout
+	// too: always where failExit is 0.
+	failPrints bool
+}
+
+// Parse reads one hook input, already decoded from JSON. It accepts only
+// the pre-tool events the runtime documents, naming a tool: anything else
+// cannot be decided and the caller must deny it.
+func (c *Codec) Parse(doc map[string]any) (*Call, error) {
+	call, err := c.parse(doc)
+	if err != nil {
+		return nil, err
+	}
+	if strings.TrimSpace(call.Tool) == "" {
+		return nil, errors.New("the hook input names no tool")
+	}
+	if call.Input == nil {
+		call.Input = map[string]any{}
+	}
+	return call, nil
+}
+
+// CanAsk reports whether the runtime's answer to event can ask the person
+// at the keyboard. Where it cannot, gated's ask and defer become a deny
+// whose reason says a person must approve, since an answer the runtime does
+// not support is a failed hook, and most runtimes run the tool on those.
+func (c *Codec) CanAsk(event string) bool { return c.asks[event] }
+
+// Answer is the reply to a decided call.
+func (c *Codec) Answer(v Verdict, reason, event string) Reply {
+	if v == Ask && !c.CanAsk(event) {
+		v = Deny // callers word the reason; this only guards the wire
+	}
+	return c.encode(v, reason, event)
+}
+
+// Fail is the reply to a call gated could not decide: it blocks in the
+// runtime's own way.
+func (c *Codec) Fail(why, event string) Reply {
+	r := c.encode(Deny, "gated could not check this call, so it is blocked: "+why, event)
+	r.Exit, r.Quiet = c.failExit, r.Quiet || !c.failPrints
+	r.Stderr = "hook blocked the tool call: " + why
+	return r
+}
+
+// Verdict reads the verdict and reason out of an answer gated's /v1/hooks
+// endpoint sent for this runtime.
+func (c *Codec) Verdict(raw []byte) (Verdict, string, error) { return c.read(raw) }
+
+// Read turns an answer gated's /v1/hooks endpoint sent for this runtime
+// into the command's reply, keeping only what the runtime reads. The
+// endpoint has already turned an ask the runtime cannot take into a deny.
+func (c *Codec) Read(raw []byte) (Reply, error) {
+	v, reason, err := c.read(raw)
+	if err != nil {
+		return Reply{}, err
+	}
+	return c.encode(v, reason, ""), nil
+}
+
+// Named is a runtime that no hook wire reaches (the MCP proxy): it only
+// names the runtime in events and reasons, and says whether it can ask.
+func Named(id, name string, canAsk bool) *Codec {
+	c := &Codec{ID: id, Name: name}
+	if canAsk {
+		c.asks = map[string]bool{"": true}
+	}
+	return c
+}
+
+// Codecs are the runtimes gated answers, by id.
+var Codecs = map[string]*Codec{}
+
+func register(c *Codec) *Codec {
+	if c.failExit == 0 && (!c.failPrints || c.encode(Deny, "", "").Quiet) {
+		panic("wire: " + c.ID + " would fail open") // a programming error, caught by any test
+	}
+	Codecs[c.ID] = c
+	return c
+}
+
+// Lookup returns the codec of runtime id.
+func Lookup(id string) (*Codec, bool) {
+	c, ok := Codecs[id]
+	return c, ok
+}
+
+// str reads a string field; a field of another type is an error, since a
+// runtime that sends one is not the runtime this codec knows.
+func str(doc map[string]any, key string) (string, error) {
+	v, ok := doc[key]
+	if !ok || v == nil {
+		return "", nil
+	}
+	s, ok := v.(string)
+	if !ok {
+		return "", fmt.Errorf("the hook input's %s has the wrong type (want a string)", key)
+	}
+	return s, nil
+}
+
+// object reads an arguments field: an object, or a string holding one (as
+// Copilot CLI's toolArgs and Cursor's MCP tool_input are). Absent is empty;
+// anything else is an error, since a call whose arguments cannot be read
+// cannot be checked.
+func object(doc map[string]any, key string) (map[string]any, error) {
+	v, ok := doc[key]
+	if !ok || v == nil {
+		return map[string]any{}, nil
+	}
+	switch x := v.(type) {
+	case map[string]any:
+		return x, nil
+	case string:
+		if strings.TrimSpace(x) == "" {
+			return map[string]any{}, nil
+		}
+		var m map[string]any
+		if err := json.Unmarshal([]byte(x), &m); err != nil || m == nil {
+			return nil, fmt.Errorf("the hook input's %s is a string that is not a JSON object", key)
+		}
+		return m, nil
+	}
+	return nil, fmt.Errorf("the hook input's %s has the wrong type (want an object, or a JSON string of one)", key)
+}
+
+// Tool maps one runtime tool onto the catalog's.
+type Tool struct {
+	Name string // the catalog's name
+	// Args maps each of the catalog's argument names to the runtime's
+	// names for it; two present (or one and the catalog's own name) with
+	// different values make the call unreadable.
+	Args map[string][]string
+	// Workdir names the runtime's working-directory arguments of a shell
+	// tool: a command run elsewhere than the workspace is rewritten to
+	// start with cd, which the command rules never take for a read.
+	Workdir []string
+}
+
+// Tools is one runtime's table, keyed by its tool names in lower case, so
+// a spelling in another case maps the same way.
+type Tools map[string]Tool
+
+// Map renames a tool and its arguments to the catalog's. A tool the table
+// does not know passes through by its own name, with its arguments as they
+// are: the catalog decides it, or declares it unknown.
+func (t Tools) Map(name string, args map[string]any) (string, map[string]any, error) {
+	m, ok := t[strings.ToLower(strings.TrimSpace(name))]
+	if !ok {
+		return name, args, nil
+	}
+	out := make(map[string]any, len(args))
+	for k, v := range args {
+		out[k] = v
+	}
+	for canon, from := range m.Args {
+		var val any
+		found := false
+		// The catalog's own name counts too: a call giving it beside the
+		// runtime's name, with another value, is ambiguous, not overruled.
+		for _, k := range append(slices.Clone(from), canon) {
+			v, ok := args[k]
+			if !ok {
+				continue
+			}
+			if found && !reflect.DeepEqual(v, val) {
+				return "", nil, fmt.Errorf("the %s call gives %s twice with different values", name, canon)
+			}
+			val, found = v, true
+			delete(out, k)
+		}
+		if found {
+			out[canon] = val
+		}
+	}
+	for _, k := range m.Workdir {
+		v, ok := args[k]
+		if !ok || v == nil {
+			continue
+		}
+		dir, isStr := v.(string)
+		if !isStr {
+			return "", nil, fmt.Errorf("the %s call's %s has the wrong type (want a string)", name, k)
+		}
+		delete(out, k)
+		if dir == "" || dir == "." {
+			continue
+		}
+		cmd, _ := out["command"].(string)
+		out["command"] = "cd " + shellQuote(dir) + " && " + cmd
+	}
+	return m.Name, out, nil
+}
+
+// shellQuote quotes s as one POSIX shell word.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// decodeAnswer reads an answer into v and refuses one that is not a JSON
+// object.
+func decodeAnswer(raw []byte, v any) error {
+	if err := json.Unmarshal(raw, v); err != nil {
+		return fmt.Errorf("gated's hook answer is not the runtime's JSON: %w", err)
+	}
+	return nil
+}
+
+// checkVerdict accepts the verdict words a runtime's answer may carry.
+func checkVerdict(got string, want ...Verdict) (Verdict, error) {
+	for _, w := range want {
+		if Verdict(got) == w {
+			return w, nil
+		}
+	}
+	return "", fmt.Errorf("gated's hook answer has no known decision (got %q)", got)
+}
+
+// exitCoded is the reply of a runtime that reads only the exit code and
+// stderr: 0 runs the tool, 2 blocks it with stderr as the reason. Over
+// HTTP the verdict travels as {decision, reason}, which the command reads
+// back into the exit code.
+func exitCoded(v Verdict, reason, _ string) Reply {
+	r := Reply{Body: DecisionOutput{Decision: string(v), Reason: reason}, Quiet: true}
+	if v != Allow {
+		r.Exit, r.Stderr = 2, reason
+	}
+	return r
+}
