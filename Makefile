@@ -24,9 +24,10 @@ unit: gated-bin
 short: gated-bin
 	GATED_BIN=$(GATED_BIN) $(GO) test -count=1 ./...
 
-## build: bin/gated, stamped with the version and commit git describes.
+## build: bin/gated, stamped with the version and commit git describes, and bin/gated-hook, the small command hook.
 build:
 	$(GO) build -ldflags "-X main.version=$$(git describe --tags --always --dirty 2>/dev/null || echo dev)" -o bin/gated ./cmd/gated
+	$(GO) build -o bin/gated-hook ./cmd/gated-hook
 
 ## help: the targets and what each does.
 help:

@@ -42,11 +42,11 @@ bench-http: bench-http-bins $(OPA)
 ## bench-http-smoke: the harness for a second per server, without OPA (part of make test-e2e).
 bench-http-smoke: bench-http-bins
 	$(BENCHHTTP) $(BENCHHTTP_TOOLS) -quick -skip-opa $(BENCHHTTP_FLAGS)
-	$(BENCHHTTP) -hooks -quick -gated $(GATED_BIN)
+	$(BENCHHTTP) -hooks -quick -gated $(GATED_BIN) -hook-bin $(GATED_HOOK_BIN)
 
 ## bench-hooks: each runtime's command hook, spawned, against a curl POST of the same input (a minute); rewrites its table in docs/performance.md.
 bench-hooks: gated-bin
 	$(GO) build -o $(BENCHHTTP) ./bench/cmd/benchhttp
-	$(BENCHHTTP) -hooks -gated $(GATED_BIN) -doc docs/performance.md $(BENCHHTTP_FLAGS)
+	$(BENCHHTTP) -hooks -gated $(GATED_BIN) -hook-bin $(GATED_HOOK_BIN) -doc docs/performance.md $(BENCHHTTP_FLAGS)
 
 test-e2e: bench-http-smoke

@@ -7,9 +7,12 @@ GATED_BIN := $(CURDIR)/bin/gated
 TEST_EXTRAS += sdk-python sdk-typescript
 .PHONY: gated-bin sdk-python sdk-typescript
 
-## gated-bin: the binary the SDK, hook and MCP tests start.
+GATED_HOOK_BIN := $(CURDIR)/bin/gated-hook
+
+## gated-bin: the binaries the SDK, hook and MCP tests start (gated, and the small gated-hook).
 gated-bin:
 	$(GO) build -o $(GATED_BIN) ./cmd/gated
+	$(GO) build -o $(GATED_HOOK_BIN) ./cmd/gated-hook
 
 sdk-python: gated-bin
 	GATED_BIN=$(GATED_BIN) python3 -m unittest discover -s sdk/python/tests -t sdk/python

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"github.com/gatedhq/gated/internal/hookcmd"
 	"os"
 	"path/filepath"
 	"strings"
@@ -83,7 +84,7 @@ func TestCodexHook(t *testing.T) {
 			code, out, stderr := runHookCommand(t, "codex", tc.stdin, tc.kv, tc.args...)
 			if code == 0 && out.HookSpecificOutput.PermissionDecision == "deny" {
 				stderr = out.HookSpecificOutput.PermissionDecisionReason // gated itself refused
-			} else if code != exitHookBlock {
+			} else if code != hookcmd.BlockExit {
 				t.Fatalf("exit %d %+v; want a block", code, out)
 			}
 			if !strings.Contains(stderr, tc.in) {

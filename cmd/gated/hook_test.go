@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/gatedhq/gated/internal/hookcmd"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -155,7 +156,7 @@ func TestClaudeCodeHookFailuresBlock(t *testing.T) {
 			if code == 0 && out.HookSpecificOutput.PermissionDecision == "deny" {
 				// gated itself refused the call: the deny it answered blocks too.
 				stderr = out.HookSpecificOutput.PermissionDecisionReason
-			} else if code != exitHookBlock {
+			} else if code != hookcmd.BlockExit {
 				t.Fatalf("exit %d, answer %+v; want a block", code, out)
 			}
 			if !strings.Contains(stderr, tc.stderr) {
@@ -220,7 +221,7 @@ func TestHookShadow(t *testing.T) {
 		}
 	}
 	var stdout, stderr bytes.Buffer
-	if err := run(context.Background(), []string{"gated", "hook", "copilot"}, env(nil), strings.NewReader("{}"), &stdout, &stderr); exitCode(err) != exitHookBlock {
+	if err := run(context.Background(), []string{"gated", "hook", "copilot"}, env(nil), strings.NewReader("{}"), &stdout, &stderr); exitCode(err) != hookcmd.BlockExit {
 		t.Fatalf("gated hook copilot: %v; the Copilot SDK has no command hook", err)
 	}
 }

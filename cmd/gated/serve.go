@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/gatedhq/gated/internal/adapter/hook/wire"
 	"io"
 	"net"
 	"net/http"
@@ -172,7 +173,7 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (*s
 	fs.StringVar(&c.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	fs.BoolVar(&c.insecureNoAuth, "insecure-no-auth", false, "allow running without tokens on a non-loopback address")
 	fs.Int64Var(&c.maxBodyBytes, "max-body-bytes", server.DefaultMaxBodyBytes, "largest request body accepted")
-	fs.Int64Var(&c.hookMaxBody, "max-hook-body-bytes", server.DefaultHookMaxBodyBytes, "largest hook call accepted (hook inputs carry file contents)")
+	fs.Int64Var(&c.hookMaxBody, "max-hook-body-bytes", wire.MaxInputBytes, "largest hook call accepted (hook inputs carry file contents)")
 	fs.StringVar(&c.hookAuthState, "hook-authorization-state", hook.DefaultAuthorizationState, "what a coding agent's hook call vouches for: none, user_claimed or authenticated")
 	fs.IntVar(&c.rateLimit, "rate-limit", 0, "requests per minute per token (per client when open); 0 disables")
 	fs.IntVar(&c.authFailures, "auth-failure-limit", server.DefaultAuthFailureLimit, "failed authentications per minute per client address; past it the address gets 429, valid token or not; 0 disables")

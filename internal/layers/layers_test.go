@@ -40,6 +40,9 @@ var stack = []layer{
 		"internal/tracing", "internal/reload", "internal/opfile", "internal/opfile/fastschema",
 		"internal/adapter/hook/wire",
 	}},
+	{"the command hook's remote half: forwarded to gated, answered or blocked", []string{
+		"internal/hookcmd",
+	}},
 	{"formats: what operators and agents hand gated, read", []string{
 		"internal/bundle", "internal/eventcodec",
 	}},
@@ -96,6 +99,14 @@ var keepOut = map[string][]string{
 	// The runtimes' hook formats are for a small hook client too: no
 	// dependency (its layer, the lowest, already keeps the module out).
 	"internal/adapter/hook/wire": {"github.com/", "golang.org/x/", "go.uber.org/", "go.opentelemetry.io/", "gopkg.in/"},
+	// A runtime spawns gated-hook on every tool call: it must start as fast
+	// as curl, so it links the client and the wire formats and nothing of
+	// the engine, its stores or its logging.
+	"cmd/gated-hook": {
+		"github.com/open-policy-agent/opa", "github.com/jackc/pgx", "github.com/go-chi/chi", "go.uber.org/zap",
+		"go.opentelemetry.io/", "github.com/prometheus/",
+		"internal/gate", "internal/catalog", "internal/contract", "internal/policy", "internal/server",
+	},
 	// The stdio MCP proxy runs beside a coding agent: no HTTP router,
 	// database driver, server or store.
 	"internal/adapter/mcpproxy": {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"github.com/gatedhq/gated/internal/adapter/hook/wire"
 	"io"
 	"net"
 	"net/http"
@@ -113,7 +114,7 @@ func TestDeclaredOversizeBodyRefusedBeforeContinue(t *testing.T) {
 		if res := firstAnswer(t, addr, "/v1/hooks/claude-code", server.DefaultMaxBodyBytes+1, runtime); res.status != http.StatusContinue {
 			t.Errorf("hook call over the event limit: %d, want 100", res.status)
 		}
-		if res := firstAnswer(t, addr, "/v1/hooks/claude-code", server.DefaultHookMaxBodyBytes+1, runtime); res.status != http.StatusOK {
+		if res := firstAnswer(t, addr, "/v1/hooks/claude-code", wire.MaxInputBytes+1, runtime); res.status != http.StatusOK {
 			t.Errorf("hook call over its limit: %d, want a 200 deny", res.status)
 		}
 		// /mcp has room for the JSON-RPC envelope around an event.

@@ -6,11 +6,6 @@ import (
 	"github.com/gatedhq/gated/internal/adapter/hook"
 )
 
-// DefaultHookMaxBodyBytes bounds a hook call's body. Hook inputs carry whole
-// file contents (Write, Edit), so they get more room than an event; the
-// values are fingerprinted, never stored.
-const DefaultHookMaxBodyBytes = 1 << 20
-
 // hookDeny answers a hook call gated could not decide. The status is always
 // 200: Claude Code runs the tool on any non-2xx answer or a timeout, so a
 // failure must say deny in a 2xx body to block. The body is the runtime's

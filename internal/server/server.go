@@ -4,6 +4,7 @@ package server
 
 import (
 	"context"
+	"github.com/gatedhq/gated/internal/adapter/hook/wire"
 	"net/http"
 	"net/netip"
 
@@ -109,7 +110,7 @@ func New(d Deps) http.Handler {
 		d.MaxBodyBytes = DefaultMaxBodyBytes
 	}
 	if d.HookMaxBodyBytes <= 0 {
-		d.HookMaxBodyBytes = DefaultHookMaxBodyBytes
+		d.HookMaxBodyBytes = wire.MaxInputBytes
 	}
 	if d.MaxDepth <= 0 {
 		d.MaxDepth = eventcodec.DefaultMaxDepth

@@ -27,6 +27,11 @@ type Call struct {
 // Verdict is what a hook answer tells the runtime.
 type Verdict string
 
+// MaxInputBytes bounds a hook input, on the command's stdin and in a POST
+// to gated. Hook inputs carry whole file contents (Write, Edit), so they get
+// more room than an event; the values are fingerprinted, never stored.
+const MaxInputBytes = 1 << 20
+
 // The three verdicts every runtime's answer can carry in some form.
 const (
 	Allow Verdict = "allow"
