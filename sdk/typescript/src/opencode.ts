@@ -1,5 +1,6 @@
 // gated's OpenCode plugin (`@gatedhq/gated/opencode`). OpenCode calls every
-// function this module exports as a plugin, so it exports one, as default.
+// function this module exports as a plugin, so it exports one, as default,
+// and the mapping of tools lives in opencode-tools.ts.
 //
 // Each tool call reaches gated's Claude Code hook endpoint in Claude Code's
 // shape: OpenCode's tool names and arguments are mapped to Claude Code's
@@ -11,8 +12,12 @@
 // plugin throws on everything but allow, gated's failures included.
 import { createClient, type Client } from "./index.js";
 import { failureReason } from "./frameworks.js";
+import { openCodeToClaudeCode } from "./opencode-tools.js";
 
-/** The plugin's options, from OpenCode's config (`"plugin": [["@gatedhq/gated/opencode", {...}]]`). */
+/**
+ * The plugin's options, from OpenCode's config (`"plugin": [["@gatedhq/gated/opencode", {...}]]`);
+ * the plugin takes them as an untyped object, as OpenCode passes them, and checks each.
+ */
 export interface OpenCodeGatedOptions {
   /** gated's base URL; default $GATED_URL, else http://127.0.0.1:8080. */
   url?: string;
@@ -36,53 +41,34 @@ export interface OpenCodeGatedHooks {
   "tool.execute.before": (input: { tool: string; sessionID?: string; callID?: string }, output: { args: any }) => Promise<void>;
 }
 
-/** A tool call in Claude Code's words, as the catalog names tools and arguments. */
-export interface ClaudeCodeCall {
-  tool_name: string;
-  tool_input: Record<string, unknown>;
+// OpenCode's config is JSON nobody type-checked: each option is checked here.
+function clientFrom(opts: OpenCodeGatedOptions): Pick<Client, "hook"> {
+  if (typeof opts !== "object" || opts === null) throw new TypeError("the plugin's options are not an object");
+  if (opts.client !== undefined) {
+    if (typeof opts.client?.hook !== "function") throw new TypeError("the plugin's client option is not a client made by createClient()");
+    return opts.client;
+  }
+  for (const key of ["url", "token"] as const) {
+    if (opts[key] !== undefined && typeof opts[key] !== "string") throw new TypeError(`the plugin's ${key} option is not a string`);
+  }
+  return createClient({
+    baseUrl: opts.url ?? env("GATED_URL") ?? "http://127.0.0.1:8080",
+    token: opts.token ?? env("GATED_TOKEN"),
+    ...(opts.timeoutMs === undefined ? {} : { timeoutMs: opts.timeoutMs }),
+  });
 }
 
-// OpenCode's built-in tools and their arguments, in Claude Code's words.
-// Arguments not listed keep their names.
-const TOOLS: Record<string, { name: string; args?: Record<string, string> }> = {
-  bash: { name: "Bash" },
-  read: { name: "Read", args: { filePath: "file_path" } },
-  write: { name: "Write", args: { filePath: "file_path" } },
-  edit: { name: "Edit", args: { filePath: "file_path", oldString: "old_string", newString: "new_string", replaceAll: "replace_all" } },
-  multiedit: { name: "MultiEdit", args: { filePath: "file_path" } },
-  glob: { name: "Glob" },
-  grep: { name: "Grep", args: { include: "glob" } },
-  // A directory listing reads what a glob of the directory reads.
-  list: { name: "Glob" },
-  webfetch: { name: "WebFetch" },
-  websearch: { name: "WebSearch" },
-  todowrite: { name: "TodoWrite" },
-  todoread: { name: "TodoWrite" },
-  task: { name: "Task", args: { subagentType: "subagent_type" } },
-  patch: { name: "apply_patch", args: { patchText: "command" } },
-  apply_patch: { name: "apply_patch", args: { patchText: "command" } },
-};
-
-const EDIT_ARGS: Record<string, string> = { oldString: "old_string", newString: "new_string", replaceAll: "replace_all" };
-
 /**
- * Maps an OpenCode tool call to Claude Code's tool name and arguments. A
- * tool OpenCode does not build in (an MCP server's, a custom one) keeps its
- * name and arguments, and the catalog decides it by that name.
+ * The workspace a bash call is judged in: OpenCode's directory, or the
+ * call's workdir when it lies inside it (a narrower workspace is never a
+ * looser one). A workdir elsewhere gives no workspace at all, so no path
+ * counts as inside it and nothing is taken for a harmless read.
  */
-export function openCodeToClaudeCode(tool: string, args: unknown): ClaudeCodeCall {
-  const input = typeof args === "object" && args !== null && !Array.isArray(args) ? (args as Record<string, unknown>) : args === undefined || args === null ? {} : { input: args };
-  const known = Object.hasOwn(TOOLS, tool) ? TOOLS[tool] : undefined;
-  if (known === undefined) return { tool_name: tool, tool_input: { ...input } };
-  const out: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(input)) out[known.args?.[key] ?? key] = value;
-  if (tool === "list") out.pattern ??= "*";
-  if (tool === "multiedit" && Array.isArray(out.edits)) {
-    out.edits = out.edits.map((e: unknown) =>
-      typeof e === "object" && e !== null ? Object.fromEntries(Object.entries(e).map(([k, v]) => [EDIT_ARGS[k] ?? k, v])) : e,
-    );
-  }
-  return { tool_name: known.name, tool_input: out };
+function workspaceOf(directory: string | undefined, workdir: unknown): string | undefined {
+  if (workdir === undefined || workdir === null || workdir === "" || workdir === directory) return directory;
+  if (typeof workdir !== "string" || directory === undefined || workdir.split(/[\\/]/).includes("..")) return "";
+  if (!workdir.startsWith("/") && !/^[A-Za-z]:|^\\/.test(workdir)) return `${directory.replace(/[\\/]+$/, "")}/${workdir}`;
+  return workdir.startsWith(`${directory.replace(/[\\/]+$/, "")}/`) ? workdir : "";
 }
 
 function env(name: string): string | undefined {
@@ -96,18 +82,11 @@ function env(name: string): string | undefined {
  * does not fail the plugin's start (OpenCode would then run without it): it
  * blocks every call with the reason instead.
  */
-export default async function gatedOpenCodePlugin(input: OpenCodePluginInput, options: OpenCodeGatedOptions = {}): Promise<OpenCodeGatedHooks> {
+export default async function gatedOpenCodePlugin(input: OpenCodePluginInput, options: Record<string, unknown> = {}): Promise<OpenCodeGatedHooks> {
   let client: Pick<Client, "hook"> | undefined;
   let broken = "";
   try {
-    const opts = options ?? {};
-    client =
-      opts.client ??
-      createClient({
-        baseUrl: opts.url ?? env("GATED_URL") ?? "http://127.0.0.1:8080",
-        token: opts.token ?? env("GATED_TOKEN"),
-        ...(opts.timeoutMs === undefined ? {} : { timeoutMs: opts.timeoutMs }),
-      });
+    client = clientFrom((options ?? {}) as OpenCodeGatedOptions);
   } catch (err) {
     broken = failureReason(err);
   }
@@ -119,11 +98,7 @@ export default async function gatedOpenCodePlugin(input: OpenCodePluginInput, op
       let reason: string;
       try {
         const { tool_name, tool_input } = openCodeToClaudeCode(call.tool, output?.args);
-        // bash's workdir moves the command out of the workspace: with no
-        // workspace, no path counts as inside it, so nothing is judged a
-        // harmless read of the workspace.
-        const workdir = call.tool === "bash" ? tool_input.workdir : undefined;
-        const cwd = workdir === undefined || workdir === directory ? directory : "";
+        const cwd = call.tool === "bash" ? workspaceOf(directory, tool_input.workdir) : directory;
         const answer = await client.hook("claude-code", {
           hook_event_name: "PreToolUse",
           session_id: call.sessionID,

@@ -18,8 +18,11 @@ export const catalogDir = fileURLToPath(new URL("../../../../examples/claude-cod
 /** The gated of a test file: live is serving, stopped is the address of one that was stopped. */
 export const gated = { live: undefined, stoppedUrl: undefined };
 
-/** The canary a delete would remove and a file a harmless read returns. */
-export const files = { dir: "", canary: "", readme: "", readmeText: "framework-readme-6f1c" };
+/**
+ * The directory of the canaries, a file a harmless read returns, and a
+ * coding agent's workspace beside the canaries, with a README of its own.
+ */
+export const files = { dir: "", readme: "", readmeText: "framework-readme-6f1c", workspace: "" };
 
 before(async () => {
   gated.live = await startGated(["--catalog", catalogDir]);
@@ -29,6 +32,9 @@ before(async () => {
   files.dir = await mkdtemp(join(tmpdir(), "gated-frameworks-"));
   files.readme = join(files.dir, "README.md");
   await writeFile(files.readme, files.readmeText);
+  files.workspace = join(files.dir, "workspace");
+  await mkdir(files.workspace);
+  await writeFile(join(files.workspace, "README.md"), files.readmeText);
 });
 
 after(async () => {
