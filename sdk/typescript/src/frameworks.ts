@@ -102,7 +102,7 @@ function rank(route: string): number {
 }
 
 function clean(message: string): string {
-  return message.replace(/[\x00-\x1f\x7f]+/g, " ").replace(/\.$/, "");
+  return message.replace(/[\x00-\x1f\x7f]+/g, " ").trim().replace(/\.$/, "");
 }
 
 /** The reason for a call that failed before gated could decide it (a bug, arguments that are not JSON). */
@@ -205,11 +205,18 @@ export function gateAiSdkTools<T extends Record<string, AiSdkTool>>(client: Pick
 // ---------------------------------------------------------------------------
 // LangChain.js (`@langchain/core` tools)
 
-/** What the guard reads of a LangChain tool (StructuredTool, DynamicStructuredTool, tool()). */
+/**
+ * What the guard needs of a LangChain tool (StructuredTool,
+ * DynamicStructuredTool, tool()): a name and invoke(). It also replaces the
+ * tool's _call, which TypeScript cannot name here because LangChain
+ * declares it protected; a tool without one is refused at run time.
+ */
 export interface LangChainTool {
   name: string;
-  _call(arg: any, runManager?: any, parentConfig?: any): Promise<unknown>;
+  invoke(input: any, config?: any): Promise<unknown>;
 }
+
+type LangChainCall = (arg: unknown, runManager?: unknown, parentConfig?: unknown) => Promise<unknown>;
 
 /**
  * Returns the tool guarded: an object that inherits everything from it (so
@@ -225,11 +232,11 @@ export interface LangChainTool {
 export function gateLangChainTool<T extends LangChainTool>(client: Pick<Client, "guard">, tool: T, options: FrameworkGuardOptions): T {
   checkClient(client, "guard", "gateLangChainTool()");
   checkOptions(options, "gateLangChainTool()");
-  if (typeof tool !== "object" || tool === null || typeof tool._call !== "function" || typeof tool.name !== "string") {
+  const original = (tool as unknown as { _call?: unknown } | null)?._call;
+  if (typeof tool !== "object" || tool === null || typeof original !== "function" || typeof tool.name !== "string") {
     throw new TypeError("gateLangChainTool() needs a LangChain tool (a StructuredTool with a name).");
   }
-  const guarded = Object.create(tool) as T;
-  const original = tool._call;
+  const guarded = Object.create(tool) as T & { _call: LangChainCall };
   guarded._call = async function (this: T, arg: unknown, runManager?: unknown, parentConfig?: unknown) {
     const verdict = await decide(client, tool.name, arg, options);
     if (!verdict.run) throw new ToolBlockedError(verdict);
@@ -277,8 +284,7 @@ export function gateMastraTool<T extends MastraTool>(client: Pick<Client, "guard
 
 /** The part of the OpenAI Agents SDK's ToolInputGuardrailData the guardrail reads. */
 export interface OpenAIAgentsToolInput {
-  toolCall: { name: string; arguments: string; [field: string]: unknown };
-  [field: string]: unknown;
+  toolCall: { name: string; arguments: string };
 }
 
 /** The OpenAI Agents SDK's ToolGuardrailFunctionOutput. */
