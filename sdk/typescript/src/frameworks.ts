@@ -374,12 +374,19 @@ export interface ClaudeAgentHookOutput {
   };
 }
 
-async function askClaudeCodeHook(client: Pick<Client, "hook">, body: Record<string, unknown>): Promise<{ allow: boolean; reason: string }> {
+/**
+ * Asks gated's Claude Code hook endpoint about one call; only allow runs
+ * it. An ask's reason, which speaks to Claude Code's user ("gated asks you
+ * to approve"), says that nobody was asked. Never rejects.
+ */
+export async function askClaudeCodeHook(client: Pick<Client, "hook">, body: Record<string, unknown>, runtime: string): Promise<{ allow: boolean; reason: string }> {
   try {
     JSON.stringify(body);
     const answer = await client.hook("claude-code", body);
     const { permissionDecision, permissionDecisionReason } = answer.hookSpecificOutput;
-    return { allow: permissionDecision === "allow", reason: String(permissionDecisionReason ?? "") };
+    let reason = String(permissionDecisionReason ?? "") || `gated answered ${String(permissionDecision)}.`;
+    if (permissionDecision === "ask") reason += ` ${runtime} cannot put gated's question to a person, so the call is blocked.`;
+    return { allow: permissionDecision === "allow", reason };
   } catch (err) {
     return { allow: false, reason: failureReason(err) };
   }
@@ -412,7 +419,7 @@ export function claudeAgentCanUseTool(
       tool_name: toolName,
       tool_input: toolInput,
       tool_use_id: callOptions?.toolUseID,
-    });
+    }, "The Claude Agent SDK");
     return answer.allow ? { behavior: "allow", updatedInput: toolInput } : { behavior: "deny", message: answer.reason };
   };
 }
@@ -439,7 +446,7 @@ export function claudeAgentPreToolUse(
       if (input.hook_event_name !== "PreToolUse") return {};
       body = { ...input, tool_use_id: input.tool_use_id ?? toolUseID };
     }
-    const answer = await askClaudeCodeHook(client, body);
+    const answer = await askClaudeCodeHook(client, body, "The Claude Agent SDK");
     return {
       hookSpecificOutput: {
         hookEventName: "PreToolUse",

@@ -11,7 +11,7 @@
 // tool.execute.before hook throws, and shows the error to the model: the
 // plugin throws on everything but allow, gated's failures included.
 import { createClient, type Client } from "./index.js";
-import { failureReason } from "./frameworks.js";
+import { askClaudeCodeHook, failureReason } from "./frameworks.js";
 import { openCodeToClaudeCode } from "./opencode-tools.js";
 
 /**
@@ -99,17 +99,13 @@ export default async function gatedOpenCodePlugin(input: OpenCodePluginInput, op
       try {
         const { tool_name, tool_input } = openCodeToClaudeCode(call.tool, output?.args);
         const cwd = call.tool === "bash" ? workspaceOf(directory, tool_input.workdir) : directory;
-        const answer = await client.hook("claude-code", {
-          hook_event_name: "PreToolUse",
-          session_id: call.sessionID,
-          cwd,
-          tool_name,
-          tool_input,
-          tool_use_id: call.callID,
-        });
-        const { permissionDecision, permissionDecisionReason } = answer.hookSpecificOutput;
-        if (permissionDecision === "allow") return;
-        reason = String(permissionDecisionReason ?? "") || `gated answered ${String(permissionDecision)}`;
+        const answer = await askClaudeCodeHook(
+          client,
+          { hook_event_name: "PreToolUse", session_id: call.sessionID, cwd, tool_name, tool_input, tool_use_id: call.callID },
+          "OpenCode",
+        );
+        if (answer.allow) return;
+        reason = answer.reason;
       } catch (err) {
         reason = failureReason(err);
       }

@@ -87,3 +87,17 @@ describe("framework packaging", () => {
     assert.equal(pkg.dependencies, undefined);
   });
 });
+
+describe("OpenCode example", () => {
+  it("examples/opencode/opencode.json names this package's plugin, with gated's URL as its option", async () => {
+    const repo = new URL("../../../", import.meta.url);
+    const config = JSON.parse(await readFile(new URL("examples/opencode/opencode.json", repo), "utf8"));
+    assert.equal(config.plugin.length, 1);
+    const [spec, options] = config.plugin[0];
+    assert.deepEqual(options, { url: "http://127.0.0.1:8080" });
+    assert.ok(spec.startsWith("file:///path/to/gated/"), spec);
+    const plugin = await import(spec.replace("file:///path/to/gated/", repo.href));
+    assert.deepEqual(Object.keys(plugin), ["default"]);
+    assert.equal(typeof plugin.default, "function");
+  });
+});

@@ -71,6 +71,7 @@ describe("Claude Agent SDK canUseTool", () => {
     const { answer } = await viaCanUseTool(claudeAgentCanUseTool(live(), { cwd: files.workspace }), "Write", { file_path: join(files.workspace, "a.txt"), content: "x" });
     assert.equal(answer.behavior, "deny");
     assert.match(answer.message, /^gated asks you to approve this call/);
+    assert.ok(answer.message.endsWith(" The Claude Agent SDK cannot put gated's question to a person, so the call is blocked."), answer.message);
   });
 
   it("with gated stopped, denies the delete and the read", async () => {
