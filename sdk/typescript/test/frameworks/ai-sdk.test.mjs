@@ -1,6 +1,9 @@
 // The Vercel AI SDK (`ai`): generateText runs a scripted model's tool call
 // through gateAiSdkTools() and the SDK's own tool execution.
 import assert from "node:assert/strict";
+import { existsSync } from "node:fs";
+import { writeFile } from "node:fs/promises";
+import { join } from "node:path";
 import { describe, it } from "node:test";
 
 import { generateText, isStepCount, tool } from "ai";
@@ -33,6 +36,8 @@ function scriptedModel(toolName, input) {
 const tools = {
   Bash: tool({ description: "Run a shell command", inputSchema: z.object({ command: z.string() }), execute: runBash }),
   Read: tool({ description: "Read a file", inputSchema: z.object({ file_path: z.string() }), execute: runRead }),
+  Write: tool({ description: "Write a file", inputSchema: z.object({ file_path: z.string(), content: z.string() }), execute: ({ file_path, content }) => writeFile(file_path, content) }),
+  Deploy: tool({ description: "Deploy a service", inputSchema: z.object({ service: z.string() }), execute: async () => "deployed" }),
 };
 
 // What the model was sent back about its tool call, in its second turn.
@@ -66,6 +71,16 @@ describe("Vercel AI SDK", () => {
     assert.match(output.value, /^ToolBlockedError: gated refuses this call: /);
     assert.ok(output.value.includes(DESTRUCTIVE), output.value);
     assert.match(output.value, /\(decision [0-9a-f-]{36}\)\.$/);
+  });
+
+  it("blocks an ask (a write the catalog wants a person to confirm) and a defer (a tool no catalog describes), each with its route", async () => {
+    const guarded = gateAiSdkTools(liveClient(), tools, { event: eventFields });
+    const target = join(files.dir, "ai-written.txt");
+    const ask = await run(guarded, "Write", { file_path: target, content: "x" });
+    assert.equal(existsSync(target), false);
+    assert.match(ask.value, /^ToolBlockedError: gated needs a person to approve this call: .+ \(decision [0-9a-f-]{36}\)\.$/);
+    const defer = await run(gateAiSdkTools(liveClient(), tools, { event: () => ({ ...eventFields("Deploy"), tool_category: "unknown", recommended_route: "defer" }) }), "Deploy", { service: "api" });
+    assert.match(defer.value, /^ToolBlockedError: gated defers this call to a person: .+ \(decision [0-9a-f-]{36}\)\.$/);
   });
 
   it("runs a harmless read", async () => {
