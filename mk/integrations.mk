@@ -29,3 +29,15 @@ test-e2e: mcp-conformance
 mcp-conformance: gated-bin
 	cd test/mcp-conformance && npm ci --no-audit --no-fund --loglevel=error
 	GATED_BIN=$(GATED_BIN) test/mcp-conformance/run.sh
+
+## sdk-typescript-frameworks: the TypeScript SDK's framework guards and OpenCode plugin, driven through the real frameworks (part of make test-e2e).
+# In test-e2e, not test: the frameworks (sdk/typescript/test/frameworks,
+# their own lockfile) are ~390 MB and take over a minute to install.
+# --omit=optional skips the Claude Agent SDK's Claude Code binary, which
+# these tests do not start.
+test-e2e: sdk-typescript-frameworks
+.PHONY: sdk-typescript-frameworks
+sdk-typescript-frameworks: gated-bin
+	cd sdk/typescript && npm ci --no-audit --no-fund --loglevel=error && npm run build
+	cd sdk/typescript/test/frameworks && npm ci --no-audit --no-fund --loglevel=error --omit=optional && npm run typecheck
+	cd sdk/typescript/test/frameworks && GATED_BIN=$(GATED_BIN) npm test
