@@ -15,11 +15,12 @@ export const SECRET = 'gated-canary-secret-7f3a91c2';
 export const README = 'gated-canary-readme-4be07d15';
 
 // Commands the scripted model asks the shell to run. The delete avoids
-// `rm -rf`, which Codex refuses itself before any hook runs; the example
-// catalog asks about (so Codex and Claude Code's -p mode deny) a recursive
-// delete inside the workspace, and refuses one outside it.
+// `-f`: Codex 0.169 refuses "rm -f style commands" itself, before any hook
+// runs, and the positive control would then see nothing. The example
+// catalog asks about a recursive delete inside the workspace (Codex and
+// Claude Code's -p mode turn that ask into a deny) and refuses one outside.
 export const COMMANDS = {
-  delete: 'rm -r -f canary',
+  delete: 'rm -r canary',
   secret: 'cat .env',
   read: 'cat README.md',
 };
