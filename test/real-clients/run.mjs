@@ -34,9 +34,13 @@ for (const driver of drivers) {
   test(`${driver.name} (${driver.package})`, { skip }, async (t) => {
     if (!fs.existsSync(gatedBin)) throw new Error(`no gated binary at ${gatedBin}: run make gated-bin`);
     const t0 = Date.now();
+    const pinned = path.join(here, 'clients', driver.name);
+    for (const f of ['package.json', 'package-lock.json']) {
+      if (!fs.existsSync(path.join(pinned, f))) throw new Error(`${driver.name} has no ${f} in ${pinned}: pin its client`);
+    }
     let dir;
     try {
-      dir = install(path.join(here, 'clients', driver.name));
+      dir = install(pinned);
     } catch (err) {
       t.skip(`${driver.package} cannot be installed here: ${err.message}`);
       return;

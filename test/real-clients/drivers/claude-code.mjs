@@ -11,8 +11,6 @@ const example = (repo, name) => fs.readFileSync(path.join(repo, 'examples', 'cla
 export default {
   name: 'claude-code',
   package: '@anthropic-ai/claude-code',
-  agentId: 'claude-code',
-  hookToolName: 'Bash',
   hookWired: true,
   // The command hook exits 2 on every failure, and the example sets
   // onFailure: "block" for a hook that cannot start or times out.

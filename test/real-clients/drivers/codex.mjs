@@ -14,14 +14,12 @@ import assert from 'node:assert/strict';
 export default {
   name: 'codex',
   package: '@openai/codex',
-  agentId: 'codex',
-  // Codex's shell tool is exec_command {cmd}; its hook reports it as Bash.
-  hookToolName: 'Bash',
   hookWired: true,
   // The command hook exits 2 on every failure it can see, which Codex
   // treats as a block; a hook that cannot start is a failed hook and the
   // tool runs (examples/codex/README.md).
   failClosed: true,
+  // Codex's shell tool is exec_command {cmd}; its hook reports it as Bash.
   shellTool: (command) => ({ name: 'exec_command', input: { cmd: command } }),
 
   command(ctx) {

@@ -1,6 +1,7 @@
 // What every client's environment starts from: a temporary HOME, gated's
 // binary first on PATH (the examples call `gated hook …` by name), and
 // nothing else of the caller's: no real keys, no real config.
+import fs from 'node:fs';
 import path from 'node:path';
 
 export function baseEnv(ctx, extra = {}) {
@@ -23,4 +24,24 @@ export function baseEnv(ctx, extra = {}) {
 // exampleWithURL reads an example config and points its gated URL at url.
 export function withURL(text, url) {
   return text.replaceAll('http://127.0.0.1:8080', url);
+}
+
+// merge deep-merges overlay into base (objects key by key, anything else
+// replaced), as a user merges an example snippet into their settings.
+export function merge(base, overlay) {
+  const isObj = (v) => v && typeof v === 'object' && !Array.isArray(v);
+  const out = { ...base };
+  for (const [k, v] of Object.entries(overlay)) out[k] = isObj(v) && isObj(out[k]) ? merge(out[k], v) : v;
+  return out;
+}
+
+// firstExample returns the first of an example's candidate files that
+// exists, or null: the hooks of some runtimes are still being written, and
+// their drivers switch on when the example lands.
+export function firstExample(repo, candidates) {
+  for (const c of candidates) {
+    const p = path.join(repo, 'examples', c);
+    if (fs.existsSync(p)) return p;
+  }
+  return null;
 }
