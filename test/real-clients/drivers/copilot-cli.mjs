@@ -13,10 +13,11 @@ export default {
   name: 'copilot-cli',
   package: '@github/copilot',
   hookWired: (ctx) => firstExample(ctx.repo, EXAMPLES) ? true : `gated hook copilot-cli's example (examples/${EXAMPLES.join(' or examples/')}) is not on this branch yet`,
-  // Copilot CLI's documentation says hook failures never block; whether
-  // gated's command can still make it fail closed is for the hook's
-  // author to settle (issue 27 §1): until then, recorded, not asserted.
-  failClosed: 'the documentation says hook failures never block',
+  // Its documentation says hook failures never block, but 1.0.102 denies on
+  // any non-zero exit (and a missing command); only a timeout or unreadable
+  // output with exit 0 lets the tool run (README.md). gated's command exits
+  // 2 on every failure it sees, so a stopped gated must block.
+  failClosed: true,
   shellTool: (command) => ({ name: 'bash', input: { command, description: 'Run the command' } }),
 
   command(ctx) {

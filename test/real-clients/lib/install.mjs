@@ -32,6 +32,13 @@ export function install(dir) {
     fs.writeFileSync(path.join(tmp, '.installed'), new Date().toISOString() + '\n');
     fs.rmSync(target, { recursive: true, force: true });
     fs.renameSync(tmp, target);
+    // Older pins of this client are dead weight of hundreds of MB each.
+    const name = path.basename(dir);
+    for (const old of fs.readdirSync(cacheRoot)) {
+      if (old.startsWith(`${name}-`) && /^[0-9a-f]{16}$/.test(old.slice(name.length + 1)) && old !== path.basename(target)) {
+        fs.rmSync(path.join(cacheRoot, old), { recursive: true, force: true });
+      }
+    }
   } catch (err) {
     fs.rmSync(tmp, { recursive: true, force: true });
     throw err;
