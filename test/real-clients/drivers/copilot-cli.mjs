@@ -3,9 +3,9 @@
 // (COPILOT_PROVIDER_*), with its command hooks under `hooks` in
 // $COPILOT_HOME/settings.json (the schema of .github/hooks/*.json).
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { baseEnv, firstExample, merge, withURL } from '../lib/env.mjs';
+import { cacheRoot } from '../lib/install.mjs';
 
 const EXAMPLES = ['copilot-cli/settings.json', 'copilot-cli/hooks.json'];
 
@@ -38,7 +38,7 @@ export default {
         COPILOT_MODEL: 'claude-sonnet-4.5',
         // Copilot unpacks ~235 MB into the cache folder on first start: one
         // shared folder, not one per case's home.
-        XDG_CACHE_HOME: path.join(os.homedir(), '.cache', 'gated-real-clients', 'copilot-xdg-cache'),
+        XDG_CACHE_HOME: path.join(cacheRoot, 'copilot-xdg-cache'),
       }),
     };
   },
