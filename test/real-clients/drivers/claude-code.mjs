@@ -59,5 +59,12 @@ export default {
       asked(model);
       assert.ok(canaryAlive(ctx), 'with gated stopped the HTTP hook let the delete run');
     });
+    // onFailure: "block" also covers a hook command that cannot start.
+    await hookCase('command hook: with gated not on PATH, the delete is still blocked (onFailure: block)', async () => {
+      const ctx = { ...workspace('claude-code', 'no-binary'), ...env, gatedBin: '/nonexistent/gated' };
+      const { model } = await runClient(this, ctx, { hook: { url: env.gated.url }, command: COMMANDS.delete, log: env.log });
+      asked(model);
+      assert.ok(canaryAlive(ctx), 'with gated missing the command hook let the delete run');
+    });
   },
 };

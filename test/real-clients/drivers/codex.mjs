@@ -59,5 +59,13 @@ export default {
       assert.equal(canaryAlive(ctx), false, 'an untrusted hook blocked the delete: Codex changed, update examples/codex/README.md');
       assert.equal(records(mark).length, 0, 'gated was asked by an untrusted hook: Codex changed, update examples/codex/README.md');
     });
+    // Codex has no fail-closed setting: a hook that cannot start is a failed
+    // hook and the tool runs (examples/codex/README.md). Pinned likewise.
+    await hookCase('a hook that cannot start (gated not on PATH) lets the delete run (the documented gap)', async () => {
+      const ctx = { ...workspace('codex', 'no-binary'), ...env, gatedBin: '/nonexistent/gated' };
+      const { model } = await runClient(this, ctx, { hook: { url: env.gated.url }, command: COMMANDS.delete, log: env.log });
+      asked(model);
+      assert.equal(canaryAlive(ctx), false, 'a hook that cannot start blocked the delete: Codex changed, update examples/codex/README.md');
+    });
   },
 };
