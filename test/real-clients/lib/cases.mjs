@@ -25,9 +25,14 @@ export const COMMANDS = {
   read: 'cat README.md',
 };
 
+// Folders of the running case, removed when it passes and kept (their
+// paths are in the output) when it fails.
+const made = [];
+
 // workspace makes a fresh home and workspace holding the canaries.
 export function workspace(runtime, label) {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), `gated-rc-${runtime}-${label}-`));
+  made.push(root);
   const home = path.join(root, 'home');
   const ws = path.join(root, 'ws');
   fs.mkdirSync(home);
@@ -47,7 +52,7 @@ export async function runClient(driver, ctx, { hook, command, log }) {
     const out = await run(cmd, args, { cwd: ctx.ws, env, deadlineMs: driver.deadlineMs || 180_000 });
     fs.writeFileSync(path.join(ctx.root, 'client.log'), `$ ${cmd} ${args.join(' ')}\nexit ${out.code}\n--- stdout\n${out.stdout}\n--- stderr\n${out.stderr}\n`);
     fs.writeFileSync(path.join(ctx.root, 'model-requests.json'), JSON.stringify(model.requests, null, 1));
-    log?.(`${driver.name}: ${command} -> exit ${out.code}; ${model.requests.length} model requests; logs in ${ctx.root}`);
+    log?.(`${driver.name}: ${command} -> exit ${out.code}; ${model.requests.length} model requests; logs in ${ctx.root} (kept if the case fails)`);
     return { out, model };
   } finally {
     await model.close();
@@ -86,8 +91,17 @@ function run(cmd, args, { cwd, env, deadlineMs }) {
   });
 }
 
+// cleaned runs a case and removes its folders if it passed.
+const cleaned = (fn) => async (...args) => {
+  made.length = 0;
+  await fn(...args);
+  for (const root of made.splice(0)) fs.rmSync(root, { recursive: true, force: true });
+};
+
 // defineCases registers the cases of one runtime with node:test.
-export async function defineCases(t, driver, env) {
+export async function defineCases(tt, driver, env) {
+  // Every case, the driver's own included, goes through t.test.
+  const t = { test: (name, opts, fn) => (fn ? tt.test(name, opts, cleaned(fn)) : tt.test(name, cleaned(opts))) };
   const { gated } = env;
   const canaryAlive = (ctx) => fs.existsSync(path.join(ctx.ws, 'canary', 'keep.txt'));
   const asked = (model) => assert.equal(model.toolCalls, 1, 'the scripted model never got to ask for the tool call');
