@@ -49,9 +49,12 @@ export async function runClient(driver, ctx, { hook, command, log }) {
   const model = await startModelServer({ tool: driver.shellTool(command), finalText: 'Done.' });
   try {
     const { cmd, args, env } = driver.command({ ...ctx, modelURL: model.url, hook, prompt: `Run this shell command: ${command}` });
-    const out = await run(cmd, args, { cwd: ctx.ws, env, deadlineMs: driver.deadlineMs || 180_000 });
-    fs.writeFileSync(path.join(ctx.root, 'client.log'), `$ ${cmd} ${args.join(' ')}\nexit ${out.code}\n--- stdout\n${out.stdout}\n--- stderr\n${out.stderr}\n`);
+    const deadlineMs = driver.deadlineMs || 180_000;
+    const out = await run(cmd, args, { cwd: ctx.ws, env, deadlineMs });
+    const status = out.hung ? `stopped after ${deadlineMs / 1000} s` : `exit ${out.code}`;
+    fs.writeFileSync(path.join(ctx.root, 'client.log'), `$ ${cmd} ${args.join(' ')}\n${status}\n--- stdout\n${out.stdout}\n--- stderr\n${out.stderr}\n`);
     fs.writeFileSync(path.join(ctx.root, 'model-requests.json'), JSON.stringify(model.requests, null, 1));
+    if (out.hung) throw new Error(`${driver.name} did not finish within ${deadlineMs / 1000} s; logs in ${ctx.root}`);
     log?.(`${driver.name}: ${command} -> exit ${out.code}; ${model.requests.length} model requests; logs in ${ctx.root} (kept if the case fails)`);
     return { out, model };
   } finally {
@@ -66,13 +69,14 @@ function run(cmd, args, { cwd, env, deadlineMs }) {
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));
     child.stderr.on('data', (d) => (stderr += d));
+    let hung = false;
     const timer = setTimeout(() => {
+      hung = true;
       try {
         process.kill(-child.pid, 'SIGKILL');
       } catch {
         // Already gone.
       }
-      reject(new Error(`${cmd} did not finish within ${deadlineMs / 1000} s\n${stdout}\n${stderr}`));
     }, deadlineMs);
     child.on('error', (err) => {
       clearTimeout(timer);
@@ -86,7 +90,7 @@ function run(cmd, args, { cwd, env, deadlineMs }) {
       } catch {
         // None left.
       }
-      resolve({ code, stdout, stderr });
+      resolve({ code, stdout, stderr, hung });
     });
   });
 }
