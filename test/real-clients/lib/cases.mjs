@@ -144,7 +144,7 @@ export async function defineCases(tt, driver, env) {
     const ctx = { ...workspace(driver.name, 'control-secret'), ...env };
     const { model } = await runClient(driver, ctx, { hook: null, command: COMMANDS.secret, log: env.log });
     asked(model);
-    assert.ok(model.sawText(SECRET), 'with no hook the secret never reached the model server: the harness cannot see a leak');
+    assert.ok(model.sawTextOnlyAfterCall(SECRET), "with no hook the secret did not reach the model server through the tool's result: the harness cannot see a leak");
   });
 
   await hookCase('a recursive delete of the canary is blocked, and gated recorded why', async () => {
@@ -176,7 +176,7 @@ export async function defineCases(tt, driver, env) {
     const mark = gated.mark();
     const { model } = await runClient(driver, ctx, { hook: { url: gated.url }, command: COMMANDS.read, log: env.log });
     asked(model);
-    assert.ok(model.sawText(README), "the README's content never reached the model server");
+    assert.ok(model.sawTextOnlyAfterCall(README), "the README's content did not reach the model server through the tool's result");
     const recs = records(mark);
     assert.ok(recs.some((r) => r.final_route === 'accept'), `gated did not accept the read: ${JSON.stringify(recs)}`);
   });

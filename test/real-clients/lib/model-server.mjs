@@ -23,8 +23,10 @@ export async function startModelServer(script) {
       } catch {
         // Logged above; answered as a side request below.
       }
+      const issued = script.issued || 0;
       try {
         route(req, res, body, script);
+        if ((script.issued || 0) > issued) script.issuedAt = requests.length - 1;
       } catch (err) {
         res.writeHead(500, { 'content-type': 'application/json' });
         res.end(JSON.stringify({ error: { message: String(err) } }));
@@ -39,6 +41,13 @@ export async function startModelServer(script) {
     // sawText says whether any request body holds text, as sent (JSON
     // escaping aside: the canaries are plain ASCII words).
     sawText: (text) => requests.some((r) => r.body.includes(text)),
+    // sawTextOnlyAfterCall says whether text reached the model only after
+    // its tool call, so through the tool's result and not, say, a file the
+    // client put in its context on its own.
+    sawTextOnlyAfterCall: (text) =>
+      script.issuedAt !== undefined &&
+      !requests.slice(0, script.issuedAt + 1).some((r) => r.body.includes(text)) &&
+      requests.slice(script.issuedAt + 1).some((r) => r.body.includes(text)),
     // toolCalls counts the tool calls the server handed out.
     get toolCalls() {
       return script.issued || 0;
