@@ -4,8 +4,22 @@
 import fs from 'node:fs';
 import path from 'node:path';
 
+// A proxy nobody listens on, for everything but loopback: a client that
+// tries to reach its real service (telemetry, updates, model lists) fails at
+// once, even on a machine with a network, and the scripted turn is all it
+// talks to.
+const NOWHERE = 'http://127.0.0.1:9';
+
 export function baseEnv(ctx, extra = {}) {
   return {
+    HTTP_PROXY: NOWHERE,
+    HTTPS_PROXY: NOWHERE,
+    ALL_PROXY: NOWHERE,
+    http_proxy: NOWHERE,
+    https_proxy: NOWHERE,
+    all_proxy: NOWHERE,
+    NO_PROXY: '127.0.0.1,localhost',
+    no_proxy: '127.0.0.1,localhost',
     PATH: [path.dirname(ctx.gatedBin), path.dirname(process.execPath), '/usr/local/bin', '/usr/bin', '/bin'].join(':'),
     HOME: ctx.home,
     XDG_CONFIG_HOME: path.join(ctx.home, '.config'),
