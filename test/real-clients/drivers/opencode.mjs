@@ -1,0 +1,54 @@
+// OpenCode: `opencode run --auto`, talking OpenAI Chat Completions to the
+// scripted model through a provider on @ai-sdk/openai-compatible, every
+// permission allowed, its config and data in the temporary home (XDG).
+import fs from 'node:fs';
+import path from 'node:path';
+import { baseEnv, firstExample, merge, withURL } from '../lib/env.mjs';
+
+const EXAMPLES = ['opencode/opencode.json'];
+
+export default {
+  name: 'opencode',
+  package: 'opencode-linux-x64',
+  // Switches on when gated's OpenCode plugin and its example land (issue 27
+  // §1). The example is merged into opencode.json as the others are; if the
+  // plugin is a file the config names by path, resolve it here then.
+  hookWired: (ctx) => firstExample(ctx.repo, EXAMPLES) ? true : `gated's OpenCode plugin and its example (examples/${EXAMPLES.join(' or examples/')}) are not on this branch yet`,
+  failClosed: true,
+  shellTool: (command) => ({ name: 'bash', input: { command, description: 'Run the command' } }),
+
+  command(ctx) {
+    const dir = path.join(ctx.home, '.config', 'opencode');
+    fs.mkdirSync(dir, { recursive: true });
+    let config = {
+      $schema: 'https://opencode.ai/config.json',
+      provider: {
+        scripted: {
+          npm: '@ai-sdk/openai-compatible',
+          name: 'scripted',
+          options: { baseURL: `${ctx.modelURL}/v1`, apiKey: 'scripted' },
+          models: { model: { name: 'model', tool_call: true } },
+        },
+      },
+      model: 'scripted/model',
+      permission: { edit: 'allow', bash: 'allow', webfetch: 'allow', external_directory: 'allow' },
+      autoupdate: false,
+      share: 'disabled',
+    };
+    if (ctx.hook) config = merge(config, JSON.parse(withURL(fs.readFileSync(firstExample(ctx.repo, EXAMPLES), 'utf8'), ctx.hook.url)));
+    fs.writeFileSync(path.join(dir, 'opencode.json'), JSON.stringify(config, null, 2));
+    return {
+      cmd: path.join(ctx.clientDir, 'node_modules', 'opencode-linux-x64', 'bin', 'opencode'),
+      args: ['run', '--auto', '--format', 'json', ctx.prompt],
+      // Without these it waits on models.dev, an update check, and an npm
+      // install of @opencode-ai/plugin into the config folder; the scripted
+      // server answers npm's requests with a 404 at once.
+      env: baseEnv(ctx, {
+        OPENCODE_DISABLE_AUTOUPDATE: 'true',
+        OPENCODE_DISABLE_LSP_DOWNLOAD: 'true',
+        OPENCODE_DISABLE_MODELS_FETCH: 'true',
+        npm_config_registry: `${ctx.modelURL}/npm/`,
+      }),
+    };
+  },
+};
