@@ -61,6 +61,9 @@ func TestAgentCommandHooks(t *testing.T) {
 		{"cursor", ".env", sample("cursor/hook-read.json"), want{0, wire.Deny}, 2},
 		{"cline", "rm -rf", sample("cline/hook-command.json"), want{0, wire.Deny}, 0},
 		{"cline", "read", `{"hookName":"PreToolUse","taskId":"t","workspaceRoots":["/w"],"preToolUse":{"toolName":"read_file","parameters":{"path":"README.md"}}}`, want{0, wire.Allow}, 0},
+		// Cline's task id is a timestamp in milliseconds: it once reached the
+		// evidence ref whole, and the secret scan refused every call.
+		{"cline", "read, a timestamp task id", `{"hookName":"PreToolUse","taskId":"1764216000001","workspaceRoots":["/w"],"preToolUse":{"toolName":"read_file","parameters":{"path":"README.md"}}}`, want{0, wire.Allow}, 0},
 		{"goose", "rm -rf", sample("goose/hook-shell.json"), want{0, wire.Deny}, 2},
 		{"droid", "rm -rf", sample("droid/hook-shell.json"), want{0, wire.Deny}, 2},
 	} {
