@@ -39,7 +39,10 @@ var (
 	Windsurf   = Runtime{wire.Windsurf}
 	KiroCLI    = Runtime{wire.KiroCLI}
 	Droid      = Runtime{wire.Droid}
-	Runtimes   = []Runtime{ClaudeCode, Codex, Copilot, CopilotCLI, GeminiCLI, Cursor, Cline, Goose, Windsurf, KiroCLI, Droid}
+	OpenCode   = Runtime{wire.OpenCode}
+	QwenCode   = Runtime{wire.QwenCode}
+	Amp        = Runtime{wire.Amp}
+	Runtimes   = []Runtime{ClaudeCode, Codex, Copilot, CopilotCLI, GeminiCLI, Cursor, Cline, Goose, Windsurf, KiroCLI, Droid, OpenCode, QwenCode, Amp}
 )
 
 // Lookup returns the runtime with id.
