@@ -124,7 +124,7 @@ func TestCanaryFindsWhatConfigurationCannot(t *testing.T) {
 			map[string]any{"type": "command", "command": "cat; : gated hook claude-code"}, nil)})
 		r := m.doctor(t, "claude-code", true)
 		want(t, r, "fails closed", Unverified, "not one command doctor can read")
-		want(t, r, "canary", Problem, "no permissionDecision", "Claude Code runs the tool")
+		want(t, r, "canary", Problem, "not one Claude Code reads", "no known decision", "runs the tool")
 	})
 }
 
