@@ -47,7 +47,7 @@ func gatedHook(o *Options, rt *runtime, h hook) (*wired, bool) {
 		src, what = string(raw), "the hook script"
 	}
 	file, err := syntax.NewParser().Parse(strings.NewReader(src), "")
-	if err == nil && (h.script || len(file.Stmts) == 1) {
+	if err == nil {
 		if c, ok := findGated(o, file.Stmts); ok {
 			if c.curl {
 				return curlCommand(o, rt, h, c.args, c.raw, !c.kept), true
@@ -300,6 +300,8 @@ func gatedCommand(o *Options, rt *runtime, h hook, c *gatedCall, what string) *w
 	switch {
 	case blocksOnFailure(rt, h):
 		closed = append(closed, blockedWhy(rt, h))
+	case h.timeout == 0 && rt.blockSetting != "":
+		fail(fmt.Sprintf("without %s, %s runs the tool when the hook crashes or times out, and its timeout for a hook is not documented: add %s", rt.blockSetting, rt.name, rt.blockSetting))
 	case h.timeout == 0:
 		w.checks = append(w.checks, Check{"timeout", Unverified, fmt.Sprintf("%s's timeout for a hook is not documented: if it is shorter than gated's --timeout (%s), a slow gated runs the tool", rt.name, gatedTimeout)})
 	case h.timeout <= gatedTimeout:
