@@ -54,6 +54,25 @@ func TestCanaryReachesTheAudit(t *testing.T) {
 	if !r.Protected() || !strings.Contains(text(r), "Everything holds") {
 		t.Fatalf("not protected:\n%s", text(r))
 	}
+	// Runtimes whose canary is another tool, answered by exit code alone
+	// (Windsurf), or run as a script file (Cline): the audit holds each.
+	for rt, tool := range map[string]string{"windsurf": "mcp__gated__doctor_canary", "cline": canaryTool} {
+		m := newMachine(t, "GATED_TOKEN="+hookToken, "READER_TOKEN="+readerToken)
+		m.write(t, runtimeConfig(t, rt, testgated.HookBinary(t)+" "+rt+" --url "+g.URL))
+		r, err := Run(t.Context(), rt, Options{Environ: m.env, Dir: m.project, Managed: []string{}, AuditTokenEnv: "READER_TOKEN"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var audit Check
+		for _, c := range r.Hooks[0].Checks {
+			if c.Name == "audit" {
+				audit = c
+			}
+		}
+		if audit.Status != OK || !strings.Contains(audit.Detail, "tool "+tool+", agent "+rt) {
+			t.Fatalf("%s: the audit check is %+v:\n%s", rt, audit, text(r))
+		}
+	}
 	for _, secret := range []string{hookToken, readerToken} {
 		b, _ := json.Marshal(r)
 		if strings.Contains(text(r), secret) || strings.Contains(string(b), secret) {
@@ -140,8 +159,10 @@ func TestTheExamplesPass(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s := strings.ReplaceAll(string(raw), "http://127.0.0.1:8080", g.URL)
-		return strings.ReplaceAll(s, `"gated hook`, `"`+gatedBin(t)+` hook`)
+		// gated and gated-hook by their absolute paths, whichever form the
+		// example uses.
+		return strings.NewReplacer("http://127.0.0.1:8080", g.URL, "gated-hook", testgated.HookBinary(t),
+			"command -v gated ", "command -v "+gatedBin(t)+" ", "gated hook", gatedBin(t)+" hook").Replace(string(raw))
 	}
 	for _, file := range []string{"claude-code/settings.command.json", "claude-code/settings.http.json"} {
 		t.Run(file, func(t *testing.T) {
@@ -150,6 +171,27 @@ func TestTheExamplesPass(t *testing.T) {
 			testtree.Write(t, m.project, map[string]string{".claude/settings.json": point(t, file)})
 			if r := m.doctor(t, "claude-code", true); !r.Protected() || len(r.Hooks) != 1 {
 				t.Fatalf("%s:\n%s", file, text(r))
+			}
+		})
+	}
+	for example, dest := range map[string]string{
+		"copilot-cli/settings.json":    "home/.copilot/settings.json",
+		"gemini-cli/settings.json":     "home/.gemini/settings.json",
+		"cursor/hooks.json":            "home/.cursor/hooks.json",
+		"cline/PreToolUse":             "project/.clinerules/hooks/PreToolUse",
+		"goose/gated/hooks/hooks.json": "home/.agents/plugins/gated/hooks/hooks.json",
+		"windsurf/hooks.json":          "home/.codeium/windsurf/hooks.json",
+		"kiro-cli/gated.json":          "home/.kiro/agents/gated.json",
+		"droid/hooks.json":             "home/.factory/hooks.json",
+	} {
+		rt := strings.SplitN(example, "/", 2)[0]
+		t.Run(example, func(t *testing.T) {
+			t.Parallel()
+			m := newMachine(t)
+			m.write(t, map[string]string{dest: point(t, example)})
+			r := m.doctor(t, rt, true)
+			if !r.Protected() || len(r.Hooks) == 0 || !strings.Contains(text(r), "(decision ") {
+				t.Fatalf("%s:\n%s", example, text(r))
 			}
 		})
 	}
