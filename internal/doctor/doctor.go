@@ -243,7 +243,7 @@ type hook struct {
 func Run(ctx context.Context, id string, o Options) (*Report, error) {
 	i := slices.IndexFunc(runtimes, func(rt runtime) bool { return rt.id == id })
 	if i < 0 {
-		return nil, fmt.Errorf("doctor knows %s, not %q", strings.Join(Runtimes(), " and "), id)
+		return nil, fmt.Errorf("doctor knows %s, not %q", strings.Join(Runtimes(), ", "), id)
 	}
 	rt := &runtimes[i]
 	dir, err := filepath.Abs(o.Dir)
