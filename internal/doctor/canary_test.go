@@ -43,6 +43,7 @@ func TestCanaryReachesTheAudit(t *testing.T) {
 	m := newMachine(t, "GATED_TOKEN="+hookToken, "READER_TOKEN="+readerToken)
 	trustedCodex(t, m, g.URL)
 	r := m.doctor(t, "codex", true)
+	want(t, r, "present", OK, "a command hook on PreToolUse with matcher")
 	want(t, r, "canary", OK, "answered deny", "Codex cannot ask", "(decision ")
 	want(t, r, "audit", Unverified, "$GATED_TOKEN may not read decisions", "--audit-token-env")
 

@@ -1,9 +1,10 @@
 // Package doctor answers "is gated protecting me?" for a coding agent: it
 // reads the runtime's configuration the way the runtime does, finds gated's
-// PreToolUse hook, says whether it is present for every tool, trusted,
+// pre-tool hook, says whether it is present for every tool, trusted,
 // fail-closed and pointed at a gated, and proves it by running the hook
-// command (or posting to the HTTP hook) with a harmless canary call whose
-// decision it then reads back from gated's audit.
+// command (or posting to the HTTP hook) with a harmless canary call in the
+// runtime's own input, whose answer it reads with the runtime's codec and
+// whose decision it then reads back from gated's audit.
 //
 // A runtime is an entry in the runtimes table: how to find its hooks, how it
 // runs a command hook, and what it does when a hook fails. Everything after
