@@ -280,6 +280,8 @@ func audit(ctx context.Context, o *Options, w *wired, a *answer, tool, marker st
 		return Check{"audit", Unverified, "doctor cannot read which gated the hook asks, so it cannot look the canary up"}
 	case w.url == "":
 		return Check{"audit", Unverified, "the hook decides in-process, so there is no audit record to read back"}
+	case m == nil && a.verdict == wire.Allow && a.reason == "":
+		return Check{"audit", Unverified, "the hook allowed the canary with exit 0 and nothing printed, the only allow the runtime reads, so there is no decision id to look up"}
 	case m == nil:
 		return Check{"audit", Unverified, "the answer names no decision id, so doctor cannot look it up"}
 	}

@@ -55,23 +55,45 @@ func TestCanaryReachesTheAudit(t *testing.T) {
 	if !r.Protected() || !strings.Contains(text(r), "Everything holds") {
 		t.Fatalf("not protected:\n%s", text(r))
 	}
-	// Runtimes whose canary is another tool, answered by exit code alone
-	// (Windsurf), or run as a script file (Cline): the audit holds each.
-	for rt, tool := range map[string]string{"windsurf": "mcp__gated__doctor_canary", "cline": canaryTool} {
+	// Every runtime's canary, in its own input shape and on each of its
+	// events (a line per event, so each runs), reaches the audit as the
+	// call doctor meant: audit checks the tool gated recorded.
+	for _, rt := range Runtimes() {
+		if rt == "codex" {
+			continue
+		}
 		m := newMachine(t, "GATED_TOKEN="+hookToken, "READER_TOKEN="+readerToken)
-		m.write(t, runtimeConfig(t, rt, testgated.HookBinary(t)+" "+rt+" --url "+g.URL))
+		line := testgated.HookBinary(t) + " " + rt + " --url " + g.URL
+		files := runtimeConfig(t, rt, line)
+		for name, content := range files {
+			parts := strings.Split(content, line)
+			var b strings.Builder
+			for i, p := range parts {
+				if i > 0 {
+					b.WriteString(strings.Replace(line, "--url ", []string{"--url ", "--url=", "-url ", "-url="}[(i-1)%4], 1))
+				}
+				b.WriteString(p)
+			}
+			files[name] = b.String()
+		}
+		m.write(t, files)
 		r, err := Run(t.Context(), rt, Options{Environ: m.env, Dir: m.project, Managed: []string{}, AuditTokenEnv: "READER_TOKEN"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		var audit Check
-		for _, c := range r.Hooks[0].Checks {
-			if c.Name == "audit" {
-				audit = c
+		for _, h := range r.Hooks {
+			audited := false
+			for _, c := range h.Checks {
+				if c.Name == "audit" {
+					// Windsurf's allow (of a read) is exit 0 alone, with no
+					// decision id.
+					audited = c.Status == OK && strings.Contains(c.Detail, "(tool ") ||
+						h.Event == "pre_read_code" && strings.Contains(c.Detail, "no decision id")
+				}
 			}
-		}
-		if audit.Status != OK || !strings.Contains(audit.Detail, "tool "+tool+", agent "+rt) {
-			t.Fatalf("%s: the audit check is %+v:\n%s", rt, audit, text(r))
+			if !audited {
+				t.Fatalf("%s on %s: no audit record of the canary:\n%s", rt, h.Event, text(r))
+			}
 		}
 	}
 	for _, secret := range []string{hookToken, readerToken} {

@@ -46,6 +46,7 @@ type Check struct {
 type HookReport struct {
 	Source  string  `json:"source"`            // the file it is configured in
 	Key     string  `json:"key,omitempty"`     // the runtime's name for it (Codex's trust key)
+	Event   string  `json:"event"`             // the runtime's pre-tool event it is on
 	Type    string  `json:"type"`              // command or http
 	Command string  `json:"command,omitempty"` // a command hook's line
 	URL     string  `json:"url,omitempty"`     // an HTTP hook's URL
@@ -154,6 +155,9 @@ type runtime struct {
 	// managedFlags: the runtime's managed settings may turn hooks off
 	// (Claude Code's disableAllHooks, allowManagedHooksOnly).
 	managedFlags bool
+	// httpHooks: the runtime has HTTP hooks that can fail closed (Claude
+	// Code's, with onFailure "block").
+	httpHooks bool
 	// vet adds what the runtime's own switches say about the hooks found
 	// (Gemini CLI's disabled lists, Kiro CLI's agents).
 	vet func(o *Options, rt *runtime, docs []settingsDoc, cfg *config)
@@ -167,7 +171,7 @@ var runtimes = []runtime{
 	{id: "claude-code", name: "Claude Code", load: loadSettings, shell: posixShell, blockSetting: `onFailure "block"`,
 		settings: claudeCodeFiles, events: []string{"PreToolUse"}, commandKeys: []string{"command"},
 		timeoutKey: "timeout", timeoutUnit: time.Second, defaultTimeout: 60 * time.Second,
-		blockKey: "onFailure", blockValue: "block", managedFlags: true},
+		blockKey: "onFailure", blockValue: "block", managedFlags: true, httpHooks: true},
 	{id: "codex", name: "Codex", load: loadCodex, shell: codexShell, events: []string{"PreToolUse"}},
 	{id: "copilot-cli", name: "GitHub Copilot CLI", load: loadSettings, shell: bashShell, printsFailure: true,
 		settings: copilotFiles, events: []string{"preToolUse", "PreToolUse"}, commandKeys: []string{"bash", "command"},
@@ -271,7 +275,7 @@ func Run(ctx context.Context, id string, o Options) (*Report, error) {
 		if !ok {
 			continue
 		}
-		hr := HookReport{Source: h.source, Key: h.key, Type: h.typ, Command: h.command, URL: h.url}
+		hr := HookReport{Source: h.source, Key: h.key, Event: h.event, Type: h.typ, Command: h.command, URL: h.url}
 		p := presence(rt, h)
 		hr.Checks = append(hr.Checks, p)
 		if p.Status == OK && (h.runs == nil || h.runs.Status != Problem) {

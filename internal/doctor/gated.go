@@ -29,7 +29,7 @@ type wired struct {
 
 // gatedHook reports whether h calls gated, and how well.
 func gatedHook(o *Options, rt *runtime, h hook) (*wired, bool) {
-	if h.typ == "http" && rt.blockSetting != `onFailure "block"` {
+	if h.typ == "http" && !rt.httpHooks {
 		if !mentionsGated(h.url) {
 			return nil, false
 		}

@@ -294,3 +294,42 @@ func TestEachRuntimesOwnRules(t *testing.T) {
 		})
 	}
 }
+
+// TestEveryRuntimeWithGatedDown: with gated down, the canary shows each
+// runtime's hook blocking on a failure of its own, whether it says so by
+// exit 2 (Windsurf, Kiro CLI …) or by a printed deny (Copilot CLI, Cline).
+func TestEveryRuntimeWithGatedDown(t *testing.T) {
+	t.Parallel()
+	down := "http://" + testgated.ClosedAddr(t)
+	hookBin := testgated.HookBinary(t)
+	for _, rt := range Runtimes() {
+		if rt == "codex" {
+			continue // TestCanaryFindsWhatConfigurationCannot
+		}
+		t.Run(rt, func(t *testing.T) {
+			t.Parallel()
+			m := newMachine(t)
+			m.write(t, runtimeConfig(t, rt, fmt.Sprintf("%s %s --url %s --timeout 3s", hookBin, rt, down)))
+			r := m.doctor(t, rt, true)
+			var canary Check
+			for _, c := range r.Hooks[0].Checks {
+				if c.Name == "canary" {
+					canary = c
+				}
+			}
+			if canary.Status != Problem || !strings.Contains(canary.Detail, "blocked the canary on a failure of its own") || !strings.Contains(canary.Detail, "gated_unreachable") {
+				t.Fatalf("canary is %+v:\n%s", canary, text(r))
+			}
+		})
+	}
+}
+
+// TestAnHTTPHookOutsideClaudeCode: only Claude Code's HTTP hooks can fail
+// closed; another runtime's is a problem.
+func TestAnHTTPHookOutsideClaudeCode(t *testing.T) {
+	t.Parallel()
+	m := newMachine(t)
+	m.write(t, map[string]string{"home/.copilot/settings.json": jsonFile(t, map[string]any{"hooks": map[string]any{"preToolUse": []any{
+		map[string]any{"type": "http", "url": "https://gated.example/v1/hooks/copilot-cli"}}}})})
+	want(t, m.doctor(t, "copilot-cli", false), "fails closed", Problem, "an HTTP hook", "runs the tool when it cannot connect")
+}
