@@ -62,39 +62,42 @@ func TestCanaryReachesTheAudit(t *testing.T) {
 		if rt == "codex" {
 			continue
 		}
-		m := newMachine(t, "GATED_TOKEN="+hookToken, "READER_TOKEN="+readerToken)
-		line := testgated.HookBinary(t) + " " + rt + " --url " + g.URL
-		files := runtimeConfig(t, rt, line)
-		for name, content := range files {
-			parts := strings.Split(content, line)
-			var b strings.Builder
-			for i, p := range parts {
-				if i > 0 {
-					b.WriteString(strings.Replace(line, "--url ", []string{"--url ", "--url=", "-url ", "-url="}[(i-1)%4], 1))
+		t.Run(rt, func(t *testing.T) {
+			t.Parallel()
+			m := newMachine(t, "GATED_TOKEN="+hookToken, "READER_TOKEN="+readerToken)
+			line := testgated.HookBinary(t) + " " + rt + " --url " + g.URL
+			files := runtimeConfig(t, rt, line)
+			for name, content := range files {
+				parts := strings.Split(content, line)
+				var b strings.Builder
+				for i, p := range parts {
+					if i > 0 {
+						b.WriteString(strings.Replace(line, "--url ", []string{"--url ", "--url=", "-url ", "-url="}[(i-1)%4], 1))
+					}
+					b.WriteString(p)
 				}
-				b.WriteString(p)
+				files[name] = b.String()
 			}
-			files[name] = b.String()
-		}
-		m.write(t, files)
-		r, err := Run(t.Context(), rt, Options{Environ: m.env, Dir: m.project, Managed: []string{}, AuditTokenEnv: "READER_TOKEN"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, h := range r.Hooks {
-			audited := false
-			for _, c := range h.Checks {
-				if c.Name == "audit" {
-					// Windsurf's allow (of a read) is exit 0 alone, with no
-					// decision id.
-					audited = c.Status == OK && strings.Contains(c.Detail, "(tool ") ||
-						h.Event == "pre_read_code" && strings.Contains(c.Detail, "no decision id")
+			m.write(t, files)
+			r, err := Run(t.Context(), rt, Options{Environ: m.env, Dir: m.project, Managed: []string{}, AuditTokenEnv: "READER_TOKEN"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, h := range r.Hooks {
+				audited := false
+				for _, c := range h.Checks {
+					if c.Name == "audit" {
+						// Windsurf's allow (of a read) is exit 0 alone, with no
+						// decision id.
+						audited = c.Status == OK && strings.Contains(c.Detail, "(tool ") ||
+							h.Event == "pre_read_code" && strings.Contains(c.Detail, "no decision id")
+					}
+				}
+				if !audited {
+					t.Fatalf("%s on %s: no audit record of the canary:\n%s", rt, h.Event, text(r))
 				}
 			}
-			if !audited {
-				t.Fatalf("%s on %s: no audit record of the canary:\n%s", rt, h.Event, text(r))
-			}
-		}
+		})
 	}
 	for _, secret := range []string{hookToken, readerToken} {
 		b, _ := json.Marshal(r)
