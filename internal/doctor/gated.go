@@ -369,7 +369,12 @@ func curlCommand(o *Options, rt *runtime, h hook, args, raw []string, noExit2 bo
 	if speaks = strings.SplitN(speaks, "?", 2)[0]; speaks != rt.id {
 		fails = append(fails, fmt.Sprintf("it posts to /v1/hooks/%s, which answers %s's hooks: use /v1/hooks/%s", speaks, speaks, rt.id))
 	}
-	if noExit2 {
+	switch {
+	case rt.exitCoded():
+		fails = append(fails, fmt.Sprintf("%s reads only the exit code, and curl exits 0 on gated's deny, so nothing is ever blocked: use `gated-hook %s`", rt.name, rt.id))
+	case rt.printsFailure && !rt.failureBlocks:
+		fails = append(fails, fmt.Sprintf("curl prints nothing when it fails, and %s runs the tool on a hook that prints no answer (older versions on any failure): use `gated-hook %s`, which prints a deny", rt.name, rt.id))
+	case noExit2:
 		fails = append(fails, "curl's failures (no connection, a timeout) are not turned into exit 2: end the line with `|| exit 2`")
 	}
 	if !curlFails(args) {

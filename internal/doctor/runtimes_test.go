@@ -277,6 +277,16 @@ func TestEachRuntimesOwnRules(t *testing.T) {
 		{"Droid: hooks.json wins over settings.json", "droid", func(t *testing.T) map[string]string {
 			return map[string]string{"project/.factory/settings.json": runtimeConfig(t, "droid", line("droid"))["home/.factory/hooks.json"], "project/.factory/hooks.json": `{"hooks": {}}`}
 		}, nil, "present", Problem, []string{"no PreToolUse hook of Factory Droid calls gated"}},
+		{"Windsurf: curl cannot block", "windsurf", func(t *testing.T) map[string]string {
+			return map[string]string{"home/.codeium/windsurf/hooks.json": jsonFile(t, map[string]any{"hooks": map[string]any{"pre_read_code": []any{map[string]any{
+				"command": "curl --fail --max-time 5 -d @- http://127.0.0.1:8080/v1/hooks/windsurf || exit 2"}}}})}
+		}, nil, "fails closed", Problem, []string{"reads only the exit code", "curl exits 0 on gated's deny"}},
+		{"Copilot CLI: curl's failures print nothing", "copilot-cli", func(t *testing.T) map[string]string {
+			return runtimeConfig(t, "copilot-cli", "curl --fail --max-time 5 -d @- http://127.0.0.1:8080/v1/hooks/copilot-cli || exit 2")
+		}, nil, "fails closed", Problem, []string{"prints no answer", "gated-hook copilot-cli"}},
+		{"Gemini CLI: curl … || exit 2 holds", "gemini-cli", func(t *testing.T) map[string]string {
+			return runtimeConfig(t, "gemini-cli", "curl --fail --max-time 5 -d @- http://127.0.0.1:8080/v1/hooks/gemini-cli || exit 2")
+		}, nil, "fails closed", OK, nil},
 		{"Droid: no timeout", "droid", func(t *testing.T) map[string]string {
 			return map[string]string{"home/.factory/hooks.json": jsonFile(t, map[string]any{"hooks": map[string]any{"PreToolUse": []any{
 				map[string]any{"hooks": []any{map[string]any{"type": "command", "command": line("droid")}}}}}})}
