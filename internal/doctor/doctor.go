@@ -70,8 +70,10 @@ func (r *Report) Protected() bool { return r.Problems == 0 }
 // Options are what doctor needs from its caller.
 type Options struct {
 	// Environ is the environment the runtime runs hooks with (os.Environ):
-	// doctor reads HOME, CODEX_HOME, CLAUDE_CONFIG_DIR, PATH, SHELL and
-	// the token variables from it, and runs the hook with it.
+	// doctor reads HOME, the runtimes' own variables (CODEX_HOME,
+	// CLAUDE_CONFIG_DIR, COPILOT_HOME …), PATH, SHELL, the GATED_
+	// variables a hook falls back to and the token variables from it, and
+	// runs the hook with it.
 	Environ []string
 	// Dir is the project folder the runtime would be started in.
 	Dir string
