@@ -287,6 +287,9 @@ func TestEachRuntimesOwnRules(t *testing.T) {
 		{"Gemini CLI: curl … || exit 2 holds", "gemini-cli", func(t *testing.T) map[string]string {
 			return runtimeConfig(t, "gemini-cli", "curl --fail --max-time 5 -d @- http://127.0.0.1:8080/v1/hooks/gemini-cli || exit 2")
 		}, nil, "fails closed", OK, nil},
+		{"Droid: hooks that are not an object", "droid", func(t *testing.T) map[string]string {
+			return map[string]string{"home/.factory/hooks.json": `{"hooks": ["` + line("droid") + `"]}`}
+		}, nil, "settings", Problem, []string{"not a JSON object"}},
 		{"Droid: no timeout", "droid", func(t *testing.T) map[string]string {
 			return map[string]string{"home/.factory/hooks.json": jsonFile(t, map[string]any{"hooks": map[string]any{"PreToolUse": []any{
 				map[string]any{"hooks": []any{map[string]any{"type": "command", "command": line("droid")}}}}}})}

@@ -63,7 +63,10 @@ func loadSettings(o *Options, rt *runtime) (*config, error) {
 				cfg.checks = append(cfg.checks, Check{"settings", Problem, f.path + " sets disableAllHooks: only managed hooks run"})
 			}
 		}
-		events, _ := doc["hooks"].(map[string]any)
+		events, ok := doc["hooks"].(map[string]any)
+		if !ok && doc["hooks"] != nil {
+			cfg.checks = append(cfg.checks, Check{"settings", Problem, fmt.Sprintf("the hooks of %s are not a JSON object: %s runs none of them", f.path, rt.name)})
+		}
 		for _, event := range rt.events {
 			entries, _ := events[event].([]any)
 			for gi, e := range entries {
