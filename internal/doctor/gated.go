@@ -279,6 +279,14 @@ func gatedCommand(o *Options, rt *runtime, h hook, c *gatedCall, what string) *w
 	if c.form == "gated-hook" && w.url == "" {
 		fail("gated-hook has no --url (nor GATED_URL): it blocks every call; give it the gated to ask")
 	}
+	shadowFlag := slices.ContainsFunc(flags, func(a string) bool {
+		return a == "--shadow" || a == "-shadow" || strings.HasPrefix(a, "--shadow=") || strings.HasPrefix(a, "-shadow=")
+	})
+	if v := o.getenv("GATED_SHADOW"); v != "" && !shadowFlag {
+		if _, err := strconv.ParseBool(v); err != nil {
+			fail(fmt.Sprintf("GATED_SHADOW=%q is not a boolean: the hook blocks every call", v))
+		}
+	}
 	if shadowOn(flags, o.getenv("GATED_SHADOW")) {
 		fail("the hook runs in shadow mode (--shadow): every call is allowed, and gated only says what it would have done")
 	}

@@ -143,6 +143,7 @@ func TestGatedHookReadsAsGatedHook(t *testing.T) {
 		{"GATED_URL and GATED_TOKEN_ENV", hookBin + " claude-code", []string{"GATED_URL=" + url, "GATED_TOKEN_ENV=MY_TOKEN", "MY_TOKEN=x"}, "points at", OK, []string{url, "$MY_TOKEN (set)"}},
 		{"a flag beats its variable", hookBin + " claude-code --url " + url, []string{"GATED_URL=http://elsewhere:1"}, "points at", OK, []string{url}},
 		{"GATED_SHADOW", hookBin + " claude-code --url " + url, []string{"GATED_SHADOW=true"}, "fails closed", Problem, []string{"shadow mode"}},
+		{"a GATED_SHADOW that does not parse", hookBin + " claude-code --url " + url, []string{"GATED_SHADOW=maybe"}, "fails closed", Problem, []string{`GATED_SHADOW="maybe" is not a boolean`}},
 		{"--shadow", hookBin + " claude-code --url " + url + " --shadow", nil, "fails closed", Problem, []string{"shadow mode"}},
 		{"GATED_TIMEOUT above the runtime's", hookBin + " claude-code --url " + url, []string{"GATED_TIMEOUT=30s"}, "fails closed", OK, []string{"onFailure \"block\""}},
 		{"a GATED_TIMEOUT that does not parse", hookBin + " claude-code --url " + url, []string{"GATED_TIMEOUT=soon"}, "fails closed", Problem, []string{`"soon" is not a duration`}},
