@@ -33,7 +33,14 @@ func handleHook(d *Deps, rt hook.Runtime) http.HandlerFunc {
 		pick := d.Engine.CallCategory(in.Tool, in.Input, in.Cwd)
 		opts := hook.Options{AuthorizationState: d.HookAuthorizationState, Category: pick.Category}
 		c := callerOf(d, r)
-		c.req.NoApproval = true // a hook can neither show an approval nor retry with one
+		if rt.CanAsk(in.Event) {
+			// The person at the keyboard answers the ask where it is asked.
+			c.req.NoApproval = true
+		} else {
+			// The runtime denies; a person approves in gated, and the agent's
+			// retry is the identical call, with no ref to carry.
+			c.req.RetryByDigest = true
+		}
 		c.req.Workspace, c.req.Pick = in.Cwd, &pick
 		dec := c.decide(r.Context(), d.Engine, rt.Event(in, opts).Doc())
 		writeJSON(w, http.StatusOK, rt.Answer(dec, in.Event).Body)
