@@ -143,9 +143,10 @@ func TestCodexHookApprovalRetry(t *testing.T) {
 	}
 	h.approve(t, id)
 
-	// Another argument, or another token: no reuse.
+	// Another argument, another token, or another workspace: no reuse.
 	h.denied(t, askerSecret, codexCall(`{"order_id":"A-17","amount":1250,"note":"sk-live-do-not-echo"}`), id)
 	h.denied(t, operatorSecret, call, id)
+	h.denied(t, askerSecret, strings.Replace(call, `"cwd":"/w"`, `"cwd":"/elsewhere"`, 1), id)
 	if s := h.status(t, id); s != "approved" {
 		t.Fatalf("other calls touched the approval: %s", s)
 	}
