@@ -80,6 +80,9 @@ func canaryInput(o *Options, rt *runtime, event, marker string) ([]byte, string)
 			info["mcp_server_name"], info["mcp_tool_name"], info["mcp_tool_arguments"], tool = "gated", "doctor_canary", note, "mcp__gated__doctor_canary"
 		}
 		in = map[string]any{"agent_action_name": event, "trajectory_id": marker, "execution_id": marker, "timestamp": time.Now().UTC().Format(time.RFC3339), "tool_info": info}
+	case "amp": // the tool's arguments; its name is in the environment (ampCanaryEnv)
+		b, _ := json.Marshal(note)
+		return b, tool
 	case "kiro-cli":
 		in = map[string]any{"hook_event_name": event, "cwd": o.Dir, "tool_name": canaryTool, "tool_input": note}
 	default: // Claude Code's shape: Claude Code, Codex, Factory Droid
@@ -117,10 +120,10 @@ func canary(ctx context.Context, o *Options, rt *runtime, h hook, w *wired) []Ch
 	input, tool := canaryInput(o, rt, h.event, marker)
 	var a *answer
 	var c Check
-	if h.typ == "http" {
+	if h.typ == "http" || h.typ == "plugin" {
 		a, c = postCanary(ctx, o, rt, h, input)
 	} else {
-		a, c = runCanary(ctx, o, rt, h, input)
+		a, c = runCanary(ctx, o, rt, h, input, marker)
 	}
 	if a == nil {
 		return []Check{c}
@@ -138,7 +141,7 @@ func codec(rt *runtime) *wire.Codec {
 // the hook file itself), in the project folder, with the canary input on
 // stdin, and reads the answer as the runtime does: the printed answer,
 // else (Windsurf, Kiro CLI) exit 0 allows and exit 2 denies.
-func runCanary(ctx context.Context, o *Options, rt *runtime, h hook, input []byte) (*answer, Check) {
+func runCanary(ctx context.Context, o *Options, rt *runtime, h hook, input []byte, marker string) (*answer, Check) {
 	wait, limit := maxCanaryWait, "doctor's limit"
 	if h.timeout > 0 && h.timeout <= maxCanaryWait {
 		wait, limit = h.timeout, rt.name+"'s timeout"
@@ -148,6 +151,9 @@ func runCanary(ctx context.Context, o *Options, rt *runtime, h hook, input []byt
 	argv := rt.shell(o, h.command)
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Dir, cmd.Env, cmd.Stdin = o.Dir, o.Environ, bytes.NewReader(input)
+	if rt.id == "amp" {
+		cmd.Env = append(append([]string{}, o.Environ...), ampCanaryEnv(marker)...)
+	}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
@@ -172,12 +178,23 @@ func runCanary(ctx context.Context, o *Options, rt *runtime, h hook, input []byt
 		return judge(rt, h, out, how)
 	case code == 2 && rt.exitCoded():
 		return verdict(rt, h, &answer{wire.Deny, strings.TrimSpace(stderr.String())}, how)
+	case code == codec(rt).Answer(wire.Ask, "", wireEvent(rt, h)).Exit && code != 0 && code != 2 && rt.exitCoded():
+		return verdict(rt, h, &answer{wire.Ask, strings.TrimSpace(stderr.String())}, how)
 	case code == 0 && rt.exitCoded():
 		return verdict(rt, h, &answer{wire.Allow, ""}, how)
 	case code != 0:
 		return nil, Check{"canary", Problem, fmt.Sprintf("the hook exited %d (%s): %s", code, errLine, afterFailure(rt, h))}
 	}
 	return nil, Check{"canary", Problem, fmt.Sprintf("doctor %s, and the hook printed nothing: %s runs the tool", how, rt.name)}
+}
+
+// wireEvent is the event the runtime's codec knows the hook by: none for
+// Amp's delegate program, which answers every call alike.
+func wireEvent(rt *runtime, h hook) string {
+	if rt.id == "amp" {
+		return ""
+	}
+	return h.event
 }
 
 // exitCoded: the runtime reads only the hook's exit code (Windsurf, Kiro
@@ -240,7 +257,7 @@ func judge(rt *runtime, h hook, out []byte, how string) (*answer, Check) {
 
 func verdict(rt *runtime, h hook, a *answer, how string) (*answer, Check) {
 	switch {
-	case a.verdict == wire.Ask && !codec(rt).CanAsk(h.event):
+	case a.verdict == wire.Ask && !codec(rt).CanAsk(wireEvent(rt, h)):
 		return nil, Check{"canary", Problem, fmt.Sprintf("doctor %s, and it answered ask, which %s may reject as unsupported and then run the tool: use `gated-hook %s`", how, rt.name, rt.id)}
 	case strings.HasPrefix(a.reason, "gated (shadow mode)"):
 		return a, Check{"canary", Problem, fmt.Sprintf("doctor %s: gated runs in shadow mode and allows every call (%s)", how, a.reason)}
@@ -255,6 +272,8 @@ func verdict(rt *runtime, h hook, a *answer, how string) (*answer, Check) {
 // afterFailure says what the runtime does when the hook fails.
 func afterFailure(rt *runtime, h hook) string {
 	switch {
+	case rt.failureText != "":
+		return rt.failureText
 	case rt.failureBlocks:
 		return rt.name + " blocks every tool call until this is fixed"
 	case blocksOnFailure(rt, h):

@@ -122,6 +122,12 @@ type runtime struct {
 	// failureBlocks: any failure of the hook blocks the tool, with no
 	// setting needed (Cline).
 	failureBlocks bool
+	// failureText says what the runtime does when the hook fails, where
+	// failureBlocks is not the whole story (Amp: exit 1 asks).
+	failureText string
+	// jsonc: the runtime reads its JSON configuration with comments and
+	// trailing commas.
+	jsonc bool
 	// printsFailure: the runtime blocks on a deny printed on stdout, not
 	// (in every version) on an exit code, so gated prints its failures
 	// (Copilot CLI, Cline).
@@ -181,6 +187,9 @@ var runtimes = []runtime{
 	{id: "gemini-cli", name: "Gemini CLI", load: loadSettings, shell: posixShell,
 		settings: geminiFiles, events: []string{"BeforeTool"}, commandKeys: []string{"command"},
 		timeoutKey: "timeout", timeoutUnit: time.Millisecond, defaultTimeout: 60 * time.Second, vet: geminiVet},
+	{id: "qwen-code", name: "Qwen Code", load: loadSettings, shell: bashShell, jsonc: true,
+		settings: qwenFiles, events: []string{"PreToolUse"}, commandKeys: []string{"command"},
+		timeoutKey: "timeout", timeoutUnit: time.Millisecond, defaultTimeout: 60 * time.Second, vet: qwenVet},
 	{id: "cursor", name: "Cursor", load: loadSettings, shell: posixShell, blockSetting: `"failClosed": true`,
 		settings: cursorFiles, events: []string{"preToolUse", "beforeMCPExecution", "beforeShellExecution", "beforeReadFile"},
 		covers: cursorCovers, commandKeys: []string{"command"}, blockKey: "failClosed", blockValue: true},
@@ -198,6 +207,10 @@ var runtimes = []runtime{
 	{id: "droid", name: "Factory Droid", load: loadSettings, shell: posixShell,
 		settings: droidFiles, events: []string{"PreToolUse"}, commandKeys: []string{"command"},
 		timeoutKey: "timeout", timeoutUnit: time.Second},
+	{id: "amp", name: "Amp", load: loadAmp, shell: ampShell, failureBlocks: true, jsonc: true, events: []string{"delegate"},
+		failureText: "Amp rejects the call when the program cannot start or exits 2 or more (exit 1 asks the operator; the manual names no timeout)"},
+	{id: "opencode", name: "OpenCode", load: loadOpenCode, jsonc: true, failureBlocks: true,
+		failureText: "the plugin throws, and OpenCode blocks every tool call until this is fixed", events: []string{"tool.execute.before"}},
 }
 
 // Runtimes lists the ids doctor knows, for usage messages.

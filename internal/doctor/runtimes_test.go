@@ -65,19 +65,36 @@ func runtimeConfig(t *testing.T, rt, line string) map[string]string {
 			"hooks": map[string]any{"preToolUse": []any{map[string]any{"matcher": "*", "command": line, "timeout_ms": 10000}}}})}
 	case "droid":
 		return map[string]string{"home/.factory/hooks.json": jsonFile(t, group("PreToolUse", "*", map[string]any{"type": "command", "command": line, "timeout": 10}))}
+	case "qwen-code":
+		return map[string]string{"home/.qwen/settings.json": jsonFile(t, group("PreToolUse", "*", map[string]any{"type": "command", "name": "gated", "command": line, "timeout": 10000}))}
+	case "amp":
+		// Amp runs a program, not a line: the line goes in a wrapper.
+		return map[string]string{"home/.config/amp/settings.json": jsonFile(t, map[string]any{"amp.permissions": []any{
+			map[string]any{"tool": "*", "action": "delegate", "to": "{root}/home/bin/gated-amp"}}}),
+			"home/bin/gated-amp": "#!/bin/sh\nexec " + line + "\n"}
+	case "opencode":
+		// The plugin is not a line: its options carry the line's --url.
+		url, _ := flagValue(strings.Fields(line), "url")
+		return map[string]string{"home/.config/opencode/opencode.json": jsonFile(t, map[string]any{"plugin": []any{
+			[]any{"file://{root}/gated/sdk/typescript/dist/opencode.js", map[string]any{"url": url}}}}),
+			"gated/sdk/typescript/dist/opencode.js": "export default async function plugin() { return {} }\n"}
 	}
 	t.Fatalf("no configuration for %s", rt)
 	return nil
 }
 
-// write writes files below the machine's root; a file named PreToolUse is
-// a hook script, executable.
+// write writes files below the machine's root, {root} in them replaced by
+// its path; a file named PreToolUse or gated-amp is a program, executable.
 func (m *machine) write(t *testing.T, files map[string]string) {
 	t.Helper()
 	root := filepath.Dir(m.home)
-	testtree.Write(t, root, files)
+	rooted := map[string]string{}
+	for name, body := range files {
+		rooted[name] = strings.ReplaceAll(body, "{root}", root)
+	}
+	testtree.Write(t, root, rooted)
 	for name := range files {
-		if filepath.Base(name) == "PreToolUse" {
+		if b := filepath.Base(name); b == "PreToolUse" || b == "gated-amp" {
 			if err := os.Chmod(filepath.Join(root, name), 0o755); err != nil {
 				t.Fatal(err)
 			}
@@ -94,8 +111,8 @@ func TestEveryRuntimeThroughGatedHook(t *testing.T) {
 	g := testgated.Start(t, "--catalog", exampleCatalog)
 	hookBin := testgated.HookBinary(t)
 	for _, rt := range Runtimes() {
-		if rt == "codex" {
-			continue // its trust record is TestCanaryReachesTheAudit's business
+		if rt == "codex" || rt == "opencode" {
+			continue // Codex's trust record is TestCanaryReachesTheAudit's business; OpenCode's plugin, TestOpenCode's
 		}
 		t.Run(rt, func(t *testing.T) {
 			t.Parallel()
@@ -317,8 +334,8 @@ func TestEveryRuntimeWithGatedDown(t *testing.T) {
 	down := "http://" + testgated.ClosedAddr(t)
 	hookBin := testgated.HookBinary(t)
 	for _, rt := range Runtimes() {
-		if rt == "codex" {
-			continue // TestCanaryFindsWhatConfigurationCannot
+		if rt == "codex" || rt == "opencode" {
+			continue // TestCanaryFindsWhatConfigurationCannot, TestOpenCode
 		}
 		t.Run(rt, func(t *testing.T) {
 			t.Parallel()
