@@ -39,6 +39,9 @@ func canaryInput(o *Options, rt *runtime, event, marker string) ([]byte, string)
 	file := filepath.Join(o.Dir, "gated-doctor-canary")
 	tool := canaryTool
 	var in map[string]any
+	if rt.id == "opencode" {
+		event = "PreToolUse" // what gated's plugin posts for tool.execute.before
+	}
 	switch rt.id {
 	case "copilot-cli":
 		if event == "preToolUse" {

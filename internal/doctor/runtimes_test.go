@@ -312,6 +312,58 @@ func TestEachRuntimesOwnRules(t *testing.T) {
 			return map[string]string{"home/.factory/hooks.json": jsonFile(t, map[string]any{"hooks": map[string]any{"PreToolUse": []any{
 				map[string]any{"hooks": []any{map[string]any{"type": "command", "command": line("droid")}}}}}})}
 		}, nil, "timeout", Unverified, []string{"not documented"}},
+		{"Qwen Code: disableAllHooks", "qwen-code", func(t *testing.T) map[string]string {
+			f := runtimeConfig(t, "qwen-code", line("qwen-code"))
+			f["project/.qwen/settings.json"] = `{"disableAllHooks": true}`
+			return f
+		}, nil, "runs", Problem, []string{"disableAllHooks"}},
+		{"Qwen Code: settings with comments", "qwen-code", func(t *testing.T) map[string]string {
+			return map[string]string{"home/.qwen/settings.json": "// gated\n" + runtimeConfig(t, "qwen-code", line("qwen-code"))["home/.qwen/settings.json"]}
+		}, nil, "fails closed", OK, []string{"timeout (10s) is above gated's --timeout (3s)"}},
+		{"Qwen Code: a project's hook", "qwen-code", func(t *testing.T) map[string]string {
+			return map[string]string{"project/.qwen/settings.json": runtimeConfig(t, "qwen-code", line("qwen-code"))["home/.qwen/settings.json"]}
+		}, nil, "runs", Unverified, []string{"trusts"}},
+		{"Qwen Code: the default timeout", "qwen-code", func(t *testing.T) map[string]string {
+			return map[string]string{"home/.qwen/settings.json": jsonFile(t, map[string]any{"hooks": map[string]any{"PreToolUse": []any{
+				map[string]any{"hooks": []any{map[string]any{"type": "command", "command": line("qwen-code")}}}}}})}
+		}, nil, "fails closed", OK, []string{"timeout (1m0s) is above"}},
+		{"Amp: a rule before gated's", "amp", func(t *testing.T) map[string]string {
+			f := runtimeConfig(t, "amp", line("amp"))
+			f["project/.amp/settings.json"] = `{"amp.permissions": [{"tool": "Bash", "action": "allow"}, {"tool": "*", "action": "delegate", "to": "{root}/home/bin/gated-amp"}]}`
+			return f
+		}, nil, "runs", Problem, []string{`[0] allow "Bash"`, "put the delegating rule first"}},
+		{"Amp: the workspace's rules replace the user's", "amp", func(t *testing.T) map[string]string {
+			f := runtimeConfig(t, "amp", line("amp"))
+			f["project/.amp/settings.jsonc"] = "{\n  // mine\n  \"amp.permissions\": [{\"tool\": \"*\", \"action\": \"ask\"},],\n}"
+			return f
+		}, nil, "present", Problem, []string{"no delegate hook of Amp calls gated"}},
+		{"Amp: delegating Bash only", "amp", func(t *testing.T) map[string]string {
+			f := runtimeConfig(t, "amp", line("amp"))
+			f["home/.config/amp/settings.json"] = `{"amp.permissions": [{"tool": "Bash", "action": "delegate", "to": "{root}/home/bin/gated-amp"}]}`
+			return f
+		}, nil, "present", Problem, []string{"does not match every tool"}},
+		{"Amp: gated-hook with no arguments", "amp", func(t *testing.T) map[string]string {
+			return map[string]string{"home/.config/amp/settings.json": `{"amp.permissions": [{"tool": "*", "action": "delegate", "to": "` + hookBin + `"}]}`}
+		}, nil, "runs", Problem, []string{"no arguments", "gated-amp"}},
+		{"Amp: a delegate doctor cannot read", "amp", func(t *testing.T) map[string]string {
+			return map[string]string{"home/.config/amp/settings.json": `{"amp.permissions": [{"tool": "*", "action": "delegate", "to": "{root}/home/bin/gated-amp"}]}`,
+				"home/bin/gated-amp": "\x7fELF\x00\x01"}
+		}, nil, "fails closed", Unverified, []string{"a program doctor cannot read", "`gated-hook amp --url …`"}},
+		{"Amp: no rules", "amp", func(t *testing.T) map[string]string {
+			return map[string]string{"home/.config/amp/settings.json": `{"amp.showCosts": false}`}
+		}, nil, "settings", Problem, []string{"no settings file sets amp.permissions"}},
+		{"OpenCode: a plugin path that is not there", "opencode", func(t *testing.T) map[string]string {
+			return map[string]string{"project/opencode.json": `{"plugin": ["file:///nowhere/sdk/typescript/dist/opencode.js"]}`}
+		}, nil, "runs", Problem, []string{"cannot load the plugin", "gates nothing"}},
+		{"OpenCode: the package, in opencode.jsonc", "opencode", func(t *testing.T) map[string]string {
+			return map[string]string{"home/.config/opencode/opencode.jsonc": "{\n  // gated\n  \"plugins\": [{\"package\": \"@gatedhq/gated/opencode\", \"options\": {\"url\": \"http://gated.internal:8080\"}},],\n}"}
+		}, nil, "runs", Unverified, []string{"installs the package @gatedhq/gated/opencode"}},
+		{"OpenCode: a token in the options is not shown", "opencode", func(t *testing.T) map[string]string {
+			return map[string]string{"project/opencode.json": `{"plugin": [["@gatedhq/gated/opencode", {"url": "http://gated.internal:8080", "token": "s3cret-token"}]]}`}
+		}, nil, "points at", OK, []string{"http://gated.internal:8080", "written in the plugin's options (not shown)"}},
+		{"OpenCode: no plugin", "opencode", func(t *testing.T) map[string]string {
+			return map[string]string{"project/opencode.json": `{"plugin": ["opencode-wakatime"]}`}
+		}, nil, "present", Problem, []string{"no tool.execute.before hook of OpenCode calls gated"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -322,6 +374,9 @@ func TestEachRuntimesOwnRules(t *testing.T) {
 			m.write(t, tc.files(t))
 			r := m.doctor(t, tc.rt, false)
 			want(t, r, tc.check, tc.status, tc.in...)
+			if strings.Contains(text(r), "s3cret-token") {
+				t.Fatal("the report shows the token")
+			}
 		})
 	}
 }
@@ -363,4 +418,32 @@ func TestAnHTTPHookOutsideClaudeCode(t *testing.T) {
 	m.write(t, map[string]string{"home/.copilot/settings.json": jsonFile(t, map[string]any{"hooks": map[string]any{"preToolUse": []any{
 		map[string]any{"type": "http", "url": "https://gated.example/v1/hooks/copilot-cli"}}}})})
 	want(t, m.doctor(t, "copilot-cli", false), "fails closed", Problem, "an HTTP hook", "runs the tool when it cannot connect")
+}
+
+// TestOpenCode: the canary reaches the gated gated's plugin is configured
+// for, as the plugin posts; with that gated down, the plugin would block
+// every call, and doctor says so.
+func TestOpenCode(t *testing.T) {
+	t.Parallel()
+	g := testgated.Start(t, "--catalog", exampleCatalog)
+	for _, tc := range []struct {
+		name, url string
+		status    Status
+		in        []string
+	}{
+		{"up", g.URL, OK, []string{"answered deny", "(decision "}},
+		{"down", "http://" + testgated.ClosedAddr(t), Problem, []string{"could not reach", "OpenCode blocks every tool call"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			m := newMachine(t, "GATED_TOKEN=a-token")
+			m.write(t, runtimeConfig(t, "opencode", "--url "+tc.url))
+			r := m.doctor(t, "opencode", true)
+			want(t, r, "canary", tc.status, tc.in...)
+			want(t, r, "points at", OK, tc.url, "$GATED_TOKEN (set)")
+			if strings.Contains(text(r), "a-token") {
+				t.Fatal("the report shows the token")
+			}
+		})
+	}
 }
