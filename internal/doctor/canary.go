@@ -242,7 +242,11 @@ func postCanary(ctx context.Context, o *Options, rt *runtime, h hook, input []by
 	if resp.StatusCode/100 != 2 {
 		return nil, Check{"canary", Problem, fmt.Sprintf("%s answered %s: %s", h.url, resp.Status, afterFailure(rt, h))}
 	}
-	return judge(rt, h, body, "posted to the hook as "+rt.name+" does")
+	how := "posted to the hook as " + rt.name + " does"
+	if h.typ == "plugin" {
+		how = "posted to gated as its " + rt.name + " plugin does"
+	}
+	return judge(rt, h, body, how)
 }
 
 // judge reads a hook's printed answer to the canary with the runtime's
