@@ -50,7 +50,8 @@ func firstExisting(paths ...string) (string, bool) {
 // loadAmp finds the rule list Amp goes by (the amp.permissions of the
 // highest-precedence file that sets it: a setting in a higher file
 // replaces a lower one's), and the first rule that delegates to gated.
-// Every rule before it decides the calls it matches without gated.
+// Every rule before it but a reject decides the calls it matches without
+// gated.
 func loadAmp(o *Options, rt *runtime) (*config, error) {
 	cfg := &config{}
 	var rules []any
@@ -81,10 +82,14 @@ func loadAmp(o *Options, rt *runtime) (*config, error) {
 			continue
 		}
 		h := hook{source: from, key: fmt.Sprintf("amp.permissions[%d]", i), event: "delegate", typ: "command", command: to, matcher: &tool}
+		// A reject before gated's rule is stricter than gated; any other
+		// rule lets the calls it matches run, or be approved, without it.
 		var earlier []string
 		for j, e := range rules[:i] {
 			er, _ := e.(map[string]any)
-			earlier = append(earlier, fmt.Sprintf("[%d] %s %q", j, str(er, "action"), str(er, "tool")))
+			if str(er, "action") != "reject" {
+				earlier = append(earlier, fmt.Sprintf("[%d] %s %q", j, str(er, "action"), str(er, "tool")))
+			}
 		}
 		switch {
 		case len(earlier) > 0:

@@ -19,6 +19,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/bmatcuk/doublestar/v4"
 )
 
 // Status is the verdict of one check.
@@ -160,6 +162,8 @@ type runtime struct {
 	// starInvalid: the matcher is a regex in which "*" is invalid, and the
 	// runtime skips a rule whose matcher does not compile (goose).
 	starInvalid bool
+	// globMatcher: the matcher is a glob of tool names (Amp's rules).
+	globMatcher bool
 	// managedFlags: the runtime's managed settings may turn hooks off
 	// (Claude Code's disableAllHooks, allowManagedHooksOnly).
 	managedFlags bool
@@ -207,7 +211,7 @@ var runtimes = []runtime{
 	{id: "droid", name: "Factory Droid", load: loadSettings, shell: posixShell,
 		settings: droidFiles, events: []string{"PreToolUse"}, commandKeys: []string{"command"},
 		timeoutKey: "timeout", timeoutUnit: time.Second},
-	{id: "amp", name: "Amp", load: loadAmp, shell: ampShell, failureBlocks: true, jsonc: true, events: []string{"delegate"},
+	{id: "amp", name: "Amp", load: loadAmp, shell: ampShell, failureBlocks: true, jsonc: true, globMatcher: true, events: []string{"delegate"},
 		failureText: "Amp rejects the call when the program cannot start or exits 2 or more (exit 1 asks the operator; the manual names no timeout)"},
 	{id: "opencode", name: "OpenCode", load: loadOpenCode, jsonc: true, failureBlocks: true,
 		failureText: "the plugin throws, and OpenCode blocks every tool call until this is fixed", events: []string{"tool.execute.before"}},
@@ -345,6 +349,18 @@ func presence(rt *runtime, h hook) Check {
 	m := *h.matcher
 	if rt.starInvalid && m == "*" {
 		return Check{"present", Problem, fmt.Sprintf(`%s, but its matcher "*" is not a valid regex, and %s skips the rule in silence: leave the matcher out`, where, rt.name)}
+	}
+	if rt.globMatcher {
+		var missed []string
+		for _, p := range probeTools {
+			if ok, err := doublestar.Match(m, p); !ok || err != nil {
+				missed = append(missed, p)
+			}
+		}
+		if len(missed) > 0 {
+			return Check{"present", Problem, fmt.Sprintf("%s, but its tool glob %q does not match every tool (not %s): the others never reach gated; use \"*\"", where, m, strings.Join(missed, ", "))}
+		}
+		return Check{"present", OK, fmt.Sprintf("%s with tool %q: %s", where, m, every)}
 	}
 	if all, missed := matchesAll(m); !all {
 		if len(missed) > 4 {

@@ -337,6 +337,16 @@ func TestEachRuntimesOwnRules(t *testing.T) {
 			f["project/.amp/settings.jsonc"] = "{\n  // mine\n  \"amp.permissions\": [{\"tool\": \"*\", \"action\": \"ask\"},],\n}"
 			return f
 		}, nil, "present", Problem, []string{"no delegate hook of Amp calls gated"}},
+		{"Amp: a reject before gated's is stricter, not a hole", "amp", func(t *testing.T) map[string]string {
+			f := runtimeConfig(t, "amp", line("amp"))
+			f["home/.config/amp/settings.json"] = `{"amp.permissions": [{"tool": "Bash", "matches": {"cmd": "rm -rf *"}, "action": "reject"}, {"tool": "**", "action": "delegate", "to": "{root}/home/bin/gated-amp"}]}`
+			return f
+		}, nil, "present", OK, []string{`with tool "**"`}},
+		{"Amp: an MCP glob", "amp", func(t *testing.T) map[string]string {
+			f := runtimeConfig(t, "amp", line("amp"))
+			f["home/.config/amp/settings.json"] = `{"amp.permissions": [{"tool": "mcp__*", "action": "delegate", "to": "{root}/home/bin/gated-amp"}]}`
+			return f
+		}, nil, "present", Problem, []string{`tool glob "mcp__*" does not match every tool`, "Bash"}},
 		{"Amp: delegating Bash only", "amp", func(t *testing.T) map[string]string {
 			f := runtimeConfig(t, "amp", line("amp"))
 			f["home/.config/amp/settings.json"] = `{"amp.permissions": [{"tool": "Bash", "action": "delegate", "to": "{root}/home/bin/gated-amp"}]}`
