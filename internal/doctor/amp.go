@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path"
 	"path/filepath"
 	"strings"
 )
@@ -36,6 +35,13 @@ func ampFiles(o *Options) []settingsFile {
 		files = append(files, settingsFile{path: f})
 	}
 	return files
+}
+
+func firstWord(s string) string {
+	if f := strings.Fields(s); len(f) > 0 {
+		return f[0]
+	}
+	return ""
 }
 
 func firstExisting(paths ...string) (string, bool) {
@@ -97,7 +103,7 @@ func loadAmp(o *Options, rt *runtime) (*config, error) {
 		case rule["matches"] != nil || rule["context"] != nil:
 			h.runs = &Check{"runs", Problem, "the rule has matches or context, so it delegates only some calls, and the rest go to Amp's built-in rules: delete them"}
 		}
-		switch prog := program(strings.Fields(to + " x")[0]); {
+		switch prog := program(firstWord(to)); {
 		case strings.ContainsAny(strings.TrimSpace(to), " \t"):
 			if h.runs == nil {
 				h.runs = &Check{"runs", Unverified, fmt.Sprintf("Amp's manual says \"to\" names a program, and not whether Amp passes the arguments written after it (%q): doctor runs the line as a shell would; prefer a wrapper on PATH (examples/amp/gated-amp)", to)}
@@ -123,7 +129,7 @@ func loadAmp(o *Options, rt *runtime) (*config, error) {
 // gated's hook; a program doctor cannot read (a binary) is assumed to, and
 // its canary says whether it does.
 func ampDelegatesToGated(o *Options, to string) bool {
-	if p := program(strings.Fields(to + " x")[0]); p == "gated-hook" || p == "gated" {
+	if p := program(firstWord(to)); p == "gated-hook" || p == "gated" {
 		return true
 	}
 	found, err := lookPath(o, posixShell, to)
@@ -132,7 +138,7 @@ func ampDelegatesToGated(o *Options, to string) bool {
 	}
 	raw, err := os.ReadFile(found)
 	if err != nil || bytes.IndexByte(raw[:min(len(raw), 8000)], 0) >= 0 {
-		return strings.Contains(path.Base(found), "gated")
+		return strings.Contains(filepath.Base(found), "gated")
 	}
 	return mentionsGated(string(raw))
 }

@@ -181,7 +181,7 @@ func runCanary(ctx context.Context, o *Options, rt *runtime, h hook, input []byt
 		return judge(rt, h, out, how)
 	case code == 2 && rt.exitCoded():
 		return verdict(rt, h, &answer{wire.Deny, strings.TrimSpace(stderr.String())}, how)
-	case code == codec(rt).Answer(wire.Ask, "", wireEvent(rt, h)).Exit && code != 0 && code != 2 && rt.exitCoded():
+	case rt.exitCoded() && code == askExit(rt, h):
 		return verdict(rt, h, &answer{wire.Ask, strings.TrimSpace(stderr.String())}, how)
 	case code == 0 && rt.exitCoded():
 		return verdict(rt, h, &answer{wire.Allow, ""}, how)
@@ -189,6 +189,15 @@ func runCanary(ctx context.Context, o *Options, rt *runtime, h hook, input []byt
 		return nil, Check{"canary", Problem, fmt.Sprintf("the hook exited %d (%s): %s", code, errLine, afterFailure(rt, h))}
 	}
 	return nil, Check{"canary", Problem, fmt.Sprintf("doctor %s, and the hook printed nothing: %s runs the tool", how, rt.name)}
+}
+
+// askExit is the exit code by which the hook asks the person (Amp's 1),
+// or -1 when the runtime reads no such code.
+func askExit(rt *runtime, h hook) int {
+	if r := codec(rt).Answer(wire.Ask, "", wireEvent(rt, h)); r.Exit != 0 && r.Exit != 2 {
+		return r.Exit
+	}
+	return -1
 }
 
 // wireEvent is the event the runtime's codec knows the hook by: none for

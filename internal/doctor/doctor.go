@@ -255,6 +255,9 @@ type hook struct {
 	timeout time.Duration // 0: the runtime's is not documented
 	// onFailureBlock: the handler sets the runtime's blockSetting.
 	onFailureBlock bool
+	// tokenInline: the token is written in the configuration (OpenCode's
+	// plugin options), not read from a variable.
+	tokenInline bool
 	// hash is the hook's trust hash, for a runtime that keys trust to one
 	// (Codex).
 	hash string

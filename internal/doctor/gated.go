@@ -273,6 +273,8 @@ func gatedCommand(o *Options, rt *runtime, h hook, c *gatedCall, what string) *w
 	}
 	self := fmt.Sprintf("`%s %s`", c.form, rt.id)
 	switch {
+	case speaks == "":
+		fail(fmt.Sprintf("the hook runs %s with no runtime, so it blocks every call: use %s", c.form, self))
 	case speaks != rt.id:
 		fail(fmt.Sprintf("the hook runs `%s %s`, which answers %s's hooks, not %s's: use %s", c.form, speaks, speaks, rt.name, self))
 	case !c.kept && rt.printsFailure:

@@ -150,8 +150,7 @@ func pluginHook(o *Options, source, key, spec string, opts map[string]any) hook 
 	}
 	h.url = strings.TrimSuffix(base, "/") + "/v1/hooks/opencode"
 	if t, ok := opts["token"].(string); ok {
-		h.headers["Authorization"] = "Bearer " + t
-		h.name = "options.token"
+		h.headers["Authorization"], h.tokenInline = "Bearer "+t, true
 	} else {
 		h.headers["Authorization"], h.envVars = "Bearer ${GATED_TOKEN}", []string{"GATED_TOKEN"}
 	}
@@ -182,12 +181,12 @@ func pluginHook(o *Options, source, key, spec string, opts map[string]any) hook 
 // and points at the gated its options say.
 func pluginWired(o *Options, rt *runtime, h hook) *wired {
 	w := &wired{kind: "plugin", url: strings.TrimSuffix(h.url, "/v1/hooks/opencode")}
-	if h.name == "" {
+	if !h.tokenInline {
 		w.tokenEnv = "GATED_TOKEN"
 	}
 	w.checks = append(w.checks, Check{"fails closed", OK, fmt.Sprintf("the plugin throws on every answer but allow and on every failure of its own (gated down, slower than its timeoutMs %s, a non-2xx or unreadable answer, a bad option), and a throwing tool.execute.before blocks the tool in %s", h.timeout, rt.name)})
 	c := pointsAt(o, w, h)
-	if h.name != "" {
+	if h.tokenInline {
 		c.Detail = strings.Replace(c.Detail, "no token", "the token written in the plugin's options (not shown)", 1)
 	}
 	w.checks = append(w.checks, c)
