@@ -143,7 +143,8 @@ func codec(rt *runtime) *wire.Codec {
 // runCanary spawns the hook's command line with the runtime's shell (or
 // the hook file itself), in the project folder, with the canary input on
 // stdin, and reads the answer as the runtime does: the printed answer,
-// else (Windsurf, Kiro CLI) exit 0 allows and exit 2 denies.
+// else (Windsurf, Kiro CLI, Amp) exit 0 allows and exit 2 denies (Amp: 1
+// asks). Amp gets the tool's name in its environment, as Amp sets it.
 func runCanary(ctx context.Context, o *Options, rt *runtime, h hook, input []byte, marker string) (*answer, Check) {
 	wait, limit := maxCanaryWait, "doctor's limit"
 	if h.timeout > 0 && h.timeout <= maxCanaryWait {
@@ -210,7 +211,7 @@ func wireEvent(rt *runtime, h hook) string {
 }
 
 // exitCoded: the runtime reads only the hook's exit code (Windsurf, Kiro
-// CLI).
+// CLI, Amp).
 func (rt *runtime) exitCoded() bool { return codec(rt).Answer(wire.Deny, "", "").Quiet }
 
 func hasFailedPrefix(s string) bool {
