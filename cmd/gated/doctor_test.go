@@ -21,7 +21,7 @@ func TestDoctorUsage(t *testing.T) {
 		in   string
 	}{
 		{nil, exitUsage, "usage: gated doctor claude-code|codex"},
-		{[]string{"amp"}, exitUsage, `not "amp"`},
+		{[]string{"kilo-code"}, exitUsage, `not "kilo-code"`},
 		{[]string{"windsurf", "--bogus"}, exitUsage, ""},
 		{[]string{"codex", "--bogus"}, exitUsage, ""},
 		{[]string{"codex", "extra"}, exitUsage, "takes no arguments"},

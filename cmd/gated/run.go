@@ -42,8 +42,8 @@ commands:
             starts faster
   doctor RUNTIME [--dir DIR] [--no-canary] [--audit-token-env NAME] [--json]
             is the agent asking gated? read RUNTIME's hook configuration (any runtime hook
-            answers), run a canary call through the hook and find it in gated's audit; exit 1
-            on any problem
+            answers, and opencode's plugin), run a canary call through the hook and find it in
+            gated's audit; exit 1 on any problem
   mcp       serve the aana_pre_tool_check MCP tool over stdio (flags as serve: --catalog, --policy, audit)
   mcp-proxy --upstream-cmd PROGRAM [flags] [-- ARG...] | --upstream-url URL [flags]
             serve an upstream MCP server's tools (stdio, or HTTP with --http-addr), checking every tools/call first

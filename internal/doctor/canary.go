@@ -39,6 +39,9 @@ func canaryInput(o *Options, rt *runtime, event, marker string) ([]byte, string)
 	file := filepath.Join(o.Dir, "gated-doctor-canary")
 	tool := canaryTool
 	var in map[string]any
+	if rt.id == "opencode" {
+		event = "PreToolUse" // what gated's plugin posts for tool.execute.before
+	}
 	switch rt.id {
 	case "copilot-cli":
 		if event == "preToolUse" {
@@ -80,6 +83,9 @@ func canaryInput(o *Options, rt *runtime, event, marker string) ([]byte, string)
 			info["mcp_server_name"], info["mcp_tool_name"], info["mcp_tool_arguments"], tool = "gated", "doctor_canary", note, "mcp__gated__doctor_canary"
 		}
 		in = map[string]any{"agent_action_name": event, "trajectory_id": marker, "execution_id": marker, "timestamp": time.Now().UTC().Format(time.RFC3339), "tool_info": info}
+	case "amp": // the tool's arguments; its name is in the environment (ampCanaryEnv)
+		b, _ := json.Marshal(note)
+		return b, tool
 	case "kiro-cli":
 		in = map[string]any{"hook_event_name": event, "cwd": o.Dir, "tool_name": canaryTool, "tool_input": note}
 	default: // Claude Code's shape: Claude Code, Codex, Factory Droid
@@ -117,10 +123,10 @@ func canary(ctx context.Context, o *Options, rt *runtime, h hook, w *wired) []Ch
 	input, tool := canaryInput(o, rt, h.event, marker)
 	var a *answer
 	var c Check
-	if h.typ == "http" {
+	if h.typ == "http" || h.typ == "plugin" {
 		a, c = postCanary(ctx, o, rt, h, input)
 	} else {
-		a, c = runCanary(ctx, o, rt, h, input)
+		a, c = runCanary(ctx, o, rt, h, input, marker)
 	}
 	if a == nil {
 		return []Check{c}
@@ -137,8 +143,9 @@ func codec(rt *runtime) *wire.Codec {
 // runCanary spawns the hook's command line with the runtime's shell (or
 // the hook file itself), in the project folder, with the canary input on
 // stdin, and reads the answer as the runtime does: the printed answer,
-// else (Windsurf, Kiro CLI) exit 0 allows and exit 2 denies.
-func runCanary(ctx context.Context, o *Options, rt *runtime, h hook, input []byte) (*answer, Check) {
+// else (Windsurf, Kiro CLI, Amp) exit 0 allows and exit 2 denies (Amp: 1
+// asks). Amp gets the tool's name in its environment, as Amp sets it.
+func runCanary(ctx context.Context, o *Options, rt *runtime, h hook, input []byte, marker string) (*answer, Check) {
 	wait, limit := maxCanaryWait, "doctor's limit"
 	if h.timeout > 0 && h.timeout <= maxCanaryWait {
 		wait, limit = h.timeout, rt.name+"'s timeout"
@@ -148,6 +155,9 @@ func runCanary(ctx context.Context, o *Options, rt *runtime, h hook, input []byt
 	argv := rt.shell(o, h.command)
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Dir, cmd.Env, cmd.Stdin = o.Dir, o.Environ, bytes.NewReader(input)
+	if rt.id == "amp" {
+		cmd.Env = append(append([]string{}, o.Environ...), ampCanaryEnv(marker)...)
+	}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
@@ -172,6 +182,8 @@ func runCanary(ctx context.Context, o *Options, rt *runtime, h hook, input []byt
 		return judge(rt, h, out, how)
 	case code == 2 && rt.exitCoded():
 		return verdict(rt, h, &answer{wire.Deny, strings.TrimSpace(stderr.String())}, how)
+	case rt.exitCoded() && code == askExit(rt, h):
+		return verdict(rt, h, &answer{wire.Ask, strings.TrimSpace(stderr.String())}, how)
 	case code == 0 && rt.exitCoded():
 		return verdict(rt, h, &answer{wire.Allow, ""}, how)
 	case code != 0:
@@ -180,8 +192,26 @@ func runCanary(ctx context.Context, o *Options, rt *runtime, h hook, input []byt
 	return nil, Check{"canary", Problem, fmt.Sprintf("doctor %s, and the hook printed nothing: %s runs the tool", how, rt.name)}
 }
 
+// askExit is the exit code by which the hook asks the person (Amp's 1),
+// or -1 when the runtime reads no such code.
+func askExit(rt *runtime, h hook) int {
+	if r := codec(rt).Answer(wire.Ask, "", wireEvent(rt, h)); r.Exit != 0 && r.Exit != 2 {
+		return r.Exit
+	}
+	return -1
+}
+
+// wireEvent is the event the runtime's codec knows the hook by: none for
+// Amp's delegate program, which answers every call alike.
+func wireEvent(rt *runtime, h hook) string {
+	if rt.id == "amp" {
+		return ""
+	}
+	return h.event
+}
+
 // exitCoded: the runtime reads only the hook's exit code (Windsurf, Kiro
-// CLI).
+// CLI, Amp).
 func (rt *runtime) exitCoded() bool { return codec(rt).Answer(wire.Deny, "", "").Quiet }
 
 func hasFailedPrefix(s string) bool {
@@ -222,7 +252,11 @@ func postCanary(ctx context.Context, o *Options, rt *runtime, h hook, input []by
 	if resp.StatusCode/100 != 2 {
 		return nil, Check{"canary", Problem, fmt.Sprintf("%s answered %s: %s", h.url, resp.Status, afterFailure(rt, h))}
 	}
-	return judge(rt, h, body, "posted to the hook as "+rt.name+" does")
+	how := "posted to the hook as " + rt.name + " does"
+	if h.typ == "plugin" {
+		how = "posted to gated as its " + rt.name + " plugin does"
+	}
+	return judge(rt, h, body, how)
 }
 
 // judge reads a hook's printed answer to the canary with the runtime's
@@ -240,7 +274,7 @@ func judge(rt *runtime, h hook, out []byte, how string) (*answer, Check) {
 
 func verdict(rt *runtime, h hook, a *answer, how string) (*answer, Check) {
 	switch {
-	case a.verdict == wire.Ask && !codec(rt).CanAsk(h.event):
+	case a.verdict == wire.Ask && !codec(rt).CanAsk(wireEvent(rt, h)):
 		return nil, Check{"canary", Problem, fmt.Sprintf("doctor %s, and it answered ask, which %s may reject as unsupported and then run the tool: use `gated-hook %s`", how, rt.name, rt.id)}
 	case strings.HasPrefix(a.reason, "gated (shadow mode)"):
 		return a, Check{"canary", Problem, fmt.Sprintf("doctor %s: gated runs in shadow mode and allows every call (%s)", how, a.reason)}
@@ -255,6 +289,8 @@ func verdict(rt *runtime, h hook, a *answer, how string) (*answer, Check) {
 // afterFailure says what the runtime does when the hook fails.
 func afterFailure(rt *runtime, h hook) string {
 	switch {
+	case rt.failureText != "":
+		return rt.failureText
 	case rt.failureBlocks:
 		return rt.name + " blocks every tool call until this is fixed"
 	case blocksOnFailure(rt, h):

@@ -209,6 +209,7 @@ func TestTheExamplesPass(t *testing.T) {
 		"windsurf/hooks.json":          "home/.codeium/windsurf/hooks.json",
 		"kiro-cli/gated.json":          "home/.kiro/agents/gated.json",
 		"droid/hooks.json":             "home/.factory/hooks.json",
+		"qwen-code/settings.json":      "home/.qwen/settings.json",
 	} {
 		rt := strings.SplitN(example, "/", 2)[0]
 		t.Run(example, func(t *testing.T) {
@@ -221,6 +222,29 @@ func TestTheExamplesPass(t *testing.T) {
 			}
 		})
 	}
+	t.Run("amp", func(t *testing.T) {
+		t.Parallel()
+		// Amp finds the delegate program, gated-amp, on its PATH.
+		m := newMachine(t)
+		m.env = append(m.env, "PATH="+filepath.Join(m.home, "bin")+":"+os.Getenv("PATH"))
+		m.write(t, map[string]string{"home/.config/amp/settings.json": point(t, "amp/settings.json"), "home/bin/gated-amp": point(t, "amp/gated-amp")})
+		r := m.doctor(t, "amp", true)
+		if !r.Protected() || len(r.Hooks) != 1 || !strings.Contains(text(r), "(decision ") || !strings.Contains(text(r), "`gated-hook amp` exits 2") {
+			t.Fatalf("amp:\n%s", text(r))
+		}
+	})
+	t.Run("opencode/opencode.json", func(t *testing.T) {
+		t.Parallel()
+		// The example names the checkout's built plugin; a stand-in file
+		// takes its place, as doctor only checks that it is there.
+		m := newMachine(t)
+		m.write(t, map[string]string{"project/opencode.json": strings.ReplaceAll(point(t, "opencode/opencode.json"), "/path/to/gated", "{root}/gated"),
+			"gated/sdk/typescript/dist/opencode.js": "export default async function plugin() { return {} }\n"})
+		r := m.doctor(t, "opencode", true)
+		if !r.Protected() || len(r.Hooks) != 1 || !strings.Contains(text(r), "(decision ") || !strings.Contains(text(r), g.URL+"/v1/hooks/opencode") {
+			t.Fatalf("opencode:\n%s", text(r))
+		}
+	})
 	t.Run("codex/config.toml", func(t *testing.T) {
 		t.Parallel()
 		m := newMachine(t)

@@ -19,6 +19,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/bmatcuk/doublestar/v4"
 )
 
 // Status is the verdict of one check.
@@ -122,6 +124,12 @@ type runtime struct {
 	// failureBlocks: any failure of the hook blocks the tool, with no
 	// setting needed (Cline).
 	failureBlocks bool
+	// failureText says what the runtime does when the hook fails, where
+	// failureBlocks is not the whole story (Amp: exit 1 asks).
+	failureText string
+	// jsonc: the runtime reads its JSON configuration with comments and
+	// trailing commas.
+	jsonc bool
 	// printsFailure: the runtime blocks on a deny printed on stdout, not
 	// (in every version) on an exit code, so gated prints its failures
 	// (Copilot CLI, Cline).
@@ -154,6 +162,8 @@ type runtime struct {
 	// starInvalid: the matcher is a regex in which "*" is invalid, and the
 	// runtime skips a rule whose matcher does not compile (goose).
 	starInvalid bool
+	// globMatcher: the matcher is a glob of tool names (Amp's rules).
+	globMatcher bool
 	// managedFlags: the runtime's managed settings may turn hooks off
 	// (Claude Code's disableAllHooks, allowManagedHooksOnly).
 	managedFlags bool
@@ -181,6 +191,9 @@ var runtimes = []runtime{
 	{id: "gemini-cli", name: "Gemini CLI", load: loadSettings, shell: posixShell,
 		settings: geminiFiles, events: []string{"BeforeTool"}, commandKeys: []string{"command"},
 		timeoutKey: "timeout", timeoutUnit: time.Millisecond, defaultTimeout: 60 * time.Second, vet: geminiVet},
+	{id: "qwen-code", name: "Qwen Code", load: loadSettings, shell: bashShell, jsonc: true,
+		settings: qwenFiles, events: []string{"PreToolUse"}, commandKeys: []string{"command"},
+		timeoutKey: "timeout", timeoutUnit: time.Millisecond, defaultTimeout: 60 * time.Second, vet: qwenVet},
 	{id: "cursor", name: "Cursor", load: loadSettings, shell: posixShell, blockSetting: `"failClosed": true`,
 		settings: cursorFiles, events: []string{"preToolUse", "beforeMCPExecution", "beforeShellExecution", "beforeReadFile"},
 		covers: cursorCovers, commandKeys: []string{"command"}, blockKey: "failClosed", blockValue: true},
@@ -198,6 +211,10 @@ var runtimes = []runtime{
 	{id: "droid", name: "Factory Droid", load: loadSettings, shell: posixShell,
 		settings: droidFiles, events: []string{"PreToolUse"}, commandKeys: []string{"command"},
 		timeoutKey: "timeout", timeoutUnit: time.Second},
+	{id: "amp", name: "Amp", load: loadAmp, shell: ampShell, failureBlocks: true, jsonc: true, globMatcher: true, events: []string{"delegate"},
+		failureText: "Amp rejects the call when the program cannot start or exits 2 or more (exit 1 asks the operator; the manual names no timeout)"},
+	{id: "opencode", name: "OpenCode", load: loadOpenCode, jsonc: true, failureBlocks: true,
+		failureText: "the plugin throws, and OpenCode blocks every tool call until this is fixed", events: []string{"tool.execute.before"}},
 }
 
 // Runtimes lists the ids doctor knows, for usage messages.
@@ -238,6 +255,9 @@ type hook struct {
 	timeout time.Duration // 0: the runtime's is not documented
 	// onFailureBlock: the handler sets the runtime's blockSetting.
 	onFailureBlock bool
+	// tokenInline: the token is written in the configuration (OpenCode's
+	// plugin options), not read from a variable.
+	tokenInline bool
 	// hash is the hook's trust hash, for a runtime that keys trust to one
 	// (Codex).
 	hash string
@@ -332,6 +352,18 @@ func presence(rt *runtime, h hook) Check {
 	m := *h.matcher
 	if rt.starInvalid && m == "*" {
 		return Check{"present", Problem, fmt.Sprintf(`%s, but its matcher "*" is not a valid regex, and %s skips the rule in silence: leave the matcher out`, where, rt.name)}
+	}
+	if rt.globMatcher {
+		var missed []string
+		for _, p := range probeTools {
+			if ok, err := doublestar.Match(m, p); !ok || err != nil {
+				missed = append(missed, p)
+			}
+		}
+		if len(missed) > 0 {
+			return Check{"present", Problem, fmt.Sprintf("%s, but its tool glob %q does not match every tool (not %s): the others never reach gated; use \"*\"", where, m, strings.Join(missed, ", "))}
+		}
+		return Check{"present", OK, fmt.Sprintf("%s with tool %q: %s", where, m, every)}
 	}
 	if all, missed := matchesAll(m); !all {
 		if len(missed) > 4 {

@@ -1,6 +1,7 @@
 package doctor
 
 import (
+	"bytes"
 	"fmt"
 	"net/url"
 	"os"
@@ -29,6 +30,9 @@ type wired struct {
 
 // gatedHook reports whether h calls gated, and how well.
 func gatedHook(o *Options, rt *runtime, h hook) (*wired, bool) {
+	if h.typ == "plugin" {
+		return pluginWired(o, rt, h), true
+	}
 	if h.typ == "http" && !rt.httpHooks {
 		if !mentionsGated(h.url) {
 			return nil, false
@@ -43,6 +47,10 @@ func gatedHook(o *Options, rt *runtime, h hook) (*wired, bool) {
 		raw, err := os.ReadFile(h.command)
 		if err != nil {
 			return &wired{kind: "unread", checks: []Check{{"fails closed", Problem, fmt.Sprintf("cannot read the hook script: %v", err)}}}, true
+		}
+		if bytes.IndexByte(raw[:min(len(raw), 8000)], 0) >= 0 {
+			return &wired{kind: "unread", checks: []Check{{"fails closed", Unverified, fmt.Sprintf(
+				"%s is a program doctor cannot read: check that it runs `gated-hook %s --url …` (with exec, or as its last command) and exits 2 when it cannot; the canary below shows whether it reaches gated", h.command, rt.id)}}}, true
 		}
 		src, what = string(raw), "the hook script"
 	}
@@ -265,6 +273,8 @@ func gatedCommand(o *Options, rt *runtime, h hook, c *gatedCall, what string) *w
 	}
 	self := fmt.Sprintf("`%s %s`", c.form, rt.id)
 	switch {
+	case speaks == "":
+		fail(fmt.Sprintf("the hook runs %s with no runtime, so it blocks every call: use %s", c.form, self))
 	case speaks != rt.id:
 		fail(fmt.Sprintf("the hook runs `%s %s`, which answers %s's hooks, not %s's: use %s", c.form, speaks, speaks, rt.name, self))
 	case !c.kept && rt.printsFailure:
@@ -337,6 +347,9 @@ func blocksOnFailure(rt *runtime, h hook) bool {
 }
 
 func blockedWhy(rt *runtime, h hook) string {
+	if rt.failureText != "" {
+		return rt.failureText
+	}
 	if rt.failureBlocks {
 		return rt.name + " blocks the tool if the hook cannot start, exits non-zero or times out"
 	}

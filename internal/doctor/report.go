@@ -22,8 +22,11 @@ func (r *Report) WriteText(w io.Writer) error {
 	}
 	for _, h := range r.Hooks {
 		what := h.Command
-		if h.Type == "http" {
+		switch h.Type {
+		case "http":
 			what = "POST " + h.URL
+		case "plugin":
+			what = h.Command + ", posting to " + h.URL
 		}
 		fmt.Fprintf(&b, "\n%s hook in %s", h.Type, h.Source)
 		if k := strings.TrimPrefix(h.Key, h.Source+":"); k != "" {

@@ -256,3 +256,50 @@ func loadCline(o *Options, rt *runtime) (*config, error) {
 		"cannot read Cline's settings: it runs hook files only with hooks enabled there; check by hand that they are"})
 	return cfg, nil
 }
+
+// qwenFiles: Qwen Code's layers (docs/users/configuration/settings.md):
+// the system defaults, the user's ~/.qwen/settings.json, the project's
+// .qwen/settings.json (and .qwen/settings.local.json, which newer versions
+// read), and the system settings, which override them all; each system
+// file's path may be moved by its variable.
+func qwenFiles(o *Options) []settingsFile {
+	system := func(env, linux, darwin, windows string) []settingsFile {
+		if p := o.getenv(env); p != "" && o.Managed == nil {
+			return []settingsFile{{p, true}}
+		}
+		return managedOr(o, linux, darwin, windows)
+	}
+	files := system("QWEN_CODE_SYSTEM_DEFAULTS_PATH", "/etc/qwen-code/system-defaults.json",
+		"/Library/Application Support/QwenCode/system-defaults.json", `C:\ProgramData\qwen-code\system-defaults.json`)
+	files = append(files,
+		settingsFile{path: filepath.Join(o.getenv("HOME"), ".qwen", "settings.json")},
+		settingsFile{path: filepath.Join(o.Dir, ".qwen", "settings.json")},
+		settingsFile{path: filepath.Join(o.Dir, ".qwen", "settings.local.json")})
+	if o.Managed != nil {
+		return files // the managed files were listed once, above
+	}
+	return append(files, system("QWEN_CODE_SYSTEM_SETTINGS_PATH", "/etc/qwen-code/settings.json",
+		"/Library/Application Support/QwenCode/settings.json", `C:\ProgramData\qwen-code\settings.json`)...)
+}
+
+// qwenVet: "disableAllHooks": true in any layer turns every hook off;
+// and a project's settings load only in a folder Qwen Code trusts (or in
+// a run that skips the check), which doctor cannot see.
+func qwenVet(o *Options, rt *runtime, docs []settingsDoc, cfg *config) {
+	for _, d := range docs {
+		if d.doc["disableAllHooks"] == true {
+			cfg.checks = append(cfg.checks, Check{"hooks on", Problem, d.path + " sets disableAllHooks: " + rt.name + " runs no hook, gated's included"})
+			for i := range cfg.hooks {
+				cfg.hooks[i].runs = &Check{"runs", Problem, d.path + " sets disableAllHooks, so " + rt.name + " skips this hook"}
+			}
+			return
+		}
+	}
+	project := filepath.Join(o.Dir, ".qwen") + string(filepath.Separator)
+	for i, h := range cfg.hooks {
+		if strings.HasPrefix(h.source, project) && h.runs == nil {
+			cfg.hooks[i].runs = &Check{"runs", Unverified, "a project's hook: " + rt.name + " loads a project's settings only in a folder it trusts (an interactive run asks), which doctor cannot see; the user's " +
+				filepath.Join(o.getenv("HOME"), ".qwen", "settings.json") + " always loads"}
+		}
+	}
+}

@@ -65,19 +65,36 @@ func runtimeConfig(t *testing.T, rt, line string) map[string]string {
 			"hooks": map[string]any{"preToolUse": []any{map[string]any{"matcher": "*", "command": line, "timeout_ms": 10000}}}})}
 	case "droid":
 		return map[string]string{"home/.factory/hooks.json": jsonFile(t, group("PreToolUse", "*", map[string]any{"type": "command", "command": line, "timeout": 10}))}
+	case "qwen-code":
+		return map[string]string{"home/.qwen/settings.json": jsonFile(t, group("PreToolUse", "*", map[string]any{"type": "command", "name": "gated", "command": line, "timeout": 10000}))}
+	case "amp":
+		// Amp runs a program, not a line: the line goes in a wrapper.
+		return map[string]string{"home/.config/amp/settings.json": jsonFile(t, map[string]any{"amp.permissions": []any{
+			map[string]any{"tool": "*", "action": "delegate", "to": "{root}/home/bin/gated-amp"}}}),
+			"home/bin/gated-amp": "#!/bin/sh\nexec " + line + "\n"}
+	case "opencode":
+		// The plugin is not a line: its options carry the line's --url.
+		url, _ := flagValue(strings.Fields(line), "url")
+		return map[string]string{"home/.config/opencode/opencode.json": jsonFile(t, map[string]any{"plugin": []any{
+			[]any{"file://{root}/gated/sdk/typescript/dist/opencode.js", map[string]any{"url": url}}}}),
+			"gated/sdk/typescript/dist/opencode.js": "export default async function plugin() { return {} }\n"}
 	}
 	t.Fatalf("no configuration for %s", rt)
 	return nil
 }
 
-// write writes files below the machine's root; a file named PreToolUse is
-// a hook script, executable.
+// write writes files below the machine's root, {root} in them replaced by
+// its path; a file named PreToolUse or gated-amp is a program, executable.
 func (m *machine) write(t *testing.T, files map[string]string) {
 	t.Helper()
 	root := filepath.Dir(m.home)
-	testtree.Write(t, root, files)
+	rooted := map[string]string{}
+	for name, body := range files {
+		rooted[name] = strings.ReplaceAll(body, "{root}", root)
+	}
+	testtree.Write(t, root, rooted)
 	for name := range files {
-		if filepath.Base(name) == "PreToolUse" {
+		if b := filepath.Base(name); b == "PreToolUse" || b == "gated-amp" {
 			if err := os.Chmod(filepath.Join(root, name), 0o755); err != nil {
 				t.Fatal(err)
 			}
@@ -94,8 +111,8 @@ func TestEveryRuntimeThroughGatedHook(t *testing.T) {
 	g := testgated.Start(t, "--catalog", exampleCatalog)
 	hookBin := testgated.HookBinary(t)
 	for _, rt := range Runtimes() {
-		if rt == "codex" {
-			continue // its trust record is TestCanaryReachesTheAudit's business
+		if rt == "codex" || rt == "opencode" {
+			continue // Codex's trust record is TestCanaryReachesTheAudit's business; OpenCode's plugin, TestOpenCode's
 		}
 		t.Run(rt, func(t *testing.T) {
 			t.Parallel()
@@ -295,6 +312,68 @@ func TestEachRuntimesOwnRules(t *testing.T) {
 			return map[string]string{"home/.factory/hooks.json": jsonFile(t, map[string]any{"hooks": map[string]any{"PreToolUse": []any{
 				map[string]any{"hooks": []any{map[string]any{"type": "command", "command": line("droid")}}}}}})}
 		}, nil, "timeout", Unverified, []string{"not documented"}},
+		{"Qwen Code: disableAllHooks", "qwen-code", func(t *testing.T) map[string]string {
+			f := runtimeConfig(t, "qwen-code", line("qwen-code"))
+			f["project/.qwen/settings.json"] = `{"disableAllHooks": true}`
+			return f
+		}, nil, "runs", Problem, []string{"disableAllHooks"}},
+		{"Qwen Code: settings with comments", "qwen-code", func(t *testing.T) map[string]string {
+			return map[string]string{"home/.qwen/settings.json": "// gated\n" + runtimeConfig(t, "qwen-code", line("qwen-code"))["home/.qwen/settings.json"]}
+		}, nil, "fails closed", OK, []string{"timeout (10s) is above gated's --timeout (3s)"}},
+		{"Qwen Code: a project's hook", "qwen-code", func(t *testing.T) map[string]string {
+			return map[string]string{"project/.qwen/settings.json": runtimeConfig(t, "qwen-code", line("qwen-code"))["home/.qwen/settings.json"]}
+		}, nil, "runs", Unverified, []string{"trusts"}},
+		{"Qwen Code: the default timeout", "qwen-code", func(t *testing.T) map[string]string {
+			return map[string]string{"home/.qwen/settings.json": jsonFile(t, map[string]any{"hooks": map[string]any{"PreToolUse": []any{
+				map[string]any{"hooks": []any{map[string]any{"type": "command", "command": line("qwen-code")}}}}}})}
+		}, nil, "fails closed", OK, []string{"timeout (1m0s) is above"}},
+		{"Amp: a rule before gated's", "amp", func(t *testing.T) map[string]string {
+			f := runtimeConfig(t, "amp", line("amp"))
+			f["project/.amp/settings.json"] = `{"amp.permissions": [{"tool": "Bash", "action": "allow"}, {"tool": "*", "action": "delegate", "to": "{root}/home/bin/gated-amp"}]}`
+			return f
+		}, nil, "runs", Problem, []string{`[0] allow "Bash"`, "put the delegating rule first"}},
+		{"Amp: the workspace's rules replace the user's", "amp", func(t *testing.T) map[string]string {
+			f := runtimeConfig(t, "amp", line("amp"))
+			f["project/.amp/settings.jsonc"] = "{\n  // mine\n  \"amp.permissions\": [{\"tool\": \"*\", \"action\": \"ask\"},],\n}"
+			return f
+		}, nil, "present", Problem, []string{"no delegate hook of Amp calls gated"}},
+		{"Amp: a reject before gated's is stricter, not a hole", "amp", func(t *testing.T) map[string]string {
+			f := runtimeConfig(t, "amp", line("amp"))
+			f["home/.config/amp/settings.json"] = `{"amp.permissions": [{"tool": "Bash", "matches": {"cmd": "rm -rf *"}, "action": "reject"}, {"tool": "**", "action": "delegate", "to": "{root}/home/bin/gated-amp"}]}`
+			return f
+		}, nil, "present", OK, []string{`with tool "**"`}},
+		{"Amp: an MCP glob", "amp", func(t *testing.T) map[string]string {
+			f := runtimeConfig(t, "amp", line("amp"))
+			f["home/.config/amp/settings.json"] = `{"amp.permissions": [{"tool": "mcp__*", "action": "delegate", "to": "{root}/home/bin/gated-amp"}]}`
+			return f
+		}, nil, "present", Problem, []string{`tool glob "mcp__*" does not match every tool`, "Bash"}},
+		{"Amp: delegating Bash only", "amp", func(t *testing.T) map[string]string {
+			f := runtimeConfig(t, "amp", line("amp"))
+			f["home/.config/amp/settings.json"] = `{"amp.permissions": [{"tool": "Bash", "action": "delegate", "to": "{root}/home/bin/gated-amp"}]}`
+			return f
+		}, nil, "present", Problem, []string{"does not match every tool"}},
+		{"Amp: gated-hook with no arguments", "amp", func(t *testing.T) map[string]string {
+			return map[string]string{"home/.config/amp/settings.json": `{"amp.permissions": [{"tool": "*", "action": "delegate", "to": "` + hookBin + `"}]}`}
+		}, nil, "runs", Problem, []string{"no arguments", "gated-amp"}},
+		{"Amp: a delegate doctor cannot read", "amp", func(t *testing.T) map[string]string {
+			return map[string]string{"home/.config/amp/settings.json": `{"amp.permissions": [{"tool": "*", "action": "delegate", "to": "{root}/home/bin/gated-amp"}]}`,
+				"home/bin/gated-amp": "\x7fELF\x00\x01"}
+		}, nil, "fails closed", Unverified, []string{"a program doctor cannot read", "`gated-hook amp --url …`"}},
+		{"Amp: no rules", "amp", func(t *testing.T) map[string]string {
+			return map[string]string{"home/.config/amp/settings.json": `{"amp.showCosts": false}`}
+		}, nil, "settings", Problem, []string{"no settings file sets amp.permissions"}},
+		{"OpenCode: a plugin path that is not there", "opencode", func(t *testing.T) map[string]string {
+			return map[string]string{"project/opencode.json": `{"plugin": ["file:///nowhere/sdk/typescript/dist/opencode.js"]}`}
+		}, nil, "runs", Problem, []string{"cannot load the plugin", "gates nothing"}},
+		{"OpenCode: the package, in opencode.jsonc", "opencode", func(t *testing.T) map[string]string {
+			return map[string]string{"home/.config/opencode/opencode.jsonc": "{\n  // gated\n  \"plugins\": [{\"package\": \"@gatedhq/gated/opencode\", \"options\": {\"url\": \"http://gated.internal:8080\"}},],\n}"}
+		}, nil, "runs", Unverified, []string{"installs the package @gatedhq/gated/opencode"}},
+		{"OpenCode: a token in the options is not shown", "opencode", func(t *testing.T) map[string]string {
+			return map[string]string{"project/opencode.json": `{"plugin": [["@gatedhq/gated/opencode", {"url": "http://gated.internal:8080", "token": "s3cret-token"}]]}`}
+		}, nil, "points at", OK, []string{"http://gated.internal:8080", "written in the plugin's options (not shown)"}},
+		{"OpenCode: no plugin", "opencode", func(t *testing.T) map[string]string {
+			return map[string]string{"project/opencode.json": `{"plugin": ["opencode-wakatime"]}`}
+		}, nil, "present", Problem, []string{"no tool.execute.before hook of OpenCode calls gated"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -305,6 +384,9 @@ func TestEachRuntimesOwnRules(t *testing.T) {
 			m.write(t, tc.files(t))
 			r := m.doctor(t, tc.rt, false)
 			want(t, r, tc.check, tc.status, tc.in...)
+			if strings.Contains(text(r), "s3cret-token") {
+				t.Fatal("the report shows the token")
+			}
 		})
 	}
 }
@@ -317,8 +399,8 @@ func TestEveryRuntimeWithGatedDown(t *testing.T) {
 	down := "http://" + testgated.ClosedAddr(t)
 	hookBin := testgated.HookBinary(t)
 	for _, rt := range Runtimes() {
-		if rt == "codex" {
-			continue // TestCanaryFindsWhatConfigurationCannot
+		if rt == "codex" || rt == "opencode" {
+			continue // TestCanaryFindsWhatConfigurationCannot, TestOpenCode
 		}
 		t.Run(rt, func(t *testing.T) {
 			t.Parallel()
@@ -346,4 +428,32 @@ func TestAnHTTPHookOutsideClaudeCode(t *testing.T) {
 	m.write(t, map[string]string{"home/.copilot/settings.json": jsonFile(t, map[string]any{"hooks": map[string]any{"preToolUse": []any{
 		map[string]any{"type": "http", "url": "https://gated.example/v1/hooks/copilot-cli"}}}})})
 	want(t, m.doctor(t, "copilot-cli", false), "fails closed", Problem, "an HTTP hook", "runs the tool when it cannot connect")
+}
+
+// TestOpenCode: the canary reaches the gated gated's plugin is configured
+// for, as the plugin posts; with that gated down, the plugin would block
+// every call, and doctor says so.
+func TestOpenCode(t *testing.T) {
+	t.Parallel()
+	g := testgated.Start(t, "--catalog", exampleCatalog)
+	for _, tc := range []struct {
+		name, url string
+		status    Status
+		in        []string
+	}{
+		{"up", g.URL, OK, []string{"answered deny", "(decision "}},
+		{"down", "http://" + testgated.ClosedAddr(t), Problem, []string{"could not reach", "OpenCode blocks every tool call"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			m := newMachine(t, "GATED_TOKEN=a-token")
+			m.write(t, runtimeConfig(t, "opencode", "--url "+tc.url))
+			r := m.doctor(t, "opencode", true)
+			want(t, r, "canary", tc.status, tc.in...)
+			want(t, r, "points at", OK, tc.url, "$GATED_TOKEN (set)")
+			if strings.Contains(text(r), "a-token") {
+				t.Fatal("the report shows the token")
+			}
+		})
+	}
 }

@@ -7,6 +7,8 @@ import (
 	"io/fs"
 	"os"
 	"time"
+
+	"github.com/tailscale/hujson"
 )
 
 // settingsFile is one settings file a runtime reads; a managed one is an
@@ -43,8 +45,8 @@ func loadSettings(o *Options, rt *runtime) (*config, error) {
 			continue
 		}
 		cfg.read = append(cfg.read, f.path)
-		var doc map[string]any
-		if err := json.Unmarshal(raw, &doc); err != nil {
+		doc, err := readJSON(raw, rt.jsonc)
+		if err != nil {
 			cfg.checks = append(cfg.checks, Check{"settings", Problem, fmt.Sprintf("%s is not a settings file %s can read (%v): its hooks do not run", f.path, rt.name, err)})
 			continue
 		}
@@ -140,6 +142,28 @@ func settingsHook(rt *runtime, f settingsFile, event string, gi, hi int, grouped
 		}
 	}
 	return h
+}
+
+// readJSON reads a configuration file as JSON, or, for a runtime that
+// reads JSON with comments and trailing commas (Qwen Code, Amp, OpenCode),
+// as that (hujson: Tailscale's JWCC parser, kept and small, rather than a
+// hand-written comment stripper).
+func readJSON(raw []byte, jsonc bool) (map[string]any, error) {
+	if jsonc {
+		std, err := hujson.Standardize(raw)
+		if err != nil {
+			return nil, err
+		}
+		raw = std
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		return nil, err
+	}
+	if doc == nil {
+		return nil, errors.New("not a JSON object")
+	}
+	return doc, nil
 }
 
 func str(m map[string]any, k string) string {
