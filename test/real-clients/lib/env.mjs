@@ -1,6 +1,7 @@
-// What every client's environment starts from: a temporary HOME, gated's
-// binary first on PATH (the examples call `gated hook …` by name), and
-// nothing else of the caller's: no real keys, no real config.
+// What every client's environment starts from: a temporary HOME, the folder
+// of gated's binaries first on PATH (the examples call `gated hook …` or
+// `gated-hook …` by name; `make gated-bin` puts both in bin/), and nothing
+// else of the caller's: no real keys, no real config.
 import fs from 'node:fs';
 import path from 'node:path';
 
