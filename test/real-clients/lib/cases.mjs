@@ -189,6 +189,9 @@ export async function defineCases(tt, driver, env) {
     asked(model);
     if (driver.failClosed === true) {
       assert.ok(canaryAlive(ctx), 'with gated stopped the canary was deleted: the hook failed open');
+      // The block is gated's hook failing closed, with its blocker, not the
+      // client stopping the call for some reason of its own.
+      assert.ok(model.sawTextOnlyAfterCall('gated_unreachable'), "gated's gated_unreachable reason never reached the model: something else stopped the delete");
     } else {
       // Recorded, not asserted: the runtime has no fail-closed setting.
       env.log(`${driver.name}: no fail-closed setting (${driver.failClosed}); with gated stopped the canary ${canaryAlive(ctx) ? 'survived' : 'was deleted'}`);
