@@ -49,8 +49,11 @@ func TestSameAnswerAsGatedHook(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			small := runSmall(t, string(in), nil, rt, "--url", srv.URL)
+			// Amp's sample is its stdin; the tool's name comes in the environment.
+			env := map[string]string{"AGENT_TOOL_NAME": "Read"}
+			small := runSmall(t, string(in), env, rt, "--url", srv.URL)
 			cmd := exec.Command(testgated.Binary(t), "hook", rt, "--url", srv.URL)
+			cmd.Env = append(os.Environ(), "AGENT_TOOL_NAME=Read")
 			cmd.Stdin = bytes.NewReader(in)
 			out, err := cmd.Output()
 			var ee *exec.ExitError
@@ -61,7 +64,9 @@ func TestSameAnswerAsGatedHook(t *testing.T) {
 			if small != big {
 				t.Errorf("gated-hook: %+v\ngated hook: %+v", small, big)
 			}
-			if small.stdout == "" && small.exit == 0 {
+			// An allow of a runtime that reads only exit codes is exit 0 and
+			// nothing printed (Amp's harmless read); any other runtime prints.
+			if codec, _ := wire.Lookup(rt); small.stdout == "" && small.exit == 0 && !codec.Answer(wire.Allow, "", "").Quiet {
 				t.Error("the answer is empty and the exit code 0: nothing was decided")
 			}
 		})
@@ -92,10 +97,14 @@ func TestFailuresBlock(t *testing.T) {
 		"a timeout that does not parse": {map[string]string{"GATED_URL": down, "GATED_TIMEOUT": "soon"}, nil},
 		"a shadow that is no boolean":   {map[string]string{"GATED_URL": silent, "GATED_SHADOW": "maybe"}, nil},
 	} {
-		for _, rt := range []string{"claude-code", "copilot-cli", "cline", "gemini-cli", "windsurf"} {
+		for _, rt := range []string{"claude-code", "copilot-cli", "cline", "gemini-cli", "windsurf", "qwen-code", "amp"} {
 			codec, _ := wire.Lookup(rt)
 			want := codec.Fail("", "")
-			got := runSmall(t, string(in), c.env, append([]string{rt}, c.args...)...)
+			e := map[string]string{"AGENT_TOOL_NAME": "Read"} // Amp's; the others ignore it
+			for k, v := range c.env {
+				e[k] = v
+			}
+			got := runSmall(t, string(in), e, append([]string{rt}, c.args...)...)
 			if got.exit != want.Exit {
 				t.Errorf("%s, %s: exit %d, want %d", name, rt, got.exit, want.Exit)
 			}
@@ -110,6 +119,9 @@ func TestFailuresBlock(t *testing.T) {
 	}
 	if got := runSmall(t, "{}", nil, "copilot", "--url", down); got.exit != 2 {
 		t.Errorf("the Copilot SDK's runtime, which has no command hook: exit %d, want 2", got.exit)
+	}
+	if got := runSmall(t, "{}", nil, "opencode", "--url", down); got.exit != 2 {
+		t.Errorf("OpenCode, whose plugin posts to gated itself: exit %d, want 2", got.exit)
 	}
 	if got := runSmall(t, "{}", nil); got.exit != 2 {
 		t.Errorf("no runtime: exit %d, want 2", got.exit)

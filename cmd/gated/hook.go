@@ -66,7 +66,7 @@ func hookCommand(ctx context.Context, args []string, getenv func(string) string,
 	if err := hook.CheckAuthorizationState(*state); err != nil {
 		return fail("--authorization-state: " + err.Error())
 	}
-	body, err := hookcmd.ReadInput(stdin)
+	body, err := hookcmd.Input(codec, getenv, stdin)
 	if err != nil {
 		return fail(err.Error())
 	}

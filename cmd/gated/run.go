@@ -37,7 +37,9 @@ commands:
   check     decide one event from FILE or stdin; exit 0 when the tool may execute, 3 when not
   hook RUNTIME [--url URL] [--token-env NAME] [--catalog DIR] [--policy DIR]
             answer one pre-tool command hook from stdin in RUNTIME's format (claude-code, codex,
-            copilot-cli, gemini-cli, cursor, cline, goose, windsurf, kiro-cli, droid); any failure blocks
+            copilot-cli, gemini-cli, qwen-code, cursor, cline, goose, windsurf, kiro-cli, droid,
+            amp); any failure blocks. With --url, gated-hook RUNTIME --url URL does the same and
+            starts faster
   doctor claude-code|codex [--dir DIR] [--no-canary] [--json]
             is the agent asking gated? read its hook configuration, run a canary call
             through the hook and find it in gated's audit; exit 1 on any problem

@@ -13,6 +13,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"time"
 
@@ -33,15 +34,15 @@ func (e *Exit) Error() string { return e.Msg }
 const BlockExit = 2
 
 // Usage lists the runtimes a command hook answers.
-const Usage = "claude-code|codex|copilot-cli|gemini-cli|cursor|cline|goose|windsurf|kiro-cli|droid"
+const Usage = "claude-code|codex|copilot-cli|gemini-cli|qwen-code|cursor|cline|goose|windsurf|kiro-cli|droid|amp"
 
 // Runtime is the codec of a runtime whose command hook gated answers: any
-// registered one but the Copilot SDK's, whose handlers run in the SDK's own
-// process and use the SDKs.
+// registered one but the Copilot SDK's and OpenCode's, whose handlers run
+// in the agent's own process and use the SDKs.
 func Runtime(id string) (*wire.Codec, error) {
 	c, ok := wire.Lookup(id)
-	if !ok || c == wire.CopilotSDK {
-		return nil, fmt.Errorf("unknown hook runtime %q (want %s; for the Copilot SDK use an SDK's Copilot handler)", id, Usage)
+	if !ok || c == wire.CopilotSDK || c == wire.OpenCode {
+		return nil, fmt.Errorf("unknown hook runtime %q (want %s; for the Copilot SDK use an SDK's Copilot handler, for OpenCode the TypeScript SDK's plugin)", id, Usage)
 	}
 	return c, nil
 }
@@ -53,8 +54,8 @@ type Remote struct {
 	Shadow     bool
 }
 
-// ReadInput reads the hook input from stdin, no more than gated accepts.
-func ReadInput(stdin io.Reader) ([]byte, error) {
+// readInput reads the hook input from stdin, no more than gated accepts.
+func readInput(stdin io.Reader) ([]byte, error) {
 	body, err := io.ReadAll(io.LimitReader(stdin, wire.MaxInputBytes+1))
 	if err != nil {
 		return nil, fmt.Errorf("reading the hook input failed: %w", err)
@@ -63,6 +64,19 @@ func ReadInput(stdin io.Reader) ([]byte, error) {
 		return nil, fmt.Errorf("the hook input exceeds %d bytes", wire.MaxInputBytes)
 	}
 	return body, nil
+}
+
+// Input reads the hook input from stdin, no more than gated accepts, and
+// adds what the runtime passes elsewhere (Amp: the tool name in the
+// environment), with the working directory the runtime started the
+// command in.
+func Input(c *wire.Codec, getenv func(string) string, stdin io.Reader) ([]byte, error) {
+	body, err := readInput(stdin)
+	if err != nil {
+		return nil, err
+	}
+	cwd, _ := os.Getwd() // none is no workspace, which accepts no path as inside it
+	return c.Wrap(getenv, cwd, body)
 }
 
 // Forward asks the gated at r.URL, which translates and decides; the Go
@@ -158,7 +172,7 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	case *url == "":
 		return Block(c, stdout, "gated-hook needs --url (or GATED_URL); to decide without a server, use gated hook --catalog")
 	}
-	body, err := ReadInput(stdin)
+	body, err := Input(c, getenv, stdin)
 	if err != nil {
 		return Block(c, stdout, err.Error())
 	}

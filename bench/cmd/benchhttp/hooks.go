@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -12,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/gatedhq/gated/internal/adapter/hook/wire"
 )
 
 // A coding agent spawns its hook command on every tool call, so what a hook
@@ -41,8 +42,21 @@ type hookResult struct {
 	times               []time.Duration
 }
 
+// hookInputsDir holds a harmless read in each runtime's hook format.
+const hookInputsDir = "bench/cmd/benchhttp/hooks"
+
 func parseHookCases(s string) ([]hookCase, error) {
 	var cs []hookCase
+	if s == "" {
+		files, err := filepath.Glob(filepath.Join(hookInputsDir, "*.json"))
+		if err != nil || len(files) == 0 {
+			return nil, fmt.Errorf("no hook inputs in %s (run from the repository's root): %v", hookInputsDir, err)
+		}
+		for _, f := range files {
+			cs = append(cs, hookCase{strings.TrimSuffix(filepath.Base(f), ".json"), f})
+		}
+		return cs, nil
+	}
 	for _, pair := range strings.Split(s, ",") {
 		rt, input, ok := strings.Cut(strings.TrimSpace(pair), "=")
 		if !ok || rt == "" || input == "" {
@@ -57,6 +71,13 @@ func runHooks(ctx context.Context, c config, out io.Writer) error {
 	cases, err := parseHookCases(c.hookInputs)
 	if err != nil {
 		return err
+	}
+	codecs := make([]*wire.Codec, len(cases))
+	for i, hc := range cases {
+		var ok bool
+		if codecs[i], ok = wire.Lookup(hc.runtime); !ok {
+			return fmt.Errorf("no runtime %q answers hooks", hc.runtime)
+		}
 	}
 	curl, err := exec.LookPath(c.curl)
 	if err != nil {
@@ -74,7 +95,12 @@ func runHooks(ctx context.Context, c config, out io.Writer) error {
 		args: []string{c.gated, "serve", "--addr", a, "--log-level", "warn", "--catalog", c.hookCatalog,
 			"--audit-file", filepath.Join(work, "audit.jsonl"), "--spool-dir", filepath.Join(work, "spool")},
 		url: base + "/v1/hooks/" + cases[0].runtime, health: base + "/healthz", body: cases[0].input,
-		check: allowed}
+		check: func(status int, body []byte) error {
+			if status != 200 {
+				return fmt.Errorf("expected 200, got %d: %.300s", status, body)
+			}
+			return allowed(codecs[0], body)
+		}}
 	if err := s.start(ctx); err != nil {
 		return err
 	}
@@ -82,7 +108,7 @@ func runHooks(ctx context.Context, c config, out io.Writer) error {
 
 	started := time.Now().UTC()
 	var results []hookResult
-	for _, hc := range cases {
+	for ci, hc := range cases {
 		body, err := os.ReadFile(hc.input)
 		if err != nil {
 			return err
@@ -107,7 +133,7 @@ func runHooks(ctx context.Context, c config, out io.Writer) error {
 		for i := -c.hookWarmup; i < c.hookSpawns; i++ {
 			for k := range cmds {
 				j := (k + max(i, 0)) % len(cmds) // rotate who goes first
-				d, err := spawnHook(ctx, cmds[j].args, body)
+				d, err := spawnHook(ctx, codecs[ci], cmds[j].name == "curl", cmds[j].args, body)
 				if err != nil {
 					return fmt.Errorf("%s for %s: %w", cmds[j].name, hc.runtime, err)
 				}
@@ -131,8 +157,9 @@ func runHooks(ctx context.Context, c config, out io.Writer) error {
 }
 
 // spawnHook runs one hook command on body and times it from start to exit.
-// The answer must say allow: the benchmark input is a harmless read.
-func spawnHook(ctx context.Context, args []string, body []byte) (time.Duration, error) {
+// The answer must allow, in the runtime's own words: the benchmark input is
+// a harmless read. curl prints gated's HTTP answer, which the codec reads.
+func spawnHook(ctx context.Context, c *wire.Codec, curl bool, args []string, body []byte) (time.Duration, error) {
 	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
 	cmd.Stdin = bytes.NewReader(body)
 	var stdout, stderr bytes.Buffer
@@ -143,22 +170,24 @@ func spawnHook(ctx context.Context, args []string, body []byte) (time.Duration, 
 	if err != nil {
 		return 0, fmt.Errorf("%w: %.300s", err, stderr.String())
 	}
-	if err := allowed(200, stdout.Bytes()); err != nil {
+	out := bytes.TrimSpace(stdout.Bytes())
+	if !curl && c.Answer(wire.Allow, "", "").Quiet {
+		if len(out) > 0 {
+			return 0, fmt.Errorf("%s reads only the exit code, and the hook printed %.300s", c.Name, out)
+		}
+		return d, nil
+	}
+	if err := allowed(c, out); err != nil {
 		return 0, err
 	}
 	return d, nil
 }
 
-// allowed checks a hook answer for an allow, in whichever runtime's shape:
-// any JSON that says allow and nowhere deny or ask.
-func allowed(status int, body []byte) error {
-	var v any
-	if status != 200 || json.Unmarshal(body, &v) != nil {
-		return fmt.Errorf("expected 200 with a JSON answer, got %d: %.300s", status, body)
-	}
-	s := string(body)
-	if !strings.Contains(s, `"allow"`) || strings.Contains(s, `"deny"`) || strings.Contains(s, `"ask"`) {
-		return fmt.Errorf("expected the answer to allow the harmless read, got %.300s", body)
+// allowed checks that a hook answer, gated's over HTTP or the command's,
+// allows the call.
+func allowed(c *wire.Codec, answer []byte) error {
+	if v, _, err := c.Verdict(answer); err != nil || v != wire.Allow {
+		return fmt.Errorf("expected %s's answer to allow the harmless read, got %.300s (%v)", c.Name, answer, err)
 	}
 	return nil
 }

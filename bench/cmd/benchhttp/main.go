@@ -100,7 +100,7 @@ func main() {
 	fs.BoolVar(&c.hooks, "hooks", false, "measure hook commands instead of servers: each spawned on a hook input beside a curl POST of it (make bench-hooks)")
 	fs.StringVar(&c.hookBin, "hook-bin", "", "the small hook client (cmd/gated-hook), measured beside `gated hook`")
 	fs.StringVar(&c.curl, "curl", "curl", "the curl the hook commands are measured against")
-	fs.StringVar(&c.hookInputs, "hook-inputs", "claude-code=examples/claude-code/hook-read.json", "runtime=hook input file pairs, comma-separated; each input must be a harmless read the catalog allows")
+	fs.StringVar(&c.hookInputs, "hook-inputs", "", "runtime=hook input file pairs, comma-separated; each input must be a harmless read the catalog allows (default: bench/cmd/benchhttp/hooks/<runtime>.json for every runtime there)")
 	fs.StringVar(&c.hookCatalog, "hook-catalog", "examples/claude-code/catalog", "the catalog the hook inputs are decided against")
 	fs.IntVar(&c.hookSpawns, "spawns", 300, "measured spawns of each hook command")
 	fs.IntVar(&c.hookWarmup, "spawn-warmup", 20, "spawns of each hook command before the measured ones")

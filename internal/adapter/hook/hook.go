@@ -39,7 +39,10 @@ var (
 	Windsurf   = Runtime{wire.Windsurf}
 	KiroCLI    = Runtime{wire.KiroCLI}
 	Droid      = Runtime{wire.Droid}
-	Runtimes   = []Runtime{ClaudeCode, Codex, Copilot, CopilotCLI, GeminiCLI, Cursor, Cline, Goose, Windsurf, KiroCLI, Droid}
+	OpenCode   = Runtime{wire.OpenCode}
+	QwenCode   = Runtime{wire.QwenCode}
+	Amp        = Runtime{wire.Amp}
+	Runtimes   = []Runtime{ClaudeCode, Codex, Copilot, CopilotCLI, GeminiCLI, Cursor, Cline, Goose, Windsurf, KiroCLI, Droid, OpenCode, QwenCode, Amp}
 )
 
 // Lookup returns the runtime with id.
@@ -114,17 +117,19 @@ func (rt Runtime) sessionRef(session string) route.EvidenceRef {
 }
 
 var (
-	hexID   = regexp.MustCompile(`^[0-9a-fA-F-]{1,64}$`)
+	uuidID  = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
 	plainRe = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`)
 )
 
-// sessionName keeps a UUID-shaped session id as it is and fingerprints
-// anything else, so the source id never carries free text.
+// sessionName keeps a UUID session id as it is and fingerprints anything
+// else, so the source id never carries free text, nor a long run of digits
+// (Cline's task id is a timestamp in milliseconds) that the secret scan
+// would take for a card or account number and refuse every call.
 func sessionName(s string) string {
 	switch {
 	case s == "":
 		return "unknown"
-	case hexID.MatchString(s):
+	case uuidID.MatchString(s):
 		return s
 	}
 	sum := sha256.Sum256([]byte(s))

@@ -92,6 +92,20 @@ func TestEventVouchesOnlyForTheSession(t *testing.T) {
 	}
 }
 
+// Each runtime's decisions are recorded as its own: the event names the
+// runtime as the agent and its session as the evidence, so OpenCode's
+// plugin, which posts Claude Code's shape, is not audited as Claude Code.
+func TestEventNamesItsRuntime(t *testing.T) {
+	t.Parallel()
+	for _, rt := range []Runtime{ClaudeCode, OpenCode, QwenCode, Amp} {
+		ev := rt.Event(&Input{Session: "6f1c2f0e-2b7a-4c1e-9a55-0d5d1c1e2f3a", Tool: "Read"}, Options{}).Doc()
+		src := ev["evidence_refs"].([]any)[0].(map[string]any)["source_id"]
+		if ev["agent_id"] != rt.ID || src != rt.ID+".session.6f1c2f0e-2b7a-4c1e-9a55-0d5d1c1e2f3a" {
+			t.Errorf("%s: agent %v, evidence %v", rt.ID, ev["agent_id"], src)
+		}
+	}
+}
+
 // Every codec the wire package registers is a runtime gated answers (a
 // route, a command), and no runtime lacks its codec.
 func TestEveryCodecIsARuntime(t *testing.T) {

@@ -375,14 +375,21 @@ export interface ClaudeAgentHookOutput {
 }
 
 /**
- * Asks gated's Claude Code hook endpoint about one call; only allow runs
+ * Asks one of gated's hook endpoints that read Claude Code's PreToolUse
+ * shape (claude-code by default; opencode for the OpenCode plugin, so its
+ * decisions are recorded as OpenCode's) about one call; only allow runs
  * it. An ask's reason, which speaks to Claude Code's user ("gated asks you
  * to approve"), says that nobody was asked. Never rejects.
  */
-export async function askClaudeCodeHook(client: Pick<Client, "hook">, body: Record<string, unknown>, runtime: string): Promise<{ allow: boolean; reason: string }> {
+export async function askClaudeCodeHook(
+  client: Pick<Client, "hook">,
+  body: Record<string, unknown>,
+  runtime: string,
+  endpoint = "claude-code",
+): Promise<{ allow: boolean; reason: string }> {
   try {
     JSON.stringify(body);
-    const answer = await client.hook("claude-code", body);
+    const answer = await client.hook(endpoint, body);
     const { permissionDecision, permissionDecisionReason } = answer.hookSpecificOutput;
     let reason = String(permissionDecisionReason ?? "") || `gated answered ${String(permissionDecision)}.`;
     if (permissionDecision === "ask") reason += ` ${runtime} cannot put gated's question to a person, so the call is blocked.`;

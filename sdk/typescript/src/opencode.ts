@@ -2,14 +2,17 @@
 // function this module exports as a plugin, so it exports one, as default,
 // and the mapping of tools lives in opencode-tools.ts.
 //
-// Each tool call reaches gated's Claude Code hook endpoint in Claude Code's
-// shape: OpenCode's tool names and arguments are mapped to Claude Code's
-// (bash {command} to Bash {command}, read {filePath} to Read {file_path},
-// ...), so the one catalog that serves Claude Code, Codex and Copilot serves
-// OpenCode too, with its argument rules and the workspace (OpenCode's
-// directory) a command line is judged against. OpenCode blocks a tool when a
-// tool.execute.before hook throws, and shows the error to the model: the
-// plugin throws on everything but allow, gated's failures included.
+// Each tool call reaches gated's OpenCode hook endpoint (/v1/hooks/opencode,
+// so the audit names OpenCode as the agent) in Claude Code's shape:
+// OpenCode's tool names and arguments are mapped to Claude Code's (bash
+// {command} to Bash {command}, read {filePath} to Read {file_path}, ...), so
+// the one catalog that serves Claude Code, Codex and Copilot serves OpenCode
+// too, with its argument rules and the workspace (OpenCode's directory) a
+// command line is judged against. OpenCode cannot ask, so gated answers an
+// ask or a defer with a deny saying a person must approve. OpenCode blocks a
+// tool when a tool.execute.before hook throws, and shows the error to the
+// model: the plugin throws on everything but allow, gated's failures
+// included.
 import { createClient, type Client } from "./index.js";
 import { askClaudeCodeHook, failureReason } from "./frameworks.js";
 import { openCodeToClaudeCode } from "./opencode-tools.js";
@@ -103,6 +106,7 @@ export default async function gatedOpenCodePlugin(input: OpenCodePluginInput, op
           client,
           { hook_event_name: "PreToolUse", session_id: call.sessionID, cwd, tool_name, tool_input, tool_use_id: call.callID },
           "OpenCode",
+          "opencode",
         );
         if (answer.allow) return;
         reason = answer.reason;

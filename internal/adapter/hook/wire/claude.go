@@ -1,6 +1,9 @@
 package wire
 
-import "fmt"
+import (
+	"fmt"
+	"maps"
+)
 
 // Claude Code's PreToolUse shape, which Codex's command hook and the
 // Copilot SDK handlers of gated's SDKs speak too: snake_case input, the
@@ -10,7 +13,27 @@ var (
 	ClaudeCode = register(claudeShaped("claude-code", "Claude Code", true, nil))
 	Codex      = register(claudeShaped("codex", "Codex", false, nil))
 	CopilotSDK = register(claudeShaped("copilot", "GitHub Copilot", true, nil))
+	// OpenCode's plugin (sdk/typescript, @gatedhq/gated/opencode) maps
+	// OpenCode's tools to Claude Code's and posts this shape; it has its own
+	// runtime so its decisions are audited as OpenCode's. A plugin throwing
+	// is OpenCode's only block, and it cannot ask.
+	OpenCode = register(claudeShaped("opencode", "OpenCode", false, nil))
+	// Qwen Code (@qwen-code/qwen-code) documents Claude Code's PreToolUse
+	// input and answer with Gemini CLI's tool names: exit 2 blocks, other
+	// exit codes are non-blocking errors; an "ask" in a run that cannot
+	// prompt (--prompt, background subagents) is a deny.
+	QwenCode = register(claudeShaped("qwen-code", "Qwen Code", true, qwenTools))
 )
+
+// qwenTools maps Qwen Code's tools: Gemini CLI's, with edit for replace
+// (Qwen's newer name), web_fetch and web_search.
+var qwenTools = func() Tools {
+	t := maps.Clone(geminiTools)
+	t["edit"] = Tool{Name: "Edit", Args: map[string][]string{argFilePath: {"file_path", "absolute_path"}, argOld: {"old_string"}, argNew: {"new_string"}}}
+	t["web_fetch"] = Tool{Name: "WebFetch", Args: map[string][]string{"url": {"url"}}}
+	t["web_search"] = Tool{Name: "WebSearch", Args: map[string][]string{"query": {"query"}}}
+	return t
+}()
 
 // ClaudeOutput is the answer: {"hookSpecificOutput": {…}}.
 type ClaudeOutput struct {

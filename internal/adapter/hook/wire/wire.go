@@ -54,6 +54,10 @@ type Codec struct {
 	Name string // in sentences: Gemini CLI
 
 	parse func(doc map[string]any) (*Call, error)
+	// wrap builds the hook input from what the command was given, for a
+	// runtime that passes part of the call outside stdin (Amp: the tool
+	// name in the environment); nil where stdin is the whole input.
+	wrap func(getenv func(string) string, cwd string, stdin []byte) ([]byte, error)
 	// encode writes a verdict with its reason for the event answered.
 	encode func(v Verdict, reason, event string) Reply
 	// asks is the set of events whose answer can ask the person at the
@@ -87,6 +91,16 @@ func (c *Codec) Parse(doc map[string]any) (*Call, error) {
 		call.Input = map[string]any{}
 	}
 	return call, nil
+}
+
+// Wrap turns what the command hook was given (its environment, working
+// directory and stdin) into the hook input gated reads, the body of a POST
+// to /v1/hooks/<runtime>. For most runtimes that is stdin as it came.
+func (c *Codec) Wrap(getenv func(string) string, cwd string, stdin []byte) ([]byte, error) {
+	if c.wrap == nil {
+		return stdin, nil
+	}
+	return c.wrap(getenv, cwd, stdin)
 }
 
 // CanAsk reports whether the runtime's answer to event can ask the person

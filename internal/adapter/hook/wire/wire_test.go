@@ -144,6 +144,27 @@ func TestParseMapsToTheCatalog(t *testing.T) {
 		{"droid Create, camelCase common fields", Droid,
 			`{"sessionId":"s","cwd":"/w","hookEventName":"PreToolUse","tool_name":"Create","tool_input":{"file_path":"a.go","content":"x"}}`,
 			Call{Event: "PreToolUse", Tool: "Write", Input: map[string]any{"file_path": "a.go", "content": "x"}, Cwd: "/w", Session: "s"}},
+		{"opencode as the plugin posts it", OpenCode,
+			`{"hook_event_name":"PreToolUse","session_id":"ses_1","cwd":"/w","tool_name":"Read","tool_input":{"file_path":"a"},"tool_use_id":"call_1"}`,
+			Call{Event: "PreToolUse", Tool: "Read", Input: map[string]any{"file_path": "a"}, Cwd: "/w", Session: "ses_1", ToolUseID: "call_1"}},
+		{"qwen-code read_file", QwenCode,
+			`{"session_id":"s","cwd":"/w","hook_event_name":"PreToolUse","permission_mode":"default","tool_name":"read_file","tool_input":{"file_path":".env"},"tool_use_id":"toolu_1","tool_call_id":"call_1"}`,
+			Call{Event: "PreToolUse", Tool: "Read", Input: map[string]any{"file_path": ".env"}, Cwd: "/w", Session: "s", ToolUseID: "toolu_1"}},
+		{"qwen-code edit", QwenCode,
+			`{"hook_event_name":"PreToolUse","tool_name":"edit","tool_input":{"file_path":"a","old_string":"x","new_string":"y"}}`,
+			Call{Event: "PreToolUse", Tool: "Edit", Input: map[string]any{"file_path": "a", "old_string": "x", "new_string": "y"}}},
+		{"qwen-code shell in a directory", QwenCode,
+			`{"hook_event_name":"PreToolUse","tool_name":"run_shell_command","tool_input":{"command":"ls","directory":"/etc"}}`,
+			Call{Event: "PreToolUse", Tool: "Bash", Input: map[string]any{"command": "cd '/etc' && ls"}}},
+		{"amp Bash in a directory", Amp,
+			`{"tool_name":"Bash","tool_input":{"cmd":"ls","cwd":"core/src"},"thread_id":"T-1","cwd":"/w"}`,
+			Call{Tool: "Bash", Input: map[string]any{"command": "cd 'core/src' && ls"}, Cwd: "/w", Session: "T-1"}},
+		{"amp edit_file", Amp,
+			`{"tool_name":"edit_file","tool_input":{"path":"a","old_str":"x","new_str":"y"}}`,
+			Call{Tool: "Edit", Input: map[string]any{"file_path": "a", "old_string": "x", "new_string": "y"}}},
+		{"amp glob", Amp,
+			`{"tool_name":"glob","tool_input":{"filePattern":"**/*.go"}}`,
+			Call{Tool: "Glob", Input: map[string]any{"pattern": "**/*.go"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := tc.codec.Parse(decode(t, tc.in))
@@ -207,6 +228,12 @@ func TestParseRefusesWhatItCannotRead(t *testing.T) {
 		{"kiro postToolUse", KiroCLI, `{"hook_event_name":"postToolUse","tool_name":"shell","tool_input":{}}`, "preToolUse hook only"},
 		{"droid two event spellings", Droid, `{"hookEventName":"PostToolUse","hook_event_name":"PreToolUse","tool_name":"Execute"}`, "different values"},
 		{"droid other event", Droid, `{"hookEventName":"PostToolUse","tool_name":"Execute"}`, "PreToolUse hooks only"},
+		{"qwen-code PostToolUse", QwenCode, `{"hook_event_name":"PostToolUse","tool_name":"read_file","tool_input":{}}`, "PreToolUse hooks only"},
+		{"qwen-code two different paths", QwenCode, `{"hook_event_name":"PreToolUse","tool_name":"read_file","tool_input":{"file_path":"README.md","absolute_path":"/w/.env"}}`, "twice with different values"},
+		{"opencode another event", OpenCode, `{"hook_event_name":"PostToolUse","tool_name":"Read"}`, "PreToolUse hooks only"},
+		{"amp no tool", Amp, `{"tool_input":{"cmd":"ls"}}`, "names no tool"},
+		{"amp arguments a list", Amp, `{"tool_name":"Bash","tool_input":["ls"]}`, "wrong type"},
+		{"amp cwd not a string", Amp, `{"tool_name":"Bash","tool_input":{"cmd":"ls","cwd":1}}`, "wrong type"},
 		{"cline MCP without a server", Cline, `{"hookName":"PreToolUse","preToolUse":{"toolName":"use_mcp_tool","parameters":{"tool_name":"t"}}}`, "no server"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -280,6 +307,10 @@ func TestAnswersInEachRuntimesWords(t *testing.T) {
 			Deny:  `{"decision":"block","reason":"r"}`}},
 		{Droid, "PreToolUse", map[Verdict]string{
 			Ask: `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"r"}}`}},
+		{QwenCode, "PreToolUse", map[Verdict]string{
+			Ask: `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"ask","permissionDecisionReason":"r"}}`}},
+		{OpenCode, "PreToolUse", map[Verdict]string{
+			Ask: `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"r"}}`}},
 		{Cline, "PreToolUse", map[Verdict]string{
 			Allow: `{"cancel":false}`,
 			Ask:   `{"cancel":true,"errorMessage":"r"}`,
@@ -314,6 +345,59 @@ func TestExitCodeRuntimes(t *testing.T) {
 	}
 }
 
+// Amp reads only the exit code of its delegate: 0 allows, 1 asks the
+// operator, 2 rejects with stderr shown to the model; over HTTP each
+// travels as {decision, reason} and reads back the same.
+func TestAmpExitCodes(t *testing.T) {
+	t.Parallel()
+	for v, exit := range map[Verdict]int{Allow: 0, Ask: 1, Deny: 2} {
+		r := Amp.Answer(v, "why", "")
+		if r.Exit != exit || !r.Quiet || (exit != 0) != (r.Stderr == "why") {
+			t.Errorf("%s: %+v, want exit %d", v, r, exit)
+		}
+		raw, _ := json.Marshal(r.Body)
+		if back, err := Amp.Read(raw); err != nil || back.Exit != exit {
+			t.Errorf("%s forwarded reads back as %+v, %v", v, back, err)
+		}
+	}
+}
+
+// The amp command builds its input from AGENT_TOOL_NAME, AMP_THREAD_ID,
+// its directory and stdin; without a tool name, or with arguments that are
+// not an object, there is no call to decide.
+func TestAmpWrap(t *testing.T) {
+	t.Parallel()
+	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+	raw, err := Amp.Wrap(env(map[string]string{"AGENT_TOOL_NAME": "Read", "AMP_THREAD_ID": "T-1"}), "/w", []byte(`{"path":".env"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	call, err := Amp.Parse(decode(t, string(raw)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (Call{Tool: "Read", Input: map[string]any{"file_path": ".env"}, Cwd: "/w", Session: "T-1"}); !reflect.DeepEqual(*call, want) {
+		t.Errorf("got %+v, want %+v", *call, want)
+	}
+	for name, c := range map[string]struct {
+		env   map[string]string
+		stdin string
+		want  string
+	}{
+		"no AGENT_TOOL_NAME": {nil, `{"path":"a"}`, "AGENT_TOOL_NAME is not set"},
+		"stdin not JSON":     {map[string]string{"AGENT_TOOL_NAME": "Read"}, `{"path":`, "not a JSON object"},
+		"stdin a list":       {map[string]string{"AGENT_TOOL_NAME": "Read"}, `["a"]`, "not a JSON object"},
+		"stdin null":         {map[string]string{"AGENT_TOOL_NAME": "Read"}, `null`, "not a JSON object"},
+	} {
+		if _, err := Amp.Wrap(env(c.env), "/w", []byte(c.stdin)); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want an error with %q", name, err, c.want)
+		}
+	}
+	if got, err := ClaudeCode.Wrap(env(map[string]string{"AGENT_TOOL_NAME": "Bash"}), "/w", []byte(`{"x":1}`)); err != nil || string(got) != `{"x":1}` {
+		t.Errorf("claude-code's input is stdin as it came, got %s, %v", got, err)
+	}
+}
+
 // An answer gated's endpoint sent that is not the runtime's is no answer.
 func TestReadRefusesStrangeAnswers(t *testing.T) {
 	t.Parallel()
@@ -335,6 +419,8 @@ func TestReadRefusesStrangeAnswers(t *testing.T) {
 		{Goose, `{"decision":"deny"}`},
 		{Windsurf, `{"decision":"ask"}`},
 		{KiroCLI, `{}`},
+		{Amp, `{"decision":"block"}`},
+		{QwenCode, `{"decision":"allow"}`},
 	} {
 		if a, err := tc.codec.Read([]byte(tc.raw)); err == nil {
 			t.Errorf("%s read %s as %+v", tc.codec.ID, tc.raw, a)
@@ -358,12 +444,17 @@ func TestExampleInputsParse(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// Amp's sample is its stdin; the tool name comes in the environment.
+		raw, err = c.Wrap(func(string) string { return "Read" }, "/w", raw)
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
 		if _, err := c.Parse(decode(t, string(raw))); err != nil {
 			t.Errorf("%s: %v", f, err)
 		}
 		seen[id] = true
 	}
-	for _, id := range []string{"copilot-cli", "gemini-cli", "cursor", "cline", "goose", "windsurf", "kiro-cli", "droid"} {
+	for _, id := range []string{"copilot-cli", "gemini-cli", "qwen-code", "cursor", "cline", "goose", "windsurf", "kiro-cli", "droid", "amp"} {
 		if !seen[id] {
 			t.Errorf("no examples/%s/hook-*.json sample", id)
 		}

@@ -60,8 +60,7 @@ describe("OpenCode plugin", () => {
 
   it("judges a bash workdir outside the workspace with no workspace: the read is not taken for harmless", async () => {
     const { blocked } = await execute(await live(), "bash", { command: "cat README.md", workdir: "/etc", description: "read" });
-    assert.match(blocked ?? "", /^gated asks you to approve this call/);
-    assert.ok(blocked.endsWith(" OpenCode cannot put gated's question to a person, so the call is blocked."), blocked);
+    assert.match(blocked ?? "", /^gated needs a person to approve this call, and OpenCode cannot ask/);
   });
 
   it("blocks a secret read under OpenCode's argument names", async () => {
