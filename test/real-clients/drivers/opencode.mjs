@@ -3,14 +3,12 @@
 // permission allowed, its config and data in the temporary home (XDG).
 import fs from 'node:fs';
 import path from 'node:path';
-import { baseEnv, firstExample, merge, withURL } from '../lib/env.mjs';
-
-const EXAMPLES = ['opencode/opencode.json'];
+import { baseEnv, merge, withURL } from '../lib/env.mjs';
 
 export default {
   name: 'opencode',
   package: 'opencode-linux-x64',
-  hookWired: (ctx) => firstExample(ctx.repo, EXAMPLES) ? true : `gated's OpenCode plugin and its example (examples/${EXAMPLES.join(' or examples/')}) are not on this branch yet`,
+  hookWired: true,
   // The plugin throws on every failure, gated's unreachability included,
   // and OpenCode blocks a tool whose tool.execute.before hook throws.
   failClosed: true,
@@ -40,7 +38,7 @@ export default {
       // OpenCode runs ungated if that file is missing, so say so here.
       const plugin = path.join(ctx.repo, 'sdk', 'typescript', 'dist', 'opencode.js');
       if (!fs.existsSync(plugin)) throw new Error(`no ${plugin}: build the plugin (cd sdk/typescript && npm ci && npm run build; make test-real-clients does)`);
-      const example = withURL(fs.readFileSync(firstExample(ctx.repo, EXAMPLES), 'utf8'), ctx.hook.url).replaceAll('/path/to/gated', ctx.repo);
+      const example = withURL(fs.readFileSync(path.join(ctx.repo, 'examples', 'opencode', 'opencode.json'), 'utf8'), ctx.hook.url).replaceAll('/path/to/gated', ctx.repo);
       config = merge(config, JSON.parse(example));
     }
     fs.writeFileSync(path.join(dir, 'opencode.json'), JSON.stringify(config, null, 2));

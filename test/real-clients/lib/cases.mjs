@@ -129,9 +129,8 @@ export async function defineCases(tt, driver, env) {
     }
   };
 
-  // hookWired is true, a reason the hook is not wired yet, or a function
-  // of the context returning one of those.
-  const wired = typeof driver.hookWired === 'function' ? driver.hookWired(env) : driver.hookWired;
+  // hookWired is true, or the reason the hook is not wired yet.
+  const wired = driver.hookWired;
   const hookCase = (name, fn) =>
     wired === true ? t.test(name, fn) : t.test(name, { skip: `hook not wired yet: ${wired}` }, () => {});
 
