@@ -17,12 +17,12 @@ test: unit $(TEST_EXTRAS)
 # The tests of what calls gated from outside (client, hooks, MCP) start the
 # binary gated-bin builds, rather than each building its own.
 unit: gated-bin
-	GATED_BIN=$(GATED_BIN) $(GO) test -race -vet=off -count=1 ./...
+	GATED_BIN=$(GATED_BIN) GATED_HOOK_BIN=$(GATED_HOOK_BIN) $(GO) test -race -vet=off -count=1 ./...
 
 ## short: the fast loop while working — every Go test once, without the race
 ## detector, the SDK suites or the chart (about 40 s warm on 2 cores).
 short: gated-bin
-	GATED_BIN=$(GATED_BIN) $(GO) test -count=1 ./...
+	GATED_BIN=$(GATED_BIN) GATED_HOOK_BIN=$(GATED_HOOK_BIN) $(GO) test -count=1 ./...
 
 ## build: bin/gated, stamped with the version and commit git describes, and bin/gated-hook, the small command hook.
 build:

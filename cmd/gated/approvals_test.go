@@ -12,6 +12,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -679,4 +680,48 @@ func webhookReplica(t *testing.T) (dbURL string, r replica, bodies chan string) 
 	t.Cleanup(hook.Close)
 	_, dbURL = pgtest.Fresh(t)
 	return dbURL, startReplica(t, dbURL, approvalTokensFile(t), "--approval-webhook", hook.URL, "--approval-webhook-secret", apWebhook), bodies
+}
+
+// The command hook of a runtime that cannot ask, against a real gated with
+// approvals: Codex's refund is denied with the approval a person can
+// grant; once an approver grants it over the API, the identical hook call
+// runs, once, and the next one is denied again.
+func TestApprovalsCodexCommandHook(t *testing.T) {
+	t.Parallel()
+	_, dbURL := pgtest.Fresh(t)
+	r := startReplica(t, dbURL, approvalTokensFile(t), "--public-url", "https://gated.example.com/")
+	call := codexInput("refund", map[string]any{"order_id": "A-17", "amount": 12.5, "api_key": "sk-liveCanary0123456789abcdef"})
+	url := regexp.MustCompile(`approve it at https://gated\.example\.com/ui/approvals/([0-9a-f-]{36}) `)
+	hook := func() (string, string) {
+		t.Helper()
+		code, out, stderr := runHookCommand(t, "codex", call, map[string]string{"GATED_TOKEN": apRuntime}, "--url", r.base)
+		o := out.HookSpecificOutput
+		if code != 0 || strings.Contains(o.PermissionDecisionReason, "sk-live") || strings.Contains(o.PermissionDecisionReason, "A-17") {
+			t.Fatalf("exit %d %+v %s", code, o, stderr)
+		}
+		m := url.FindStringSubmatch(o.PermissionDecisionReason)
+		if o.PermissionDecision == "deny" && m == nil {
+			t.Fatalf("the deny names no approval: %q\n%s", o.PermissionDecisionReason, r.logs)
+		}
+		if m == nil {
+			return o.PermissionDecision, ""
+		}
+		return o.PermissionDecision, m[1]
+	}
+	v, id := hook()
+	if v != "deny" {
+		t.Fatalf("the refund: %s", v)
+	}
+	if code, a := r.decide(t, id, "approve", apAlice); code != http.StatusOK || a["status"] != apApproved {
+		t.Fatalf("approve: %d %v", code, a)
+	}
+	if v, _ := hook(); v != "allow" {
+		t.Fatalf("the approved retry: %s\n%s", v, r.logs)
+	}
+	if n := pgtest.QueryInt(t, dbURL, `SELECT count(*) FROM approvals WHERE id = $1 AND status = 'used' AND consumed_by <> ''`, id); n != 1 {
+		t.Fatalf("approval %s is not used after the retry", id)
+	}
+	if v, again := hook(); v != "deny" || again == id {
+		t.Fatalf("the third call: %s, approval %s", v, again)
+	}
 }

@@ -26,7 +26,7 @@ func runDoctor(ctx context.Context, args []string, getenv func(string) string, s
 	}
 	id := args[0]
 	if !doctor.Known(id) {
-		return usageError("gated doctor knows %s, not %q\n%s", strings.Join(doctor.Runtimes(), " and "), id, usage)
+		return usageError("gated doctor knows %s, not %q\n%s", strings.Join(doctor.Runtimes(), ", "), id, usage)
 	}
 	fs := newFlagSet("doctor "+id, stderr)
 	dir := fs.String("dir", "", "the project folder the agent runs in (default: the current one)")

@@ -21,7 +21,8 @@ func TestDoctorUsage(t *testing.T) {
 		in   string
 	}{
 		{nil, exitUsage, "usage: gated doctor claude-code|codex"},
-		{[]string{"cursor"}, exitUsage, `not "cursor"`},
+		{[]string{"amp"}, exitUsage, `not "amp"`},
+		{[]string{"windsurf", "--bogus"}, exitUsage, ""},
 		{[]string{"codex", "--bogus"}, exitUsage, ""},
 		{[]string{"codex", "extra"}, exitUsage, "takes no arguments"},
 		{[]string{"codex", "--dir", "/no/such/folder"}, exitUsage, "is not a folder"},

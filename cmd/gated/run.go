@@ -40,9 +40,10 @@ commands:
             copilot-cli, gemini-cli, qwen-code, cursor, cline, goose, windsurf, kiro-cli, droid,
             amp); any failure blocks. With --url, gated-hook RUNTIME --url URL does the same and
             starts faster
-  doctor claude-code|codex [--dir DIR] [--no-canary] [--json]
-            is the agent asking gated? read its hook configuration, run a canary call
-            through the hook and find it in gated's audit; exit 1 on any problem
+  doctor RUNTIME [--dir DIR] [--no-canary] [--audit-token-env NAME] [--json]
+            is the agent asking gated? read RUNTIME's hook configuration (any runtime hook
+            answers), run a canary call through the hook and find it in gated's audit; exit 1
+            on any problem
   mcp       serve the aana_pre_tool_check MCP tool over stdio (flags as serve: --catalog, --policy, audit)
   mcp-proxy --upstream-cmd PROGRAM [flags] [-- ARG...] | --upstream-url URL [flags]
             serve an upstream MCP server's tools (stdio, or HTTP with --http-addr), checking every tools/call first

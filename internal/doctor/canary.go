@@ -10,9 +10,13 @@ import (
 	"net/http"
 	"net/url"
 	"os/exec"
+	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
+
+	"github.com/gatedhq/gated/internal/adapter/hook/wire"
 )
 
 // canaryTool is the tool the canary call names: no runtime has it, so
@@ -24,16 +28,66 @@ const canaryTool = "gated_doctor_canary"
 // allow ten minutes, and a hook that slow is a problem anyway.
 const maxCanaryWait = time.Minute
 
-// canaryInput is a PreToolUse input as the runtimes send it, for the
-// canary tool, carrying marker as its tool_use_id (gated's request_id).
-func canaryInput(o *Options, rt *runtime, marker string) []byte {
-	b, _ := json.Marshal(map[string]any{
-		"session_id": marker, "transcript_path": "", "cwd": o.Dir, "permission_mode": "default",
-		"hook_event_name": rt.event, "tool_name": canaryTool,
-		"tool_input":  map[string]any{"note": "gated doctor's canary: a harmless call, nothing runs"},
-		"tool_use_id": marker,
-	})
-	return b
+// canaryInput is the runtime's pre-tool input for the canary, on the
+// hook's event, carrying marker as its session and call id where the
+// runtime has them (gated's request_id is the call id). It returns the
+// tool gated records for it: the canary tool, or on the events that name
+// no tool (Cursor's and Windsurf's shell and file events) the catalog's
+// tool for the harmless action the input describes.
+func canaryInput(o *Options, rt *runtime, event, marker string) ([]byte, string) {
+	note := map[string]any{"note": "gated doctor's canary: a harmless call, nothing runs"}
+	file := filepath.Join(o.Dir, "gated-doctor-canary")
+	tool := canaryTool
+	var in map[string]any
+	switch rt.id {
+	case "copilot-cli":
+		if event == "preToolUse" {
+			args, _ := json.Marshal(note)
+			in = map[string]any{"sessionId": marker, "timestamp": time.Now().UnixMilli(), "cwd": o.Dir, "toolName": canaryTool, "toolArgs": string(args)}
+			break
+		}
+		in = map[string]any{"session_id": marker, "cwd": o.Dir, "hook_event_name": event, "tool_name": canaryTool, "tool_input": note, "tool_use_id": marker}
+	case "gemini-cli":
+		in = map[string]any{"session_id": marker, "transcript_path": "", "cwd": o.Dir, "hook_event_name": event,
+			"timestamp": time.Now().UTC().Format(time.RFC3339), "tool_name": canaryTool, "tool_input": note}
+	case "cursor":
+		in = map[string]any{"conversation_id": marker, "generation_id": marker, "hook_event_name": event, "workspace_roots": []string{o.Dir}, "cwd": o.Dir}
+		switch event {
+		case "beforeShellExecution":
+			in["command"], tool = ": gated doctor canary", "Bash"
+		case "beforeReadFile":
+			in["file_path"], in["content"], tool = file, "", "Read"
+		case "beforeMCPExecution":
+			in["tool_name"], in["tool_input"], tool = "MCP:gated:doctor_canary", note, "mcp__gated__doctor_canary"
+		default:
+			in["tool_name"], in["tool_input"], in["tool_use_id"] = canaryTool, note, marker
+		}
+	case "cline":
+		in = map[string]any{"hookName": "PreToolUse", "taskId": marker, "timestamp": time.Now().UnixMilli(), "workspaceRoots": []string{o.Dir},
+			"preToolUse": map[string]any{"toolName": canaryTool, "parameters": note}}
+	case "goose":
+		in = map[string]any{"event": "PreToolUse", "session_id": marker, "tool_name": canaryTool, "tool_input": note, "working_dir": o.Dir, "tool_call_id": marker}
+	case "windsurf":
+		info := map[string]any{"cwd": o.Dir}
+		switch event {
+		case "pre_run_command":
+			info["command_line"], tool = ": gated doctor canary", "Bash"
+		case "pre_read_code":
+			info["file_path"], tool = file, "Read"
+		case "pre_write_code":
+			info["file_path"], info["edits"], tool = file, []any{}, "MultiEdit"
+		default:
+			info["mcp_server_name"], info["mcp_tool_name"], info["mcp_tool_arguments"], tool = "gated", "doctor_canary", note, "mcp__gated__doctor_canary"
+		}
+		in = map[string]any{"agent_action_name": event, "trajectory_id": marker, "execution_id": marker, "timestamp": time.Now().UTC().Format(time.RFC3339), "tool_info": info}
+	case "kiro-cli":
+		in = map[string]any{"hook_event_name": event, "cwd": o.Dir, "tool_name": canaryTool, "tool_input": note}
+	default: // Claude Code's shape: Claude Code, Codex, Factory Droid
+		in = map[string]any{"session_id": marker, "transcript_path": "", "cwd": o.Dir, "permission_mode": "default",
+			"hook_event_name": event, "tool_name": canaryTool, "tool_input": note, "tool_use_id": marker}
+	}
+	b, _ := json.Marshal(in)
+	return b, tool
 }
 
 // newMarker is a unique, plain id for one canary call: plain enough that
@@ -42,23 +96,26 @@ func newMarker() string {
 	return "gated-doctor-" + time.Now().UTC().Format("20060102T150405.000000000")
 }
 
-// hookAnswer is a PreToolUse hook's answer.
-type hookAnswer struct {
-	HookSpecificOutput struct {
-		PermissionDecision       string `json:"permissionDecision"`
-		PermissionDecisionReason string `json:"permissionDecisionReason"`
-	} `json:"hookSpecificOutput"`
+// answer is the hook's verdict on the canary, read with the runtime's
+// codec.
+type answer struct {
+	verdict wire.Verdict
+	reason  string
 }
 
 // decisionRef finds the decision id gated puts in every reason.
 var decisionRef = regexp.MustCompile(`\(decision ([A-Za-z0-9._:-]+)\)`)
 
+// failedPrefixes begin what gated-hook and gated hook say when they block
+// on a failure of their own (wire.Codec.Fail).
+var failedPrefixes = []string{"gated could not check this call, so it is blocked: ", "hook blocked the tool call: "}
+
 // canary runs the hook with the canary call as the runtime would, and
 // reads the decision back from gated's audit.
 func canary(ctx context.Context, o *Options, rt *runtime, h hook, w *wired) []Check {
 	marker := newMarker()
-	input := canaryInput(o, rt, marker)
-	var a *hookAnswer
+	input, tool := canaryInput(o, rt, h.event, marker)
+	var a *answer
 	var c Check
 	if h.typ == "http" {
 		a, c = postCanary(ctx, o, rt, h, input)
@@ -68,13 +125,24 @@ func canary(ctx context.Context, o *Options, rt *runtime, h hook, w *wired) []Ch
 	if a == nil {
 		return []Check{c}
 	}
-	return []Check{c, audit(ctx, o, rt, w, a, marker)}
+	return []Check{c, audit(ctx, o, w, a, tool, marker)}
 }
 
-// runCanary spawns the hook's command line with the runtime's shell, in the
-// project folder, with the canary input on stdin.
-func runCanary(ctx context.Context, o *Options, rt *runtime, h hook, input []byte) (*hookAnswer, Check) {
-	wait := min(h.timeout, maxCanaryWait)
+// codec is the runtime's hook format.
+func codec(rt *runtime) *wire.Codec {
+	c, _ := wire.Lookup(rt.id)
+	return c
+}
+
+// runCanary spawns the hook's command line with the runtime's shell (or
+// the hook file itself), in the project folder, with the canary input on
+// stdin, and reads the answer as the runtime does: the printed answer,
+// else (Windsurf, Kiro CLI) exit 0 allows and exit 2 denies.
+func runCanary(ctx context.Context, o *Options, rt *runtime, h hook, input []byte) (*answer, Check) {
+	wait, limit := maxCanaryWait, "doctor's limit"
+	if h.timeout > 0 && h.timeout <= maxCanaryWait {
+		wait, limit = h.timeout, rt.name+"'s timeout"
+	}
 	ctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	argv := rt.shell(o, h.command)
@@ -83,27 +151,47 @@ func runCanary(ctx context.Context, o *Options, rt *runtime, h hook, input []byt
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
+	code := 0
 	var exit *exec.ExitError
 	switch {
 	case ctx.Err() != nil:
-		if wait < h.timeout {
-			return nil, Check{"canary", Problem, fmt.Sprintf("the hook did not answer within %s (doctor's limit; %s waits %s): every tool call would wait as long", wait, rt.name, h.timeout)}
-		}
-		return nil, Check{"canary", Problem, fmt.Sprintf("the hook did not answer within %s's timeout (%s): %s", rt.name, h.timeout, afterFailure(rt, h))}
-	case errors.As(err, &exit) && exit.ExitCode() == 2:
-		return nil, Check{"canary", Problem, fmt.Sprintf("the hook blocked the canary on a failure of its own (%s). It fails closed, so every tool call is blocked until that is fixed",
-			firstLine(stderr.String()))}
+		return nil, Check{"canary", Problem, fmt.Sprintf("the hook did not answer within %s (%s): %s", wait, limit, afterFailure(rt, h))}
 	case errors.As(err, &exit):
-		return nil, Check{"canary", Problem, fmt.Sprintf("the hook exited %d (%s): %s", exit.ExitCode(), firstLine(stderr.String()), afterFailure(rt, h))}
+		code = exit.ExitCode()
 	case err != nil:
 		return nil, Check{"canary", Problem, fmt.Sprintf("the hook could not run: %v: %s", err, afterFailure(rt, h))}
 	}
-	return judge(rt, stdout.Bytes(), "ran the hook as "+rt.name+" does")
+	how := "ran the hook as " + rt.name + " does"
+	out := bytes.TrimSpace(stdout.Bytes())
+	errLine := firstLine(stderr.String())
+	if code == 2 && (!rt.exitCoded() || hasFailedPrefix(stderr.String())) {
+		return nil, Check{"canary", Problem, fmt.Sprintf("the hook blocked the canary on a failure of its own (%s). It fails closed, so every tool call is blocked until that is fixed", errLine)}
+	}
+	switch {
+	case len(out) > 0:
+		return judge(rt, h, out, how)
+	case code == 2 && rt.exitCoded():
+		return verdict(rt, h, &answer{wire.Deny, strings.TrimSpace(stderr.String())}, how)
+	case code == 0 && rt.exitCoded():
+		return verdict(rt, h, &answer{wire.Allow, ""}, how)
+	case code != 0:
+		return nil, Check{"canary", Problem, fmt.Sprintf("the hook exited %d (%s): %s", code, errLine, afterFailure(rt, h))}
+	}
+	return nil, Check{"canary", Problem, fmt.Sprintf("doctor %s, and the hook printed nothing: %s runs the tool", how, rt.name)}
+}
+
+// exitCoded: the runtime reads only the hook's exit code (Windsurf, Kiro
+// CLI).
+func (rt *runtime) exitCoded() bool { return codec(rt).Answer(wire.Deny, "", "").Quiet }
+
+func hasFailedPrefix(s string) bool {
+	s = strings.TrimPrefix(strings.TrimSpace(s), "gated: ")
+	return slices.ContainsFunc(failedPrefixes, func(p string) bool { return strings.HasPrefix(s, p) })
 }
 
 // postCanary posts the canary to an HTTP hook as Claude Code does: its
 // headers, with only allowedEnvVars expanded.
-func postCanary(ctx context.Context, o *Options, rt *runtime, h hook, input []byte) (*hookAnswer, Check) {
+func postCanary(ctx context.Context, o *Options, rt *runtime, h hook, input []byte) (*answer, Check) {
 	ctx, cancel := context.WithTimeout(ctx, h.timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, h.url, bytes.NewReader(input))
@@ -134,43 +222,66 @@ func postCanary(ctx context.Context, o *Options, rt *runtime, h hook, input []by
 	if resp.StatusCode/100 != 2 {
 		return nil, Check{"canary", Problem, fmt.Sprintf("%s answered %s: %s", h.url, resp.Status, afterFailure(rt, h))}
 	}
-	return judge(rt, body, "posted to the hook as "+rt.name+" does")
+	return judge(rt, h, body, "posted to the hook as "+rt.name+" does")
 }
 
-// judge reads a hook's answer to the canary.
-func judge(rt *runtime, out []byte, how string) (*hookAnswer, Check) {
-	var a hookAnswer
-	if err := json.Unmarshal(bytes.TrimSpace(out), &a); err != nil {
-		return nil, Check{"canary", Problem, fmt.Sprintf("doctor %s, and the answer is not a hook answer (%v): %s ignores it and runs the tool", how, err, rt.name)}
+// judge reads a hook's printed answer to the canary with the runtime's
+// codec.
+func judge(rt *runtime, h hook, out []byte, how string) (*answer, Check) {
+	v, reason, err := codec(rt).Verdict(bytes.TrimSpace(out))
+	if err != nil {
+		return nil, Check{"canary", Problem, fmt.Sprintf("doctor %s, and the answer is not one %s reads (%v): %s", how, rt.name, err, afterUnreadable(rt))}
 	}
-	d, reason := a.HookSpecificOutput.PermissionDecision, a.HookSpecificOutput.PermissionDecisionReason
+	if hasFailedPrefix(reason) {
+		return nil, Check{"canary", Problem, fmt.Sprintf("the hook blocked the canary on a failure of its own (%s). It fails closed, so every tool call is blocked until that is fixed", firstLine(reason))}
+	}
+	return verdict(rt, h, &answer{v, reason}, how)
+}
+
+func verdict(rt *runtime, h hook, a *answer, how string) (*answer, Check) {
 	switch {
-	case d != "allow" && d != "ask" && d != "deny":
-		return nil, Check{"canary", Problem, fmt.Sprintf("doctor %s, and the answer has no permissionDecision (got %q): %s runs the tool", how, d, rt.name)}
-	case d == "ask" && rt.cannotAsk:
-		return nil, Check{"canary", Problem, fmt.Sprintf("doctor %s, and it answered ask, which %s may reject as unsupported and then run the tool: use `gated hook %s`", how, rt.name, rt.id)}
-	case strings.HasPrefix(reason, "gated (shadow mode)"):
-		return &a, Check{"canary", Problem, fmt.Sprintf("doctor %s: gated runs in shadow mode and allows every call (%s)", how, reason)}
+	case a.verdict == wire.Ask && !codec(rt).CanAsk(h.event):
+		return nil, Check{"canary", Problem, fmt.Sprintf("doctor %s, and it answered ask, which %s may reject as unsupported and then run the tool: use `gated-hook %s`", how, rt.name, rt.id)}
+	case strings.HasPrefix(a.reason, "gated (shadow mode)"):
+		return a, Check{"canary", Problem, fmt.Sprintf("doctor %s: gated runs in shadow mode and allows every call (%s)", how, a.reason)}
 	}
-	return &a, Check{"canary", OK, fmt.Sprintf("doctor %s with a harmless canary call; it answered %s: %s", how, d, reason)}
+	reason := a.reason
+	if reason == "" {
+		reason = "(no reason: " + rt.name + " reads only the exit code)"
+	}
+	return a, Check{"canary", OK, fmt.Sprintf("doctor %s with a harmless canary call; it answered %s: %s", how, a.verdict, reason)}
 }
 
 // afterFailure says what the runtime does when the hook fails.
 func afterFailure(rt *runtime, h hook) string {
-	if rt.onFailure && h.onFailureBlock {
-		return `onFailure "block" blocks every tool call until this is fixed`
+	switch {
+	case rt.failureBlocks:
+		return rt.name + " blocks every tool call until this is fixed"
+	case blocksOnFailure(rt, h):
+		return rt.blockSetting + " blocks every tool call until this is fixed"
 	}
 	return rt.name + " treats that as a failed hook and runs the tool"
 }
 
+// afterUnreadable says what the runtime does with an answer it cannot
+// read.
+func afterUnreadable(rt *runtime) string {
+	if rt.failureBlocks {
+		return rt.name + " blocks on it"
+	}
+	return rt.name + " ignores it and runs the tool"
+}
+
 // audit reads the canary's decision back from the gated the hook asked.
-func audit(ctx context.Context, o *Options, rt *runtime, w *wired, a *hookAnswer, marker string) Check {
-	m := decisionRef.FindStringSubmatch(a.HookSpecificOutput.PermissionDecisionReason)
+func audit(ctx context.Context, o *Options, w *wired, a *answer, tool, marker string) Check {
+	m := decisionRef.FindStringSubmatch(a.reason)
 	switch {
 	case w.kind == "unread":
 		return Check{"audit", Unverified, "doctor cannot read which gated the hook asks, so it cannot look the canary up"}
 	case w.url == "":
 		return Check{"audit", Unverified, "the hook decides in-process, so there is no audit record to read back"}
+	case m == nil && a.verdict == wire.Allow && a.reason == "":
+		return Check{"audit", Unverified, "the hook allowed the canary with exit 0 and nothing printed, the only allow the runtime reads, so there is no decision id to look up"}
 	case m == nil:
 		return Check{"audit", Unverified, "the answer names no decision id, so doctor cannot look it up"}
 	}
@@ -192,7 +303,7 @@ func audit(ctx context.Context, o *Options, rt *runtime, w *wired, a *hookAnswer
 				ToolName  string `json:"tool_name"`
 				AgentID   string `json:"agent_id"`
 			}
-			if json.Unmarshal(body, &rec) != nil || rec.ToolName != canaryTool {
+			if json.Unmarshal(body, &rec) != nil || rec.ToolName != tool {
 				return Check{"audit", Problem, fmt.Sprintf("gated's audit holds decision %s, but not as the canary's call (tool %q)", id, rec.ToolName)}
 			}
 			detail := fmt.Sprintf("gated's audit holds the canary's decision %s (tool %s, agent %s", id, rec.ToolName, rec.AgentID)

@@ -43,6 +43,7 @@ func TestCanaryReachesTheAudit(t *testing.T) {
 	m := newMachine(t, "GATED_TOKEN="+hookToken, "READER_TOKEN="+readerToken)
 	trustedCodex(t, m, g.URL)
 	r := m.doctor(t, "codex", true)
+	want(t, r, "present", OK, "a command hook on PreToolUse with matcher")
 	want(t, r, "canary", OK, "answered deny", "Codex cannot ask", "(decision ")
 	want(t, r, "audit", Unverified, "$GATED_TOKEN may not read decisions", "--audit-token-env")
 
@@ -53,6 +54,50 @@ func TestCanaryReachesTheAudit(t *testing.T) {
 	want(t, r, "audit", OK, "gated's audit holds the canary's decision", "tool gated_doctor_canary, agent codex, request gated-doctor-")
 	if !r.Protected() || !strings.Contains(text(r), "Everything holds") {
 		t.Fatalf("not protected:\n%s", text(r))
+	}
+	// Every runtime's canary, in its own input shape and on each of its
+	// events (a line per event, so each runs), reaches the audit as the
+	// call doctor meant: audit checks the tool gated recorded.
+	for _, rt := range Runtimes() {
+		if rt == "codex" {
+			continue
+		}
+		t.Run(rt, func(t *testing.T) {
+			t.Parallel()
+			m := newMachine(t, "GATED_TOKEN="+hookToken, "READER_TOKEN="+readerToken)
+			line := testgated.HookBinary(t) + " " + rt + " --url " + g.URL
+			files := runtimeConfig(t, rt, line)
+			for name, content := range files {
+				parts := strings.Split(content, line)
+				var b strings.Builder
+				for i, p := range parts {
+					if i > 0 {
+						b.WriteString(strings.Replace(line, "--url ", []string{"--url ", "--url=", "-url ", "-url="}[(i-1)%4], 1))
+					}
+					b.WriteString(p)
+				}
+				files[name] = b.String()
+			}
+			m.write(t, files)
+			r, err := Run(t.Context(), rt, Options{Environ: m.env, Dir: m.project, Managed: []string{}, AuditTokenEnv: "READER_TOKEN"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, h := range r.Hooks {
+				audited := false
+				for _, c := range h.Checks {
+					if c.Name == "audit" {
+						// Windsurf's allow (of a read) is exit 0 alone, with no
+						// decision id.
+						audited = c.Status == OK && strings.Contains(c.Detail, "(tool ") ||
+							h.Event == "pre_read_code" && strings.Contains(c.Detail, "no decision id")
+					}
+				}
+				if !audited {
+					t.Fatalf("%s on %s: no audit record of the canary:\n%s", rt, h.Event, text(r))
+				}
+			}
+		})
 	}
 	for _, secret := range []string{hookToken, readerToken} {
 		b, _ := json.Marshal(r)
@@ -124,7 +169,7 @@ func TestCanaryFindsWhatConfigurationCannot(t *testing.T) {
 			map[string]any{"type": "command", "command": "cat; : gated hook claude-code"}, nil)})
 		r := m.doctor(t, "claude-code", true)
 		want(t, r, "fails closed", Unverified, "not one command doctor can read")
-		want(t, r, "canary", Problem, "no permissionDecision", "Claude Code runs the tool")
+		want(t, r, "canary", Problem, "not one Claude Code reads", "no known decision", "runs the tool")
 	})
 }
 
@@ -140,8 +185,10 @@ func TestTheExamplesPass(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s := strings.ReplaceAll(string(raw), "http://127.0.0.1:8080", g.URL)
-		return strings.ReplaceAll(s, `"gated hook`, `"`+gatedBin(t)+` hook`)
+		// gated and gated-hook by their absolute paths, whichever form the
+		// example uses.
+		return strings.NewReplacer("http://127.0.0.1:8080", g.URL, "gated-hook", testgated.HookBinary(t),
+			"command -v gated ", "command -v "+gatedBin(t)+" ", "gated hook", gatedBin(t)+" hook").Replace(string(raw))
 	}
 	for _, file := range []string{"claude-code/settings.command.json", "claude-code/settings.http.json"} {
 		t.Run(file, func(t *testing.T) {
@@ -150,6 +197,27 @@ func TestTheExamplesPass(t *testing.T) {
 			testtree.Write(t, m.project, map[string]string{".claude/settings.json": point(t, file)})
 			if r := m.doctor(t, "claude-code", true); !r.Protected() || len(r.Hooks) != 1 {
 				t.Fatalf("%s:\n%s", file, text(r))
+			}
+		})
+	}
+	for example, dest := range map[string]string{
+		"copilot-cli/settings.json":    "home/.copilot/settings.json",
+		"gemini-cli/settings.json":     "home/.gemini/settings.json",
+		"cursor/hooks.json":            "home/.cursor/hooks.json",
+		"cline/PreToolUse":             "project/.clinerules/hooks/PreToolUse",
+		"goose/gated/hooks/hooks.json": "home/.agents/plugins/gated/hooks/hooks.json",
+		"windsurf/hooks.json":          "home/.codeium/windsurf/hooks.json",
+		"kiro-cli/gated.json":          "home/.kiro/agents/gated.json",
+		"droid/hooks.json":             "home/.factory/hooks.json",
+	} {
+		rt := strings.SplitN(example, "/", 2)[0]
+		t.Run(example, func(t *testing.T) {
+			t.Parallel()
+			m := newMachine(t)
+			m.write(t, map[string]string{dest: point(t, example)})
+			r := m.doctor(t, rt, true)
+			if !r.Protected() || len(r.Hooks) == 0 || !strings.Contains(text(r), "(decision ") {
+				t.Fatalf("%s:\n%s", example, text(r))
 			}
 		})
 	}

@@ -155,7 +155,7 @@ func loadCodex(o *Options, _ *runtime) (*config, error) {
 				}
 				identity, timeout := codexIdentity(matcher, handler)
 				h := hook{
-					source: l.path, key: fmt.Sprintf("%s:pre_tool_use:%d:%d", l.path, gi, hi), managed: l.managed,
+					source: l.path, key: fmt.Sprintf("%s:pre_tool_use:%d:%d", l.path, gi, hi), managed: l.managed, event: "PreToolUse",
 					typ: "command", matcher: matcher, command: command, timeout: time.Duration(timeout) * time.Second,
 					hash: codexHash(identity),
 				}

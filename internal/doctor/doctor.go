@@ -1,9 +1,10 @@
 // Package doctor answers "is gated protecting me?" for a coding agent: it
 // reads the runtime's configuration the way the runtime does, finds gated's
-// PreToolUse hook, says whether it is present for every tool, trusted,
+// pre-tool hook, says whether it is present for every tool, trusted,
 // fail-closed and pointed at a gated, and proves it by running the hook
-// command (or posting to the HTTP hook) with a harmless canary call whose
-// decision it then reads back from gated's audit.
+// command (or posting to the HTTP hook) with a harmless canary call in the
+// runtime's own input, whose answer it reads with the runtime's codec and
+// whose decision it then reads back from gated's audit.
 //
 // A runtime is an entry in the runtimes table: how to find its hooks, how it
 // runs a command hook, and what it does when a hook fails. Everything after
@@ -45,6 +46,7 @@ type Check struct {
 type HookReport struct {
 	Source  string  `json:"source"`            // the file it is configured in
 	Key     string  `json:"key,omitempty"`     // the runtime's name for it (Codex's trust key)
+	Event   string  `json:"event"`             // the runtime's pre-tool event it is on
 	Type    string  `json:"type"`              // command or http
 	Command string  `json:"command,omitempty"` // a command hook's line
 	URL     string  `json:"url,omitempty"`     // an HTTP hook's URL
@@ -68,8 +70,10 @@ func (r *Report) Protected() bool { return r.Problems == 0 }
 // Options are what doctor needs from its caller.
 type Options struct {
 	// Environ is the environment the runtime runs hooks with (os.Environ):
-	// doctor reads HOME, CODEX_HOME, CLAUDE_CONFIG_DIR, PATH, SHELL and
-	// the token variables from it, and runs the hook with it.
+	// doctor reads HOME, the runtimes' own variables (CODEX_HOME,
+	// CLAUDE_CONFIG_DIR, COPILOT_HOME …), PATH, SHELL, the GATED_
+	// variables a hook falls back to and the token variables from it, and
+	// runs the hook with it.
 	Environ []string
 	// Dir is the project folder the runtime would be started in.
 	Dir string
@@ -109,33 +113,91 @@ type runtime struct {
 	load func(o *Options, rt *runtime) (*config, error)
 	// shell is the argv a command hook's line runs as.
 	shell func(o *Options, line string) []string
-	// onFailure: the runtime has a per-handler setting that makes a hook
-	// that fails (cannot start, times out, cannot connect) block the tool
-	// (Claude Code's onFailure "block"); without it such a failure runs
-	// the tool.
-	onFailure bool
-	// cannotAsk: an ask answer is not one the runtime reliably takes (it
-	// may count as a failed hook, which runs the tool).
-	cannotAsk bool
+	// blockSetting is the per-handler setting, as people write it, that
+	// makes a hook that fails (cannot start, times out) block the tool
+	// (Claude Code's onFailure "block", Cursor's failClosed, goose's
+	// on_failure); empty when the runtime has none, and such a failure
+	// runs the tool.
+	blockSetting string
+	// failureBlocks: any failure of the hook blocks the tool, with no
+	// setting needed (Cline).
+	failureBlocks bool
+	// printsFailure: the runtime blocks on a deny printed on stdout, not
+	// (in every version) on an exit code, so gated prints its failures
+	// (Copilot CLI, Cline).
+	printsFailure bool
 
-	// For loadSettings: the settings files in the order the runtime
-	// merges them, the hook event that runs before a tool, and the unit
-	// of a handler's timeout.
-	settings    func(o *Options) []settingsFile
-	event       string
+	// For loadSettings, a runtime whose hooks are JSON files of event →
+	// handlers (or matcher groups of handlers): the files in the order the
+	// runtime merges them, and how a handler reads.
+	settings func(o *Options) []settingsFile
+	// events are the pre-tool events read; the first names them in
+	// messages.
+	events []string
+	// covers says which tools run unchecked when gated's hook is on only
+	// the events in got; nil: any one of events covers every tool.
+	covers func(got map[string]bool) string
+	// commandKeys are the handler's fields holding its command line, the
+	// first one set winning (Copilot CLI's bash).
+	commandKeys []string
+	// timeoutKey is the handler's timeout field, in timeoutUnit; empty
+	// when the runtime documents none.
+	timeoutKey  string
 	timeoutUnit time.Duration
-	// defaultTimeout is a handler's timeout when none is set.
+	// defaultTimeout is a handler's timeout when none is set; 0 when it is
+	// not documented.
 	defaultTimeout time.Duration
+	// blockKey is the handler field of blockSetting, and blockValue the
+	// value that blocks.
+	blockKey   string
+	blockValue any
+	// starInvalid: the matcher is a regex in which "*" is invalid, and the
+	// runtime skips a rule whose matcher does not compile (goose).
+	starInvalid bool
+	// managedFlags: the runtime's managed settings may turn hooks off
+	// (Claude Code's disableAllHooks, allowManagedHooksOnly).
+	managedFlags bool
+	// httpHooks: the runtime has HTTP hooks that can fail closed (Claude
+	// Code's, with onFailure "block").
+	httpHooks bool
+	// vet adds what the runtime's own switches say about the hooks found
+	// (Gemini CLI's disabled lists, Kiro CLI's agents).
+	vet func(o *Options, rt *runtime, docs []settingsDoc, cfg *config)
 }
 
 // The runtimes doctor knows. A runtime whose hooks read like Claude
-// Code's settings (JSON files of event → matcher groups → handlers with
-// type, command or url, timeout) is an entry with load: loadSettings and
-// its files, event and units; others need a loader of their own.
+// Code's settings (JSON files of event → handlers, or matcher groups of
+// them) is an entry with load: loadSettings, its files and how a handler
+// reads; others need a loader of their own.
 var runtimes = []runtime{
-	{id: "claude-code", name: "Claude Code", load: loadSettings, shell: posixShell, onFailure: true,
-		settings: claudeCodeFiles, event: "PreToolUse", timeoutUnit: time.Second, defaultTimeout: 60 * time.Second},
-	{id: "codex", name: "Codex", load: loadCodex, shell: codexShell, cannotAsk: true, event: "PreToolUse"},
+	{id: "claude-code", name: "Claude Code", load: loadSettings, shell: posixShell, blockSetting: `onFailure "block"`,
+		settings: claudeCodeFiles, events: []string{"PreToolUse"}, commandKeys: []string{"command"},
+		timeoutKey: "timeout", timeoutUnit: time.Second, defaultTimeout: 60 * time.Second,
+		blockKey: "onFailure", blockValue: "block", managedFlags: true, httpHooks: true},
+	{id: "codex", name: "Codex", load: loadCodex, shell: codexShell, events: []string{"PreToolUse"}},
+	{id: "copilot-cli", name: "GitHub Copilot CLI", load: loadSettings, shell: bashShell, printsFailure: true,
+		settings: copilotFiles, events: []string{"preToolUse", "PreToolUse"}, commandKeys: []string{"bash", "command"},
+		timeoutKey: "timeoutSec", timeoutUnit: time.Second, defaultTimeout: 30 * time.Second, vet: copilotVet},
+	{id: "gemini-cli", name: "Gemini CLI", load: loadSettings, shell: posixShell,
+		settings: geminiFiles, events: []string{"BeforeTool"}, commandKeys: []string{"command"},
+		timeoutKey: "timeout", timeoutUnit: time.Millisecond, defaultTimeout: 60 * time.Second, vet: geminiVet},
+	{id: "cursor", name: "Cursor", load: loadSettings, shell: posixShell, blockSetting: `"failClosed": true`,
+		settings: cursorFiles, events: []string{"preToolUse", "beforeMCPExecution", "beforeShellExecution", "beforeReadFile"},
+		covers: cursorCovers, commandKeys: []string{"command"}, blockKey: "failClosed", blockValue: true},
+	{id: "cline", name: "Cline", load: loadCline, shell: directExec, failureBlocks: true, printsFailure: true,
+		events: []string{"PreToolUse"}},
+	{id: "goose", name: "goose", load: loadSettings, shell: posixShell, blockSetting: `"on_failure": "block"`,
+		settings: gooseFiles, events: []string{"PreToolUse"}, commandKeys: []string{"command"},
+		timeoutKey: "timeout", timeoutUnit: time.Second, blockKey: "on_failure", blockValue: "block", starInvalid: true},
+	{id: "windsurf", name: "Windsurf Cascade", load: loadSettings, shell: posixShell,
+		settings: windsurfFiles, events: []string{"pre_mcp_tool_use", "pre_run_command", "pre_read_code", "pre_write_code"},
+		covers: windsurfCovers, commandKeys: []string{"command"}},
+	{id: "kiro-cli", name: "Kiro CLI", load: loadSettings, shell: posixShell,
+		settings: kiroFiles, events: []string{"preToolUse"}, commandKeys: []string{"command"},
+		timeoutKey: "timeout_ms", timeoutUnit: time.Millisecond, defaultTimeout: 30 * time.Second, vet: kiroVet},
+	{id: "droid", name: "Factory Droid", load: loadSettings, shell: posixShell,
+		settings: droidFiles, events: []string{"PreToolUse"}, commandKeys: []string{"command"},
+		timeoutKey: "timeout", timeoutUnit: time.Second},
 }
 
 // Runtimes lists the ids doctor knows, for usage messages.
@@ -159,20 +221,22 @@ type config struct {
 	hooks  []hook
 }
 
-// hook is one PreToolUse handler as the runtime would run it.
+// hook is one pre-tool handler as the runtime would run it.
 type hook struct {
 	source  string // file
 	key     string
 	managed bool
+	event   string // the runtime's event it is on
+	name    string // the handler's name, where the runtime has one (Gemini CLI)
 	typ     string // "command" or "http"
+	script  bool   // command is a script file the runtime runs (Cline)
 	matcher *string
 	command string
 	url     string
 	headers map[string]string
-	envVars []string // an HTTP hook's allowedEnvVars
-	timeout time.Duration
-	// onFailureBlock: the handler asks the runtime to block when it
-	// fails (Claude Code's onFailure "block").
+	envVars []string      // an HTTP hook's allowedEnvVars
+	timeout time.Duration // 0: the runtime's is not documented
+	// onFailureBlock: the handler sets the runtime's blockSetting.
 	onFailureBlock bool
 	// hash is the hook's trust hash, for a runtime that keys trust to one
 	// (Codex).
@@ -186,7 +250,7 @@ type hook struct {
 func Run(ctx context.Context, id string, o Options) (*Report, error) {
 	i := slices.IndexFunc(runtimes, func(rt runtime) bool { return rt.id == id })
 	if i < 0 {
-		return nil, fmt.Errorf("doctor knows %s, not %q", strings.Join(Runtimes(), " and "), id)
+		return nil, fmt.Errorf("doctor knows %s, not %q", strings.Join(Runtimes(), ", "), id)
 	}
 	rt := &runtimes[i]
 	dir, err := filepath.Abs(o.Dir)
@@ -207,13 +271,18 @@ func Run(ctx context.Context, id string, o Options) (*Report, error) {
 	r := &Report{Runtime: rt.id, Name: rt.name, Read: append([]string{}, cfg.read...), Checks: append([]Check{}, cfg.checks...),
 		Hooks: []HookReport{}, Canary: !o.NoCanary}
 	seen := map[string]bool{}
+	covered := map[string]bool{}
 	for _, h := range cfg.hooks {
 		g, ok := gatedHook(&o, rt, h)
 		if !ok {
 			continue
 		}
-		hr := HookReport{Source: h.source, Key: h.key, Type: h.typ, Command: h.command, URL: h.url}
-		hr.Checks = append(hr.Checks, presence(rt, h))
+		hr := HookReport{Source: h.source, Key: h.key, Event: h.event, Type: h.typ, Command: h.command, URL: h.url}
+		p := presence(rt, h)
+		hr.Checks = append(hr.Checks, p)
+		if p.Status == OK && (h.runs == nil || h.runs.Status != Problem) {
+			covered[h.event] = true
+		}
 		if h.runs != nil {
 			hr.Checks = append(hr.Checks, *h.runs)
 		}
@@ -234,7 +303,13 @@ func Run(ctx context.Context, id string, o Options) (*Report, error) {
 			where = "read " + strings.Join(cfg.read, ", ")
 		}
 		r.Checks = append(r.Checks, Check{"present", Problem, fmt.Sprintf(
-			"no %s hook of %s calls gated (%s): every tool call runs unchecked; see examples/%s", rt.event, rt.name, where, rt.id)})
+			"no %s hook of %s calls gated (%s): every tool call runs unchecked; see examples/%s", strings.Join(rt.events, " or "), rt.name, where, rt.id)})
+	} else if rt.covers != nil {
+		if missing := rt.covers(covered); missing != "" {
+			r.Checks = append(r.Checks, Check{"covers", Problem, missing + "; see examples/" + rt.id})
+		} else {
+			r.Checks = append(r.Checks, Check{"covers", OK, "gated's hook is on every event " + rt.name + " asks before a tool runs"})
+		}
 	}
 	for _, c := range r.all() {
 		if c.Status == Problem {
@@ -246,11 +321,18 @@ func Run(ctx context.Context, id string, o Options) (*Report, error) {
 
 // presence says whether the hook runs for every tool call.
 func presence(rt *runtime, h hook) Check {
-	where := "a " + h.typ + " hook on " + rt.event
+	where := "a " + h.typ + " hook on " + h.event
+	every := "it runs for every tool"
+	if rt.covers != nil {
+		every = "it runs for every call on " + h.event
+	}
 	if h.matcher == nil {
-		return Check{"present", OK, where + " with no matcher: it runs for every tool"}
+		return Check{"present", OK, where + " with no matcher: " + every}
 	}
 	m := *h.matcher
+	if rt.starInvalid && m == "*" {
+		return Check{"present", Problem, fmt.Sprintf(`%s, but its matcher "*" is not a valid regex, and %s skips the rule in silence: leave the matcher out`, where, rt.name)}
+	}
 	if all, missed := matchesAll(m); !all {
 		if len(missed) > 4 {
 			missed = append(missed[:4], "…")
@@ -258,5 +340,5 @@ func presence(rt *runtime, h hook) Check {
 		return Check{"present", Problem, fmt.Sprintf("%s, but its matcher %q does not match every tool (not %s): the others run unchecked; use \"*\"",
 			where, m, strings.Join(missed, ", "))}
 	}
-	return Check{"present", OK, fmt.Sprintf("%s with matcher %q: it runs for every tool", where, m)}
+	return Check{"present", OK, fmt.Sprintf("%s with matcher %q: %s", where, m, every)}
 }

@@ -3,8 +3,8 @@ package doctor
 import (
 	"fmt"
 	"net/url"
+	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -29,53 +29,118 @@ type wired struct {
 
 // gatedHook reports whether h calls gated, and how well.
 func gatedHook(o *Options, rt *runtime, h hook) (*wired, bool) {
+	if h.typ == "http" && !rt.httpHooks {
+		if !mentionsGated(h.url) {
+			return nil, false
+		}
+		return &wired{kind: "unread", checks: []Check{{"fails closed", Problem, "an HTTP hook: " + rt.name + " runs the tool when it cannot connect or times out; use a command hook, `gated-hook " + rt.id + " --url …`"}}}, true
+	}
 	if h.typ == "http" {
 		return httpHook(o, rt, h)
 	}
-	line, err := syntax.NewParser().Parse(strings.NewReader(h.command), "")
-	if err != nil || len(line.Stmts) != 1 {
-		if mentionsGated(h.command) {
-			return &wired{kind: "unread", checks: []Check{{"fails closed", Unverified,
-				"the command line mentions gated but is not one command doctor can read; run `gated hook " + rt.id + " …` directly, which exits 2 on every failure"}}}, true
+	src, what := h.command, "the command line"
+	if h.script {
+		raw, err := os.ReadFile(h.command)
+		if err != nil {
+			return &wired{kind: "unread", checks: []Check{{"fails closed", Problem, fmt.Sprintf("cannot read the hook script: %v", err)}}}, true
 		}
-		return nil, false
+		src, what = string(raw), "the hook script"
 	}
-	st := line.Stmts[0]
-	// `! cmd` and `cmd &` lose the command's exit code.
-	lost := st.Negated || st.Background
-	switch c := st.Cmd.(type) {
-	case *syntax.CallExpr:
-		args := words(o, c.Args)
-		if isGated(args) {
-			return gatedCommand(o, rt, h, args, lost), true
-		}
-		if isCurl(args) && curlURL(args) != "" {
-			return curlCommand(o, rt, h, args, rawWords(c.Args), true), true
-		}
-	case *syntax.BinaryCmd:
-		x, xok := c.X.Cmd.(*syntax.CallExpr)
-		y, yok := c.Y.Cmd.(*syntax.CallExpr)
-		if !xok || !yok {
-			break
-		}
-		args := words(o, x.Args)
-		exit2 := !lost && c.Op == syntax.OrStmt && slices.Equal(words(o, y.Args), []string{"exit", "2"})
-		if isGated(args) {
-			return gatedCommand(o, rt, h, args, !exit2), true
-		}
-		if isCurl(args) && curlURL(args) != "" {
-			return curlCommand(o, rt, h, args, rawWords(x.Args), !exit2), true
+	file, err := syntax.NewParser().Parse(strings.NewReader(src), "")
+	if err == nil {
+		if c, ok := findGated(o, file.Stmts); ok {
+			if c.curl {
+				return curlCommand(o, rt, h, c.args, c.raw, !c.kept), true
+			}
+			return gatedCommand(o, rt, h, c, what), true
 		}
 	}
-	if mentionsGated(h.command) {
+	if mentionsGated(src) {
 		return &wired{kind: "unread", checks: []Check{{"fails closed", Unverified,
-			"the command line mentions gated but doctor cannot tell whether it keeps gated's exit 2; run `gated hook " + rt.id + " …` directly"}}}, true
+			what + " mentions gated but is not one command doctor can read, nor one whose exit code and answer it can follow; run `gated-hook " + rt.id + " …` (or `gated hook " + rt.id + " …`) alone"}}}, true
 	}
 	return nil, false
 }
 
 func mentionsGated(line string) bool {
-	return strings.Contains(line, "gated hook") || strings.Contains(line, "/v1/hooks/")
+	return strings.Contains(line, "gated hook") || strings.Contains(line, "gated-hook") || strings.Contains(line, "/v1/hooks/")
+}
+
+// gatedCall is gated's hook command found on a line or in a script.
+type gatedCall struct {
+	args []string // as the shell expands them, `exec` dropped
+	raw  []string // as written
+	form string   // "gated hook" or "gated-hook"
+	rest []string // the runtime and the flags
+	curl bool     // a curl to /v1/hooks/ instead
+	// kept: nothing the shell runs after gated can change its exit code or
+	// add to its answer: gated is exec'd, or last, or followed only by
+	// `|| exit 2`.
+	kept bool
+}
+
+// findGated finds the command that calls gated among stmts, each a
+// command or a chain of them joined by && and ||.
+func findGated(o *Options, stmts []*syntax.Stmt) (*gatedCall, bool) {
+	for si, st := range stmts {
+		calls, ops, ok := flatten(st)
+		if !ok {
+			continue
+		}
+		for i, call := range calls {
+			args, raw := words(o, call.Args), rawWords(call.Args)
+			exec := len(args) > 1 && args[0] == "exec"
+			if exec {
+				args, raw = args[1:], raw[1:]
+			}
+			c := &gatedCall{args: args, raw: raw}
+			switch form, rest, isGated := gatedArgs(args); {
+			case isGated:
+				c.form, c.rest = form, rest
+			case isCurl(args) && curlURL(args) != "":
+				c.curl = true
+			default:
+				continue
+			}
+			last := si == len(stmts)-1
+			exit2 := i == len(calls)-2 && ops[i] == syntax.OrStmt && last && slices.Equal(words(o, calls[i+1].Args), []string{"exit", "2"})
+			switch {
+			case st.Negated || st.Background: // `! cmd` and `cmd &` lose the exit code
+			case c.curl: // curl fails with its own exit codes, not 2
+				c.kept = exit2
+			case exec:
+				c.kept = true
+			case i == len(calls)-1:
+				c.kept = last
+			default:
+				c.kept = exit2
+			}
+			return c, true
+		}
+	}
+	return nil, false
+}
+
+// flatten lists the commands of a chain joined by && and ||, and the
+// operators between them; ok is false for anything else (pipes,
+// subshells, blocks).
+func flatten(st *syntax.Stmt) ([]*syntax.CallExpr, []syntax.BinCmdOperator, bool) {
+	switch c := st.Cmd.(type) {
+	case *syntax.CallExpr:
+		return []*syntax.CallExpr{c}, nil, len(c.Args) > 0
+	case *syntax.BinaryCmd:
+		if c.Op != syntax.AndStmt && c.Op != syntax.OrStmt {
+			return nil, nil, false
+		}
+		xc, xo, xok := flatten(c.X)
+		yc, yo, yok := flatten(c.Y)
+		if !xok || !yok {
+			return nil, nil, false
+		}
+		ops := append(append(xo, c.Op), yo...)
+		return append(xc, yc...), ops, true
+	}
+	return nil, nil, false
 }
 
 // words expands a command's words as the shell would, with the
@@ -105,12 +170,27 @@ func rawWords(ws []*syntax.Word) []string {
 	return out
 }
 
-func isGated(args []string) bool {
-	return len(args) >= 2 && strings.TrimSuffix(filepath.Base(args[0]), ".exe") == "gated" && args[1] == "hook"
+// program is a command's program name without its folder (either
+// slash, so a Windows path reads too) or .exe.
+func program(arg string) string {
+	return strings.TrimSuffix(arg[strings.LastIndexAny(arg, `/\`)+1:], ".exe")
+}
+
+// gatedArgs reports whether args run gated's command hook, `gated hook
+// RUNTIME …` or the small `gated-hook RUNTIME …`, which take the same
+// flags and answer the same way; rest is the runtime and the flags.
+func gatedArgs(args []string) (form string, rest []string, ok bool) {
+	switch {
+	case len(args) >= 2 && program(args[0]) == "gated" && args[1] == "hook":
+		return "gated hook", args[2:], true
+	case len(args) >= 1 && program(args[0]) == "gated-hook":
+		return "gated-hook", args[1:], true
+	}
+	return "", nil, false
 }
 
 func isCurl(args []string) bool {
-	return len(args) > 0 && strings.TrimSuffix(filepath.Base(args[0]), ".exe") == "curl"
+	return len(args) > 0 && program(args[0]) == "curl"
 }
 
 // flagValue returns the value of a --name or -name flag (as Go's flag
@@ -147,12 +227,17 @@ func shadowOn(args []string, env string) bool {
 	return on
 }
 
-// gatedCommand checks a `gated hook <runtime>` command hook. swallowed: the
-// line runs something after it that may hide its exit code.
-func gatedCommand(o *Options, rt *runtime, h hook, args []string, swallowed bool) *wired {
-	w := &wired{kind: "gated hook"}
+// gatedCommand checks a `gated hook <runtime>` or `gated-hook <runtime>`
+// command hook, which read their flags, and GATED_ variables for those not
+// given, alike (internal/hookcmd).
+func gatedCommand(o *Options, rt *runtime, h hook, c *gatedCall, what string) *wired {
+	w := &wired{kind: c.form}
+	flags := c.rest
+	if len(flags) > 0 {
+		flags = flags[1:]
+	}
 	setting := func(name string) (string, bool) {
-		if v, ok := flagValue(args[2:], name); ok {
+		if v, ok := flagValue(flags, name); ok {
 			return v, true
 		}
 		env := "GATED_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))
@@ -164,33 +249,55 @@ func gatedCommand(o *Options, rt *runtime, h hook, args []string, swallowed bool
 	if v, ok := setting("token-env"); ok {
 		w.tokenEnv = v
 	}
-	gatedTimeout := gatedDefaultTimeout
-	if v, ok := setting("timeout"); ok {
-		if d, err := time.ParseDuration(v); err == nil {
-			gatedTimeout = d
-		}
-	}
 	var closed []string
 	fail := func(s string) { w.checks = append(w.checks, Check{"fails closed", Problem, s}) }
-	speaks := ""
-	if len(args) > 2 {
-		speaks = args[2]
+	gatedTimeout := gatedDefaultTimeout
+	if v, ok := setting("timeout"); ok {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			fail(fmt.Sprintf("its timeout %q is not a duration: the hook blocks every call", v))
+		}
+		gatedTimeout = d
 	}
+	speaks := ""
+	if len(c.rest) > 0 {
+		speaks = c.rest[0]
+	}
+	self := fmt.Sprintf("`%s %s`", c.form, rt.id)
 	switch {
 	case speaks != rt.id:
-		fail(fmt.Sprintf("the hook runs `gated hook %s`, which answers %s's hooks, not %s's: use `gated hook %s`", speaks, speaks, rt.name, rt.id))
-	case swallowed:
-		fail("the command line runs something after gated that can change its exit code: " + rt.name + " blocks a tool only on exit 2, so run `gated hook " + rt.id + " …` alone")
+		fail(fmt.Sprintf("the hook runs `%s %s`, which answers %s's hooks, not %s's: use %s", c.form, speaks, speaks, rt.name, self))
+	case !c.kept && rt.printsFailure:
+		fail(what + " runs something after gated that can print a second answer or change its exit code: " + rt.name + " reads one answer, so run gated with `exec`, or alone")
+	case !c.kept:
+		fail(what + " runs something after gated that can change its exit code: " + rt.name + " blocks a tool only on exit 2, so run " + self + " alone (or with `exec`)")
+	case rt.printsFailure:
+		closed = append(closed, self+" prints "+rt.name+"'s deny on every failure it sees")
 	default:
-		closed = append(closed, "`gated hook "+rt.id+"` exits 2 on every failure it sees")
+		closed = append(closed, self+" exits 2 on every failure it sees")
 	}
-	if shadowOn(args[2:], o.getenv("GATED_SHADOW")) {
+	if c.form == "gated-hook" && w.url == "" {
+		fail("gated-hook has no --url (nor GATED_URL): it blocks every call; give it the gated to ask")
+	}
+	shadowFlag := slices.ContainsFunc(flags, func(a string) bool {
+		return a == "--shadow" || a == "-shadow" || strings.HasPrefix(a, "--shadow=") || strings.HasPrefix(a, "-shadow=")
+	})
+	if v := o.getenv("GATED_SHADOW"); v != "" && !shadowFlag {
+		if _, err := strconv.ParseBool(v); err != nil {
+			fail(fmt.Sprintf("GATED_SHADOW=%q is not a boolean: the hook blocks every call", v))
+		}
+	}
+	if shadowOn(flags, o.getenv("GATED_SHADOW")) {
 		fail("the hook runs in shadow mode (--shadow): every call is allowed, and gated only says what it would have done")
 	}
-	if path, err := lookPath(o, rt, args[0]); err != nil {
+	shell := rt.shell
+	if h.script {
+		shell = posixShell // the script's own shell finds gated
+	}
+	if path, err := lookPath(o, shell, c.args[0]); err != nil {
 		msg := fmt.Sprintf("%s cannot start the hook: %v", rt.name, err)
-		if rt.onFailure && h.onFailureBlock {
-			msg += "; onFailure \"block\" blocks every tool call until it can"
+		if blocksOnFailure(rt, h) {
+			msg += "; " + rt.name + " then blocks every tool call until it can"
 		} else {
 			msg += ", and then it runs every tool"
 		}
@@ -199,15 +306,19 @@ func gatedCommand(o *Options, rt *runtime, h hook, args []string, swallowed bool
 		closed = append(closed, "it starts ("+path+")")
 	}
 	switch {
-	case rt.onFailure && h.onFailureBlock:
-		closed = append(closed, `onFailure "block" blocks the tool if the hook cannot start or times out`)
+	case blocksOnFailure(rt, h):
+		closed = append(closed, blockedWhy(rt, h))
+	case h.timeout == 0 && rt.blockSetting != "":
+		fail(fmt.Sprintf("without %s, %s runs the tool when the hook crashes or times out, and its timeout for a hook is not documented: add %s", rt.blockSetting, rt.name, rt.blockSetting))
+	case h.timeout == 0:
+		w.checks = append(w.checks, Check{"timeout", Unverified, fmt.Sprintf("%s's timeout for a hook is not documented: if it is shorter than gated's --timeout (%s), a slow gated runs the tool", rt.name, gatedTimeout)})
 	case h.timeout <= gatedTimeout:
 		fail(fmt.Sprintf("%s's timeout for the hook (%s) is not above gated's --timeout (%s): when gated is slow, %s times the hook out and runs the tool; raise the hook's timeout",
 			rt.name, h.timeout, gatedTimeout, rt.name))
 	default:
 		closed = append(closed, fmt.Sprintf("%s's timeout (%s) is above gated's --timeout (%s)", rt.name, h.timeout, gatedTimeout))
-		if rt.onFailure {
-			closed = append(closed, `(add onFailure "block" to block also when the hook cannot start)`)
+		if rt.blockSetting != "" {
+			closed = append(closed, "(add "+rt.blockSetting+" to block also when the hook cannot start)")
 		}
 	}
 	if !slices.ContainsFunc(w.checks, func(c Check) bool { return c.Name == "fails closed" }) {
@@ -217,14 +328,29 @@ func gatedCommand(o *Options, rt *runtime, h hook, args []string, swallowed bool
 	return w
 }
 
+// blocksOnFailure reports whether the runtime blocks the tool when the
+// hook cannot start or times out: always (Cline), or by a setting on the
+// handler (Claude Code's onFailure, Cursor's failClosed, goose's
+// on_failure).
+func blocksOnFailure(rt *runtime, h hook) bool {
+	return rt.failureBlocks || (rt.blockSetting != "" && h.onFailureBlock)
+}
+
+func blockedWhy(rt *runtime, h hook) string {
+	if rt.failureBlocks {
+		return rt.name + " blocks the tool if the hook cannot start, exits non-zero or times out"
+	}
+	return rt.blockSetting + " blocks the tool if the hook cannot start or times out"
+}
+
 // lookPath finds a program as the runtime's shell does, by asking that
 // shell (a login shell, for Codex, may set its own PATH).
-func lookPath(o *Options, rt *runtime, prog string) (string, error) {
+func lookPath(o *Options, shell func(*Options, string) []string, prog string) (string, error) {
 	quoted, err := syntax.Quote(prog, syntax.LangPOSIX)
 	if err != nil {
 		return "", fmt.Errorf("%q cannot be a program name", prog)
 	}
-	argv := rt.shell(o, "command -v -- "+quoted)
+	argv := shell(o, "command -v -- "+quoted)
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir, cmd.Env = o.Dir, o.Environ
 	out, err := cmd.Output()
@@ -251,7 +377,12 @@ func curlCommand(o *Options, rt *runtime, h hook, args, raw []string, noExit2 bo
 	if speaks = strings.SplitN(speaks, "?", 2)[0]; speaks != rt.id {
 		fails = append(fails, fmt.Sprintf("it posts to /v1/hooks/%s, which answers %s's hooks: use /v1/hooks/%s", speaks, speaks, rt.id))
 	}
-	if noExit2 {
+	switch {
+	case rt.exitCoded():
+		fails = append(fails, fmt.Sprintf("%s reads only the exit code, and curl exits 0 on gated's deny, so nothing is ever blocked: use `gated-hook %s`", rt.name, rt.id))
+	case rt.printsFailure && !rt.failureBlocks:
+		fails = append(fails, fmt.Sprintf("curl prints nothing when it fails, and %s runs the tool on a hook that prints no answer (older versions on any failure): use `gated-hook %s`, which prints a deny", rt.name, rt.id))
+	case noExit2:
 		fails = append(fails, "curl's failures (no connection, a timeout) are not turned into exit 2: end the line with `|| exit 2`")
 	}
 	if !curlFails(args) {

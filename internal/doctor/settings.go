@@ -16,31 +16,22 @@ type settingsFile struct {
 	managed bool
 }
 
-// hookSettings is the part of a settings file doctor reads.
-type hookSettings struct {
-	Hooks map[string][]struct {
-		Matcher *string `json:"matcher"`
-		Hooks   []struct {
-			Type           string            `json:"type"`
-			Command        string            `json:"command"`
-			URL            string            `json:"url"`
-			Timeout        *float64          `json:"timeout"` // seconds
-			OnFailure      string            `json:"onFailure"`
-			Headers        map[string]string `json:"headers"`
-			AllowedEnvVars []string          `json:"allowedEnvVars"`
-		} `json:"hooks"`
-	} `json:"hooks"`
-	DisableAllHooks       bool `json:"disableAllHooks"`
-	AllowManagedHooksOnly bool `json:"allowManagedHooksOnly"`
+// settingsDoc is a settings file that was read, as JSON.
+type settingsDoc struct {
+	settingsFile
+	doc map[string]any
 }
 
-// loadSettings reads a runtime's settings files. Hooks of every file run,
-// unless a managed file sets disableAllHooks (none run) or
+// loadSettings reads a runtime's settings files: {"hooks": {event:
+// [handler, …]}}, where an entry is a handler or a matcher group of them
+// ({"matcher", "hooks": [handler, …]}). Hooks of every file run, unless
+// (Claude Code) a managed file sets disableAllHooks (none run) or
 // allowManagedHooksOnly (only managed ones), or another sets
 // disableAllHooks (only managed ones).
 func loadSettings(o *Options, rt *runtime) (*config, error) {
 	cfg := &config{}
 	var hooks []hook
+	var docs []settingsDoc
 	managedOnly, none := false, false
 	for _, f := range rt.settings(o) {
 		raw, err := os.ReadFile(f.path)
@@ -52,36 +43,45 @@ func loadSettings(o *Options, rt *runtime) (*config, error) {
 			continue
 		}
 		cfg.read = append(cfg.read, f.path)
-		var s hookSettings
-		if err := json.Unmarshal(raw, &s); err != nil {
+		var doc map[string]any
+		if err := json.Unmarshal(raw, &doc); err != nil {
 			cfg.checks = append(cfg.checks, Check{"settings", Problem, fmt.Sprintf("%s is not a settings file %s can read (%v): its hooks do not run", f.path, rt.name, err)})
 			continue
 		}
-		switch {
-		case f.managed && s.DisableAllHooks:
-			none = true
-			cfg.checks = append(cfg.checks, Check{"settings", Problem, f.path + " sets disableAllHooks: no hook runs, gated's included"})
-		case f.managed && s.AllowManagedHooksOnly:
-			managedOnly = true
-		case s.DisableAllHooks:
-			managedOnly = true
-			cfg.checks = append(cfg.checks, Check{"settings", Problem, f.path + " sets disableAllHooks: only managed hooks run"})
-		}
-		for event, groups := range s.Hooks {
-			if event != rt.event {
-				continue
+		docs = append(docs, settingsDoc{f, doc})
+		if rt.managedFlags {
+			disableAll, _ := doc["disableAllHooks"].(bool)
+			managedOnlyFlag, _ := doc["allowManagedHooksOnly"].(bool)
+			switch {
+			case f.managed && disableAll:
+				none = true
+				cfg.checks = append(cfg.checks, Check{"settings", Problem, f.path + " sets disableAllHooks: no hook runs, gated's included"})
+			case f.managed && managedOnlyFlag:
+				managedOnly = true
+			case disableAll:
+				managedOnly = true
+				cfg.checks = append(cfg.checks, Check{"settings", Problem, f.path + " sets disableAllHooks: only managed hooks run"})
 			}
-			for gi, g := range groups {
-				for hi, hd := range g.Hooks {
-					timeout := rt.defaultTimeout
-					if hd.Timeout != nil {
-						timeout = time.Duration(*hd.Timeout * float64(rt.timeoutUnit))
+		}
+		events, ok := doc["hooks"].(map[string]any)
+		if !ok && doc["hooks"] != nil {
+			cfg.checks = append(cfg.checks, Check{"settings", Problem, fmt.Sprintf("the hooks of %s are not a JSON object: %s runs none of them", f.path, rt.name)})
+		}
+		for _, event := range rt.events {
+			entries, _ := events[event].([]any)
+			for gi, e := range entries {
+				entry, _ := e.(map[string]any)
+				matcher := stringField(entry, "matcher")
+				handlers := []any{entry}
+				if inner, ok := entry["hooks"].([]any); ok {
+					handlers = inner
+				}
+				for hi, x := range handlers {
+					hd, _ := x.(map[string]any)
+					if hd == nil {
+						continue
 					}
-					hooks = append(hooks, hook{
-						source: f.path, key: fmt.Sprintf("%s[%d].hooks[%d]", rt.event, gi, hi), managed: f.managed,
-						typ: hd.Type, matcher: g.Matcher, command: hd.Command, url: hd.URL, headers: hd.Headers,
-						envVars: hd.AllowedEnvVars, timeout: timeout, onFailureBlock: hd.OnFailure == "block",
-					})
+					hooks = append(hooks, settingsHook(rt, f, event, gi, hi, len(handlers) > 1 || entry["hooks"] != nil, matcher, hd))
 				}
 			}
 		}
@@ -95,11 +95,79 @@ func loadSettings(o *Options, rt *runtime) (*config, error) {
 		}
 		cfg.hooks = append(cfg.hooks, h)
 	}
+	if rt.vet != nil {
+		rt.vet(o, rt, docs, cfg)
+	}
 	return cfg, nil
 }
 
+// settingsHook reads one handler as the runtime does.
+func settingsHook(rt *runtime, f settingsFile, event string, gi, hi int, grouped bool, matcher *string, hd map[string]any) hook {
+	key := fmt.Sprintf("%s[%d]", event, gi)
+	if grouped {
+		key += fmt.Sprintf(".hooks[%d]", hi)
+	}
+	h := hook{source: f.path, key: key, managed: f.managed, event: event, matcher: matcher, typ: "command",
+		url: str(hd, "url"), name: str(hd, "name"), timeout: rt.defaultTimeout}
+	if t := str(hd, "type"); t != "" {
+		h.typ = t
+	}
+	for _, k := range rt.commandKeys {
+		if c := str(hd, k); c != "" {
+			h.command = c
+			break
+		}
+	}
+	if rt.timeoutKey != "" {
+		if t, ok := hd[rt.timeoutKey].(float64); ok {
+			h.timeout = time.Duration(t * float64(rt.timeoutUnit))
+		}
+	}
+	if rt.blockKey != "" {
+		h.onFailureBlock = hd[rt.blockKey] == rt.blockValue
+	}
+	if hs, ok := hd["headers"].(map[string]any); ok {
+		h.headers = map[string]string{}
+		for k, v := range hs {
+			h.headers[k], _ = v.(string)
+		}
+	}
+	if vs, ok := hd["allowedEnvVars"].([]any); ok {
+		for _, v := range vs {
+			if s, ok := v.(string); ok {
+				h.envVars = append(h.envVars, s)
+			}
+		}
+	}
+	return h
+}
+
+func str(m map[string]any, k string) string {
+	s, _ := m[k].(string)
+	return s
+}
+
+// stringField is a string field that may be absent (nil).
+func stringField(m map[string]any, k string) *string {
+	if s, ok := m[k].(string); ok {
+		return &s
+	}
+	return nil
+}
+
 // posixShell is how Claude Code runs a command hook's line (sh -c, as
-// its hooks are observed to run).
+// its hooks are observed to run), and how the other runtimes that take a
+// command line are assumed to.
 func posixShell(_ *Options, line string) []string {
 	return []string{"/bin/sh", "-c", line}
+}
+
+// bashShell runs Copilot CLI's "bash" line.
+func bashShell(_ *Options, line string) []string {
+	return []string{"bash", "-c", line}
+}
+
+// directExec runs a hook file itself (Cline's hook scripts).
+func directExec(_ *Options, path string) []string {
+	return []string{path}
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -25,6 +27,10 @@ type Approvals interface {
 	// the spending decision's audit record, in one transaction; a refusal
 	// (used, expired, …) is an *approval.Error and stores nothing.
 	Consume(ctx context.Context, id, digest string, requester approval.Identity, now time.Time, rec *audit.Record) (*approval.Approval, error)
+	// FindOpen returns the newest approval of the call with digest asked
+	// for by requester that is still open at now, an approved one before a
+	// pending one; nil when there is none.
+	FindOpen(ctx context.Context, digest string, requester approval.Identity, now time.Time) (*approval.Approval, error)
 }
 
 // WithApprovals lets ask (and some defer) decisions create an approval a
@@ -202,7 +208,10 @@ func (e *Engine) checkApproval(ctx context.Context, u *approvalUse, ev *route.Ev
 
 // offerApproval creates a pending approval for an ask or defer and puts it
 // on the answer. A failure leaves the answer without one: the call does
-// not run either way (the store wrapper logs and counts it).
+// not run either way (the store wrapper logs and counts it). For a surface
+// that retries by digest it first looks for the call's open approval: an
+// approved one is left for Decide to decide the call again with, a
+// pending one is offered again.
 func (s *decision) offerApproval(ctx context.Context) {
 	d, ev, req, now := s.d, s.p.Event, s.req, s.now
 	if d.Shadow || req.NoApproval || req.TokenName == "" || !offersApproval(d) || (req.AsksItself && d.Route == route.Ask) {
@@ -213,7 +222,7 @@ func (s *decision) offerApproval(ctx context.Context) {
 	}
 	requester := requesterOf(req)
 	digest, args, err := digestOf(ev, d.ToolCategory, req)
-	if err != nil {
+	if err != nil || req.RetryByDigest && s.foundOpen(ctx, digest, requester) {
 		return
 	}
 	preview, err := approval.Preview(args, d.Action.SensitiveArguments())
@@ -242,14 +251,58 @@ func (s *decision) offerApproval(ctx context.Context) {
 		s.e.offersPausedUntil.Store(now.Add(offerPause).UnixNano())
 		return
 	}
-	d.ApprovalID = a.ID
-	d.Approval = &PendingApproval{
-		ID: a.ID, Status: a.Status, ExpiresAt: a.ExpiresAt, Digest: a.Digest, URL: s.e.publicURL + "/ui/approvals/" + a.ID,
-		EvidenceRef: route.EvidenceRef{
-			SourceID: route.ApprovalRefPrefix + a.ID, Kind: "approval", TrustTier: "runtime",
-			RedactionStatus: "public", Freshness: route.Freshness{Status: "fresh"}, Provenance: "gated",
-		},
+	s.offer(a)
+}
+
+// foundOpen looks for the open approval of a call retried by digest, and
+// reports whether the search settled the offer: an approved one is left
+// for Decide to decide the call again with, a pending one is offered again
+// (a runtime retrying while the person has not answered yet opens no
+// second approval), and a store failure leaves the answer without one.
+func (s *decision) foundOpen(ctx context.Context, digest string, requester approval.Identity) bool {
+	sctx, cancel := context.WithTimeout(ctx, offerTimeout)
+	defer cancel()
+	open, err := s.e.approvals.FindOpen(sctx, digest, requester, s.now)
+	switch {
+	case err != nil:
+		s.e.offersPausedUntil.Store(s.now.Add(offerPause).UnixNano())
+	case open == nil:
+		return false
+	case open.Status == approval.StatusApproved:
+		s.approved = open
+	default:
+		s.offer(open)
 	}
+	return true
+}
+
+// offer puts approval a on the answer, and names it in the audit record.
+func (s *decision) offer(a *approval.Approval) {
+	s.d.ApprovalID = a.ID
+	s.d.Approval = &PendingApproval{
+		ID: a.ID, Status: a.Status, ExpiresAt: a.ExpiresAt, Digest: a.Digest, URL: s.e.publicURL + "/ui/approvals/" + a.ID,
+		EvidenceRef: approvalRef(a.ID),
+	}
+}
+
+// approvalRef is the evidence ref a retry appends to use approval id.
+func approvalRef(id string) route.EvidenceRef {
+	return route.EvidenceRef{
+		SourceID: route.ApprovalRefPrefix + id, Kind: "approval", TrustTier: "runtime",
+		RedactionStatus: "public", Freshness: route.Freshness{Status: "fresh"}, Provenance: "gated",
+	}
+}
+
+// withApprovalRef is event with approval id's evidence ref appended, as a
+// runtime that can carry it would send its retry. The event is copied, not
+// changed. An event whose evidence_refs is no array is not one an approval
+// was offered for; it keeps it, and the contract refuses it again.
+func withApprovalRef(event map[string]any, id string) map[string]any {
+	out := maps.Clone(event)
+	if refs, ok := event["evidence_refs"].([]any); ok || event["evidence_refs"] == nil {
+		out["evidence_refs"] = append(slices.Clone(refs), contract.RefDoc(approvalRef(id)))
+	}
+	return out
 }
 
 func blockingFindings(fs []route.Finding) []approval.Finding {

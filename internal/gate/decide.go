@@ -8,6 +8,7 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/gatedhq/gated/internal/approval"
 	"github.com/gatedhq/gated/internal/audit"
 	"github.com/gatedhq/gated/internal/catalog"
 	"github.com/gatedhq/gated/internal/contract"
@@ -35,6 +36,10 @@ type decision struct {
 	findings []route.Finding    // every source's, in the order they ran
 	use      *approvalUse       // a retry's approval ref, checked; nil without one
 	recorded bool               // the record is stored already (with the approval it spent)
+	// approved is the approved approval a hook's retry found by its digest
+	// (RetryByDigest): the call is decided again with it.
+	approved *approval.Approval
+	counted  bool // the policy counted the call against its rate limits
 }
 
 // Decide routes one event, records it and counts it. It never panics and
@@ -42,15 +47,14 @@ type decision struct {
 func (e *Engine) Decide(ctx context.Context, req Request) *Decision {
 	ctx, span := e.start(ctx, tracing.SpanDecision)
 	defer span.End()
-	s := &decision{e: e, req: req, start: time.Now(), now: e.now(), d: &Decision{
-		DecisionID: newID(), Shadow: req.Shadow || e.shadow, ContractVersion: route.ContractVersion,
-	}}
-	if err := safely(func() { s.decide(ctx) }); err != nil {
-		// What a failed stage left half done is not taken as known.
-		s.p, s.use = nil, nil
-		s.d.refuse(route.CodeInternalError, "the decision failed inside gated: "+err.Error())
-	} else if e.approvals != nil && s.p.Event != nil {
-		s.settleApproval(ctx)
+	s := e.decideOnce(ctx, req, time.Now(), e.now())
+	if a := s.approved; a != nil {
+		// A hook's retry found its approval by digest: decided again exactly
+		// as a retry that carries the approval's evidence ref, and only this
+		// second decision is recorded and counted.
+		again := req
+		again.Event, again.counted = withApprovalRef(req.Event, a.ID), s.counted
+		s = e.decideOnce(ctx, again, s.start, s.now)
 	}
 	if e.recorder != nil && !s.recorded {
 		s.record(ctx)
@@ -64,6 +68,21 @@ func (e *Engine) Decide(ctx context.Context, req Request) *Decision {
 		describe(span, s.d)
 	}
 	return s.d
+}
+
+// decideOnce decides req and settles its approval, recording nothing.
+func (e *Engine) decideOnce(ctx context.Context, req Request, start, now time.Time) *decision {
+	s := &decision{e: e, req: req, start: start, now: now, d: &Decision{
+		DecisionID: newID(), Shadow: req.Shadow || e.shadow, ContractVersion: route.ContractVersion,
+	}}
+	if err := safely(func() { s.decide(ctx) }); err != nil {
+		// What a failed stage left half done is not taken as known.
+		s.p, s.use, s.approved = nil, nil, nil
+		s.d.refuse(route.CodeInternalError, "the decision failed inside gated: "+err.Error())
+	} else if e.approvals != nil && s.p.Event != nil {
+		s.settleApproval(ctx)
+	}
+	return s
 }
 
 // decide runs the sources over the event and fills d.
@@ -213,14 +232,14 @@ func (s *decision) evaluatePolicy(ctx context.Context) {
 	d.Revisions.Commits = appendCommits(d.Revisions.Commits, "policy:", ps.Origin())
 	in := policy.Input{
 		Event: ev, Category: d.ToolCategory, Now: s.now, ClientIP: req.ClientIP, TokenName: req.TokenName, Limiter: e.limiter,
-		Principals: policy.Principals(req.Principals, req.TrustEventPrincipals, ev),
+		Principals: policy.Principals(req.Principals, req.TrustEventPrincipals, ev), Counted: req.counted,
 	}
 	if view := s.view(); view != nil {
 		in.ActionID, in.Action = view.ActionID, view
 		in.ApprovalPolicyRef, _ = view.PolicyRef()
 	}
 	res := ps.Evaluate(ctx, in)
-	d.Policy = res.Block
+	d.Policy, s.counted = res.Block, res.Counted
 	s.findings = append(s.findings, res.Findings...)
 }
 

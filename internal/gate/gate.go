@@ -57,9 +57,16 @@ type Request struct {
 	// principals (tokens that vouch for their runtime, or open mode).
 	TrustEventPrincipals bool
 	ClientIP             netip.Addr
-	// NoApproval: the surface can neither show an approval nor retry with
-	// one (hooks), so an ask creates none.
+	// NoApproval: the surface creates no approval for an ask (the hook of a
+	// runtime that asks the person at the keyboard, who answers it there).
 	NoApproval bool
+	// RetryByDigest: the surface cannot carry an evidence ref back (the
+	// hook of a runtime that cannot ask), so its retry is the identical
+	// call. An ask or approvable defer looks up the call's open approval
+	// by digest and requester: an approved one decides the call again as
+	// a retry carrying its ref would be decided, a pending one is offered
+	// again rather than a new one created.
+	RetryByDigest bool
 	// AsksItself: the surface puts an ask to the person itself (an MCP
 	// client's elicitation), so an ask creates no approval that nobody
 	// would answer; a defer an approval resolves still creates one.
@@ -85,6 +92,10 @@ type Request struct {
 	// the parts of an Action API plan outside its input that decide what
 	// runs. nil for every other surface.
 	Binds any
+
+	// counted: the first pass of this decision counted the call against
+	// the policy's rate limits already.
+	counted bool
 }
 
 // Engine is the decision path. It is safe for concurrent use.

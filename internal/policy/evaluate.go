@@ -34,12 +34,18 @@ type Input struct {
 	TokenName string
 	Now       time.Time
 	Limiter   *Limiter // rate-limit state kept across reloads; required when limits are configured
+	// Counted: this call was counted against the rate limits already, by
+	// the first pass of the same decision (a hook's retry, decided again
+	// with the approval its digest found), so nothing is spent again.
+	Counted bool
 }
 
 // Result is the policy's contribution to a decision.
 type Result struct {
 	Findings []route.Finding
 	Block    *Block // nil when grants are not enforced (no POLICY.md loaded)
+	// Counted: the call was counted against the rate limits.
+	Counted bool
 }
 
 // Block is the decision envelope's `policy` block, shaped like AIP-38's
@@ -170,7 +176,11 @@ func (s *Set) Evaluate(ctx context.Context, in Input) (res Result) {
 		res.Block.deny(ReasonRequirementFailed)
 		return res
 	}
+	if in.Counted {
+		return res
+	}
 	why, err := s.exceededLimit(ctx, in, principal)
+	res.Counted = true
 	switch {
 	case err != nil:
 		// Not knowing whether the caller is within its limit is no reason

@@ -99,3 +99,23 @@ func TestLimiterBucketCap(t *testing.T) {
 	later.Now = t0.Add(2 * time.Minute)
 	assertOutcome(t, s, later, route.Accept)
 }
+
+// A call counted already (the first pass of the same decision) spends
+// nothing, and says so; one not yet counted spends and says it did.
+func TestRateLimitCountsACallOnce(t *testing.T) {
+	t.Parallel()
+	s, lim := limitedSet(t), NewLimiter()
+	first := openCall(lim, "a", "192.0.2.7")
+	if res := s.Evaluate(t.Context(), first); !res.Counted {
+		t.Fatal("a call evaluated under a limit is not reported counted")
+	}
+	again := openCall(lim, "a", "192.0.2.7")
+	again.Counted = true
+	for range 3 {
+		if res := s.Evaluate(t.Context(), again); res.Counted || len(res.Findings) != 0 {
+			t.Fatalf("a counted call is counted again: %+v", res)
+		}
+	}
+	assertOutcome(t, s, openCall(lim, "a", "192.0.2.7"), route.Accept)
+	assertOutcome(t, s, openCall(lim, "a", "192.0.2.7"), route.Defer, route.CodePolicyLimitExceeded)
+}

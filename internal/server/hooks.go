@@ -16,6 +16,11 @@ func hookDeny(rt hook.Runtime) failWriter {
 	}
 }
 
+// hookBinds is what an approval of a hook call binds besides the event.
+type hookBinds struct {
+	Workspace string `json:"workspace"`
+}
+
 // handleHook decides one pre-tool hook call of runtime rt.
 func handleHook(d *Deps, rt hook.Runtime) http.HandlerFunc {
 	deny := hookDeny(rt)
@@ -33,7 +38,16 @@ func handleHook(d *Deps, rt hook.Runtime) http.HandlerFunc {
 		pick := d.Engine.CallCategory(in.Tool, in.Input, in.Cwd)
 		opts := hook.Options{AuthorizationState: d.HookAuthorizationState, Category: pick.Category}
 		c := callerOf(d, r)
-		c.req.NoApproval = true // a hook can neither show an approval nor retry with one
+		if rt.CanAsk(in.Event) {
+			// The person at the keyboard answers the ask where it is asked.
+			c.req.NoApproval = true
+		} else {
+			// The runtime denies; a person approves in gated, and the agent's
+			// retry is the identical call, with no ref to carry. The workspace
+			// decides what a command's relative paths name, so the approval
+			// binds it too.
+			c.req.RetryByDigest, c.req.Binds = true, hookBinds{Workspace: in.Cwd}
+		}
 		c.req.Workspace, c.req.Pick = in.Cwd, &pick
 		dec := c.decide(r.Context(), d.Engine, rt.Event(in, opts).Doc())
 		writeJSON(w, http.StatusOK, rt.Answer(dec, in.Event).Body)

@@ -60,6 +60,38 @@ func Binary(t testing.TB) string {
 	return binPath
 }
 
+var (
+	hookOnce    sync.Once
+	hookBinPath string
+	hookErr     error
+)
+
+// HookBinary returns the path of a gated-hook binary, the small command
+// hook: $GATED_HOOK_BIN when set (make builds one), else one built once per
+// test process.
+func HookBinary(t testing.TB) string {
+	t.Helper()
+	if p := os.Getenv("GATED_HOOK_BIN"); p != "" {
+		return p
+	}
+	hookOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "testgated-")
+		if err != nil {
+			hookErr = err
+			return
+		}
+		hookBinPath = filepath.Join(dir, "gated-hook")
+		out, err := exec.Command("go", "build", "-o", hookBinPath, "github.com/gatedhq/gated/cmd/gated-hook").CombinedOutput()
+		if err != nil {
+			hookErr = fmt.Errorf("go build gated-hook: %v\n%s", err, out)
+		}
+	})
+	if hookErr != nil {
+		t.Fatal(hookErr)
+	}
+	return hookBinPath
+}
+
 // Start runs `gated serve` on a free loopback port with its own audit file
 // and spool directory, plus args, and stops it when the test ends.
 func Start(t testing.TB, args ...string) *Server {

@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/gatedhq/gated/internal/adapter/hook/wire"
 	"github.com/gatedhq/gated/internal/contract"
@@ -146,9 +147,18 @@ func plainID(s string) string {
 // maxReasons bounds how many findings a reason quotes: a person reads it.
 const maxReasons = 3
 
-// Answer maps a decision on a call of event to the runtime's answer.
+// Answer maps a decision on a call of event to the runtime's answer. A
+// deny that carries an approval (an ask the runtime cannot put to the
+// person) says where a person approves it, and that the same call then
+// runs when tried again: the retry of such a runtime is the identical
+// call, which gated matches to the approval by its digest. The reason
+// names the approval's id and console URL only, never an argument.
 func (rt Runtime) Answer(d *gate.Decision, event string) wire.Reply {
 	v, reason := rt.Verdict(d, event)
+	if a := d.Approval; a != nil && v == wire.Deny {
+		reason += fmt.Sprintf(" A person can approve it at %s (approval %s) until %s; once approved, try the same call again, and it runs once.",
+			a.URL, a.ID, a.ExpiresAt.UTC().Format(time.RFC3339))
+	}
 	return rt.Codec.Answer(v, reason, event)
 }
 

@@ -3,6 +3,7 @@ package hook
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gatedhq/gated/internal/adapter/hook/wire"
 	"github.com/gatedhq/gated/internal/gate"
@@ -63,6 +64,28 @@ func TestCodexAsksBecomeDenies(t *testing.T) {
 	}
 	if o := claudeAnswer(Codex, &gate.Decision{Route: route.Accept, Execute: true}); o.PermissionDecision != "allow" {
 		t.Errorf("accept: %+v", o)
+	}
+}
+
+// A deny that carries an approval says where a person approves it and
+// that the same call then runs; an ask the person at the keyboard answers
+// (Claude Code) says nothing of it, nor does an answer without one.
+func TestDenyNamesTheApproval(t *testing.T) {
+	t.Parallel()
+	p := &gate.PendingApproval{ID: "0193a5b4-7c3e-7a1b-8f00-000000000001", URL: "https://gated.example.com/ui/approvals/0193a5b4-7c3e-7a1b-8f00-000000000001",
+		ExpiresAt: time.Date(2026, 11, 27, 5, 0, 0, 0, time.UTC)}
+	d := &gate.Decision{Route: route.Ask, Approval: p, Findings: []route.Finding{{Route: route.Ask, Blocking: true, Message: "needs a look"}}}
+	o := claudeAnswer(Codex, d)
+	for _, want := range []string{"Codex cannot ask", "needs a look", "approve it at " + p.URL, "(approval " + p.ID + ")", "until 2026-11-27T05:00:00Z", "try the same call again"} {
+		if o.PermissionDecision != "deny" || !strings.Contains(o.PermissionDecisionReason, want) {
+			t.Errorf("Codex's deny %q lacks %q", o.PermissionDecisionReason, want)
+		}
+	}
+	if o := claudeAnswer(ClaudeCode, d); o.PermissionDecision != "ask" || strings.Contains(o.PermissionDecisionReason, p.ID) {
+		t.Errorf("Claude Code's ask names the approval: %+v", o)
+	}
+	if o := claudeAnswer(Codex, &gate.Decision{Route: route.Ask}); strings.Contains(o.PermissionDecisionReason, "approve it at") {
+		t.Errorf("a deny without an approval names one: %q", o.PermissionDecisionReason)
 	}
 }
 

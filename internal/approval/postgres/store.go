@@ -230,6 +230,27 @@ func (s *Store) Get(ctx context.Context, id string) (*approval.Approval, error) 
 	return a, nil
 }
 
+// FindOpen returns the approval a call with digest, asked for by
+// requester, would use or be offered again: of its approvals still open at
+// now (pending or approved, unused, not past expiry), an approved one
+// before a pending one, the newest first; nil when there is none. A hook
+// that cannot carry an evidence ref retries by sending the same call, and
+// this is how gated finds the approval it asked for
+// (migrations/00009_approval_open_digest.sql indexes it).
+func (s *Store) FindOpen(ctx context.Context, digest string, requester approval.Identity, now time.Time) (*approval.Approval, error) {
+	a, err := scanApproval(s.pool.QueryRow(ctx, selectApproval+` WHERE digest = $1 AND requester_token_name = $2
+		AND requester_principals = $3 AND status IN ('pending', 'approved') AND expires_at > $4 AND used_at IS NULL
+		ORDER BY status = 'approved' DESC, created_at DESC, id DESC LIMIT 1`,
+		digest, requester.TokenName, nonNil(requester.Principals), now))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("the open approvals of a call cannot be read: %w", err)
+	}
+	return a, nil
+}
+
 // List returns approvals newest first (created_at, then id, both
 // descending), all of them or those with status, limit to a page: 0 means
 // DefaultLimit, and more than MaxLimit is cut to MaxLimit. before is ""

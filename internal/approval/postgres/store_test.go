@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"reflect"
 	"slices"
@@ -675,5 +676,70 @@ func TestExpireAndPurge(t *testing.T) {
 	}
 	if _, err := s.Get(ctx, late.ID); !errors.Is(err, approval.ErrNotFound) {
 		t.Errorf("purged %s: %v", late.ID, err)
+	}
+}
+
+// FindOpen finds a call's open approval by digest and requester: an
+// approved one before a pending one, and never one that is used, denied,
+// expired (marked or only past its expiry), another call's or another
+// requester's.
+func TestFindOpen(t *testing.T) {
+	t.Parallel()
+	now := time.Now()
+	_, u := approvaltest.Database(t, now)
+	s := openStore(t, u)
+	ctx := context.Background()
+	find := func(digest string, who approval.Identity, at time.Time) string {
+		t.Helper()
+		a, err := s.FindOpen(ctx, digest, who, at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a == nil {
+			return ""
+		}
+		return a.ID
+	}
+	if id := find(digestOne, runtimeA, now); id != "" {
+		t.Fatalf("an empty table has an open approval %s", id)
+	}
+	pending := create(t, s, pendingApproval(t, now))
+	if id := find(digestOne, runtimeA, now); id != pending.ID {
+		t.Fatalf("the pending approval is not found: %q", id)
+	}
+	// Another call, another token, the same token with other principals, or
+	// past its expiry: not this approval.
+	other := "sha256:" + fmt.Sprintf("%064x", 2)
+	someoneElse := approval.Identity{TokenName: "runtime-b", Principals: runtimeA.Principals}
+	fewer := approval.Identity{TokenName: runtimeA.TokenName, Principals: runtimeA.Principals[:1]}
+	for name, id := range map[string]string{
+		"another digest": find(other, runtimeA, now), "another token": find(digestOne, someoneElse, now),
+		"other principals": find(digestOne, fewer, now), "past expiry": find(digestOne, runtimeA, pending.ExpiresAt),
+	} {
+		if id != "" {
+			t.Errorf("%s finds approval %s", name, id)
+		}
+	}
+	// An approved one comes before a newer pending one.
+	ok := approved(t, s, now.Add(-time.Second))
+	newer := create(t, s, pendingApproval(t, now.Add(time.Second)))
+	if id := find(digestOne, runtimeA, now.Add(2*time.Second)); id != ok.ID {
+		t.Fatalf("found %q, want the approved %s", id, ok.ID)
+	}
+	// Used, it is found no more; the newest pending one is.
+	if _, err := s.Consume(ctx, ok.ID, digestOne, runtimeA, now, consumingRecord(t, 0, ok.ID, now)); err != nil {
+		t.Fatal(err)
+	}
+	if id := find(digestOne, runtimeA, now.Add(2*time.Second)); id != newer.ID {
+		t.Fatalf("found %q, want the newest pending %s", id, newer.ID)
+	}
+	// Denied, neither is found.
+	for _, a := range []*approval.Approval{pending, newer} {
+		if _, err := s.Decide(ctx, a.ID, alice, false, "", now.Add(2*time.Second)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if id := find(digestOne, runtimeA, now.Add(2*time.Second)); id != "" {
+		t.Fatalf("a denied approval is found: %s", id)
 	}
 }

@@ -132,6 +132,13 @@ func (s *Service) Get(ctx context.Context, id string) (*approval.Approval, error
 	return ap, err
 }
 
+// FindOpen finds a call's open approval by its digest.
+func (s *Service) FindOpen(ctx context.Context, digest string, requester approval.Identity, now time.Time) (*approval.Approval, error) {
+	ap, err := s.Store.FindOpen(ctx, digest, requester, now)
+	s.failed(metrics.ApprovalOpRead, err)
+	return ap, err
+}
+
 // Decide approves or denies, counts the outcome and announces it.
 func (s *Service) Decide(ctx context.Context, id string, approver approval.Identity, approve bool, reason string, now time.Time) (*approval.Approval, error) {
 	ap, err := s.Store.Decide(ctx, id, approver, approve, reason, now)
