@@ -45,7 +45,7 @@ export default {
 
   // A hook that cannot start: the example's `command -v` guard prints a deny.
   async extraCases(t, env, { hookCase, workspace, runClient, canaryAlive, asked }) {
-    await hookCase('with gated not on PATH, the delete is still blocked', async () => {
+    await hookCase('with neither gated nor gated-hook on PATH, the delete is still blocked', async () => {
       const ctx = { ...workspace('copilot-cli', 'no-binary'), ...env, gatedBin: '/nonexistent/gated' };
       const { model } = await runClient(this, ctx, { hook: { url: env.gated.url }, command: COMMANDS.delete, log: env.log });
       asked(model);

@@ -35,7 +35,7 @@ export default {
 
   // A hook that cannot start: Gemini CLI blocks on a hook command that does not exist (exit 127).
   async extraCases(t, env, { hookCase, workspace, runClient, canaryAlive, asked }) {
-    await hookCase('with gated not on PATH, the delete is still blocked', async () => {
+    await hookCase('with neither gated nor gated-hook on PATH, the delete is still blocked', async () => {
       const ctx = { ...workspace('gemini-cli', 'no-binary'), ...env, gatedBin: '/nonexistent/gated' };
       const { model } = await runClient(this, ctx, { hook: { url: env.gated.url }, command: COMMANDS.delete, log: env.log });
       asked(model);
