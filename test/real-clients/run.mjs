@@ -36,7 +36,11 @@ for (const driver of drivers) {
       t.skip(`contract-tested only: ${driver.unavailable}`);
       return;
     }
-    if (!fs.existsSync(gatedBin)) throw new Error(`no gated binary at ${gatedBin}: run make gated-bin`);
+    // The examples call gated by name, `gated hook …` or `gated-hook …`:
+    // both must be on the clients' PATH (lib/env.mjs), so both must exist.
+    for (const bin of [gatedBin, path.join(path.dirname(gatedBin), 'gated-hook')]) {
+      if (!fs.existsSync(bin)) throw new Error(`no ${path.basename(bin)} binary at ${bin}: run make gated-bin`);
+    }
     const t0 = Date.now();
     const pinned = path.join(here, 'clients', driver.name);
     for (const f of ['package.json', 'package-lock.json']) {

@@ -4,15 +4,15 @@
 // $COPILOT_HOME/settings.json (the schema of .github/hooks/*.json).
 import fs from 'node:fs';
 import path from 'node:path';
-import { baseEnv, firstExample, merge, withURL } from '../lib/env.mjs';
+import assert from 'node:assert/strict';
+import { baseEnv, merge, withURL } from '../lib/env.mjs';
+import { COMMANDS } from '../lib/cases.mjs';
 import { cacheRoot } from '../lib/install.mjs';
-
-const EXAMPLES = ['copilot-cli/settings.json', 'copilot-cli/hooks.json'];
 
 export default {
   name: 'copilot-cli',
   package: '@github/copilot',
-  hookWired: (ctx) => firstExample(ctx.repo, EXAMPLES) ? true : `gated hook copilot-cli's example (examples/${EXAMPLES.join(' or examples/')}) is not on this branch yet`,
+  hookWired: true,
   // Its documentation says hook failures never block, but 1.0.102 denies on
   // any non-zero exit (and a missing command); only a timeout or unreadable
   // output with exit 0 lets the tool run (README.md). gated's command exits
@@ -24,7 +24,7 @@ export default {
     const home = path.join(ctx.home, '.copilot');
     fs.mkdirSync(home, { recursive: true });
     let settings = {};
-    if (ctx.hook) settings = merge(settings, JSON.parse(withURL(fs.readFileSync(firstExample(ctx.repo, EXAMPLES), 'utf8'), ctx.hook.url)));
+    if (ctx.hook) settings = merge(settings, JSON.parse(withURL(fs.readFileSync(path.join(ctx.repo, 'examples', 'copilot-cli', 'settings.json'), 'utf8'), ctx.hook.url)));
     fs.writeFileSync(path.join(home, 'settings.json'), JSON.stringify(settings, null, 2));
     return {
       cmd: path.join(ctx.clientDir, 'node_modules', '.bin', 'copilot'),
@@ -41,5 +41,15 @@ export default {
         XDG_CACHE_HOME: path.join(cacheRoot, 'copilot-xdg-cache'),
       }),
     };
+  },
+
+  // A hook that cannot start: the example's `command -v` guard prints a deny.
+  async extraCases(t, env, { hookCase, workspace, runClient, canaryAlive, asked }) {
+    await hookCase('with neither gated nor gated-hook on PATH, the delete is still blocked', async () => {
+      const ctx = { ...workspace('copilot-cli', 'no-binary'), ...env, gatedBin: '/nonexistent/gated' };
+      const { model } = await runClient(this, ctx, { hook: { url: env.gated.url }, command: COMMANDS.delete, log: env.log });
+      asked(model);
+      assert.ok(canaryAlive(ctx), 'with gated-hook missing the command -v guard of the example did not block the delete');
+    });
   },
 };

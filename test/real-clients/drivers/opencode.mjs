@@ -3,17 +3,14 @@
 // permission allowed, its config and data in the temporary home (XDG).
 import fs from 'node:fs';
 import path from 'node:path';
-import { baseEnv, firstExample, merge, withURL } from '../lib/env.mjs';
-
-const EXAMPLES = ['opencode/opencode.json'];
+import { baseEnv, merge, withURL } from '../lib/env.mjs';
 
 export default {
   name: 'opencode',
   package: 'opencode-linux-x64',
-  // Switches on when gated's OpenCode plugin and its example land (issue 27
-  // §1). The example is merged into opencode.json as the others are; if the
-  // plugin is a file the config names by path, resolve it here then.
-  hookWired: (ctx) => firstExample(ctx.repo, EXAMPLES) ? true : `gated's OpenCode plugin and its example (examples/${EXAMPLES.join(' or examples/')}) are not on this branch yet`,
+  hookWired: true,
+  // The plugin throws on every failure, gated's unreachability included,
+  // and OpenCode blocks a tool whose tool.execute.before hook throws.
   failClosed: true,
   shellTool: (command) => ({ name: 'bash', input: { command, description: 'Run the command' } }),
 
@@ -35,7 +32,15 @@ export default {
       autoupdate: false,
       share: 'disabled',
     };
-    if (ctx.hook) config = merge(config, JSON.parse(withURL(fs.readFileSync(firstExample(ctx.repo, EXAMPLES), 'utf8'), ctx.hook.url)));
+    if (ctx.hook) {
+      // As its README tells a user: the example names the plugin by a
+      // file:// path under /path/to/gated, to be replaced by the checkout.
+      // OpenCode runs ungated if that file is missing, so say so here.
+      const plugin = path.join(ctx.repo, 'sdk', 'typescript', 'dist', 'opencode.js');
+      if (!fs.existsSync(plugin)) throw new Error(`no ${plugin}: build the plugin (cd sdk/typescript && npm ci && npm run build; make test-real-clients does)`);
+      const example = withURL(fs.readFileSync(path.join(ctx.repo, 'examples', 'opencode', 'opencode.json'), 'utf8'), ctx.hook.url).replaceAll('/path/to/gated', ctx.repo);
+      config = merge(config, JSON.parse(example));
+    }
     fs.writeFileSync(path.join(dir, 'opencode.json'), JSON.stringify(config, null, 2));
     return {
       cmd: path.join(ctx.clientDir, 'node_modules', 'opencode-linux-x64', 'bin', 'opencode'),

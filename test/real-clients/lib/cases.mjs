@@ -95,10 +95,12 @@ function run(cmd, args, { cwd, env, deadlineMs }) {
   });
 }
 
-// cleaned runs a case and removes its folders if it passed.
+// cleaned runs a case and removes its folders if it passed, unless
+// GATED_REAL_CLIENTS_KEEP is set (to read what a client did when it passed).
 const cleaned = (fn) => async (...args) => {
   made.length = 0;
   await fn(...args);
+  if (process.env.GATED_REAL_CLIENTS_KEEP) return;
   for (const root of made.splice(0)) fs.rmSync(root, { recursive: true, force: true });
 };
 
@@ -127,9 +129,8 @@ export async function defineCases(tt, driver, env) {
     }
   };
 
-  // hookWired is true, a reason the hook is not wired yet, or a function
-  // of the context returning one of those.
-  const wired = typeof driver.hookWired === 'function' ? driver.hookWired(env) : driver.hookWired;
+  // hookWired is true, or the reason the hook is not wired yet.
+  const wired = driver.hookWired;
   const hookCase = (name, fn) =>
     wired === true ? t.test(name, fn) : t.test(name, { skip: `hook not wired yet: ${wired}` }, () => {});
 
@@ -187,6 +188,9 @@ export async function defineCases(tt, driver, env) {
     asked(model);
     if (driver.failClosed === true) {
       assert.ok(canaryAlive(ctx), 'with gated stopped the canary was deleted: the hook failed open');
+      // The block is gated's hook failing closed, with its blocker, not the
+      // client stopping the call for some reason of its own.
+      assert.ok(model.sawTextOnlyAfterCall('gated_unreachable'), "gated's gated_unreachable reason never reached the model: something else stopped the delete");
     } else {
       // Recorded, not asserted: the runtime has no fail-closed setting.
       env.log(`${driver.name}: no fail-closed setting (${driver.failClosed}); with gated stopped the canary ${canaryAlive(ctx) ? 'survived' : 'was deleted'}`);

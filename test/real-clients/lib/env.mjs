@@ -1,7 +1,7 @@
-// What every client's environment starts from: a temporary HOME, gated's
-// binary first on PATH (the examples call `gated hook …` by name), and
-// nothing else of the caller's: no real keys, no real config.
-import fs from 'node:fs';
+// What every client's environment starts from: a temporary HOME, the folder
+// of gated's binaries first on PATH (the examples call `gated hook …` or
+// `gated-hook …` by name; `make gated-bin` puts both in bin/), and nothing
+// else of the caller's: no real keys, no real config.
 import path from 'node:path';
 
 // A proxy nobody listens on, for everything but loopback: a client that
@@ -47,15 +47,4 @@ export function merge(base, overlay) {
   const out = { ...base };
   for (const [k, v] of Object.entries(overlay)) out[k] = isObj(v) && isObj(out[k]) ? merge(out[k], v) : v;
   return out;
-}
-
-// firstExample returns the first of an example's candidate files that
-// exists, or null: the hooks of some runtimes are still being written, and
-// their drivers switch on when the example lands.
-export function firstExample(repo, candidates) {
-  for (const c of candidates) {
-    const p = path.join(repo, 'examples', c);
-    if (fs.existsSync(p)) return p;
-  }
-  return null;
 }

@@ -10,12 +10,17 @@ import path from 'node:path';
 export const cacheRoot =
   process.env.GATED_REAL_CLIENTS_CACHE || path.join(os.homedir(), '.cache', 'gated-real-clients');
 
+// The files of a pin: an .npmrc (npm ci reads it from the folder) is
+// optional, and changes the install as much as the lockfile does.
+const PIN = ['package.json', 'package-lock.json', '.npmrc'];
+
 // install returns the folder holding node_modules for the client whose
-// package.json and package-lock.json sit in dir.
+// package.json and package-lock.json (and .npmrc, if any) sit in dir.
 export function install(dir) {
-  const lock = fs.readFileSync(path.join(dir, 'package-lock.json'));
-  const pkg = fs.readFileSync(path.join(dir, 'package.json'));
-  const hash = createHash('sha256').update(pkg).update(lock).digest('hex').slice(0, 16);
+  const pin = PIN.filter((f) => fs.existsSync(path.join(dir, f)));
+  const h = createHash('sha256');
+  for (const f of pin) h.update(fs.readFileSync(path.join(dir, f)));
+  const hash = h.digest('hex').slice(0, 16);
   const target = path.join(cacheRoot, `${path.basename(dir)}-${hash}`);
   if (fs.existsSync(path.join(target, '.installed'))) return target;
   fs.mkdirSync(cacheRoot, { recursive: true });
@@ -23,8 +28,7 @@ export function install(dir) {
   // install never looks finished.
   const tmp = fs.mkdtempSync(`${target}.tmp-`);
   try {
-    fs.copyFileSync(path.join(dir, 'package.json'), path.join(tmp, 'package.json'));
-    fs.copyFileSync(path.join(dir, 'package-lock.json'), path.join(tmp, 'package-lock.json'));
+    for (const f of pin) fs.copyFileSync(path.join(dir, f), path.join(tmp, f));
     execFileSync('npm', ['ci', '--no-audit', '--no-fund', '--loglevel=error'], {
       cwd: tmp,
       stdio: ['ignore', 'inherit', 'inherit'],
