@@ -204,6 +204,11 @@ type Tool struct {
 	// tool: a command run elsewhere than the workspace is rewritten to
 	// start with cd, which the command rules never take for a read.
 	Workdir []string
+	// Single names the runtime's arguments that take a string or a list of
+	// strings (Copilot CLI's grep and glob paths) where the catalog's take
+	// one: a list of one is that string, an empty list is absent, and a
+	// longer list is refused, as no rule would see its other entries.
+	Single []string
 }
 
 // Tools is one runtime's table, keyed by its tool names in lower case, so
@@ -217,6 +222,10 @@ func (t Tools) Map(name string, args map[string]any) (string, map[string]any, er
 	m, ok := t[strings.ToLower(strings.TrimSpace(name))]
 	if !ok {
 		return name, args, nil
+	}
+	args, err := single(name, args, m.Single)
+	if err != nil {
+		return "", nil, err
 	}
 	out := make(map[string]any, len(args))
 	for k, v := range args {
@@ -259,6 +268,37 @@ func (t Tools) Map(name string, args map[string]any) (string, map[string]any, er
 		out["command"] = "cd " + shellQuote(dir) + " && " + cmd
 	}
 	return m.Name, out, nil
+}
+
+// single gives a copy of args with each of keys that holds a list of
+// strings reduced to its one string.
+func single(name string, args map[string]any, keys []string) (map[string]any, error) {
+	if len(keys) == 0 {
+		return args, nil
+	}
+	out := make(map[string]any, len(args))
+	for k, v := range args {
+		out[k] = v
+	}
+	for _, k := range keys {
+		list, ok := args[k].([]any)
+		if !ok {
+			continue
+		}
+		switch len(list) {
+		case 0:
+			delete(out, k)
+		case 1:
+			s, isStr := list[0].(string)
+			if !isStr {
+				return nil, fmt.Errorf("the %s call's %s has the wrong type (want a string or a list of strings)", name, k)
+			}
+			out[k] = s
+		default:
+			return nil, fmt.Errorf("the %s call gives %d %s, and gated decides one at a time: make one call per path", name, len(list), k)
+		}
+	}
+	return out, nil
 }
 
 // shellQuote quotes s as one POSIX shell word.

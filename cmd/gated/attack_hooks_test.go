@@ -1,0 +1,38 @@
+package main
+
+import (
+	"testing"
+
+	"github.com/gatedhq/gated/internal/adapter/hook/wire"
+)
+
+// Attacks on the runtimes' hook inputs, decided by the example catalog
+// in-process: each is a read of a secret that Claude Code's shape of the
+// same call (Grep with a glob or path on .env or ~/.ssh, Read of .env) is
+// refused for, and each once got the runtime's allow.
+func TestAttackedHookInputsAreNotAllowed(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ runtime, name, in string }{
+		{"gemini-cli", "grep_search include_pattern .env",
+			`{"session_id":"s","cwd":"/w","hook_event_name":"BeforeTool","tool_name":"grep_search","tool_input":{"pattern":"KEY","include_pattern":".env"}}`},
+		{"gemini-cli", "search_file_content include .env",
+			`{"session_id":"s","cwd":"/w","hook_event_name":"BeforeTool","tool_name":"search_file_content","tool_input":{"pattern":"KEY","include":"**/.env"}}`},
+		{"copilot-cli", "grep paths ~/.ssh",
+			`{"sessionId":"s","cwd":"/w","toolName":"grep","toolArgs":"{\"pattern\":\".\",\"paths\":[\"/home/u/.ssh\"],\"output_mode\":\"content\"}"}`},
+		{"copilot-cli", "glob paths ~/.ssh",
+			`{"sessionId":"s","cwd":"/w","toolName":"glob","toolArgs":{"pattern":"*","paths":"/home/u/.ssh"}}`},
+		{"copilot-cli", "PreToolUse Grep paths .env",
+			`{"session_id":"s","hook_event_name":"PreToolUse","cwd":"/w","tool_name":"Grep","tool_input":{"pattern":"KEY","paths":".env","output_mode":"content"}}`},
+		{"kiro-cli", "fs_read path README.md, operations .env",
+			`{"hook_event_name":"preToolUse","cwd":"/w","tool_name":"fs_read","tool_input":{"path":"README.md","operations":[{"mode":"Line","path":".env"}]}}`},
+		{"kiro-cli", "fs_read Image operation of .env",
+			`{"hook_event_name":"preToolUse","cwd":"/w","tool_name":"fs_read","tool_input":{"operations":[{"mode":"Image","path":"README.md","image_paths":[".env"]}]}}`},
+	} {
+		t.Run(tc.runtime+"/"+tc.name, func(t *testing.T) {
+			code, v, out := runAgentHook(t, tc.runtime, tc.in, "--catalog", claudeCatalog)
+			if v == wire.Allow || (v == "" && code == 0) {
+				t.Errorf("exit %d, printed %q: the runtime runs the call", code, out)
+			}
+		})
+	}
+}

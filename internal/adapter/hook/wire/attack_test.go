@@ -1,0 +1,91 @@
+package wire
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// Inputs an attacker steering the model can make a runtime send, which
+// once reached the catalog without the argument its rules look at: each is
+// read here into the argument the catalog checks, or refused.
+func TestAttackedArgumentsReachTheRules(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name  string
+		codec *Codec
+		in    string
+		want  map[string]any
+	}{
+		// Gemini CLI's grep_search filters files with include_pattern
+		// (include in older versions), which is Grep's glob.
+		{"gemini grep_search include_pattern", GeminiCLI,
+			`{"hook_event_name":"BeforeTool","tool_name":"grep_search","tool_input":{"pattern":"KEY","include_pattern":".env"}}`,
+			map[string]any{"pattern": "KEY", "glob": ".env"}},
+		{"gemini search_file_content include", GeminiCLI,
+			`{"hook_event_name":"BeforeTool","tool_name":"search_file_content","tool_input":{"pattern":"KEY","include":"**/.env"}}`,
+			map[string]any{"pattern": "KEY", "glob": "**/.env"}},
+		// Copilot CLI's grep and glob search paths: a string or a list.
+		{"copilot grep paths, a string", CopilotCLI,
+			`{"cwd":"/w","toolName":"grep","toolArgs":{"pattern":".","paths":"/home/u/.ssh","output_mode":"content"}}`,
+			map[string]any{"pattern": ".", "path": "/home/u/.ssh", "output_mode": "content"}},
+		{"copilot glob paths, a list of one", CopilotCLI,
+			`{"cwd":"/w","toolName":"glob","toolArgs":"{\"pattern\":\"*\",\"paths\":[\"/home/u/.ssh\"]}"}`,
+			map[string]any{"pattern": "*", "path": "/home/u/.ssh"}},
+		{"copilot PascalCase Grep paths", CopilotCLI,
+			`{"hook_event_name":"PreToolUse","cwd":"/w","tool_name":"Grep","tool_input":{"pattern":".","paths":[".env"]}}`,
+			map[string]any{"pattern": ".", "path": ".env"}},
+		{"copilot grep paths, an empty list is the workspace", CopilotCLI,
+			`{"cwd":"/w","toolName":"grep","toolArgs":{"pattern":".","paths":[]}}`,
+			map[string]any{"pattern": "."}},
+		// Kiro: an Image operation names its files in image_paths, so its
+		// list stays and the call names no file_path.
+		{"kiro fs_read image operation keeps its list", KiroCLI,
+			`{"hook_event_name":"preToolUse","cwd":"/w","tool_name":"fs_read","tool_input":{"operations":[{"mode":"Image","path":"README.md","image_paths":[".env"]}]}}`,
+			map[string]any{"operations": []any{map[string]any{"mode": "Image", "path": "README.md", "image_paths": []any{".env"}}}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := tc.codec.Parse(decode(t, tc.in))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(c.Input, tc.want) {
+				t.Errorf("arguments %v, want %v", c.Input, tc.want)
+			}
+		})
+	}
+}
+
+// Inputs whose arguments name two things where gated would decide one.
+func TestAttackedAmbiguousArgumentsAreRefused(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name  string
+		codec *Codec
+		in    string
+		want  string
+	}{
+		{"copilot grep over two paths", CopilotCLI,
+			`{"cwd":"/w","toolName":"grep","toolArgs":{"pattern":".","paths":["src","/home/u/.ssh"]}}`,
+			"gives 2 paths"},
+		{"copilot grep paths not strings", CopilotCLI,
+			`{"cwd":"/w","toolName":"grep","toolArgs":{"pattern":".","paths":[{"p":".env"}]}}`,
+			"wrong type"},
+		{"copilot grep path and paths disagree", CopilotCLI,
+			`{"cwd":"/w","toolName":"grep","toolArgs":{"pattern":".","path":"src","paths":".env"}}`,
+			"twice with different values"},
+		{"gemini grep include and include_pattern disagree", GeminiCLI,
+			`{"hook_event_name":"BeforeTool","tool_name":"grep_search","tool_input":{"pattern":"K","include":"*.go","include_pattern":".env"}}`,
+			"twice with different values"},
+		{"kiro fs_read path beside operations", KiroCLI,
+			`{"hook_event_name":"preToolUse","cwd":"/w","tool_name":"fs_read","tool_input":{"path":"README.md","operations":[{"mode":"Line","path":".env"}]}}`,
+			"both a path and an operations list"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := tc.codec.Parse(decode(t, tc.in))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("parsed %+v (error %v), want an error saying %q", c, err, tc.want)
+			}
+		})
+	}
+}
