@@ -89,3 +89,24 @@ func TestAttackedAmbiguousArgumentsAreRefused(t *testing.T) {
 		})
 	}
 }
+
+// An ask from gated's endpoint to a runtime that cannot ask (a gated of
+// another version) is passed on as a deny: Codex and Droid reject "ask" as
+// a failed hook and run the tool.
+func TestAttackedAskToARuntimeThatCannotAskDenies(t *testing.T) {
+	t.Parallel()
+	for _, c := range []*Codec{Codex, Droid} {
+		r, err := c.Read([]byte(`{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"ask","permissionDecisionReason":"approve?"}}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := r.Body.(ClaudeOutput).HookSpecificOutput.PermissionDecision; got != "deny" {
+			t.Errorf("%s: the command passes on %q, want deny", c.ID, got)
+		}
+	}
+	// A runtime that can ask keeps it.
+	r, err := ClaudeCode.Read([]byte(`{"hookSpecificOutput":{"permissionDecision":"ask"}}`))
+	if err != nil || r.Body.(ClaudeOutput).HookSpecificOutput.PermissionDecision != "ask" {
+		t.Errorf("claude-code: %+v %v, want its ask", r, err)
+	}
+}

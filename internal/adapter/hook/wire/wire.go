@@ -118,11 +118,16 @@ func (c *Codec) Verdict(raw []byte) (Verdict, string, error) { return c.read(raw
 
 // Read turns an answer gated's /v1/hooks endpoint sent for this runtime
 // into the command's reply, keeping only what the runtime reads. The
-// endpoint has already turned an ask the runtime cannot take into a deny.
+// endpoint has already turned an ask the runtime cannot take into a deny;
+// an ask to a runtime that can never ask (Codex, Droid: a gated of another
+// version) is a deny here too, since the runtime would run the tool on it.
 func (c *Codec) Read(raw []byte) (Reply, error) {
 	v, reason, err := c.read(raw)
 	if err != nil {
 		return Reply{}, err
+	}
+	if v == Ask && len(c.asks) == 0 {
+		v = Deny
 	}
 	return c.encode(v, reason, ""), nil
 }
