@@ -7,9 +7,10 @@ import (
 )
 
 // Attacks on the runtimes' hook inputs, decided by the example catalog
-// in-process: each is a read of a secret that Claude Code's shape of the
-// same call (Grep with a glob or path on .env or ~/.ssh, Read of .env) is
-// refused for, and each once got the runtime's allow.
+// in-process: each is a read that Claude Code's shape of the same call
+// (Grep with a glob or path on .env or ~/.ssh, Read of .env, cat
+// /etc/passwd) is refused or asked for, and each once got the runtime's
+// allow.
 func TestAttackedHookInputsAreNotAllowed(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct{ runtime, name, in string }{
@@ -27,6 +28,10 @@ func TestAttackedHookInputsAreNotAllowed(t *testing.T) {
 			`{"hook_event_name":"preToolUse","cwd":"/w","tool_name":"fs_read","tool_input":{"path":"README.md","operations":[{"mode":"Line","path":".env"}]}}`},
 		{"kiro-cli", "fs_read Image operation of .env",
 			`{"hook_event_name":"preToolUse","cwd":"/w","tool_name":"fs_read","tool_input":{"operations":[{"mode":"Image","path":"README.md","image_paths":[".env"]}]}}`},
+		// Cursor's cwd is where the agent runs the command: /etc is not the
+		// workspace, so cat passwd is no read inside it.
+		{"cursor", "beforeShellExecution cat passwd in /etc",
+			`{"hook_event_name":"beforeShellExecution","conversation_id":"c","workspace_roots":["/w"],"command":"cat passwd","cwd":"/etc"}`},
 	} {
 		t.Run(tc.runtime+"/"+tc.name, func(t *testing.T) {
 			code, v, out := runAgentHook(t, tc.runtime, tc.in, "--catalog", claudeCatalog)

@@ -2,6 +2,7 @@ package wire
 
 import (
 	"fmt"
+	"path"
 	"strings"
 )
 
@@ -214,10 +215,9 @@ var Cursor = register(&Codec{
 				return nil, err
 			}
 		}
-		if c.Cwd == "" {
-			if roots, ok := doc["workspace_roots"].([]any); ok && len(roots) > 0 {
-				c.Cwd, _ = roots[0].(string)
-			}
+		roots := cursorRoots(doc)
+		if c.Cwd == "" && len(roots) > 0 {
+			c.Cwd = roots[0]
 		}
 		switch c.Event {
 		case "beforeShellExecution":
@@ -232,14 +232,14 @@ var Cursor = register(&Codec{
 		case "beforeReadFile":
 			// The file's content is in the input too; it is not an argument
 			// of the read, and gated never needs it.
-			path, err := str(doc, "file_path")
+			file, err := str(doc, "file_path")
 			if err != nil {
 				return nil, err
 			}
-			if path == "" {
+			if file == "" {
 				return nil, fmt.Errorf("the beforeReadFile input has no file_path")
 			}
-			c.Tool, c.Input = "Read", map[string]any{argFilePath: path}
+			c.Tool, c.Input = "Read", map[string]any{argFilePath: file}
 		case "beforeMCPExecution", "preToolUse":
 			if c.Tool, err = str(doc, "tool_name"); err != nil {
 				return nil, err
@@ -253,6 +253,9 @@ var Cursor = register(&Codec{
 			}
 		default:
 			return nil, fmt.Errorf("gated answers Cursor's beforeShellExecution, beforeMCPExecution, beforeReadFile and preToolUse hooks only, not %q", c.Event)
+		}
+		if err == nil && c.Tool == "Bash" {
+			outsideRoots(&c, roots)
 		}
 		return &c, err
 	},
@@ -274,6 +277,38 @@ type CursorOutput struct {
 	Permission   string `json:"permission"`
 	UserMessage  string `json:"user_message"`
 	AgentMessage string `json:"agent_message"`
+}
+
+// cursorRoots reads the workspace roots Cursor sends with every event.
+func cursorRoots(doc map[string]any) []string {
+	list, _ := doc["workspace_roots"].([]any)
+	var roots []string
+	for _, r := range list {
+		if s, ok := r.(string); ok && s != "" {
+			roots = append(roots, s)
+		}
+	}
+	return roots
+}
+
+// outsideRoots decides a shell command whose cwd is in none of the
+// workspace roots as run there from the first root: cwd is where the
+// command runs, which the agent chooses (Shell's working_directory), so it
+// cannot be the workspace a read must stay in.
+func outsideRoots(c *Call, roots []string) {
+	if len(roots) == 0 || c.Cwd == "" {
+		return
+	}
+	dir := path.Clean(c.Cwd)
+	for _, r := range roots {
+		r = path.Clean(r)
+		if dir == r || strings.HasPrefix(dir, strings.TrimSuffix(r, "/")+"/") {
+			return
+		}
+	}
+	cmd, _ := c.Input[argCommand].(string)
+	c.Input[argCommand] = "cd " + shellQuote(c.Cwd) + " && " + cmd
+	c.Cwd = roots[0]
 }
 
 // cursorMCPName writes Cursor's "MCP:server:tool" as the catalog's

@@ -110,3 +110,37 @@ func TestAttackedAskToARuntimeThatCannotAskDenies(t *testing.T) {
 		t.Errorf("claude-code: %+v %v, want its ask", r, err)
 	}
 }
+
+// Cursor's cwd is where a shell command runs, which the agent chooses: one
+// outside every workspace root is not the workspace, and the command is
+// decided as run there from the first root. Inside a root it stays.
+func TestAttackedCursorShellOutsideTheWorkspace(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, in string
+		want     Call
+	}{
+		{"beforeShellExecution in /etc",
+			`{"hook_event_name":"beforeShellExecution","workspace_roots":["/w"],"command":"cat passwd","cwd":"/etc"}`,
+			Call{Event: "beforeShellExecution", Tool: "Bash", Input: map[string]any{"command": "cd '/etc' && cat passwd"}, Cwd: "/w"}},
+		{"beforeShellExecution in a sibling with the root as prefix",
+			`{"hook_event_name":"beforeShellExecution","workspace_roots":["/w/"],"command":"ls","cwd":"/w2"}`,
+			Call{Event: "beforeShellExecution", Tool: "Bash", Input: map[string]any{"command": "cd '/w2' && ls"}, Cwd: "/w/"}},
+		{"preToolUse Shell with cwd outside",
+			`{"hook_event_name":"preToolUse","workspace_roots":["/w"],"cwd":"/home/u","tool_name":"Shell","tool_input":{"command":"cat .bash_history"}}`,
+			Call{Event: "preToolUse", Tool: "Bash", Input: map[string]any{"command": "cd '/home/u' && cat .bash_history"}, Cwd: "/w"}},
+		{"beforeShellExecution in a subdirectory stays",
+			`{"hook_event_name":"beforeShellExecution","workspace_roots":["/a","/w"],"command":"ls","cwd":"/w/sub/.."}`,
+			Call{Event: "beforeShellExecution", Tool: "Bash", Input: map[string]any{"command": "ls"}, Cwd: "/w/sub/.."}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := Cursor.Parse(decode(t, tc.in))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(*c, tc.want) {
+				t.Errorf("got %+v, want %+v", *c, tc.want)
+			}
+		})
+	}
+}
