@@ -144,3 +144,39 @@ func TestAttackedCursorShellOutsideTheWorkspace(t *testing.T) {
 		})
 	}
 }
+
+// Arguments sent as JSON text (Copilot CLI's toolArgs, Cline's MCP
+// arguments, Cursor's MCP tool_input) that give a key twice are refused,
+// as a body that does is: gated would decide the last, and a parser that
+// keeps the first would run the other.
+func TestAttackedRepeatedKeysInArgumentText(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name  string
+		codec *Codec
+		in    string
+	}{
+		{"copilot toolArgs", CopilotCLI,
+			`{"cwd":"/w","toolName":"view","toolArgs":"{\"path\":\"/w/.env\",\"path\":\"README.md\"}"}`},
+		{"copilot toolArgs, nested", CopilotCLI,
+			`{"cwd":"/w","toolName":"x","toolArgs":"{\"a\":[{\"b\":1},{\"c\":{\"d\":1,\"d\":2}}]}"}`},
+		{"cline MCP arguments", Cline,
+			`{"hookName":"PreToolUse","preToolUse":{"toolName":"use_mcp_tool","parameters":{"server_name":"s","tool_name":"t","arguments":"{\"q\":\"a\",\"q\":\"b\"}"}}}`},
+		{"cursor MCP tool_input, an escaped repeat", Cursor,
+			`{"hook_event_name":"beforeMCPExecution","tool_name":"MCP:s:t","tool_input":"{\"q\":1,\"\\u0071\":2}"}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if c, err := tc.codec.Parse(decode(t, tc.in)); err == nil || !strings.Contains(err.Error(), "more than once") {
+				t.Errorf("parsed %+v (error %v), want the repeated key refused", c, err)
+			}
+		})
+	}
+	// The same key in two objects is no repeat.
+	c, err := CopilotCLI.Parse(decode(t, `{"cwd":"/w","toolName":"x","toolArgs":"{\"a\":{\"k\":1},\"b\":{\"k\":1},\"c\":[{\"k\":1},{\"k\":2}],\"k\":[]}"}`))
+	if err != nil {
+		t.Fatalf("sibling objects with one key each refused: %v", err)
+	}
+	if len(c.Input) != 4 {
+		t.Errorf("arguments %v", c.Input)
+	}
+}

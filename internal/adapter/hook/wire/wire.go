@@ -193,9 +193,56 @@ func object(doc map[string]any, key string) (map[string]any, error) {
 		if err := json.Unmarshal([]byte(x), &m); err != nil || m == nil {
 			return nil, fmt.Errorf("the hook input's %s is a string that is not a JSON object", key)
 		}
+		// The body's repeated keys are refused before any codec reads it;
+		// this text is JSON too, which the runtime parses on its own.
+		if err := noRepeatedKeys(x); err != nil {
+			return nil, fmt.Errorf("the hook input's %s is ambiguous: %v", key, err)
+		}
 		return m, nil
 	}
 	return nil, fmt.Errorf("the hook input's %s has the wrong type (want an object, or a JSON string of one)", key)
+}
+
+// noRepeatedKeys refuses JSON text (already known to be valid) in which
+// an object gives one key twice: encoding/json keeps the last, and a
+// runtime's parser may keep the first.
+func noRepeatedKeys(text string) error {
+	dec := json.NewDecoder(strings.NewReader(text))
+	type frame struct {
+		keys  map[string]bool
+		isObj bool
+		atKey bool // in an object, the next token is a key
+	}
+	var stack []frame
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil // the end: Unmarshal has already read the text whole
+		}
+		top := len(stack) - 1
+		if top >= 0 && stack[top].isObj {
+			if stack[top].atKey {
+				if k, ok := tok.(string); ok {
+					if stack[top].keys[k] {
+						return fmt.Errorf("the key %q is given more than once", k)
+					}
+					stack[top].keys[k] = true
+					stack[top].atKey = false
+					continue
+				}
+			} else {
+				stack[top].atKey = true // this token is the value
+			}
+		}
+		switch tok {
+		case json.Delim('{'):
+			stack = append(stack, frame{keys: map[string]bool{}, isObj: true, atKey: true})
+		case json.Delim('['):
+			stack = append(stack, frame{})
+		case json.Delim('}'), json.Delim(']'):
+			stack = stack[:len(stack)-1]
+		}
+	}
 }
 
 // Tool maps one runtime tool onto the catalog's.
