@@ -1,6 +1,7 @@
 package main
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/gatedhq/gated/internal/adapter/hook/wire"
@@ -39,5 +40,25 @@ func TestAttackedHookInputsAreNotAllowed(t *testing.T) {
 				t.Errorf("exit %d, printed %q: the runtime runs the call", code, out)
 			}
 		})
+	}
+}
+
+// Codex's cwd is the workdir the model chose (Codex 0.169.0 reported
+// exec_command {cmd: "cat passwd", workdir: "/etc"} this way): the hook's
+// workspace is the folder it runs in (here --workspace), and cat passwd in
+// /etc is no read inside it, in-process and through a real gated alike.
+func TestAttackedCodexWorkdirOutsideTheWorkspace(t *testing.T) {
+	t.Parallel()
+	base, _ := startServe(t, []string{"--catalog", claudeCatalog}, nil)
+	in := `{"session_id":"01a21b62-4b21-7f72-812e-447692d205b5","turn_id":"t","transcript_path":null,"cwd":"/etc","hook_event_name":"PreToolUse","model":"gpt-5.5","permission_mode":"bypassPermissions","tool_name":"Bash","tool_input":{"command":"cat passwd"},"tool_use_id":"call_1"}`
+	for _, args := range [][]string{{"--catalog", claudeCatalog}, {"--url", base}} {
+		if code, v, out := runAgentHook(t, "codex", in, append(args, "--workspace", "/home/u/project")...); code != 0 || v != wire.Deny {
+			t.Errorf("%v: exit %d, %s", args, code, out)
+		}
+	}
+	// The control: the same line in the workspace is a read.
+	inWS := strings.Replace(in, `"/etc"`, `"/home/u/project"`, 1)
+	if code, v, out := runAgentHook(t, "codex", inWS, "--catalog", claudeCatalog, "--workspace", "/home/u/project"); code != 0 || v != wire.Allow {
+		t.Errorf("the same line in the workspace: exit %d, %s", code, out)
 	}
 }

@@ -2,7 +2,6 @@ package wire
 
 import (
 	"fmt"
-	"path"
 	"strings"
 )
 
@@ -299,15 +298,13 @@ func outsideRoots(c *Call, roots []string) {
 	if len(roots) == 0 || c.Cwd == "" {
 		return
 	}
-	dir := path.Clean(c.Cwd)
 	for _, r := range roots {
-		r = path.Clean(r)
-		if dir == r || strings.HasPrefix(dir, strings.TrimSuffix(r, "/")+"/") {
+		if within(c.Cwd, r) {
 			return
 		}
 	}
 	cmd, _ := c.Input[argCommand].(string)
-	c.Input[argCommand] = "cd " + shellQuote(c.Cwd) + " && " + cmd
+	c.Input[argCommand] = inDir(c.Cwd, cmd)
 	c.Cwd = roots[0]
 }
 

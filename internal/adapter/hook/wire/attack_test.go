@@ -180,3 +180,56 @@ func TestAttackedRepeatedKeysInArgumentText(t *testing.T) {
 		t.Errorf("arguments %v", c.Input)
 	}
 }
+
+// Codex 0.169.0 reports exec_command {cmd: "cat passwd", workdir: "/etc"}
+// as this input (seen driving it with a scripted model): cwd is the
+// workdir the model chose. The hook runs in the session's folder, the
+// workspace, so the call is moved there: cd '/etc' && cat passwd is no read
+// inside the workspace, as cat passwd in a workspace /etc was.
+const codexInEtc = `{"session_id":"01a21b62-4b21-7f72-812e-447692d205b5","turn_id":"01a21b62-4b45-7d32-95fe-0dbeb36f8d25","transcript_path":null,"cwd":"/etc","hook_event_name":"PreToolUse","model":"gpt-5.5","permission_mode":"bypassPermissions","tool_name":"Bash","tool_input":{"command":"cat passwd"},"tool_use_id":"call_1795755756465"}`
+
+func TestAttackedCodexWorkdirIsNotTheWorkspace(t *testing.T) {
+	t.Parallel()
+	doc := decode(t, codexInEtc)
+	if !Codex.Rebase(doc, "/home/u/project") {
+		t.Fatal("a Bash call in /etc was not moved onto the workspace")
+	}
+	c, err := Codex.Parse(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Cwd != "/home/u/project" || c.Input["command"] != "cd '/etc' && cat passwd" {
+		t.Errorf("got cwd %q, command %q", c.Cwd, c.Input["command"])
+	}
+	for name, tc := range map[string]struct {
+		codec     *Codec
+		in, where string
+	}{
+		"in the workspace":       {Codex, strings.Replace(codexInEtc, `"/etc"`, `"/home/u/project/sub"`, 1), "/home/u/project"},
+		"not a shell call":       {Codex, strings.Replace(codexInEtc, `"Bash"`, `"apply_patch"`, 1), "/home/u/project"},
+		"claude-code keeps cwd":  {ClaudeCode, codexInEtc, "/home/u/project"},
+		"no workspace to rebase": {Codex, codexInEtc, ""},
+	} {
+		if tc.codec.Rebase(decode(t, tc.in), tc.where) {
+			t.Errorf("%s: moved", name)
+		}
+	}
+}
+
+// The forwarding command passes the text on as it came unless the call
+// moves, and refuses a text that repeats a key rather than re-encoding it.
+func TestAttackedCodexRebaseBody(t *testing.T) {
+	t.Parallel()
+	same := strings.Replace(codexInEtc, `"/etc"`, `"/w"`, 1)
+	if got, err := Codex.RebaseBody([]byte(same), "/w"); err != nil || string(got) != same {
+		t.Errorf("an unmoved input changed: %s %v", got, err)
+	}
+	got, err := Codex.RebaseBody([]byte(codexInEtc), "/w")
+	if err != nil || !strings.Contains(string(got), `"command":"cd '/etc' \u0026\u0026 cat passwd"`) || !strings.Contains(string(got), `"cwd":"/w"`) {
+		t.Errorf("moved input %s %v", got, err)
+	}
+	dup := strings.Replace(codexInEtc, `"tool_name":"Bash"`, `"tool_name":"Bash","tool_name":"Bash"`, 1)
+	if _, err := Codex.RebaseBody([]byte(dup), "/w"); err == nil || !strings.Contains(err.Error(), "more than once") {
+		t.Errorf("a repeated key was re-encoded away: %v", err)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path"
 	"reflect"
 	"slices"
 	"strings"
@@ -70,6 +71,9 @@ type Codec struct {
 	// failPrints says whether a failure prints the deny answer on stdout
 	// too: always where failExit is 0.
 	failPrints bool
+	// rebase, where set, moves a shell call whose cwd lies outside the
+	// workspace the hook runs in onto that workspace (Rebase).
+	rebase func(doc map[string]any, workspace string) bool
 }
 
 // Parse reads one hook input, already decoded from JSON. It accepts only
@@ -110,6 +114,50 @@ func (c *Codec) Fail(why, event string) Reply {
 	r.Exit, r.Quiet = c.failExit, r.Quiet || !c.failPrints
 	r.Stderr = "hook blocked the tool call: " + why
 	return r
+}
+
+// Rebase is for a runtime whose input's cwd is where the agent chose to
+// run a shell command (Codex: exec_command's workdir), not the workspace:
+// the hook command runs in the session's folder, which it passes as
+// workspace. A shell call whose cwd lies outside it is rewritten, in the
+// runtime's own input, to run there from the workspace (cd '<cwd>' && …,
+// never a read). It reports whether doc changed; other runtimes never do.
+func (c *Codec) Rebase(doc map[string]any, workspace string) bool {
+	return c.rebase != nil && workspace != "" && c.rebase(doc, workspace)
+}
+
+// RebaseBody is Rebase on a hook input still in JSON text, as a command
+// forwards it to gated: the text is passed on as it came unless the call
+// moves, and then a text that repeats a key is refused rather than
+// re-encoded into one gated would read otherwise than the runtime did.
+func (c *Codec) RebaseBody(body []byte, workspace string) ([]byte, error) {
+	if c.rebase == nil || workspace == "" {
+		return body, nil
+	}
+	dec := json.NewDecoder(strings.NewReader(string(body)))
+	dec.UseNumber()
+	var doc map[string]any
+	if err := dec.Decode(&doc); err != nil || doc == nil {
+		return body, nil // gated refuses it, in the runtime's words
+	}
+	if !c.Rebase(doc, workspace) {
+		return body, nil
+	}
+	if err := noRepeatedKeys(string(body)); err != nil {
+		return nil, fmt.Errorf("the hook input is ambiguous: %v", err)
+	}
+	return json.Marshal(doc)
+}
+
+// within reports whether dir is root or lies under it, lexically.
+func within(dir, root string) bool {
+	dir, root = path.Clean(dir), path.Clean(root)
+	return dir == root || root == "/" || strings.HasPrefix(dir, root+"/")
+}
+
+// inDir rewrites a shell command to run in dir.
+func inDir(dir, cmd string) string {
+	return "cd " + shellQuote(dir) + " && " + cmd
 }
 
 // Verdict reads the verdict and reason out of an answer gated's /v1/hooks
@@ -317,7 +365,7 @@ func (t Tools) Map(name string, args map[string]any) (string, map[string]any, er
 			continue
 		}
 		cmd, _ := out["command"].(string)
-		out["command"] = "cd " + shellQuote(dir) + " && " + cmd
+		out["command"] = inDir(dir, cmd)
 	}
 	return m.Name, out, nil
 }
