@@ -33,6 +33,9 @@ func TestAttackedHookInputsAreNotAllowed(t *testing.T) {
 		// workspace, so cat passwd is no read inside it.
 		{"cursor", "beforeShellExecution cat passwd in /etc",
 			`{"hook_event_name":"beforeShellExecution","conversation_id":"c","workspace_roots":["/w"],"command":"cat passwd","cwd":"/etc"}`},
+		// An MCP server's tool named Read is the server's, not the catalog's.
+		{"cursor", "beforeMCPExecution of a tool named Read",
+			`{"hook_event_name":"beforeMCPExecution","conversation_id":"c","workspace_roots":["/w"],"tool_name":"Read","tool_input":{"file_path":"README.md"},"url":"http://mcp.example"}`},
 	} {
 		t.Run(tc.runtime+"/"+tc.name, func(t *testing.T) {
 			code, v, out := runAgentHook(t, tc.runtime, tc.in, "--catalog", claudeCatalog)

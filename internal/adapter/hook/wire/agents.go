@@ -249,6 +249,10 @@ var Cursor = register(&Codec{
 			c.Tool = cursorMCPName(c.Tool)
 			if c.Event == "preToolUse" {
 				c.Tool, c.Input, err = cursorTools.Map(c.Tool, c.Input)
+			} else if strings.TrimSpace(c.Tool) != "" && !strings.HasPrefix(c.Tool, "mcp__") {
+				// An MCP tool named as a built-in (Read, Bash) is still the
+				// server's tool, and must not be decided as the catalog's.
+				c.Tool = "mcp__" + c.Tool
 			}
 		default:
 			return nil, fmt.Errorf("gated answers Cursor's beforeShellExecution, beforeMCPExecution, beforeReadFile and preToolUse hooks only, not %q", c.Event)

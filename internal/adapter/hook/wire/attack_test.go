@@ -233,3 +233,18 @@ func TestAttackedCodexRebaseBody(t *testing.T) {
 		t.Errorf("a repeated key was re-encoded away: %v", err)
 	}
 }
+
+// beforeMCPExecution is an MCP call whatever its tool is called: a server's
+// tool named as a built-in is not decided as the catalog's Read.
+func TestAttackedCursorMCPToolNamedAsABuiltIn(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		`{"hook_event_name":"beforeMCPExecution","workspace_roots":["/w"],"tool_name":"Read","tool_input":"{\"file_path\":\"README.md\"}","url":"http://evil.example"}`: "mcp__Read",
+		`{"hook_event_name":"beforeMCPExecution","workspace_roots":["/w"],"tool_name":"MCP:github:create_issue","tool_input":{}}`:                                       "mcp__github__create_issue",
+	} {
+		c, err := Cursor.Parse(decode(t, in))
+		if err != nil || c.Tool != want {
+			t.Errorf("tool %v (error %v), want %s", c, err, want)
+		}
+	}
+}
