@@ -31,7 +31,7 @@ func exitOf(err error) error {
 }
 
 func hookCommand(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
-	usage := "usage: gated hook " + hookcmd.Usage + " [--url URL] [--token-env NAME] [--timeout D] [--shadow] [--catalog DIR] [--policy DIR]"
+	usage := "usage: gated hook " + hookcmd.Usage + " [--url URL] [--token-env NAME] [--timeout D] [--shadow] [--workspace DIR] [--catalog DIR] [--policy DIR]"
 	if len(args) == 0 {
 		return &hookcmd.Exit{Code: hookcmd.BlockExit, Msg: "hook blocked the tool call: " + usage}
 	}
@@ -50,6 +50,7 @@ func hookCommand(ctx context.Context, args []string, getenv func(string) string,
 	tokenEnv := fs.String("token-env", "GATED_TOKEN", "environment variable holding the bearer token for --url")
 	timeout := fs.Duration("timeout", client.DefaultTimeout, "how long to wait for gated's answer")
 	shadow := fs.Bool("shadow", false, "shadow mode: allow every call and say what gated would have done")
+	workspace := fs.String("workspace", "", hookcmd.WorkspaceUsage)
 	state := fs.String("authorization-state", hook.DefaultAuthorizationState, "what the runtime's session vouches for (in-process only; a remote gated uses its --hook-authorization-state)")
 	var sf sourceFlags
 	sf.register(fs)
@@ -68,6 +69,9 @@ func hookCommand(ctx context.Context, args []string, getenv func(string) string,
 	}
 	body, err := hookcmd.Input(codec, getenv, stdin)
 	if err != nil {
+		return fail(err.Error())
+	}
+	if body, err = hookcmd.Rebase(codec, body, *workspace); err != nil {
 		return fail(err.Error())
 	}
 	var answer wire.Reply

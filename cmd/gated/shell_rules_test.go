@@ -174,7 +174,8 @@ func TestStarterRulesReadOnlyLines(t *testing.T) {
 		t.Run(tc.cwd+"$ "+tc.line, func(t *testing.T) {
 			t.Parallel()
 			for _, rt := range []string{"claude-code", "codex"} {
-				code, out, stderr := runHookCommand(t, rt, bashHook(tc.line, tc.cwd), nil, "--catalog", claudeCatalog)
+				// the session's folder, where the runtime starts the hook
+				code, out, stderr := runHookCommand(t, rt, bashHook(tc.line, tc.cwd), nil, "--catalog", claudeCatalog, "--workspace", tc.cwd)
 				if code != 0 {
 					t.Fatalf("%s: exit %d: %s", rt, code, stderr)
 				}

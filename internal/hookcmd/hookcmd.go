@@ -79,6 +79,23 @@ func Input(c *wire.Codec, getenv func(string) string, stdin io.Reader) ([]byte, 
 	return c.Wrap(getenv, cwd, body)
 }
 
+// WorkspaceUsage describes the --workspace flag of the hook commands.
+const WorkspaceUsage = "the session's workspace, for a runtime whose cwd is where the agent chose to run a command (Codex); default: the folder the hook runs in"
+
+// Rebase moves a shell call the runtime reports with a cwd outside the
+// workspace onto it (wire.Codec.Rebase): the workspace is the folder the
+// runtime starts the hook in, unless --workspace names one.
+func Rebase(c *wire.Codec, body []byte, workspace string) ([]byte, error) {
+	if workspace == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return nil, fmt.Errorf("the hook's working directory, the session's workspace, is unknown: %w", err)
+		}
+		workspace = wd
+	}
+	return c.RebaseBody(body, workspace)
+}
+
 // Forward asks the gated at r.URL, which translates and decides; the Go
 // client fails closed on anything but a 2xx answer, and the runtime's codec
 // on an answer that is not the runtime's. Only the fields the runtime reads
@@ -139,7 +156,7 @@ func emit(stdout io.Writer, r wire.Reply) error {
 // GATED_TOKEN_ENV, GATED_TIMEOUT and GATED_SHADOW, as gated's own do. It
 // returns nil or an *Exit.
 func Run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
-	usage := "usage: gated-hook " + Usage + " --url URL [--token-env NAME] [--timeout D] [--shadow]"
+	usage := "usage: gated-hook " + Usage + " --url URL [--token-env NAME] [--timeout D] [--shadow] [--workspace DIR]"
 	if len(args) == 0 {
 		return &Exit{BlockExit, "hook blocked the tool call: " + usage}
 	}
@@ -157,6 +174,7 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	tokenEnv := fs.String("token-env", "GATED_TOKEN", "environment variable holding the bearer token")
 	timeout := fs.Duration("timeout", client.DefaultTimeout, "how long to wait for gated's answer")
 	shadow := fs.Bool("shadow", false, "shadow mode: allow every call and say what gated would have done")
+	workspace := fs.String("workspace", "", WorkspaceUsage)
 	if err := fs.Parse(args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
@@ -174,6 +192,9 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	}
 	body, err := Input(c, getenv, stdin)
 	if err != nil {
+		return Block(c, stdout, err.Error())
+	}
+	if body, err = Rebase(c, body, *workspace); err != nil {
 		return Block(c, stdout, err.Error())
 	}
 	r, err := Forward(ctx, c, Remote{URL: *url, Token: getenv(*tokenEnv), Timeout: *timeout, Shadow: *shadow}, body)

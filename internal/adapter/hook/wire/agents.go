@@ -15,6 +15,7 @@ const (
 	argNew      = "new_string"
 	argPattern  = "pattern"
 	argPath     = "path"
+	argGlob     = "glob" // Grep's file filter, which names files as a path does
 )
 
 // GitHub Copilot CLI (@github/copilot): the preToolUse command hook. Its
@@ -86,7 +87,8 @@ type CopilotCLIOutput struct {
 }
 
 // copilotTools maps Copilot CLI's built-in tools (bash, view, create, edit,
-// glob, grep, web_fetch) onto the catalog's. powershell is not a Bash
+// glob, grep, web_fetch) onto the catalog's; grep and glob search paths,
+// one or a list (1.0.102's schema), the catalog's path. powershell is not a Bash
 // line, and MCP tools are named server-tool, which cannot be split
 // reliably: both pass by their own names, and the catalog declares them
 // unknown unless it names them.
@@ -95,8 +97,8 @@ var copilotTools = Tools{
 	"view":      {Name: "Read", Args: map[string][]string{argFilePath: {"path"}}},
 	"create":    {Name: "Write", Args: map[string][]string{argFilePath: {"path"}, argContent: {"file_text"}}},
 	"edit":      {Name: "Edit", Args: map[string][]string{argFilePath: {"path"}, argOld: {"old_str"}, argNew: {"new_str"}}},
-	"glob":      {Name: "Glob", Args: map[string][]string{argPattern: {"pattern"}, argPath: {"path"}}},
-	"grep":      {Name: "Grep", Args: map[string][]string{argPattern: {"pattern"}, argPath: {"path"}}},
+	"glob":      {Name: "Glob", Args: map[string][]string{argPattern: {"pattern"}, argPath: {"path", "paths"}}, Single: []string{"paths"}},
+	"grep":      {Name: "Grep", Args: map[string][]string{argPattern: {"pattern"}, argPath: {"path", "paths"}}, Single: []string{"paths"}},
 	"web_fetch": {Name: "WebFetch", Args: map[string][]string{"url": {"url"}}},
 }
 
@@ -107,8 +109,8 @@ var copilotClaudeTools = Tools{
 	"read":  {Name: "Read", Args: map[string][]string{argFilePath: {"path"}}},
 	"write": {Name: "Write", Args: map[string][]string{argFilePath: {"path"}, argContent: {"file_text"}}},
 	"edit":  {Name: "Edit", Args: map[string][]string{argFilePath: {"path"}, argOld: {"old_str"}, argNew: {"new_str"}}},
-	"grep":  {Name: "Grep", Args: map[string][]string{argPattern: {"pattern"}, argPath: {"path"}}},
-	"glob":  {Name: "Glob", Args: map[string][]string{argPattern: {"pattern"}, argPath: {"path"}}},
+	"grep":  {Name: "Grep", Args: map[string][]string{argPattern: {"pattern"}, argPath: {"path", "paths"}}, Single: []string{"paths"}},
+	"glob":  {Name: "Glob", Args: map[string][]string{argPattern: {"pattern"}, argPath: {"path", "paths"}}, Single: []string{"paths"}},
 }
 
 // Gemini CLI (@google/gemini-cli): the BeforeTool command hook, input in
@@ -157,15 +159,17 @@ func readDecision(raw []byte) (Verdict, string, error) {
 
 // geminiTools maps Gemini CLI's built-in tools onto the catalog's. Older
 // versions name read_file's path absolute_path, newer ones file_path; a
-// shell command's dir_path (directory in older versions) runs it elsewhere.
+// shell command's dir_path (directory in older versions) runs it elsewhere;
+// grep's file filter is include_pattern (0.61.0; include before), the
+// catalog's glob.
 var geminiTools = Tools{
 	"run_shell_command":   {Name: "Bash", Args: map[string][]string{argCommand: {"command"}}, Workdir: []string{"dir_path", "directory"}},
 	"read_file":           {Name: "Read", Args: map[string][]string{argFilePath: {"file_path", "absolute_path", "path"}}},
 	"write_file":          {Name: "Write", Args: map[string][]string{argFilePath: {"file_path", "absolute_path"}, argContent: {"content"}}},
 	"replace":             {Name: "Edit", Args: map[string][]string{argFilePath: {"file_path", "absolute_path"}, argOld: {"old_string"}, argNew: {"new_string"}}},
 	"glob":                {Name: "Glob", Args: map[string][]string{argPattern: {"pattern"}, argPath: {"dir_path", "path"}}},
-	"search_file_content": {Name: "Grep", Args: map[string][]string{argPattern: {"pattern"}, argPath: {"dir_path", "path"}}},
-	"grep_search":         {Name: "Grep", Args: map[string][]string{argPattern: {"pattern"}, argPath: {"dir_path", "path"}}},
+	"search_file_content": {Name: "Grep", Args: map[string][]string{argPattern: {"pattern"}, argPath: {"dir_path", "path"}, argGlob: {"include", "include_pattern"}}},
+	"grep_search":         {Name: "Grep", Args: map[string][]string{argPattern: {"pattern"}, argPath: {"dir_path", "path"}, argGlob: {"include", "include_pattern"}}},
 	"google_web_search":   {Name: "WebSearch", Args: map[string][]string{"query": {"query"}}},
 }
 
@@ -210,10 +214,9 @@ var Cursor = register(&Codec{
 				return nil, err
 			}
 		}
-		if c.Cwd == "" {
-			if roots, ok := doc["workspace_roots"].([]any); ok && len(roots) > 0 {
-				c.Cwd, _ = roots[0].(string)
-			}
+		roots := cursorRoots(doc)
+		if c.Cwd == "" && len(roots) > 0 {
+			c.Cwd = roots[0]
 		}
 		switch c.Event {
 		case "beforeShellExecution":
@@ -228,14 +231,14 @@ var Cursor = register(&Codec{
 		case "beforeReadFile":
 			// The file's content is in the input too; it is not an argument
 			// of the read, and gated never needs it.
-			path, err := str(doc, "file_path")
+			file, err := str(doc, "file_path")
 			if err != nil {
 				return nil, err
 			}
-			if path == "" {
+			if file == "" {
 				return nil, fmt.Errorf("the beforeReadFile input has no file_path")
 			}
-			c.Tool, c.Input = "Read", map[string]any{argFilePath: path}
+			c.Tool, c.Input = "Read", map[string]any{argFilePath: file}
 		case "beforeMCPExecution", "preToolUse":
 			if c.Tool, err = str(doc, "tool_name"); err != nil {
 				return nil, err
@@ -246,9 +249,16 @@ var Cursor = register(&Codec{
 			c.Tool = cursorMCPName(c.Tool)
 			if c.Event == "preToolUse" {
 				c.Tool, c.Input, err = cursorTools.Map(c.Tool, c.Input)
+			} else if strings.TrimSpace(c.Tool) != "" && !strings.HasPrefix(c.Tool, "mcp__") {
+				// An MCP tool named as a built-in (Read, Bash) is still the
+				// server's tool, and must not be decided as the catalog's.
+				c.Tool = "mcp__" + c.Tool
 			}
 		default:
 			return nil, fmt.Errorf("gated answers Cursor's beforeShellExecution, beforeMCPExecution, beforeReadFile and preToolUse hooks only, not %q", c.Event)
+		}
+		if err == nil && c.Tool == "Bash" {
+			outsideRoots(&c, roots)
 		}
 		return &c, err
 	},
@@ -270,6 +280,36 @@ type CursorOutput struct {
 	Permission   string `json:"permission"`
 	UserMessage  string `json:"user_message"`
 	AgentMessage string `json:"agent_message"`
+}
+
+// cursorRoots reads the workspace roots Cursor sends with every event.
+func cursorRoots(doc map[string]any) []string {
+	list, _ := doc["workspace_roots"].([]any)
+	var roots []string
+	for _, r := range list {
+		if s, ok := r.(string); ok && s != "" {
+			roots = append(roots, s)
+		}
+	}
+	return roots
+}
+
+// outsideRoots decides a shell command whose cwd is in none of the
+// workspace roots as run there from the first root: cwd is where the
+// command runs, which the agent chooses (Shell's working_directory), so it
+// cannot be the workspace a read must stay in.
+func outsideRoots(c *Call, roots []string) {
+	if len(roots) == 0 || c.Cwd == "" {
+		return
+	}
+	for _, r := range roots {
+		if within(c.Cwd, r) {
+			return
+		}
+	}
+	cmd, _ := c.Input[argCommand].(string)
+	c.Input[argCommand] = inDir(c.Cwd, cmd)
+	c.Cwd = roots[0]
 }
 
 // cursorMCPName writes Cursor's "MCP:server:tool" as the catalog's
@@ -395,6 +435,6 @@ var clineTools = Tools{
 	"read_file":       {Name: "Read", Args: map[string][]string{argFilePath: {"path"}}},
 	"write_to_file":   {Name: "Write", Args: map[string][]string{argFilePath: {"path"}, argContent: {"content"}}},
 	"replace_in_file": {Name: "Edit", Args: map[string][]string{argFilePath: {"path"}}},
-	"search_files":    {Name: "Grep", Args: map[string][]string{argPattern: {"regex"}, argPath: {"path"}, "glob": {"file_pattern"}}},
+	"search_files":    {Name: "Grep", Args: map[string][]string{argPattern: {"regex"}, argPath: {"path"}, argGlob: {"file_pattern"}}},
 	"web_fetch":       {Name: "WebFetch", Args: map[string][]string{"url": {"url"}}},
 }

@@ -3,6 +3,7 @@ package wire
 import (
 	"fmt"
 	"maps"
+	"strings"
 )
 
 // Claude Code's PreToolUse shape, which Codex's command hook and the
@@ -11,7 +12,7 @@ import (
 // Code and Codex run the tool on any other non-zero exit).
 var (
 	ClaudeCode = register(claudeShaped("claude-code", "Claude Code", true, nil))
-	Codex      = register(claudeShaped("codex", "Codex", false, nil))
+	Codex      = register(withRebase(claudeShaped("codex", "Codex", false, nil)))
 	CopilotSDK = register(claudeShaped("copilot", "GitHub Copilot", true, nil))
 	// OpenCode's plugin (sdk/typescript, @gatedhq/gated/opencode) maps
 	// OpenCode's tools to Claude Code's and posts this shape; it has its own
@@ -98,4 +99,29 @@ func parseClaude(doc map[string]any, tools Tools) (*Call, error) {
 		return nil, err
 	}
 	return &c, nil
+}
+
+// withRebase gives a Claude-shaped runtime Rebase. Codex 0.169.0 reports
+// exec_command {cmd, workdir} as Bash {command} with cwd set to the
+// workdir the model chose, and runs its hooks in the session's folder: seen
+// driving it with a scripted model (workdir /etc gave cwd "/etc" and the
+// hook's own working directory the workspace).
+func withRebase(c *Codec) *Codec {
+	c.rebase = func(doc map[string]any, workspace string) bool {
+		cwd, _ := doc["cwd"].(string)
+		tool, _ := doc["tool_name"].(string)
+		in, _ := doc["tool_input"].(map[string]any)
+		cmd, isStr := in["command"].(string)
+		if cwd == "" || within(cwd, workspace) || !strings.EqualFold(strings.TrimSpace(tool), "Bash") || !isStr {
+			return false
+		}
+		moved := make(map[string]any, len(in))
+		for k, v := range in {
+			moved[k] = v
+		}
+		moved["command"] = inDir(cwd, cmd)
+		doc["tool_input"], doc["cwd"] = moved, workspace
+		return true
+	}
+	return c
 }

@@ -141,7 +141,9 @@ var KiroCLI = register(&Codec{
 		if err != nil {
 			return nil, err
 		}
-		c.Input = kiroSingleRead(c.Tool, c.Input)
+		if c.Input, err = kiroSingleRead(c.Tool, c.Input); err != nil {
+			return nil, err
+		}
 		c.Tool, c.Input, err = kiroTools.Map(c.Tool, c.Input)
 		return c, err
 	},
@@ -150,19 +152,33 @@ var KiroCLI = register(&Codec{
 })
 
 // kiroSingleRead gives a read of one file through Kiro's operations list
-// ({operations: [{mode, path}]}) the path of that file; a read of several
-// keeps its list, names no file_path, and so is not accepted.
-func kiroSingleRead(tool string, in map[string]any) map[string]any {
-	if t := strings.ToLower(tool); t != "read" && t != "fs_read" {
-		return in
+// ({operations: [{mode, path}]}) the path of that file; a read of several,
+// or an operation naming files otherwise (Image mode's image_paths), keeps
+// its list, names no file_path, and so is not accepted. A path beside the
+// list is refused: gated would decide the one and Kiro read the other.
+func kiroSingleRead(tool string, in map[string]any) (map[string]any, error) {
+	if t := strings.ToLower(strings.TrimSpace(tool)); t != "read" && t != "fs_read" {
+		return in, nil
 	}
-	ops, ok := in["operations"].([]any)
-	if !ok || len(ops) != 1 || in["path"] != nil {
-		return in
+	ops, has := in["operations"]
+	if !has {
+		return in, nil
 	}
-	op, ok := ops[0].(map[string]any)
+	if _, both := in["path"]; both {
+		return nil, fmt.Errorf("the %s call gives both a path and an operations list", tool)
+	}
+	list, ok := ops.([]any)
+	if !ok || len(list) != 1 {
+		return in, nil
+	}
+	op, ok := list[0].(map[string]any)
 	if !ok {
-		return in
+		return in, nil
+	}
+	for k := range op {
+		if !kiroOpFields[k] {
+			return in, nil
+		}
 	}
 	out := make(map[string]any, len(in)+1)
 	for k, v := range in {
@@ -170,8 +186,12 @@ func kiroSingleRead(tool string, in map[string]any) map[string]any {
 	}
 	delete(out, "operations")
 	out["path"] = op["path"]
-	return out
+	return out, nil
 }
+
+// kiroOpFields are the fields of a Line, Directory or Search operation,
+// which read only the file or directory at its path.
+var kiroOpFields = map[string]bool{"mode": true, "path": true, "start_line": true, "end_line": true, "depth": true, "pattern": true, "context_lines": true}
 
 // kiroTools maps Kiro CLI's built-in tools (by their current and their
 // older names) onto the catalog's.

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path"
 	"reflect"
 	"slices"
 	"strings"
@@ -74,6 +75,9 @@ type Codec struct {
 	// failPrints says whether a failure prints the deny answer on stdout
 	// too: always where failExit is 0.
 	failPrints bool
+	// rebase, where set, moves a shell call whose cwd lies outside the
+	// workspace the hook runs in onto that workspace (Rebase).
+	rebase func(doc map[string]any, workspace string) bool
 }
 
 // Parse reads one hook input, already decoded from JSON. It accepts only
@@ -126,17 +130,66 @@ func (c *Codec) Fail(why, event string) Reply {
 	return r
 }
 
+// Rebase is for a runtime whose input's cwd is where the agent chose to
+// run a shell command (Codex: exec_command's workdir), not the workspace:
+// the hook command runs in the session's folder, which it passes as
+// workspace. A shell call whose cwd lies outside it is rewritten, in the
+// runtime's own input, to run there from the workspace (cd '<cwd>' && …,
+// never a read). It reports whether doc changed; other runtimes never do.
+func (c *Codec) Rebase(doc map[string]any, workspace string) bool {
+	return c.rebase != nil && workspace != "" && c.rebase(doc, workspace)
+}
+
+// RebaseBody is Rebase on a hook input still in JSON text, as a command
+// forwards it to gated: the text is passed on as it came unless the call
+// moves, and then a text that repeats a key is refused rather than
+// re-encoded into one gated would read otherwise than the runtime did.
+func (c *Codec) RebaseBody(body []byte, workspace string) ([]byte, error) {
+	if c.rebase == nil || workspace == "" {
+		return body, nil
+	}
+	dec := json.NewDecoder(strings.NewReader(string(body)))
+	dec.UseNumber()
+	var doc map[string]any
+	if err := dec.Decode(&doc); err != nil || doc == nil {
+		return body, nil // gated refuses it, in the runtime's words
+	}
+	if !c.Rebase(doc, workspace) {
+		return body, nil
+	}
+	if err := noRepeatedKeys(string(body)); err != nil {
+		return nil, fmt.Errorf("the hook input is ambiguous: %v", err)
+	}
+	return json.Marshal(doc)
+}
+
+// within reports whether dir is root or lies under it, lexically.
+func within(dir, root string) bool {
+	dir, root = path.Clean(dir), path.Clean(root)
+	return dir == root || root == "/" || strings.HasPrefix(dir, root+"/")
+}
+
+// inDir rewrites a shell command to run in dir.
+func inDir(dir, cmd string) string {
+	return "cd " + shellQuote(dir) + " && " + cmd
+}
+
 // Verdict reads the verdict and reason out of an answer gated's /v1/hooks
 // endpoint sent for this runtime.
 func (c *Codec) Verdict(raw []byte) (Verdict, string, error) { return c.read(raw) }
 
 // Read turns an answer gated's /v1/hooks endpoint sent for this runtime
 // into the command's reply, keeping only what the runtime reads. The
-// endpoint has already turned an ask the runtime cannot take into a deny.
+// endpoint has already turned an ask the runtime cannot take into a deny;
+// an ask to a runtime that can never ask (Codex, Droid: a gated of another
+// version) is a deny here too, since the runtime would run the tool on it.
 func (c *Codec) Read(raw []byte) (Reply, error) {
 	v, reason, err := c.read(raw)
 	if err != nil {
 		return Reply{}, err
+	}
+	if v == Ask && len(c.asks) == 0 {
+		v = Deny
 	}
 	return c.encode(v, reason, ""), nil
 }
@@ -202,9 +255,56 @@ func object(doc map[string]any, key string) (map[string]any, error) {
 		if err := json.Unmarshal([]byte(x), &m); err != nil || m == nil {
 			return nil, fmt.Errorf("the hook input's %s is a string that is not a JSON object", key)
 		}
+		// The body's repeated keys are refused before any codec reads it;
+		// this text is JSON too, which the runtime parses on its own.
+		if err := noRepeatedKeys(x); err != nil {
+			return nil, fmt.Errorf("the hook input's %s is ambiguous: %v", key, err)
+		}
 		return m, nil
 	}
 	return nil, fmt.Errorf("the hook input's %s has the wrong type (want an object, or a JSON string of one)", key)
+}
+
+// noRepeatedKeys refuses JSON text (already known to be valid) in which
+// an object gives one key twice: encoding/json keeps the last, and a
+// runtime's parser may keep the first.
+func noRepeatedKeys(text string) error {
+	dec := json.NewDecoder(strings.NewReader(text))
+	type frame struct {
+		keys  map[string]bool
+		isObj bool
+		atKey bool // in an object, the next token is a key
+	}
+	var stack []frame
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil // the end: Unmarshal has already read the text whole
+		}
+		top := len(stack) - 1
+		if top >= 0 && stack[top].isObj {
+			if stack[top].atKey {
+				if k, ok := tok.(string); ok {
+					if stack[top].keys[k] {
+						return fmt.Errorf("the key %q is given more than once", k)
+					}
+					stack[top].keys[k] = true
+					stack[top].atKey = false
+					continue
+				}
+			} else {
+				stack[top].atKey = true // this token is the value
+			}
+		}
+		switch tok {
+		case json.Delim('{'):
+			stack = append(stack, frame{keys: map[string]bool{}, isObj: true, atKey: true})
+		case json.Delim('['):
+			stack = append(stack, frame{})
+		case json.Delim('}'), json.Delim(']'):
+			stack = stack[:len(stack)-1]
+		}
+	}
 }
 
 // Tool maps one runtime tool onto the catalog's.
@@ -218,6 +318,11 @@ type Tool struct {
 	// tool: a command run elsewhere than the workspace is rewritten to
 	// start with cd, which the command rules never take for a read.
 	Workdir []string
+	// Single names the runtime's arguments that take a string or a list of
+	// strings (Copilot CLI's grep and glob paths) where the catalog's take
+	// one: a list of one is that string, an empty list is absent, and a
+	// longer list is refused, as no rule would see its other entries.
+	Single []string
 }
 
 // Tools is one runtime's table, keyed by its tool names in lower case, so
@@ -231,6 +336,10 @@ func (t Tools) Map(name string, args map[string]any) (string, map[string]any, er
 	m, ok := t[strings.ToLower(strings.TrimSpace(name))]
 	if !ok {
 		return name, args, nil
+	}
+	args, err := single(name, args, m.Single)
+	if err != nil {
+		return "", nil, err
 	}
 	out := make(map[string]any, len(args))
 	for k, v := range args {
@@ -270,9 +379,40 @@ func (t Tools) Map(name string, args map[string]any) (string, map[string]any, er
 			continue
 		}
 		cmd, _ := out["command"].(string)
-		out["command"] = "cd " + shellQuote(dir) + " && " + cmd
+		out["command"] = inDir(dir, cmd)
 	}
 	return m.Name, out, nil
+}
+
+// single gives a copy of args with each of keys that holds a list of
+// strings reduced to its one string.
+func single(name string, args map[string]any, keys []string) (map[string]any, error) {
+	if len(keys) == 0 {
+		return args, nil
+	}
+	out := make(map[string]any, len(args))
+	for k, v := range args {
+		out[k] = v
+	}
+	for _, k := range keys {
+		list, ok := args[k].([]any)
+		if !ok {
+			continue
+		}
+		switch len(list) {
+		case 0:
+			delete(out, k)
+		case 1:
+			s, isStr := list[0].(string)
+			if !isStr {
+				return nil, fmt.Errorf("the %s call's %s has the wrong type (want a string or a list of strings)", name, k)
+			}
+			out[k] = s
+		default:
+			return nil, fmt.Errorf("the %s call gives %d %s, and gated decides one at a time: make one call per path", name, len(list), k)
+		}
+	}
+	return out, nil
 }
 
 // shellQuote quotes s as one POSIX shell word.
