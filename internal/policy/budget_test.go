@@ -47,8 +47,11 @@ findings contains {"code": "never", "route": "accept", "blocking": false, "messa
 // budget before every expression, the budget says stop once, and OPA asks
 // no more — so the steps counted are exactly the budget plus the one that
 // ran out, far short of the loop's 4·10^12 iterations.
+//
+// Not parallel, as every test that runs a runaway module: see
+// TestBudgetDefaultRefusesRunaway.
 func TestBudgetStopsRunawayEvaluation(t *testing.T) {
-	t.Parallel()
+	settled(t)
 	const maxSteps = 20_000
 	var steps atomic.Int64
 	s := loadBudgeted(t, spinModule, func(n int64) { steps.Store(n) },
@@ -129,9 +132,10 @@ func heapAllocs() uint64 {
 
 // A module that builds a huge value in a few steps is stopped by the memory
 // budget, and what the process allocated meanwhile stays within a small
-// multiple of it (the last doubling in flight finishes).
+// multiple of it (the last doubling in flight finishes). Not parallel: see
+// TestBudgetDefaultRefusesRunaway.
 func TestBudgetBoundsMemory(t *testing.T) {
-	t.Parallel()
+	settled(t)
 	const budget = 16 << 20
 	s := loadBudgeted(t, doublingModule(), nil, WithEvalMemory(budget), WithEvalBudget(time.Minute), WithEvalSteps(1<<62))
 	before := heapAllocs()
@@ -173,8 +177,10 @@ func TestBudgetAbandonsEvaluationThatDoesNotStop(t *testing.T) {
 // A budget run out after OPA has answered changes nothing; a caller whose
 // own context ends first gets policy_evaluation_error (not the policy's
 // budget), and one whose context has already ended is refused at once.
+// Not parallel: the spinning evaluation the caller gives up on may outlive
+// the grace period on a loaded machine (see TestBudgetDefaultRefusesRunaway).
 func TestBudgetCallerContext(t *testing.T) {
-	t.Parallel()
+	settled(t)
 	s := loadBudgeted(t, spinModule, nil, WithEvalBudget(time.Minute), WithEvalSteps(1<<62), WithEvalMemory(1<<40))
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
