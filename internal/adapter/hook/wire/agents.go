@@ -210,23 +210,17 @@ var Cursor = register(&Codec{
 		}
 		switch c.Event {
 		case "beforeShellExecution":
-			cmd, err := str(doc, "command")
+			cmd, err := required(doc, c.Event, "command")
 			if err != nil {
 				return nil, err
-			}
-			if cmd == "" {
-				return nil, fmt.Errorf("the beforeShellExecution input has no command")
 			}
 			c.Tool, c.Input = "Bash", map[string]any{argCommand: cmd}
 		case "beforeReadFile":
 			// The file's content is in the input too; it is not an argument
 			// of the read, and gated never needs it.
-			file, err := str(doc, "file_path")
+			file, err := required(doc, c.Event, "file_path")
 			if err != nil {
 				return nil, err
-			}
-			if file == "" {
-				return nil, fmt.Errorf("the beforeReadFile input has no file_path")
 			}
 			c.Tool, c.Input = "Read", map[string]any{argFilePath: file}
 		case "beforeMCPExecution", "preToolUse":
@@ -270,6 +264,15 @@ type CursorOutput struct {
 	Permission   string `json:"permission"`
 	UserMessage  string `json:"user_message"`
 	AgentMessage string `json:"agent_message"`
+}
+
+// required reads a string field the event's input must give.
+func required(doc map[string]any, event, key string) (string, error) {
+	s, err := str(doc, key)
+	if err == nil && s == "" {
+		err = fmt.Errorf("the %s input has no %s", event, key)
+	}
+	return s, err
 }
 
 // cursorRoots reads the workspace roots Cursor sends with every event.
