@@ -28,6 +28,16 @@ func runAgentHook(t *testing.T, runtime, stdin string, args ...string) (int, wir
 	return exitCode(err), v, stdout.String()
 }
 
+// example is the text of examples/p.
+func example(t *testing.T, p string) string {
+	t.Helper()
+	b, err := os.ReadFile("../../examples/" + p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
 // The command hook of each new runtime, on the runtime's documented
 // input: in-process, through a real gated (--url), and failing every way
 // it can see. A failure blocks the runtime's way: exit 2 where the runtime
@@ -37,13 +47,6 @@ func runAgentHook(t *testing.T, runtime, stdin string, args ...string) (int, wir
 func TestAgentCommandHooks(t *testing.T) {
 	t.Parallel()
 	base, _ := startServe(t, []string{"--catalog", claudeCatalog}, nil)
-	sample := func(p string) string {
-		b, err := os.ReadFile("../../examples/" + p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return string(b)
-	}
 	type want struct {
 		exit int
 		v    wire.Verdict
@@ -53,21 +56,21 @@ func TestAgentCommandHooks(t *testing.T) {
 		decided           want // in-process and over --url alike
 		failExit          int
 	}{
-		{"copilot-cli", "rm -rf", sample("copilot-cli/hook-bash.json"), want{0, wire.Deny}, 0},
+		{"copilot-cli", "rm -rf", example(t, "copilot-cli/hook-bash.json"), want{0, wire.Deny}, 0},
 		{"copilot-cli", "read", `{"timestamp":1,"cwd":"/w","toolName":"view","toolArgs":"{\"path\":\"/w/README.md\"}"}`, want{0, wire.Allow}, 0},
-		{"gemini-cli", ".env", sample("gemini-cli/hook-read.json"), want{0, wire.Deny}, 2},
+		{"gemini-cli", ".env", example(t, "gemini-cli/hook-read.json"), want{0, wire.Deny}, 2},
 		{"gemini-cli", "read", `{"session_id":"s","cwd":"/w","hook_event_name":"BeforeTool","tool_name":"read_file","tool_input":{"absolute_path":"/w/README.md"}}`, want{0, wire.Allow}, 2},
-		{"cursor", "rm -rf asks", sample("cursor/hook-shell.json"), want{0, wire.Ask}, 2},
-		{"cursor", ".env", sample("cursor/hook-read.json"), want{0, wire.Deny}, 2},
-		{"cline", "rm -rf", sample("cline/hook-command.json"), want{0, wire.Deny}, 0},
+		{"cursor", "rm -rf asks", example(t, "cursor/hook-shell.json"), want{0, wire.Ask}, 2},
+		{"cursor", ".env", example(t, "cursor/hook-read.json"), want{0, wire.Deny}, 2},
+		{"cline", "rm -rf", example(t, "cline/hook-command.json"), want{0, wire.Deny}, 0},
 		{"cline", "read", `{"hookName":"PreToolUse","taskId":"t","workspaceRoots":["/w"],"preToolUse":{"toolName":"read_file","parameters":{"path":"README.md"}}}`, want{0, wire.Allow}, 0},
 		// Cline's task id is a timestamp in milliseconds: it once reached the
 		// evidence ref whole, and the secret scan refused every call.
 		{"cline", "read, a timestamp task id", `{"hookName":"PreToolUse","taskId":"1764216000001","workspaceRoots":["/w"],"preToolUse":{"toolName":"read_file","parameters":{"path":"README.md"}}}`, want{0, wire.Allow}, 0},
-		{"goose", "rm -rf", sample("goose/hook-shell.json"), want{0, wire.Deny}, 2},
-		{"droid", "rm -rf", sample("droid/hook-shell.json"), want{0, wire.Deny}, 2},
-		{"qwen-code", "rm -rf asks", sample("qwen-code/hook-shell.json"), want{0, wire.Ask}, 2},
-		{"qwen-code", "read", sample("qwen-code/hook-read.json"), want{0, wire.Allow}, 2},
+		{"goose", "rm -rf", example(t, "goose/hook-shell.json"), want{0, wire.Deny}, 2},
+		{"droid", "rm -rf", example(t, "droid/hook-shell.json"), want{0, wire.Deny}, 2},
+		{"qwen-code", "rm -rf asks", example(t, "qwen-code/hook-shell.json"), want{0, wire.Ask}, 2},
+		{"qwen-code", "read", example(t, "qwen-code/hook-read.json"), want{0, wire.Allow}, 2},
 	} {
 		t.Run(tc.runtime+"/"+tc.name, func(t *testing.T) {
 			for _, args := range [][]string{{"--catalog", claudeCatalog}, {"--url", base}} {
@@ -105,21 +108,14 @@ func TestAgentCommandHooks(t *testing.T) {
 func TestExitCodeCommandHooks(t *testing.T) {
 	t.Parallel()
 	base, _ := startServe(t, []string{"--catalog", claudeCatalog}, nil)
-	sample := func(p string) string {
-		b, err := os.ReadFile("../../examples/" + p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return string(b)
-	}
 	for _, tc := range []struct {
 		runtime, name, in string
 		exit              int
 		stderr            string
 	}{
-		{"windsurf", ".env", sample("windsurf/hook-read.json"), 2, "secret files"},
+		{"windsurf", ".env", example(t, "windsurf/hook-read.json"), 2, "secret files"},
 		{"windsurf", "read", `{"agent_action_name":"pre_read_code","tool_info":{"file_path":"/w/README.md"}}`, 0, ""},
-		{"kiro-cli", "rm -rf", sample("kiro-cli/hook-shell.json"), 2, "cannot ask"},
+		{"kiro-cli", "rm -rf", example(t, "kiro-cli/hook-shell.json"), 2, "cannot ask"},
 		{"kiro-cli", "post hook", `{"hook_event_name":"postToolUse","tool_name":"shell","tool_input":{}}`, 2, "preToolUse hook only"},
 	} {
 		for _, args := range [][]string{{"--catalog", claudeCatalog}, {"--url", base}, {"--url", "http://127.0.0.1:1"}} {
@@ -147,16 +143,13 @@ func TestExitCodeCommandHooks(t *testing.T) {
 func TestAmpCommandHook(t *testing.T) {
 	t.Parallel()
 	base, _ := startServe(t, []string{"--catalog", claudeCatalog}, nil)
-	read, err := os.ReadFile("../../examples/amp/hook-read.json")
-	if err != nil {
-		t.Fatal(err)
-	}
+	read := example(t, "amp/hook-read.json")
 	for _, tc := range []struct {
 		name, tool, in string
 		exit           int
 		stderr         string
 	}{
-		{"the example read", "Read", string(read), 0, ""},
+		{"the example read", "Read", read, 0, ""},
 		{".env", "Read", `{"path":".env"}`, 2, "secret files"},
 		{"rm -rf asks", "Bash", `{"cmd":"rm -rf canary"}`, 1, "approve"},
 		{"no tool name", "", `{"path":"README.md"}`, 2, "AGENT_TOOL_NAME is not set"},
@@ -175,7 +168,7 @@ func TestAmpCommandHook(t *testing.T) {
 		}
 	}
 	var stdout bytes.Buffer
-	err = run(context.Background(), []string{"gated", "hook", "amp", "--url", "http://127.0.0.1:1"}, env(map[string]string{"AGENT_TOOL_NAME": "Read"}), strings.NewReader(string(read)), &stdout, &stdout)
+	err := run(context.Background(), []string{"gated", "hook", "amp", "--url", "http://127.0.0.1:1"}, env(map[string]string{"AGENT_TOOL_NAME": "Read"}), strings.NewReader(read), &stdout, &stdout)
 	if code := exitCode(err); code != 2 || stdout.Len() != 0 {
 		t.Errorf("gated unreachable: exit %d, stdout %q; want exit 2 quiet", code, stdout.String())
 	}

@@ -2,9 +2,7 @@ package doctor
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -63,18 +61,8 @@ func loadAmp(o *Options, rt *runtime) (*config, error) {
 	var rules []any
 	from := ""
 	for _, f := range ampFiles(o) {
-		raw, err := os.ReadFile(f.path)
-		if errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
-		if err != nil {
-			cfg.checks = append(cfg.checks, Check{"settings", Problem, fmt.Sprintf("cannot read %s: %v", f.path, err)})
-			continue
-		}
-		cfg.read = append(cfg.read, f.path)
-		doc, err := readJSON(raw, rt.jsonc)
-		if err != nil {
-			cfg.checks = append(cfg.checks, Check{"settings", Problem, fmt.Sprintf("%s is not a settings file %s can read (%v)", f.path, rt.name, err)})
+		doc, ok := cfg.readFile(f.path, rt, "settings file", "")
+		if !ok {
 			continue
 		}
 		if list, ok := doc["amp.permissions"].([]any); ok && from == "" {

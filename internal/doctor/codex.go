@@ -235,6 +235,18 @@ func codexHash(v any) string {
 	return "sha256:" + hex.EncodeToString(sum[:])
 }
 
+// joinJSON writes n members between open and close, comma separated.
+func joinJSON(b *strings.Builder, open, close byte, n int, member func(i int)) {
+	b.WriteByte(open)
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		member(i)
+	}
+	b.WriteByte(close)
+}
+
 func canonicalJSON(b *strings.Builder, v any) {
 	switch v := v.(type) {
 	case map[string]any:
@@ -243,25 +255,13 @@ func canonicalJSON(b *strings.Builder, v any) {
 			keys = append(keys, k)
 		}
 		slices.Sort(keys)
-		b.WriteByte('{')
-		for i, k := range keys {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			jsonString(b, k)
+		joinJSON(b, '{', '}', len(keys), func(i int) {
+			jsonString(b, keys[i])
 			b.WriteByte(':')
-			canonicalJSON(b, v[k])
-		}
-		b.WriteByte('}')
+			canonicalJSON(b, v[keys[i]])
+		})
 	case []any:
-		b.WriteByte('[')
-		for i, x := range v {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			canonicalJSON(b, x)
-		}
-		b.WriteByte(']')
+		joinJSON(b, '[', ']', len(v), func(i int) { canonicalJSON(b, v[i]) })
 	case string:
 		jsonString(b, v)
 	case bool:

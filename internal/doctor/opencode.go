@@ -1,9 +1,7 @@
 package doctor
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -65,18 +63,8 @@ func openCodeHome(o *Options) string {
 func loadOpenCode(o *Options, rt *runtime) (*config, error) {
 	cfg := &config{}
 	for _, p := range openCodeFiles(o) {
-		raw, err := os.ReadFile(p)
-		if errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
-		if err != nil {
-			cfg.checks = append(cfg.checks, Check{"settings", Problem, fmt.Sprintf("cannot read %s: %v", p, err)})
-			continue
-		}
-		cfg.read = append(cfg.read, p)
-		doc, err := readJSON(raw, rt.jsonc)
-		if err != nil {
-			cfg.checks = append(cfg.checks, Check{"settings", Problem, fmt.Sprintf("%s is not a configuration %s can read (%v): OpenCode does not start with it", p, rt.name, err)})
+		doc, ok := cfg.readFile(p, rt, "configuration", ": OpenCode does not start with it")
+		if !ok {
 			continue
 		}
 		for _, key := range []string{"plugin", "plugins"} {

@@ -36,18 +36,8 @@ func loadSettings(o *Options, rt *runtime) (*config, error) {
 	var docs []settingsDoc
 	managedOnly, none := false, false
 	for _, f := range rt.settings(o) {
-		raw, err := os.ReadFile(f.path)
-		if errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
-		if err != nil {
-			cfg.checks = append(cfg.checks, Check{"settings", Problem, fmt.Sprintf("cannot read %s: %v", f.path, err)})
-			continue
-		}
-		cfg.read = append(cfg.read, f.path)
-		doc, err := readJSON(raw, rt.jsonc)
-		if err != nil {
-			cfg.checks = append(cfg.checks, Check{"settings", Problem, fmt.Sprintf("%s is not a settings file %s can read (%v): its hooks do not run", f.path, rt.name, err)})
+		doc, ok := cfg.readFile(f.path, rt, "settings file", ": its hooks do not run")
+		if !ok {
 			continue
 		}
 		docs = append(docs, settingsDoc{f, doc})
@@ -142,6 +132,28 @@ func settingsHook(rt *runtime, f settingsFile, event string, gi, hi int, grouped
 		}
 	}
 	return h
+}
+
+// readFile reads a runtime's settings or configuration file (what) as
+// JSON, noting in cfg that it was read, or why not as a problem, with then
+// saying what the runtime does about it; a file that is not there is
+// passed over.
+func (cfg *config) readFile(path string, rt *runtime, what, then string) (map[string]any, bool) {
+	raw, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, false
+	}
+	if err != nil {
+		cfg.checks = append(cfg.checks, Check{"settings", Problem, fmt.Sprintf("cannot read %s: %v", path, err)})
+		return nil, false
+	}
+	cfg.read = append(cfg.read, path)
+	doc, err := readJSON(raw, rt.jsonc)
+	if err != nil {
+		cfg.checks = append(cfg.checks, Check{"settings", Problem, fmt.Sprintf("%s is not a %s %s can read (%v)%s", path, what, rt.name, err, then)})
+		return nil, false
+	}
+	return doc, true
 }
 
 // readJSON reads a configuration file as JSON, or, for a runtime that

@@ -72,8 +72,9 @@ const refundAsk = `{"tool_name":"refund","tool_category":"write","authorization_
 	"risk_domain":"commerce","agent_id":"agent-7","proposed_arguments":{"order_id":"A-17","amount":12.5},"recommended_route":"accept"}`
 
 // approvalsServer is the real handler with a real engine, audit recorder
-// and approval store on a PostgreSQL database of its own.
-func approvalsServer(t *testing.T, stopping chan struct{}) *fixture {
+// and approval store on a PostgreSQL database of its own, which links
+// approvals at publicURL; opts are more of the engine's (a clock).
+func approvalsServer(t *testing.T, stopping chan struct{}, publicURL string, opts ...gate.Option) *fixture {
 	t.Helper()
 	_, dbURL := approvaltest.Database(t, time.Now())
 	rec := approvaltest.SyncRecorder(t, dbURL)
@@ -88,9 +89,10 @@ func approvalsServer(t *testing.T, stopping chan struct{}) *fixture {
 		t.Fatal(err)
 	}
 	return newServer(t, func(d *server.Deps) {
-		d.Engine = gate.New(gate.WithCatalog(func() *catalog.Catalog { return cat }, gate.UnknownDefer, catalog.ArgumentsEnforce),
+		d.Engine = gate.New(append(opts,
+			gate.WithCatalog(func() *catalog.Catalog { return cat }, gate.UnknownDefer, catalog.ArgumentsEnforce),
 			gate.WithAudit(rec, audit.NewRedactor([]byte("0123456789abcdef0123456789abcdef")), "test"),
-			gate.WithApprovals(store, ""))
+			gate.WithApprovals(store, publicURL))...)
 		d.Tokens = approvalTokens(t)
 		d.Approvals = store
 		d.Stopping = stopping
@@ -119,7 +121,7 @@ func (f *fixture) decideApproval(id, verb, secret, body string) *response {
 // fixture.do), with the status codes of docs/approvals.md.
 func TestApprovalsAPI(t *testing.T) {
 	t.Parallel()
-	f := approvalsServer(t, nil)
+	f := approvalsServer(t, nil, "")
 	id, _ := f.ask(t)
 
 	// Reading: an approver sees everything, the requester its own without
@@ -228,7 +230,7 @@ func TestApprovalsNeedTokens(t *testing.T) {
 func TestApprovalsEndAtShutdown(t *testing.T) {
 	t.Parallel()
 	stopping := make(chan struct{})
-	f := approvalsServer(t, stopping)
+	f := approvalsServer(t, stopping, "")
 	id, _ := f.ask(t)
 	close(stopping)
 	if r := f.do(request{method: http.MethodGet, target: "/v1/approvals/" + id + "?wait=60s", header: bearer(askerSecret)}); r.status != http.StatusOK || r.str("status") != "pending" {

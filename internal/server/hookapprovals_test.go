@@ -3,8 +3,6 @@ package server_test
 import (
 	"encoding/json"
 	"net/http"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"sync/atomic"
@@ -12,13 +10,7 @@ import (
 	"time"
 
 	"github.com/gatedhq/gated/internal/adapter/hook/wire"
-	"github.com/gatedhq/gated/internal/approval/approvaltest"
-	approvalpg "github.com/gatedhq/gated/internal/approval/postgres"
-	"github.com/gatedhq/gated/internal/audit"
-	"github.com/gatedhq/gated/internal/catalog"
 	"github.com/gatedhq/gated/internal/gate"
-	"github.com/gatedhq/gated/internal/pgtest"
-	"github.com/gatedhq/gated/internal/server"
 )
 
 // hookApprovals is the real handler with a real engine, audit recorder and
@@ -31,28 +23,9 @@ type hookApprovals struct {
 
 func hookApprovalsServer(t *testing.T) *hookApprovals {
 	t.Helper()
-	_, dbURL := approvaltest.Database(t, time.Now())
-	rec := approvaltest.SyncRecorder(t, dbURL)
-	store := approvalpg.New(pgtest.DB(t, dbURL))
-	t.Cleanup(store.Close)
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "TOOL.md"), []byte(refundTool), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cat, err := catalog.Load([]string{dir})
-	if err != nil {
-		t.Fatal(err)
-	}
 	h := &hookApprovals{}
 	h.clock.Store(time.Now().UnixNano())
-	h.fixture = newServer(t, func(d *server.Deps) {
-		d.Engine = gate.New(gate.WithClock(func() time.Time { return time.Unix(0, h.clock.Load()) }),
-			gate.WithCatalog(func() *catalog.Catalog { return cat }, gate.UnknownDefer, catalog.ArgumentsEnforce),
-			gate.WithAudit(rec, audit.NewRedactor([]byte("0123456789abcdef0123456789abcdef")), "test"),
-			gate.WithApprovals(store, "https://gated.example.com"))
-		d.Tokens = approvalTokens(t)
-		d.Approvals = store
-	})
+	h.fixture = approvalsServer(t, nil, "https://gated.example.com", gate.WithClock(func() time.Time { return time.Unix(0, h.clock.Load()) }))
 	return h
 }
 

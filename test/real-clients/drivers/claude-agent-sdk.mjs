@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { baseEnv } from '../lib/env.mjs';
+import { claudeEnv } from '../lib/env.mjs';
 import { install } from '../lib/install.mjs';
 import { COMMANDS } from '../lib/cases.mjs';
 import { deadURL } from '../lib/gated.mjs';
@@ -32,37 +32,21 @@ export default {
     return {
       cmd: process.execPath,
       args: [path.join(here, '..', 'lib', 'agent-sdk-app.mjs'), ctx.prompt],
-      env: baseEnv(ctx, {
+      env: claudeEnv(ctx, {
         GATED_RC_AGENT_SDK: path.join(ctx.clientDir, 'node_modules', '@anthropic-ai', 'claude-agent-sdk', 'sdk.mjs'),
         GATED_RC_CLAUDE: claude,
         GATED_RC_GATED_DIST: dist,
         GATED_RC_GUARD: ctx.hook ? ctx.hook.guard || 'hook' : 'none',
         ...(ctx.hook ? { GATED_URL: ctx.hook.url } : {}),
-        ANTHROPIC_BASE_URL: ctx.modelURL,
-        ANTHROPIC_API_KEY: 'sk-ant-scripted',
-        // As for Claude Code: bypassPermissions as root needs it.
-        IS_SANDBOX: '1',
-        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
-        DISABLE_AUTOUPDATER: '1',
-        DISABLE_TELEMETRY: '1',
       }),
     };
   },
 
   // canUseTool, the SDK's other place for a guard: it is asked only in a
   // permission mode that asks, so these run in "default".
-  async extraCases(t, env, { hookCase, workspace, runClient, records, canaryAlive, asked, relayed }) {
-    await hookCase('canUseTool: a recursive delete of the canary is blocked, and gated recorded why', async () => {
-      const ctx = { ...workspace('claude-agent-sdk', 'cut-delete'), ...env };
-      const mark = env.gated.mark();
-      const { model } = await runClient(this, ctx, { hook: { url: env.gated.url, guard: 'canUseTool' }, command: COMMANDS.delete, log: env.log });
-      asked(model);
-      assert.ok(canaryAlive(ctx), 'the canary was deleted through canUseTool');
-      const recs = records(mark);
-      assert.ok(recs.length >= 1, 'gated recorded no decision: canUseTool was not asked');
-      assert.ok(recs.every((r) => r.final_route !== 'accept' && r.execute === false), `gated accepted the delete: ${JSON.stringify(recs)}`);
-      relayed(model, mark);
-    });
+  async extraCases(t, env, { hookCase, workspace, runClient, canaryAlive, asked, deleteBlocked }) {
+    await hookCase('canUseTool: a recursive delete of the canary is blocked, and gated recorded why', () =>
+      deleteBlocked('cut-delete', { url: env.gated.url, guard: 'canUseTool' }, 'canUseTool'));
     await hookCase('canUseTool: with gated stopped, the delete is still blocked', async () => {
       const ctx = { ...workspace('claude-agent-sdk', 'cut-gated-down'), ...env };
       const { model } = await runClient(this, ctx, { hook: { url: await deadURL(), guard: 'canUseTool' }, command: COMMANDS.delete, log: env.log });

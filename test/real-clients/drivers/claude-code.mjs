@@ -3,7 +3,7 @@
 // into ~/.claude/settings.json (command hook; the HTTP hook in extra cases).
 import fs from 'node:fs';
 import path from 'node:path';
-import { baseEnv, withURL } from '../lib/env.mjs';
+import { claudeEnv, withURL } from '../lib/env.mjs';
 import { COMMANDS } from '../lib/cases.mjs';
 
 const example = (repo, name) => fs.readFileSync(path.join(repo, 'examples', 'claude-code', name), 'utf8');
@@ -25,34 +25,16 @@ export default {
     return {
       cmd: path.join(ctx.clientDir, 'node_modules', '.bin', 'claude'),
       args: ['-p', ctx.prompt, '--output-format', 'json', '--permission-mode', 'bypassPermissions', '--max-turns', '4'],
-      env: baseEnv(ctx, {
-        ANTHROPIC_BASE_URL: ctx.modelURL,
-        ANTHROPIC_API_KEY: 'sk-ant-scripted',
-        // Claude Code refuses bypassPermissions as root unless told it
-        // runs in a sandbox, which this throwaway home is.
-        IS_SANDBOX: '1',
-        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
-        DISABLE_AUTOUPDATER: '1',
-        DISABLE_TELEMETRY: '1',
-      }),
+      env: claudeEnv(ctx),
     };
   },
 
   // The HTTP hook (settings.http.json): the same delete, and gated stopped.
-  async extraCases(t, env, { hookCase, workspace, runClient, records, canaryAlive, asked, relayed }) {
+  async extraCases(t, env, { hookCase, workspace, runClient, canaryAlive, asked, deleteBlocked }) {
     const assert = (await import('node:assert/strict')).default;
     const { deadURL } = await import('../lib/gated.mjs');
-    await hookCase('HTTP hook: a recursive delete of the canary is blocked, and gated recorded why', async () => {
-      const ctx = { ...workspace('claude-code', 'http-delete'), ...env };
-      const mark = env.gated.mark();
-      const { model } = await runClient(this, ctx, { hook: { url: env.gated.url, example: 'settings.http.json' }, command: COMMANDS.delete, log: env.log });
-      asked(model);
-      assert.ok(canaryAlive(ctx), 'the canary was deleted through the HTTP hook');
-      const recs = records(mark);
-      assert.ok(recs.length >= 1, 'gated recorded no decision: the HTTP hook did not run');
-      assert.ok(recs.every((r) => r.final_route !== 'accept'), `gated accepted the delete: ${JSON.stringify(recs)}`);
-      relayed(model, mark);
-    });
+    await hookCase('HTTP hook: a recursive delete of the canary is blocked, and gated recorded why', () =>
+      deleteBlocked('http-delete', { url: env.gated.url, example: 'settings.http.json' }, 'the HTTP hook'));
     await hookCase('HTTP hook: with gated stopped, the delete is still blocked (onFailure: block)', async () => {
       const ctx = { ...workspace('claude-code', 'http-gated-down'), ...env };
       const { model } = await runClient(this, ctx, { hook: { url: await deadURL(), example: 'settings.http.json' }, command: COMMANDS.delete, log: env.log });

@@ -35,6 +35,23 @@ export function baseEnv(ctx, extra = {}) {
   };
 }
 
+// claudeEnv is the environment of the Claude Code binary, run as `claude -p`
+// or under the Agent SDK: baseEnv and extra, the scripted model, and none
+// of its own traffic.
+export function claudeEnv(ctx, extra = {}) {
+  return baseEnv(ctx, {
+    ...extra,
+    ANTHROPIC_BASE_URL: ctx.modelURL,
+    ANTHROPIC_API_KEY: 'sk-ant-scripted',
+    // Claude Code refuses bypassPermissions as root unless told it runs in
+    // a sandbox, which this throwaway home is.
+    IS_SANDBOX: '1',
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+    DISABLE_AUTOUPDATER: '1',
+    DISABLE_TELEMETRY: '1',
+  });
+}
+
 // exampleWithURL reads an example config and points its gated URL at url.
 export function withURL(text, url) {
   return text.replaceAll('http://127.0.0.1:8080', url);

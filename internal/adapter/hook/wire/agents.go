@@ -52,13 +52,7 @@ var CopilotCLI = register(&Codec{
 			}
 		}
 		c.Event = "preToolUse"
-		if c.Tool, err = str(doc, "toolName"); err != nil {
-			return nil, err
-		}
-		if c.Cwd, err = str(doc, "cwd"); err != nil {
-			return nil, err
-		}
-		if c.Session, err = str(doc, "sessionId"); err != nil {
+		if err = strs(doc, []field{{"toolName", &c.Tool}, {"cwd", &c.Cwd}, {"sessionId", &c.Session}}); err != nil {
 			return nil, err
 		}
 		if c.Input, err = object(doc, "toolArgs"); err != nil {
@@ -148,13 +142,19 @@ type DecisionOutput struct {
 	Reason   string `json:"reason"`
 }
 
-func readDecision(raw []byte) (Verdict, string, error) {
-	var a DecisionOutput
-	if err := decodeAnswer(raw, &a); err != nil {
-		return "", "", err
+// readDecision reads a DecisionOutput that may allow or deny.
+var readDecision = decisionReader(Allow, Deny)
+
+// decisionReader reads a DecisionOutput whose decision is one of want.
+func decisionReader(want ...Verdict) func(raw []byte) (Verdict, string, error) {
+	return func(raw []byte) (Verdict, string, error) {
+		var a DecisionOutput
+		if err := decodeAnswer(raw, &a); err != nil {
+			return "", "", err
+		}
+		v, err := checkVerdict(a.Decision, want...)
+		return v, a.Reason, err
 	}
-	v, err := checkVerdict(a.Decision, Allow, Deny)
-	return v, a.Reason, err
 }
 
 // geminiTools maps Gemini CLI's built-in tools onto the catalog's. Older
@@ -177,14 +177,9 @@ var geminiTools = Tools{
 // requires the runtime's one pre-tool event by name.
 func parseSnake(doc map[string]any, event, what string) (*Call, error) {
 	var c Call
-	var err error
-	for _, f := range []struct {
-		key string
-		dst *string
-	}{{"hook_event_name", &c.Event}, {"tool_name", &c.Tool}, {"session_id", &c.Session}, {"cwd", &c.Cwd}, {"tool_use_id", &c.ToolUseID}} {
-		if *f.dst, err = str(doc, f.key); err != nil {
-			return nil, err
-		}
+	err := strs(doc, snakeFields(&c))
+	if err != nil {
+		return nil, err
 	}
 	if c.Event != event {
 		return nil, fmt.Errorf("gated answers %s hook only, not %q", what, c.Event)
@@ -205,14 +200,9 @@ var Cursor = register(&Codec{
 	asks: map[string]bool{"beforeShellExecution": true, "beforeMCPExecution": true},
 	parse: func(doc map[string]any) (*Call, error) {
 		var c Call
-		var err error
-		for _, f := range []struct {
-			key string
-			dst *string
-		}{{"hook_event_name", &c.Event}, {"conversation_id", &c.Session}, {"cwd", &c.Cwd}, {"tool_use_id", &c.ToolUseID}} {
-			if *f.dst, err = str(doc, f.key); err != nil {
-				return nil, err
-			}
+		err := strs(doc, []field{{"hook_event_name", &c.Event}, {"conversation_id", &c.Session}, {"cwd", &c.Cwd}, {"tool_use_id", &c.ToolUseID}})
+		if err != nil {
+			return nil, err
 		}
 		roots := cursorRoots(doc)
 		if c.Cwd == "" && len(roots) > 0 {
@@ -220,23 +210,17 @@ var Cursor = register(&Codec{
 		}
 		switch c.Event {
 		case "beforeShellExecution":
-			cmd, err := str(doc, "command")
+			cmd, err := required(doc, c.Event, "command")
 			if err != nil {
 				return nil, err
-			}
-			if cmd == "" {
-				return nil, fmt.Errorf("the beforeShellExecution input has no command")
 			}
 			c.Tool, c.Input = "Bash", map[string]any{argCommand: cmd}
 		case "beforeReadFile":
 			// The file's content is in the input too; it is not an argument
 			// of the read, and gated never needs it.
-			file, err := str(doc, "file_path")
+			file, err := required(doc, c.Event, "file_path")
 			if err != nil {
 				return nil, err
-			}
-			if file == "" {
-				return nil, fmt.Errorf("the beforeReadFile input has no file_path")
 			}
 			c.Tool, c.Input = "Read", map[string]any{argFilePath: file}
 		case "beforeMCPExecution", "preToolUse":
@@ -280,6 +264,15 @@ type CursorOutput struct {
 	Permission   string `json:"permission"`
 	UserMessage  string `json:"user_message"`
 	AgentMessage string `json:"agent_message"`
+}
+
+// required reads a string field the event's input must give.
+func required(doc map[string]any, event, key string) (string, error) {
+	s, err := str(doc, key)
+	if err == nil && s == "" {
+		err = fmt.Errorf("the %s input has no %s", event, key)
+	}
+	return s, err
 }
 
 // cursorRoots reads the workspace roots Cursor sends with every event.

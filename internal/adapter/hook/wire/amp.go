@@ -28,14 +28,9 @@ var Amp = register(&Codec{
 	},
 	parse: func(doc map[string]any) (*Call, error) {
 		var c Call
-		var err error
-		for _, f := range []struct {
-			key string
-			dst *string
-		}{{"tool_name", &c.Tool}, {"thread_id", &c.Session}, {"cwd", &c.Cwd}} {
-			if *f.dst, err = str(doc, f.key); err != nil {
-				return nil, err
-			}
+		err := strs(doc, []field{{"tool_name", &c.Tool}, {"thread_id", &c.Session}, {"cwd", &c.Cwd}})
+		if err != nil {
+			return nil, err
 		}
 		if c.Input, err = object(doc, "tool_input"); err != nil {
 			return nil, err
@@ -43,24 +38,14 @@ var Amp = register(&Codec{
 		c.Tool, c.Input, err = ampTools.Map(c.Tool, c.Input)
 		return &c, err
 	},
-	encode: func(v Verdict, reason, _ string) Reply {
-		r := Reply{Body: DecisionOutput{Decision: string(v), Reason: reason}, Quiet: true}
-		switch v {
-		case Ask:
-			r.Exit, r.Stderr = 1, reason
-		case Deny:
-			r.Exit, r.Stderr = 2, reason
+	encode: func(v Verdict, reason, event string) Reply {
+		r := exitCoded(v, reason, event)
+		if v == Ask {
+			r.Exit = 1
 		}
 		return r
 	},
-	read: func(raw []byte) (Verdict, string, error) {
-		var a DecisionOutput
-		if err := decodeAnswer(raw, &a); err != nil {
-			return "", "", err
-		}
-		v, err := checkVerdict(a.Decision, Allow, Ask, Deny)
-		return v, a.Reason, err
-	},
+	read: decisionReader(Allow, Ask, Deny),
 })
 
 // AmpInput is the input /v1/hooks/amp reads: what Amp gives its delegate

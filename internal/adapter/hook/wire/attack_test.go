@@ -45,11 +45,7 @@ func TestAttackedArgumentsReachTheRules(t *testing.T) {
 			map[string]any{"operations": []any{map[string]any{"mode": "Image", "path": "README.md", "image_paths": []any{".env"}}}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c, err := tc.codec.Parse(decode(t, tc.in))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !reflect.DeepEqual(c.Input, tc.want) {
+			if c := parsed(t, tc.codec, tc.in); !reflect.DeepEqual(c.Input, tc.want) {
 				t.Errorf("arguments %v, want %v", c.Input, tc.want)
 			}
 		})
@@ -82,10 +78,7 @@ func TestAttackedAmbiguousArgumentsAreRefused(t *testing.T) {
 			"both a path and an operations list"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c, err := tc.codec.Parse(decode(t, tc.in))
-			if err == nil || !strings.Contains(err.Error(), tc.want) {
-				t.Errorf("parsed %+v (error %v), want an error saying %q", c, err, tc.want)
-			}
+			refused(t, tc.codec, tc.in, tc.want)
 		})
 	}
 }
@@ -134,11 +127,7 @@ func TestAttackedCursorShellOutsideTheWorkspace(t *testing.T) {
 			Call{Event: "beforeShellExecution", Tool: "Bash", Input: map[string]any{"command": "ls"}, Cwd: "/w/sub/.."}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c, err := Cursor.Parse(decode(t, tc.in))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !reflect.DeepEqual(*c, tc.want) {
+			if c := parsed(t, Cursor, tc.in); !reflect.DeepEqual(*c, tc.want) {
 				t.Errorf("got %+v, want %+v", *c, tc.want)
 			}
 		})
@@ -166,9 +155,7 @@ func TestAttackedRepeatedKeysInArgumentText(t *testing.T) {
 			`{"hook_event_name":"beforeMCPExecution","tool_name":"MCP:s:t","tool_input":"{\"q\":1,\"\\u0071\":2}"}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if c, err := tc.codec.Parse(decode(t, tc.in)); err == nil || !strings.Contains(err.Error(), "more than once") {
-				t.Errorf("parsed %+v (error %v), want the repeated key refused", c, err)
-			}
+			refused(t, tc.codec, tc.in, "more than once")
 		})
 	}
 	// The same key in two objects is no repeat.

@@ -76,14 +76,9 @@ func claudeShaped(id, name string, canAsk bool, tools Tools) *Codec {
 // can decide.
 func parseClaude(doc map[string]any, tools Tools) (*Call, error) {
 	var c Call
-	var err error
-	for _, f := range []struct {
-		key string
-		dst *string
-	}{{"hook_event_name", &c.Event}, {"tool_name", &c.Tool}, {"session_id", &c.Session}, {"cwd", &c.Cwd}, {"tool_use_id", &c.ToolUseID}} {
-		if *f.dst, err = str(doc, f.key); err != nil {
-			return nil, err
-		}
+	err := strs(doc, snakeFields(&c))
+	if err != nil {
+		return nil, err
 	}
 	if c.Event != "" && c.Event != "PreToolUse" {
 		return nil, fmt.Errorf("gated answers PreToolUse hooks only, not %q", c.Event)

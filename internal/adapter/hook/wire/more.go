@@ -16,14 +16,9 @@ var Goose = register(&Codec{
 	ID: "goose", Name: "goose", failExit: 2, failPrints: true,
 	parse: func(doc map[string]any) (*Call, error) {
 		var c Call
-		var err error
-		for _, f := range []struct {
-			key string
-			dst *string
-		}{{"event", &c.Event}, {"tool_name", &c.Tool}, {"session_id", &c.Session}, {"working_dir", &c.Cwd}, {"tool_call_id", &c.ToolUseID}} {
-			if *f.dst, err = str(doc, f.key); err != nil {
-				return nil, err
-			}
+		err := strs(doc, []field{{"event", &c.Event}, {"tool_name", &c.Tool}, {"session_id", &c.Session}, {"working_dir", &c.Cwd}, {"tool_call_id", &c.ToolUseID}})
+		if err != nil {
+			return nil, err
 		}
 		if c.Event != "PreToolUse" {
 			return nil, fmt.Errorf("gated answers goose's PreToolUse hook only, not %q", c.Event)
@@ -76,14 +71,9 @@ var Windsurf = register(&Codec{
 	ID: "windsurf", Name: "Windsurf Cascade", failExit: 2,
 	parse: func(doc map[string]any) (*Call, error) {
 		var c Call
-		var err error
-		for _, f := range []struct {
-			key string
-			dst *string
-		}{{"agent_action_name", &c.Event}, {"trajectory_id", &c.Session}, {"execution_id", &c.ToolUseID}} {
-			if *f.dst, err = str(doc, f.key); err != nil {
-				return nil, err
-			}
+		err := strs(doc, []field{{"agent_action_name", &c.Event}, {"trajectory_id", &c.Session}, {"execution_id", &c.ToolUseID}})
+		if err != nil {
+			return nil, err
 		}
 		info, err := object(doc, "tool_info")
 		if err != nil {

@@ -235,6 +235,29 @@ func str(doc map[string]any, key string) (string, error) {
 	return s, nil
 }
 
+// field is a string field of a hook input and the place its value goes.
+type field struct {
+	key string
+	dst *string
+}
+
+// strs reads string fields, as str does, into their places.
+func strs(doc map[string]any, fields []field) error {
+	for _, f := range fields {
+		var err error
+		if *f.dst, err = str(doc, f.key); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// snakeFields are the common fields of the snake_case input Claude Code
+// started and others copy, read into c.
+func snakeFields(c *Call) []field {
+	return []field{{"hook_event_name", &c.Event}, {"tool_name", &c.Tool}, {"session_id", &c.Session}, {"cwd", &c.Cwd}, {"tool_use_id", &c.ToolUseID}}
+}
+
 // object reads an arguments field: an object, or a string holding one (as
 // Copilot CLI's toolArgs and Cursor's MCP tool_input are). Absent is empty;
 // anything else is an error, since a call whose arguments cannot be read

@@ -18,6 +18,24 @@ func decode(t *testing.T, s string) map[string]any {
 	return m
 }
 
+// parsed is what codec reads from in, which it must read.
+func parsed(t *testing.T, codec *Codec, in string) *Call {
+	t.Helper()
+	c, err := codec.Parse(decode(t, in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// refused checks that codec refuses in with an error saying want.
+func refused(t *testing.T, codec *Codec, in, want string) {
+	t.Helper()
+	if c, err := codec.Parse(decode(t, in)); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("parsed %+v (error %v), want an error saying %q", c, err, want)
+	}
+}
+
 // Each runtime's documented input, read into the catalog's terms.
 func TestParseMapsToTheCatalog(t *testing.T) {
 	t.Parallel()
@@ -167,11 +185,7 @@ func TestParseMapsToTheCatalog(t *testing.T) {
 			Call{Tool: "Glob", Input: map[string]any{"pattern": "**/*.go"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := tc.codec.Parse(decode(t, tc.in))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !reflect.DeepEqual(*got, tc.want) {
+			if got := parsed(t, tc.codec, tc.in); !reflect.DeepEqual(*got, tc.want) {
 				t.Fatalf("got  %+v\nwant %+v", *got, tc.want)
 			}
 		})
@@ -237,10 +251,7 @@ func TestParseRefusesWhatItCannotRead(t *testing.T) {
 		{"cline MCP without a server", Cline, `{"hookName":"PreToolUse","preToolUse":{"toolName":"use_mcp_tool","parameters":{"tool_name":"t"}}}`, "no server"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := tc.codec.Parse(decode(t, tc.in))
-			if err == nil || !strings.Contains(err.Error(), tc.want) {
-				t.Fatalf("got %+v, error %v; want an error with %q", got, err, tc.want)
-			}
+			refused(t, tc.codec, tc.in, tc.want)
 		})
 	}
 }

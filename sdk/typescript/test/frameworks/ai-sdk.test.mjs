@@ -7,31 +7,11 @@ import { join } from "node:path";
 import { describe, it } from "node:test";
 
 import { generateText, isStepCount, tool } from "ai";
-import { MockLanguageModelV3 } from "ai/test";
 import { z } from "zod";
 
 import { gateAiSdkTools } from "../../dist/frameworks.js";
 import { alive, canary, DESTRUCTIVE, eventFields, files, liveClient, runBash, runRead, stoppedClient, UNREACHABLE } from "./common.mjs";
-
-const usage = {
-  inputTokens: { total: 1, noCache: 1, cacheRead: undefined, cacheWrite: undefined },
-  outputTokens: { total: 1, text: 1, reasoning: undefined },
-};
-
-// A model that asks for one tool call, then says "done" after reading its result.
-function scriptedModel(toolName, input) {
-  return new MockLanguageModelV3({
-    doGenerate: [
-      {
-        content: [{ type: "tool-call", toolCallId: "call-1", toolName, input: JSON.stringify(input) }],
-        finishReason: { unified: "tool-calls", raw: "tool_calls" },
-        usage,
-        warnings: [],
-      },
-      { content: [{ type: "text", text: "done" }], finishReason: { unified: "stop", raw: "stop" }, usage, warnings: [] },
-    ],
-  });
-}
+import { scriptedModel, toolResultSent } from "./scripted-model.mjs";
 
 const tools = {
   Bash: tool({ description: "Run a shell command", inputSchema: z.object({ command: z.string() }), execute: runBash }),
@@ -39,15 +19,6 @@ const tools = {
   Write: tool({ description: "Write a file", inputSchema: z.object({ file_path: z.string(), content: z.string() }), execute: ({ file_path, content }) => writeFile(file_path, content) }),
   Deploy: tool({ description: "Deploy a service", inputSchema: z.object({ service: z.string() }), execute: async () => "deployed" }),
 };
-
-// What the model was sent back about its tool call, in its second turn.
-function toolResultSent(model) {
-  const second = model.doGenerateCalls[1];
-  assert.ok(second, "the model was not called again with the tool's result");
-  const results = second.prompt.filter((m) => m.role === "tool").flatMap((m) => m.content);
-  assert.equal(results.length, 1, JSON.stringify(second.prompt));
-  return results[0].output;
-}
 
 async function run(toolSet, toolName, input) {
   const model = scriptedModel(toolName, input);

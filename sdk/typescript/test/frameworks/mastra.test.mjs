@@ -5,30 +5,11 @@ import { describe, it } from "node:test";
 
 import { Agent } from "@mastra/core/agent";
 import { createTool } from "@mastra/core/tools";
-import { MockLanguageModelV3 } from "ai/test";
 import { z } from "zod";
 
 import { gateMastraTool } from "../../dist/frameworks.js";
 import { alive, canary, DESTRUCTIVE, eventFields, files, liveClient, runBash, runRead, stoppedClient, UNREACHABLE } from "./common.mjs";
-
-const usage = {
-  inputTokens: { total: 1, noCache: 1, cacheRead: undefined, cacheWrite: undefined },
-  outputTokens: { total: 1, text: 1, reasoning: undefined },
-};
-
-function scriptedModel(toolName, input) {
-  return new MockLanguageModelV3({
-    doGenerate: [
-      {
-        content: [{ type: "tool-call", toolCallId: "call-1", toolName, input: JSON.stringify(input) }],
-        finishReason: { unified: "tool-calls", raw: "tool_calls" },
-        usage,
-        warnings: [],
-      },
-      { content: [{ type: "text", text: "done" }], finishReason: { unified: "stop", raw: "stop" }, usage, warnings: [] },
-    ],
-  });
-}
+import { scriptedModel, toolResultSent } from "./scripted-model.mjs";
 
 const Bash = createTool({ id: "Bash", description: "Run a shell command", inputSchema: z.object({ command: z.string() }), execute: async (input) => runBash(input) });
 const Read = createTool({ id: "Read", description: "Read a file", inputSchema: z.object({ file_path: z.string() }), execute: async (input) => runRead(input) });
@@ -38,11 +19,7 @@ async function run(tools, toolName, input) {
   const model = scriptedModel(toolName, input);
   const agent = new Agent({ id: "gated-test", name: "gated-test", instructions: "Use the tools.", model, tools });
   await agent.generate("go", { maxSteps: 2 });
-  const second = model.doGenerateCalls[1];
-  assert.ok(second, "the model was not called again with the tool's result");
-  const results = second.prompt.filter((m) => m.role === "tool").flatMap((m) => m.content);
-  assert.equal(results.length, 1, JSON.stringify(second.prompt));
-  return results[0].output;
+  return toolResultSent(model);
 }
 
 const guarded = (client) => ({ Bash: gateMastraTool(client, Bash, { event: eventFields }), Read: gateMastraTool(client, Read, { event: eventFields }) });
