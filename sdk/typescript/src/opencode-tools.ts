@@ -39,13 +39,26 @@ export function openCodeToClaudeCode(tool: string, args: unknown): ClaudeCodeCal
   const input = typeof args === "object" && args !== null && !Array.isArray(args) ? (args as Record<string, unknown>) : args === undefined || args === null ? {} : { input: args };
   const known = Object.hasOwn(TOOLS, tool) ? TOOLS[tool] : undefined;
   if (known === undefined) return { tool_name: tool, tool_input: { ...input } };
-  const out: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(input)) out[known.args?.[key] ?? key] = value;
+  const out = rename(tool, input, known.args ?? {});
   if (tool === "list") out.pattern ??= "*";
   if (tool === "multiedit" && Array.isArray(out.edits)) {
-    out.edits = out.edits.map((e: unknown) =>
-      typeof e === "object" && e !== null ? Object.fromEntries(Object.entries(e).map(([k, v]) => [EDIT_ARGS[k] ?? k, v])) : e,
-    );
+    out.edits = out.edits.map((e: unknown) => (typeof e === "object" && e !== null ? rename(tool, e as Record<string, unknown>, EDIT_ARGS) : e));
   }
   return { tool_name: known.name, tool_input: out };
+}
+
+// rename gives args with OpenCode's names in Claude Code's. OpenCode passes
+// the model's arguments on unchecked for keys it does not read, so a call
+// giving both names (filePath, which OpenCode reads, and file_path) with
+// different values is refused: gated would judge the one OpenCode ignores.
+function rename(tool: string, args: Record<string, unknown>, names: Record<string, string>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(args)) {
+    const name = (Object.hasOwn(names, key) ? names[key] : undefined) ?? key;
+    if (Object.hasOwn(out, name) && JSON.stringify(out[name]) !== JSON.stringify(value)) {
+      throw new Error(`the ${tool} call gives ${name} twice with different values`);
+    }
+    out[name] = value;
+  }
+  return out;
 }
