@@ -102,7 +102,7 @@ func main() {
 	fs.StringVar(&c.curl, "curl", "curl", "the curl the hook commands are measured against")
 	fs.StringVar(&c.hookInputs, "hook-inputs", "", "runtime=hook input file pairs, comma-separated; each input must be a harmless read the catalog allows (default: bench/cmd/benchhttp/hooks/<runtime>.json for every runtime there)")
 	fs.StringVar(&c.hookCatalog, "hook-catalog", "examples/claude-code/catalog", "the catalog the hook inputs are decided against")
-	fs.IntVar(&c.hookSpawns, "spawns", 300, "measured spawns of each hook command")
+	fs.IntVar(&c.hookSpawns, "spawns", 200, "measured spawns of each hook command")
 	fs.IntVar(&c.hookWarmup, "spawn-warmup", 20, "spawns of each hook command before the measured ones")
 	_ = fs.Parse(os.Args[1:])
 	if c.quick {
