@@ -173,7 +173,7 @@ func loadCodex(o *Options, _ *runtime) (*config, error) {
 func codexTrust(h hook, enabled *bool, trustedHash, userPath string) *Check {
 	current := h.hash
 	rerun := fmt.Sprintf("Open /hooks in an interactive `codex` and trust it (each edit of the hook's command line, timeout or matcher untrusts it), "+
-		"or record what /hooks records, once you have reviewed the hook: [hooks.state.%s] trusted_hash = %q in %s (Codex %s's hash); "+
+		"or record what /hooks records, once you have reviewed the hook, as these two lines in %[3]s (Codex %[4]s's hash):\n\n    [hooks.state.%[1]s]\n    trusted_hash = %[2]q\n\n"+
 		"or install it as a managed hook, or pass --dangerously-bypass-hook-trust to a codex exec whose hooks you control",
 		tomlKey(h.key), current, userPath, codexVersionOfTrustHashing)
 	switch {
