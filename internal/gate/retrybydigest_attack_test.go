@@ -1,9 +1,7 @@
 package gate_test
 
 import (
-	"context"
 	"testing"
-	"time"
 
 	"github.com/gatedhq/gated/internal/approval"
 	"github.com/gatedhq/gated/internal/gate"
@@ -18,10 +16,7 @@ func TestAttackedRetryByDigestShadowOrAnonymous(t *testing.T) {
 	t.Parallel()
 	f := newApprovals(t, "")
 	a := byDigest(runtimeA)
-	p := askedWith(t, f.decide(t, a, event(t, refundEvent)))
-	if _, err := f.store.Decide(context.Background(), p, alice, true, "", time.Now()); err != nil {
-		t.Fatal(err)
-	}
+	p := f.approvedAsk(t, a)
 	shadow := a
 	shadow.Shadow = true
 	for name, req := range map[string]gate.Request{"shadow": shadow, "no token": byDigest(gate.Request{})} {

@@ -36,6 +36,17 @@ func (f *approvalsFixture) pending(t *testing.T) []approval.Approval {
 }
 
 // askedWith is an ask carrying an approval other than those of not.
+// approvedAsk decides the refund as req, which must ask, and has alice
+// approve the approval it opens.
+func (f *approvalsFixture) approvedAsk(t *testing.T, req gate.Request) string {
+	t.Helper()
+	p := askedWith(t, f.decide(t, req, event(t, refundEvent)))
+	if _, err := f.store.Decide(context.Background(), p, alice, true, "", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
 func askedWith(t *testing.T, d *gate.Decision, not ...string) string {
 	t.Helper()
 	if d.Route != route.Ask || d.Execute || d.Approval == nil {
@@ -110,10 +121,7 @@ func TestApprovalRetryByDigestKeepsOtherBlockers(t *testing.T) {
 	t.Parallel()
 	f := newApprovals(t, "")
 	a := byDigest(runtimeA)
-	p := askedWith(t, f.decide(t, a, event(t, refundEvent)))
-	if _, err := f.store.Decide(context.Background(), p, alice, true, "", time.Now()); err != nil {
-		t.Fatal(err)
-	}
+	p := f.approvedAsk(t, a)
 	refusing := strings.Replace(refundEvent, `"recommended_route":"accept"`, `"recommended_route":"refuse"`, 1)
 	refusedWith(t, f.decide(t, a, event(t, refusing)), "runtime_refusal")
 	if got := f.approval(t, p); got.Status != approval.StatusApproved {
