@@ -85,6 +85,7 @@ type Set struct {
 	memory       uint64            // memory budget of one evaluation, bytes
 	afterEval    func(steps int64) // tests: runs in the evaluating goroutine once OPA returns
 	warnings     []Problem
+	modules      []Module
 	actions      sync.Map // action view pointer → its ast.Value (actionValue)
 }
 
@@ -250,6 +251,10 @@ func Load(dirs []string, res Resolver, opts ...Option) (*Set, error) {
 		return nil, &LoadError{Problems: errs, Warnings: s.warnings}
 	}
 	s.revision = revision(policies, modules, s.grantsModule)
+	for _, m := range modules {
+		sum := sha256.Sum256(m.data)
+		s.modules = append(s.modules, Module{File: m.path, SHA256: hex.EncodeToString(sum[:])})
+	}
 	return s, nil
 }
 

@@ -1,0 +1,312 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/gatedhq/gated/internal/bundle"
+	"github.com/gatedhq/gated/internal/catalog"
+	"github.com/gatedhq/gated/internal/gate"
+	"github.com/gatedhq/gated/internal/policy"
+	"github.com/gatedhq/gated/internal/policy/cases"
+	"github.com/gatedhq/gated/internal/policydiff"
+	"github.com/gatedhq/gated/internal/sources"
+)
+
+const policyDiffUsage = `usage: gated policy diff [flags] OLD NEW
+
+OLD and NEW are each
+  PATH       a policy directory or bundle manifest on disk
+  REV:PATH   the policy directory or manifest PATH (from the repository's root) as git
+             revision REV holds it (origin/main:policy, HEAD~1:policy, v1.2:policy)
+  REV        the same, with PATH given once by --policy
+--catalog is read from the same place as each side (on disk, or at REV); without it,
+the catalog the side's *_test.yaml files name. Exit 0: nothing widens; 3: something
+widens (unless --allow-widening); 1: failure; 2: usage.`
+
+// policyDiffFlags are the flags of gated policy diff besides the sources.
+type policyDiffFlags struct {
+	repo          string
+	format        string
+	allowWidening bool
+	replay        replayFlags
+}
+
+// replayFlags select the recorded traffic --replay decides again.
+type replayFlags struct {
+	on          bool
+	databaseURL string
+	auditFile   string
+	since       string
+	until       string
+}
+
+func (r *replayFlags) register(fs *flag.FlagSet) {
+	fs.BoolVar(&r.on, "replay", false, "also decide recorded traffic (the audit store) again under NEW")
+	fs.StringVar(&r.databaseURL, "database-url", "", "with --replay: PostgreSQL URL of the audit store to replay")
+	fs.StringVar(&r.auditFile, "audit-file", "", "with --replay: JSON-lines audit file to replay")
+	fs.StringVar(&r.since, "since", "", "with --replay: replay decisions from this time (RFC 3339) or this long ago (24h)")
+	fs.StringVar(&r.until, "until", "", "with --replay: replay decisions up to this time (RFC 3339) or this long ago")
+}
+
+// window checks the flags and returns the time window to replay.
+func (r *replayFlags) window(now time.Time) (since, until time.Time, err error) {
+	if !r.on {
+		if r.databaseURL != "" || r.auditFile != "" || r.since != "" || r.until != "" {
+			return since, until, usageError("--database-url, --audit-file, --since and --until select what --replay decides again: give --replay")
+		}
+		return since, until, nil
+	}
+	if (r.databaseURL == "") == (r.auditFile == "") {
+		return since, until, usageError("--replay needs one of --database-url and --audit-file")
+	}
+	if since, err = when("--since", r.since, now); err != nil {
+		return since, until, err
+	}
+	if until, err = when("--until", r.until, now); err != nil {
+		return since, until, err
+	}
+	if !since.IsZero() && !until.IsZero() && !since.Before(until) {
+		return since, until, usageError("--since %s is not before --until %s", r.since, r.until)
+	}
+	return since, until, nil
+}
+
+// when reads a time flag: RFC 3339, or a duration before now.
+func when(name, v string, now time.Time) (time.Time, error) {
+	if v == "" {
+		return time.Time{}, nil
+	}
+	if t, err := time.Parse(time.RFC3339, v); err == nil {
+		return t, nil
+	}
+	if d, err := time.ParseDuration(v); err == nil && d > 0 {
+		return now.Add(-d), nil
+	}
+	return time.Time{}, usageError("%s %q is neither an RFC 3339 time nor a positive duration", name, v)
+}
+
+// replayDiff decides the recorded traffic of the window again under the
+// new side. It is where `gated replay` (internal/replay) plugs in: its
+// Run over the source the flags name, with an engine on newSide, rendered
+// into a policydiff.Replay. Until that package lands it says so.
+func replayDiff(_ context.Context, _ replayFlags, _, _ time.Time, _ *policydiff.Side) (*policydiff.Replay, error) {
+	return nil, errors.New("--replay is not wired yet: it needs gated replay (internal/replay), which this build does not have")
+}
+
+// runPolicyDiff is `gated policy diff OLD NEW`.
+func runPolicyDiff(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("policy diff", stderr)
+	var sf sourceFlags
+	sf.register(fs)
+	var df policyDiffFlags
+	fs.StringVar(&df.repo, "repo", ".", "the git repository REV sides are read from (any folder in it)")
+	fs.StringVar(&df.format, "format", "text", "text, markdown (a pull-request comment) or json")
+	fs.BoolVar(&df.allowWidening, "allow-widening", false, "exit 0 even when something widens")
+	df.replay.register(fs)
+	sides, err := parseInterleaved(fs, args, getenv)
+	if err != nil {
+		return err
+	}
+	if len(sides) != 2 {
+		return usageError("%s", policyDiffUsage)
+	}
+	if len(sf.policyDirs) > 1 {
+		return usageError("--policy names the one policy path a bare REV side reads")
+	}
+	render, ok := map[string]func(policydiff.Report, io.Writer) error{
+		"text": policydiff.Report.Text, "markdown": policydiff.Report.Markdown, "json": policydiff.Report.JSON,
+	}[df.format]
+	if !ok {
+		return usageError("--format %q: want text, markdown or json", df.format)
+	}
+	since, until, err := df.replay.window(time.Now())
+	if err != nil {
+		return err
+	}
+	unknown, err := gate.ParseUnknownTools(sf.unknownTools)
+	if err != nil {
+		return usageError("%v", err)
+	}
+	argMode, err := catalog.ParseArgumentMode(sf.argMode)
+	if err != nil {
+		return usageError("--argument-validation: %v", err)
+	}
+	bundles, err := sf.bundles.config()
+	if err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp("", "gated-policy-diff-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	var loaded [2]policydiff.Side
+	for i, spec := range sides {
+		place, err := locate(spec, &sf, df.repo, filepath.Join(tmp, fmt.Sprint(i)), bundles.Limits)
+		if err != nil {
+			return err
+		}
+		if loaded[i], err = place.load(ctx, bundles, unknown, argMode); err != nil {
+			return err
+		}
+	}
+	report := policydiff.Compare(loaded[0], loaded[1])
+	if df.replay.on {
+		if report.Replay, err = replayDiff(ctx, df.replay, since, until, &loaded[1]); err != nil {
+			return err
+		}
+	}
+	if err := render(report, stdout); err != nil {
+		return err
+	}
+	if report.Widens() && !df.allowWidening {
+		return exitError{code: exitBlocked}
+	}
+	return nil
+}
+
+// parseInterleaved parses flags given before, between or after the
+// positional arguments (`gated policy diff origin/main HEAD --format
+// markdown`) and returns the positional ones.
+func parseInterleaved(fs *flag.FlagSet, args []string, getenv func(string) string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, exitError{code: 0}
+			}
+			return nil, exitError{code: exitUsage}
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		pos = append(pos, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+	return pos, parseFlags(fs, nil, getenv)
+}
+
+// place is where one side's sources are on disk.
+type place struct {
+	label    string
+	policy   []string // a directory or one manifest
+	catalogs []string
+	cases    string // where its *_test.yaml files are
+}
+
+// locate finds a side on disk, writing it below dir when it names a git
+// revision.
+func locate(spec string, sf *sourceFlags, repo, dir string, limits bundle.Limits) (place, error) {
+	if _, err := os.Stat(spec); err == nil {
+		p := place{label: spec, policy: []string{spec}, catalogs: sf.catalogDirs, cases: casesDir(spec)}
+		if len(p.catalogs) == 0 {
+			named, err := cases.Catalogs([]string{p.cases})
+			if err != nil && !errors.Is(err, cases.ErrNoTestFiles) {
+				return place{}, err
+			}
+			p.catalogs = named
+		}
+		return p, nil
+	}
+	rev, path, hasPath := strings.Cut(spec, ":")
+	if !hasPath {
+		if len(sf.policyDirs) == 0 {
+			return place{}, usageError("%s is not a file or folder here; as a git revision it needs its policy's path: REV:PATH, or --policy PATH", spec)
+		}
+		path = sf.policyDirs[0]
+	}
+	r, err := bundle.OpenGitRevision(repo, rev, limits)
+	if err != nil {
+		return place{}, err
+	}
+	write := func(p string) (string, error) {
+		tree := p
+		if bundle.IsManifest(p) {
+			tree = casesDir(p) // a manifest's local sources are in its folder
+		}
+		if err := r.WriteTo(dir, tree); err != nil {
+			return "", err
+		}
+		return filepath.Join(dir, filepath.FromSlash(p)), nil
+	}
+	local, err := write(path)
+	if err != nil {
+		return place{}, err
+	}
+	short := r.Commit[:12]
+	p := place{label: fmt.Sprintf("%s:%s (%s)", rev, path, short), policy: []string{local}, cases: casesDir(local)}
+	for _, c := range sf.catalogDirs {
+		local, err := write(c)
+		if err != nil {
+			return place{}, fmt.Errorf("--catalog: %w", err)
+		}
+		p.catalogs = append(p.catalogs, local)
+	}
+	if len(sf.catalogDirs) == 0 {
+		named, err := cases.Catalogs([]string{p.cases})
+		if err != nil && !errors.Is(err, cases.ErrNoTestFiles) {
+			return place{}, err
+		}
+		for _, c := range named {
+			rel, err := filepath.Rel(dir, c)
+			if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+				return place{}, fmt.Errorf("the test files of %s name the catalog %s, which is outside the repository", spec, c)
+			}
+			local, err := write(filepath.ToSlash(rel))
+			if err != nil {
+				return place{}, fmt.Errorf("the catalog the test files of %s name: %w", spec, err)
+			}
+			p.catalogs = append(p.catalogs, local)
+		}
+	}
+	return p, nil
+}
+
+// casesDir is where a policy's test files are: the directory itself, or a
+// manifest's folder.
+func casesDir(p string) string {
+	if bundle.IsManifest(p) {
+		return filepath.Dir(p)
+	}
+	return p
+}
+
+// load loads a side's catalog, policy and test cases, and the gate that
+// decides them.
+func (p place) load(ctx context.Context, bundles sources.Bundles, unknown gate.UnknownTools, args catalog.ArgumentMode) (policydiff.Side, error) {
+	s := policydiff.Side{Label: p.label, Root: p.cases}
+	var opts []gate.Option
+	var res policy.Resolver
+	if len(p.catalogs) > 0 {
+		cat, err := sources.LoadCatalog(p.catalogs, bundles)
+		if err != nil {
+			return s, fmt.Errorf("%s: the catalog: %w", p.label, err)
+		}
+		s.Catalog, res = cat, cat
+		opts = append(opts, gate.WithCatalog(func() *catalog.Catalog { return cat }, unknown, args))
+	}
+	pol, err := sources.LoadPolicy(p.policy, bundles, res)
+	if err != nil {
+		return s, fmt.Errorf("%s: the policy: %w", p.label, err)
+	}
+	s.Policy = pol
+	if s.Cases, err = cases.Read([]string{p.cases}); err != nil {
+		return s, fmt.Errorf("%s: %w", p.label, err)
+	}
+	s.Decide = func(ev map[string]any, principals []string, now time.Time) (string, []string) {
+		// A limiter of its own per case: rate limits count one case only.
+		e := gate.New(slices.Concat(opts, []gate.Option{gate.WithPolicy(func() *policy.Set { return pol }, policy.NewLimiter()), gate.WithClock(func() time.Time { return now })})...)
+		d := e.Decide(ctx, gate.Request{Event: ev, Principals: principals})
+		return d.Route.String(), d.HardBlockers
+	}
+	return s, nil
+}

@@ -1,0 +1,17 @@
+package policy
+
+import "slices"
+
+// Documents are the parsed POLICY.md files of the set, in load order. They
+// are shared with every decision and must not be modified; `gated policy
+// diff` compares two sets' grants, requirements and limits through them.
+func (s *Set) Documents() []*Document { return slices.Clone(s.docs) }
+
+// Module is a custom Rego module of the set, by its file and content hash.
+type Module struct {
+	File   string `json:"file"`
+	SHA256 string `json:"sha256"`
+}
+
+// Modules are the custom Rego modules of the set, in load order.
+func (s *Set) Modules() []Module { return slices.Clone(s.modules) }
