@@ -71,8 +71,8 @@ var stack = []layer{
 	{"engine", []string{
 		"internal/gate",
 	}},
-	{"around the engine: its answer on the wire, and its sources kept current", []string{
-		"internal/envelope", "internal/sources",
+	{"around the engine: its answer on the wire, its sources kept current, two revisions of them compared", []string{
+		"internal/envelope", "internal/sources", "internal/policydiff",
 	}},
 	{"translators onto the engine", []string{
 		"internal/actionapi", "internal/adapter/hook", "internal/adapter/mcp",
