@@ -283,7 +283,7 @@ func casesDir(p string) string {
 // load loads a side's catalog, policy and test cases, and the gate that
 // decides them.
 func (p place) load(ctx context.Context, bundles sources.Bundles, unknown gate.UnknownTools, args catalog.ArgumentMode) (policydiff.Side, error) {
-	s := policydiff.Side{Label: p.label, Root: p.cases}
+	s := policydiff.Side{Label: p.label}
 	var opts []gate.Option
 	var res policy.Resolver
 	if len(p.catalogs) > 0 {

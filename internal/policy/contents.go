@@ -7,7 +7,9 @@ import "slices"
 // diff` compares two sets' grants, requirements and limits through them.
 func (s *Set) Documents() []*Document { return slices.Clone(s.docs) }
 
-// Module is a custom Rego module of the set, by its file and content hash.
+// Module is a custom Rego module of the set, by its content hash and its
+// file's path below the policy directory (or bundle) it was read from, so
+// that two copies of one policy name their modules alike.
 type Module struct {
 	File   string `json:"file"`
 	SHA256 string `json:"sha256"`

@@ -176,6 +176,7 @@ func (s *Set) GrantsRego() string { return s.grantsModule }
 type source struct {
 	path string
 	data []byte
+	rel  string // modules: the path below the directory it was found in
 }
 
 // Caps on what one load reads, so a policy directory cannot make gated read
@@ -213,9 +214,9 @@ func Load(dirs []string, res Resolver, opts ...Option) (*Set, error) {
 		errs = append(errs, ps...)
 		for _, f := range files {
 			if isPolicy(path.Base(f.Rel)) {
-				policies = append(policies, source{f.Path, f.Data})
+				policies = append(policies, source{path: f.Path, data: f.Data})
 			} else {
-				modules = append(modules, source{f.Path, f.Data})
+				modules = append(modules, source{path: f.Path, data: f.Data, rel: f.Rel})
 			}
 		}
 	}
@@ -253,7 +254,7 @@ func Load(dirs []string, res Resolver, opts ...Option) (*Set, error) {
 	s.revision = revision(policies, modules, s.grantsModule)
 	for _, m := range modules {
 		sum := sha256.Sum256(m.data)
-		s.modules = append(s.modules, Module{File: m.path, SHA256: hex.EncodeToString(sum[:])})
+		s.modules = append(s.modules, Module{File: m.rel, SHA256: hex.EncodeToString(sum[:])})
 	}
 	return s, nil
 }

@@ -32,10 +32,7 @@ var directionOrder = map[Direction]int{Widens: 0, Tightens: 1, Changes: 2}
 // Side is one revision of the sources: what was loaded, and how it decides.
 type Side struct {
 	// Label names the side in the report: a path, or REV (commit).
-	Label string
-	// Root is the folder the policy was read from; file names in the
-	// report are relative to it, so that two copies of one policy compare.
-	Root    string
+	Label   string
 	Catalog *catalog.Catalog // nil without a catalog
 	Policy  *policy.Set      // nil without a policy
 	// Cases are the side's decision test cases.

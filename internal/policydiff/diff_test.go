@@ -71,7 +71,7 @@ func load(t *testing.T, label, root string) policydiff.Side {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return policydiff.Side{Label: label, Root: dir, Catalog: cat, Policy: pol, Cases: cs,
+	return policydiff.Side{Label: label, Catalog: cat, Policy: pol, Cases: cs,
 		Decide: func(ev map[string]any, principals []string, now time.Time) (string, []string) {
 			e := gate.New(gate.WithCatalog(func() *catalog.Catalog { return cat }, gate.UnknownDefer, catalog.ArgumentsEnforce),
 				gate.WithPolicy(func() *policy.Set { return pol }, policy.NewLimiter()), gate.WithClock(func() time.Time { return now }))

@@ -2,7 +2,6 @@ package policydiff
 
 import (
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -38,7 +37,7 @@ func policyChanges(old, new Side) []Change {
 	out = append(out, grantChanges(grants(oldDocs), grants(newDocs))...)
 	out = append(out, requirementChanges(requirements(oldDocs), requirements(newDocs))...)
 	out = append(out, limitChanges(limits(oldDocs), limits(newDocs))...)
-	return append(out, moduleChanges(modules(old), modules(new))...)
+	return append(out, moduleChanges(modules(old.Policy), modules(new.Policy))...)
 }
 
 func documents(s *policy.Set) map[string]*policy.Document {
@@ -315,14 +314,14 @@ func limitChanges(old, new map[string]float64) []Change {
 	return out
 }
 
-// modules are a side's custom Rego modules by file, relative to its root.
-func modules(s Side) map[string]string {
+// modules are a side's custom Rego modules by file.
+func modules(s *policy.Set) map[string]string {
 	out := map[string]string{}
-	if s.Policy == nil {
+	if s == nil {
 		return out
 	}
-	for _, m := range s.Policy.Modules() {
-		out[relative(s.Root, m.File)] = m.SHA256
+	for _, m := range s.Modules() {
+		out[m.File] = m.SHA256
 	}
 	return out
 }
@@ -344,14 +343,4 @@ func moduleChanges(old, new map[string]string) []Change {
 		}
 	}
 	return out
-}
-
-// relative names file relative to root when it is below it.
-func relative(root, file string) string {
-	if root != "" {
-		if rel, err := filepath.Rel(root, file); err == nil && !strings.HasPrefix(rel, "..") {
-			return filepath.ToSlash(rel)
-		}
-	}
-	return filepath.ToSlash(file)
 }
