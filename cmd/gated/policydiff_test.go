@@ -9,7 +9,10 @@ import (
 	"strings"
 	"testing"
 
+	"go.yaml.in/yaml/v3"
+
 	"github.com/gatedhq/gated/internal/bundle/bundletest"
+	"github.com/gatedhq/gated/internal/policydiff"
 	"github.com/gatedhq/gated/internal/testtree"
 )
 
@@ -171,6 +174,42 @@ func TestPolicyDiffErrors(t *testing.T) {
 		_, err := policyDiff(t, tt.args...)
 		if exitCode(err) != tt.code || err == nil || !strings.Contains(err.Error(), tt.msg) {
 			t.Errorf("%v: %v (exit %d), want exit %d with %q", tt.args, err, exitCode(err), tt.code, tt.msg)
+		}
+	}
+}
+
+// TestPolicyDiffCIExample holds the example workflow to valid YAML that
+// runs the diff as a markdown comment, with the permission to post it.
+func TestPolicyDiffCIExample(t *testing.T) {
+	t.Parallel()
+	data, err := os.ReadFile(filepath.Join(examplesDir, "ci", "policy-diff.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wf struct {
+		On          map[string]any    `yaml:"on"`
+		Permissions map[string]string `yaml:"permissions"`
+		Jobs        map[string]struct {
+			Steps []struct {
+				Run string `yaml:"run"`
+			} `yaml:"steps"`
+		} `yaml:"jobs"`
+	}
+	if err := yaml.Unmarshal(data, &wf); err != nil {
+		t.Fatalf("the example workflow: %v", err)
+	}
+	if _, ok := wf.On["pull_request"]; !ok || wf.Permissions["pull-requests"] != "write" {
+		t.Fatalf("on %v, permissions %v", wf.On, wf.Permissions)
+	}
+	var runs strings.Builder
+	for _, j := range wf.Jobs {
+		for _, s := range j.Steps {
+			runs.WriteString(s.Run)
+		}
+	}
+	for _, want := range []string{`gated policy diff "origin/$BASE" HEAD --policy policy --format markdown`, policydiff.Marker} {
+		if !strings.Contains(runs.String(), want) {
+			t.Errorf("no step runs %q", want)
 		}
 	}
 }
