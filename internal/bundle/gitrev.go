@@ -27,8 +27,8 @@ type GitRevision struct {
 // OpenGitRevision resolves rev (anything go-git resolves: a branch, a remote
 // branch such as origin/main, a tag, HEAD, HEAD~1, a SHA) in the git
 // repository at or above dir. A linked worktree reads its main
-// repository's objects. limits caps what WriteTo writes, every call
-// together (DefaultLimits when zero).
+// repository's objects. limits caps the files and bytes WriteTo writes,
+// every call together (DefaultLimits' for a cap left zero).
 func OpenGitRevision(dir, rev string, limits Limits) (*GitRevision, error) {
 	repo, err := git.PlainOpenWithOptions(dir, &git.PlainOpenOptions{DetectDotGit: true, EnableDotGitCommonDir: true})
 	if err != nil {
@@ -46,8 +46,11 @@ func OpenGitRevision(dir, rev string, limits Limits) (*GitRevision, error) {
 	if err != nil {
 		return nil, fmt.Errorf("the tree of %s: %w", h, err)
 	}
-	if limits == (Limits{}) {
-		limits = DefaultLimits
+	if limits.Files <= 0 {
+		limits.Files = DefaultLimits.Files
+	}
+	if limits.Bytes <= 0 {
+		limits.Bytes = DefaultLimits.Bytes
 	}
 	return &GitRevision{Commit: h.String(), tree: tree, limits: limits}, nil
 }
