@@ -95,10 +95,11 @@ func when(name, v string, now time.Time) (time.Time, error) {
 }
 
 // replayDiff decides the recorded traffic of the window again under the
-// new side. It is where `gated replay` (internal/replay) plugs in: its
-// Run over the source the flags name, with an engine on newSide, rendered
-// into a policydiff.Replay. Until that package lands it says so.
-func replayDiff(_ context.Context, _ replayFlags, _, _ time.Time, _ *policydiff.Side) (*policydiff.Replay, error) {
+// new side, whose sources newSources joins to an engine (gate.New, with
+// the rate limits and clock replay wants). It is where `gated replay`
+// (internal/replay) plugs in: its Run over the source the flags name,
+// rendered into a policydiff.Replay. Until that package lands it says so.
+func replayDiff(_ context.Context, _ replayFlags, _, _ time.Time, _ []gate.Option) (*policydiff.Replay, error) {
 	return nil, errors.New("--replay is not wired yet: it needs gated replay (internal/replay), which this build does not have")
 }
 
@@ -150,18 +151,19 @@ func runPolicyDiff(ctx context.Context, args []string, getenv func(string) strin
 	}
 	defer os.RemoveAll(tmp)
 	var loaded [2]policydiff.Side
+	var engines [2][]gate.Option // each side's sources, joined to an engine
 	for i, spec := range sides {
 		place, err := locate(spec, &sf, df.repo, filepath.Join(tmp, fmt.Sprint(i)), bundles.Limits)
 		if err != nil {
 			return err
 		}
-		if loaded[i], err = place.load(ctx, bundles, unknown, argMode); err != nil {
+		if loaded[i], engines[i], err = place.load(ctx, bundles, unknown, argMode); err != nil {
 			return err
 		}
 	}
 	report := policydiff.Compare(loaded[0], loaded[1])
 	if df.replay.on {
-		if report.Replay, err = replayDiff(ctx, df.replay, since, until, &loaded[1]); err != nil {
+		if report.Replay, err = replayDiff(ctx, df.replay, since, until, engines[1]); err != nil {
 			return err
 		}
 	}
@@ -281,32 +283,36 @@ func casesDir(p string) string {
 }
 
 // load loads a side's catalog, policy and test cases, and the gate that
-// decides them.
-func (p place) load(ctx context.Context, bundles sources.Bundles, unknown gate.UnknownTools, args catalog.ArgumentMode) (policydiff.Side, error) {
-	s := policydiff.Side{Label: p.label}
+// decides them; engine joins an engine to the side's catalog and policy,
+// with rate limits of its own.
+func (p place) load(ctx context.Context, bundles sources.Bundles, unknown gate.UnknownTools, args catalog.ArgumentMode) (s policydiff.Side, engine []gate.Option, err error) {
+	s = policydiff.Side{Label: p.label}
 	var opts []gate.Option
 	var res policy.Resolver
 	if len(p.catalogs) > 0 {
 		cat, err := sources.LoadCatalog(p.catalogs, bundles)
 		if err != nil {
-			return s, fmt.Errorf("%s: the catalog: %w", p.label, err)
+			return s, nil, fmt.Errorf("%s: the catalog: %w", p.label, err)
 		}
 		s.Catalog, res = cat, cat
 		opts = append(opts, gate.WithCatalog(func() *catalog.Catalog { return cat }, unknown, args))
 	}
 	pol, err := sources.LoadPolicy(p.policy, bundles, res)
 	if err != nil {
-		return s, fmt.Errorf("%s: the policy: %w", p.label, err)
+		return s, nil, fmt.Errorf("%s: the policy: %w", p.label, err)
 	}
 	s.Policy = pol
 	if s.Cases, err = cases.Read([]string{p.cases}); err != nil {
-		return s, fmt.Errorf("%s: %w", p.label, err)
+		return s, nil, fmt.Errorf("%s: %w", p.label, err)
+	}
+	join := func() []gate.Option {
+		return append(slices.Clone(opts), gate.WithPolicy(func() *policy.Set { return pol }, policy.NewLimiter()))
 	}
 	s.Decide = func(ev map[string]any, principals []string, now time.Time) (string, []string) {
-		// A limiter of its own per case: rate limits count one case only.
-		e := gate.New(slices.Concat(opts, []gate.Option{gate.WithPolicy(func() *policy.Set { return pol }, policy.NewLimiter()), gate.WithClock(func() time.Time { return now })})...)
+		// An engine per case: rate limits count one case only.
+		e := gate.New(append(join(), gate.WithClock(func() time.Time { return now }))...)
 		d := e.Decide(ctx, gate.Request{Event: ev, Principals: principals})
 		return d.Route.String(), d.HardBlockers
 	}
-	return s, nil
+	return s, join(), nil
 }
