@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
@@ -57,7 +56,8 @@ func (r *replayFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&r.until, "until", "", "with --replay: replay decisions up to this time (RFC 3339) or this long ago")
 }
 
-// window checks the flags and returns the time window to replay.
+// window checks the flags and returns the time window to replay:
+// --since is required, --until is now when not given.
 func (r *replayFlags) window(now time.Time) (since, until time.Time, err error) {
 	if !r.on {
 		if r.databaseURL != "" || r.auditFile != "" || r.since != "" || r.until != "" {
@@ -68,38 +68,46 @@ func (r *replayFlags) window(now time.Time) (since, until time.Time, err error) 
 	if (r.databaseURL == "") == (r.auditFile == "") {
 		return since, until, usageError("--replay needs one of --database-url and --audit-file")
 	}
+	if r.since == "" {
+		return since, until, usageError("--replay needs --since: the window of decisions to replay")
+	}
 	if since, err = when("--since", r.since, now); err != nil {
 		return since, until, err
 	}
-	if until, err = when("--until", r.until, now); err != nil {
-		return since, until, err
+	until = now
+	if r.until != "" {
+		if until, err = when("--until", r.until, now); err != nil {
+			return since, until, err
+		}
 	}
-	if !since.IsZero() && !until.IsZero() && !since.Before(until) {
-		return since, until, usageError("--since %s is not before --until %s", r.since, r.until)
+	if !since.Before(until) {
+		return since, until, usageError("--since %s is not before --until %s", since.Format(time.RFC3339), until.Format(time.RFC3339))
 	}
 	return since, until, nil
 }
 
 // when reads a time flag: RFC 3339, or a duration before now.
 func when(name, v string, now time.Time) (time.Time, error) {
-	if v == "" {
-		return time.Time{}, nil
-	}
-	if t, err := time.Parse(time.RFC3339, v); err == nil {
+	if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
 		return t, nil
 	}
 	if d, err := time.ParseDuration(v); err == nil && d > 0 {
 		return now.Add(-d), nil
 	}
-	return time.Time{}, usageError("%s %q is neither an RFC 3339 time nor a positive duration", name, v)
+	return time.Time{}, usageError("%s %q is neither an RFC 3339 time nor a positive duration before now", name, v)
 }
 
+// engine joins a gate to one side's catalog and policy, with the argument
+// validation and the rate-limit counts given.
+type engine func(args catalog.ArgumentMode, limits *policy.Limiter) []gate.Option
+
 // replayDiff decides the recorded traffic of the window again under the
-// new side, whose sources newSources joins to an engine (gate.New, with
-// the rate limits and clock replay wants). It is where `gated replay`
-// (internal/replay) plugs in: its Run over the source the flags name,
-// rendered into a policydiff.Replay. Until that package lands it says so.
-func replayDiff(_ context.Context, _ replayFlags, _, _ time.Time, _ []gate.Option) (*policydiff.Replay, error) {
+// new side. It is where `gated replay` (internal/replay, not in this
+// build) plugs in: replay.Run over the source the flags name, with
+// replay.Engine{Options: newSide(args, policy.LimiterOn(replay.Unlimited)),
+// Blind: the same with catalog.ArgumentsOff}, its counts and its
+// WriteMarkdown and WriteText sections in a policydiff.Replay.
+func replayDiff(_ context.Context, _ replayFlags, _, _ time.Time, _ engine) (*policydiff.Replay, error) {
 	return nil, errors.New("--replay is not wired yet: it needs gated replay (internal/replay), which this build does not have")
 }
 
@@ -151,7 +159,7 @@ func runPolicyDiff(ctx context.Context, args []string, getenv func(string) strin
 	}
 	defer os.RemoveAll(tmp)
 	var loaded [2]policydiff.Side
-	var engines [2][]gate.Option // each side's sources, joined to an engine
+	var engines [2]engine
 	for i, spec := range sides {
 		place, err := locate(spec, &sf, df.repo, filepath.Join(tmp, fmt.Sprint(i)), bundles.Limits)
 		if err != nil {
@@ -283,19 +291,16 @@ func casesDir(p string) string {
 }
 
 // load loads a side's catalog, policy and test cases, and the gate that
-// decides them; engine joins an engine to the side's catalog and policy,
-// with rate limits of its own.
-func (p place) load(ctx context.Context, bundles sources.Bundles, unknown gate.UnknownTools, args catalog.ArgumentMode) (s policydiff.Side, engine []gate.Option, err error) {
+// decides them; join joins another gate to the side's catalog and policy.
+func (p place) load(ctx context.Context, bundles sources.Bundles, unknown gate.UnknownTools, args catalog.ArgumentMode) (s policydiff.Side, join engine, err error) {
 	s = policydiff.Side{Label: p.label}
-	var opts []gate.Option
+	var cat *catalog.Catalog
 	var res policy.Resolver
 	if len(p.catalogs) > 0 {
-		cat, err := sources.LoadCatalog(p.catalogs, bundles)
-		if err != nil {
+		if cat, err = sources.LoadCatalog(p.catalogs, bundles); err != nil {
 			return s, nil, fmt.Errorf("%s: the catalog: %w", p.label, err)
 		}
 		s.Catalog, res = cat, cat
-		opts = append(opts, gate.WithCatalog(func() *catalog.Catalog { return cat }, unknown, args))
 	}
 	pol, err := sources.LoadPolicy(p.policy, bundles, res)
 	if err != nil {
@@ -305,14 +310,18 @@ func (p place) load(ctx context.Context, bundles sources.Bundles, unknown gate.U
 	if s.Cases, err = cases.Read([]string{p.cases}); err != nil {
 		return s, nil, fmt.Errorf("%s: %w", p.label, err)
 	}
-	join := func() []gate.Option {
-		return append(slices.Clone(opts), gate.WithPolicy(func() *policy.Set { return pol }, policy.NewLimiter()))
+	join = func(args catalog.ArgumentMode, limits *policy.Limiter) []gate.Option {
+		opts := []gate.Option{gate.WithPolicy(func() *policy.Set { return pol }, limits)}
+		if cat != nil {
+			opts = append(opts, gate.WithCatalog(func() *catalog.Catalog { return cat }, unknown, args))
+		}
+		return opts
 	}
 	s.Decide = func(ev map[string]any, principals []string, now time.Time) (string, []string) {
 		// An engine per case: rate limits count one case only.
-		e := gate.New(append(join(), gate.WithClock(func() time.Time { return now }))...)
+		e := gate.New(append(join(args, policy.NewLimiter()), gate.WithClock(func() time.Time { return now }))...)
 		d := e.Decide(ctx, gate.Request{Event: ev, Principals: principals})
 		return d.Route.String(), d.HardBlockers
 	}
-	return s, join(), nil
+	return s, join, nil
 }

@@ -168,7 +168,9 @@ func TestPolicyDiffErrors(t *testing.T) {
 		{[]string{"--repo", t.TempDir(), "main:policy", policyDir}, 1, "no git repository"},
 		{[]string{"--since", "24h", policyDir, policyDir}, exitUsage, "give --replay"},
 		{[]string{"--replay", policyDir, policyDir}, exitUsage, "one of --database-url and --audit-file"},
+		{[]string{"--replay", "--audit-file", "a.jsonl", policyDir, policyDir}, exitUsage, "--replay needs --since"},
 		{[]string{"--replay", "--audit-file", "a.jsonl", "--since", "soon", policyDir, policyDir}, exitUsage, `--since "soon"`},
+		{[]string{"--replay", "--audit-file", "a.jsonl", "--since", "1h", "--until", "2h", policyDir, policyDir}, exitUsage, "is not before --until"},
 		{[]string{"--replay", "--audit-file", "a.jsonl", "--since", "1h", policyDir, policyDir}, 1, "--replay is not wired yet"},
 	} {
 		_, err := policyDiff(t, tt.args...)
