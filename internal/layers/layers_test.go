@@ -71,7 +71,7 @@ var stack = []layer{
 	{"engine", []string{
 		"internal/gate",
 	}},
-	{"around the engine: its answer on the wire, its sources kept current, two revisions of them compared", []string{
+	{"around the engine: its answer on the wire, and its sources kept current", []string{
 		"internal/envelope", "internal/sources", "internal/policydiff",
 	}},
 	{"translators onto the engine", []string{
