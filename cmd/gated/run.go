@@ -51,11 +51,11 @@ commands:
             validate catalog directories; exit 1 on any problem
   bundle revision|sign [--key PRIVATE.pem] MANIFEST
             print the revision an AIP-26 bundle manifest composes to, or sign it into MANIFEST.sig
-  policy lint|compile|test [--catalog DIR]... DIR...
-            check POLICY.md files, print the Rego they compile to, or run their *_test.yaml cases
   policy diff [--policy PATH] [--format text|markdown|json] OLD NEW
             what changed between two policies (directories, manifests or git revisions) and which
             test-case decisions change, widenings first; exit 3 when anything widens
+  policy lint|compile|test [--catalog DIR]... DIR...
+            check POLICY.md files, print the Rego they compile to, or run their *_test.yaml cases
   migrate up|down|status --database-url URL
             apply, roll back or list the audit store's migrations
   version   print the version
