@@ -248,14 +248,23 @@ func locate(spec string, sf *sourceFlags, repo, dir string, limits bundle.Limits
 		}
 		return filepath.Join(dir, filepath.FromSlash(p)), nil
 	}
+	p := place{label: fmt.Sprintf("%s:%s (%s)", rev, path, r.Commit[:12])}
 	local, err := write(path)
+	if errors.Is(err, bundle.ErrNotInRevision) {
+		// A policy the revision does not have (yet): gated without one,
+		// which enforces no grants.
+		local, err = filepath.Join(dir, "no-policy"), os.MkdirAll(filepath.Join(dir, "no-policy"), 0o700)
+		p.label = fmt.Sprintf("%s:%s (%s: no policy there)", rev, path, r.Commit[:12])
+	}
 	if err != nil {
 		return place{}, err
 	}
-	short := r.Commit[:12]
-	p := place{label: fmt.Sprintf("%s:%s (%s)", rev, path, short), policy: []string{local}, cases: casesDir(local)}
+	p.policy, p.cases = []string{local}, casesDir(local)
 	for _, c := range sf.catalogDirs {
 		local, err := write(c)
+		if errors.Is(err, bundle.ErrNotInRevision) {
+			continue // as gated without this --catalog
+		}
 		if err != nil {
 			return place{}, fmt.Errorf("--catalog: %w", err)
 		}

@@ -122,6 +122,23 @@ func TestPolicyDiffGitRevisions(t *testing.T) {
 	}
 }
 
+// TestPolicyDiffPolicyAdded: a revision without the policy and the catalog
+// is gated without them, so adding both tightens as a whole (not grant by
+// grant and tool by tool) and exits 0.
+func TestPolicyDiffPolicyAdded(t *testing.T) {
+	t.Parallel()
+	repo := bundletest.NewServer(t).Repo("team/new")
+	base := repo.Commit(map[string]string{"README.md": "no policy yet"})
+	repo.Commit(exampleSources(t, ""))
+	out, err := policyDiff(t, "--repo", repo.Dir(), "--policy", "policy", "--catalog", "catalog", base, "HEAD")
+	if err != nil || !strings.Contains(out, ":policy ("+base[:12]+": no policy there) → HEAD:policy") ||
+		!strings.Contains(out, "\ntightens  policy      grants: POLICY.md enforced where none was: 10 grants of 3 policies\n") ||
+		!strings.Contains(out, "\ntightens  catalog     tools: a catalog where there was none: the floors of 17 tools apply") ||
+		!strings.Contains(out, "; 8 of 15 test-case decisions change") || strings.Contains(out, "\nwidens") {
+		t.Fatalf("%v\n%s", err, out)
+	}
+}
+
 // TestPolicyDiffBundleManifests compares two bundle manifests, the old one
 // at a git revision and the new one on disk.
 func TestPolicyDiffBundleManifests(t *testing.T) {

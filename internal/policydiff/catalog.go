@@ -28,6 +28,14 @@ func views(c *catalog.Catalog) map[string]*catalog.View {
 // added widens and one removed tightens, as for gated's default
 // --unknown-tools defer: an uncatalogued tool defers.
 func catalogChanges(old, new *catalog.Catalog) []Change {
+	// Without a catalog gated applies no floors and knows no tool as
+	// unknown: going to or from none is one change, not one per tool.
+	switch {
+	case old == nil && new != nil:
+		return []Change{{Tightens, "catalog", "tools", fmt.Sprintf("a catalog where there was none: the floors of %s apply, and other tools are unknown", count(new.Len(), "tool"))}}
+	case old != nil && new == nil:
+		return []Change{{Widens, "catalog", "tools", fmt.Sprintf("no catalog any more: the floors of %s no longer apply", count(old.Len(), "tool"))}}
+	}
 	var out []Change
 	oldViews, newViews := views(old), views(new)
 	for _, id := range keys(oldViews, newViews) {

@@ -240,3 +240,33 @@ func TestMarkdownEscapes(t *testing.T) {
 		}
 	}
 }
+
+// TestComparePolicyToNone: without a POLICY.md gated enforces no grants, so
+// a policy appearing tightens as a whole, not grant by grant; and yet the
+// decisions show what it widens: a tool whose approval is the policy's
+// defers without one.
+func TestComparePolicyToNone(t *testing.T) {
+	t.Parallel()
+	none, err := policy.Load([]string{t.TempDir()}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex := load(t, "examples", examples)
+	bare := policydiff.Side{Label: "none", Policy: none, Catalog: ex.Catalog, Decide: func(ev map[string]any, principals []string, now time.Time) (string, []string) {
+		e := gate.New(gate.WithCatalog(func() *catalog.Catalog { return ex.Catalog }, gate.UnknownDefer, catalog.ArgumentsEnforce), gate.WithClock(func() time.Time { return now }))
+		d := e.Decide(context.Background(), gate.Request{Event: ev, Principals: principals})
+		return d.Route.String(), d.HardBlockers
+	}}
+	r := policydiff.Compare(bare, ex)
+	want := []string{"tightens policy grants: POLICY.md enforced where none was: 10 grants of 3 policies", "tightens module rules/deploy-freeze.rego: added"}
+	if got := lines(r)[:len(r.Changes)]; !slices.Equal(got, want) {
+		t.Errorf("got %q", got)
+	}
+	if d := r.Decisions[0]; d.Direction != policydiff.Widens || d.Case != "a release manager deploys on Monday morning" || r.Decisions[1].Direction != policydiff.Tightens {
+		t.Errorf("decisions %+v", r.Decisions)
+	}
+	back := policydiff.Compare(ex, bare)
+	if got := lines(back)[:len(back.Changes)]; len(got) != 2 || got[0] != "widens policy grants: no POLICY.md any more: the 10 grants of 3 policies are no longer enforced" {
+		t.Errorf("got %q", got)
+	}
+}

@@ -11,14 +11,17 @@ import (
 
 // policyChanges compares the POLICY.md documents and custom modules.
 func policyChanges(old, new Side) []Change {
-	var out []Change
-	if old.Policy.Enforced() && !new.Policy.Enforced() {
-		out = append(out, Change{Widens, "policy", "grants", "no POLICY.md is loaded any more: grants are not enforced"})
-	}
-	if !old.Policy.Enforced() && new.Policy.Enforced() {
-		out = append(out, Change{Tightens, "policy", "grants", "POLICY.md grants are now enforced"})
-	}
 	oldDocs, newDocs := documents(old.Policy), documents(new.Policy)
+	mods := moduleChanges(modules(old.Policy), modules(new.Policy))
+	// Without a POLICY.md nothing is enforced: going to or from none, what
+	// one side's grants allow is no measure of the other's.
+	switch {
+	case old.Policy.Enforced() && !new.Policy.Enforced():
+		return append([]Change{{Widens, "policy", "grants", fmt.Sprintf("no POLICY.md any more: the %s of %s are no longer enforced", count(len(grants(oldDocs)), "grant"), count(len(oldDocs), "policy"))}}, mods...)
+	case !old.Policy.Enforced() && new.Policy.Enforced():
+		return append([]Change{{Tightens, "policy", "grants", fmt.Sprintf("POLICY.md enforced where none was: %s of %s", count(len(grants(newDocs)), "grant"), count(len(newDocs), "policy"))}}, mods...)
+	}
+	var out []Change
 	for _, id := range keys(oldDocs, newDocs) {
 		o, n := oldDocs[id], newDocs[id]
 		switch {
@@ -37,7 +40,18 @@ func policyChanges(old, new Side) []Change {
 	out = append(out, grantChanges(grants(oldDocs), grants(newDocs))...)
 	out = append(out, requirementChanges(requirements(oldDocs), requirements(newDocs))...)
 	out = append(out, limitChanges(limits(oldDocs), limits(newDocs))...)
-	return append(out, moduleChanges(modules(old.Policy), modules(new.Policy))...)
+	return append(out, mods...)
+}
+
+// count spells n things.
+func count(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	if strings.HasSuffix(thing, "y") {
+		return fmt.Sprintf("%d %sies", n, strings.TrimSuffix(thing, "y"))
+	}
+	return fmt.Sprintf("%d %ss", n, thing)
 }
 
 func documents(s *policy.Set) map[string]*policy.Document {
