@@ -121,6 +121,10 @@ func runPolicyDiff(ctx context.Context, args []string, getenv func(string) strin
 	fs.StringVar(&df.format, "format", "text", "text, markdown (a pull-request comment) or json")
 	fs.BoolVar(&df.allowWidening, "allow-widening", false, "exit 0 even when something widens")
 	df.replay.register(fs)
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), policyDiffUsage+"\n\nflags:")
+		fs.PrintDefaults()
+	}
 	sides, err := parseInterleaved(fs, args, getenv)
 	if err != nil {
 		return err

@@ -3,6 +3,7 @@ package policydiff_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -268,5 +269,22 @@ func TestComparePolicyToNone(t *testing.T) {
 	back := policydiff.Compare(ex, bare)
 	if got := lines(back)[:len(back.Changes)]; len(got) != 2 || got[0] != "widens policy grants: no POLICY.md any more: the 10 grants of 3 policies are no longer enforced" {
 		t.Errorf("got %q", got)
+	}
+}
+
+// TestMarkdownCapsRows: a sweeping change still fits in a comment, and says
+// how many rows it left out.
+func TestMarkdownCapsRows(t *testing.T) {
+	t.Parallel()
+	var r policydiff.Report
+	for i := range policydiff.MarkdownRows + 7 {
+		r.Changes = append(r.Changes, policydiff.Change{Direction: policydiff.Widens, Area: "grant", Subject: fmt.Sprint("p", i), What: "granted"})
+	}
+	var b bytes.Buffer
+	if err := r.Markdown(&b); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(b.String(), "| grant |"); n != policydiff.MarkdownRows || !strings.Contains(b.String(), "…and 7 more") || !strings.Contains(b.String(), "#### Widens (107)") {
+		t.Fatalf("%d rows:\n%s", n, b.String())
 	}
 }

@@ -11,6 +11,11 @@ import (
 // it posted before and edit it rather than post another.
 const Marker = "<!-- gated-policy-diff -->"
 
+// MarkdownRows caps the rows of each markdown table, so that a comment on
+// a sweeping change stays within what a pull-request comment may hold
+// (GitHub: 65,536 characters).
+const MarkdownRows = 100
+
 // sections are the report's parts, widenings first.
 var sections = []struct {
 	dir   Direction
@@ -45,7 +50,11 @@ func (r Report) Markdown(w io.Writer) error {
 			continue
 		}
 		fmt.Fprintf(&b, "\n#### %s (%d)\n\n| | What | Change |\n|---|---|---|\n", s.title, len(rows))
-		for _, row := range rows {
+		for i, row := range rows {
+			if i == MarkdownRows {
+				fmt.Fprintf(&b, "\n…and %d more: `gated policy diff` prints them all in text or JSON.\n", len(rows)-i)
+				break
+			}
 			fmt.Fprintf(&b, "| %s | %s | %s |\n", row.area, row.subjectMD, cell(row.what))
 		}
 	}
