@@ -23,7 +23,7 @@ import (
 // bot's grant, the no_tmp rule, files.delete's approval floor and the
 // custom rule for huge files.
 var fixture = map[string]string{
-	"catalog/actions/write.ACTION.md": "---\nschema: action/v1\nid: \"files:write\"\ndescription: write a file\ncategory: storage\nmutates: [\"storage:files\"]\nrisk_level: 2\napproval: auto\n---\n",
+	"catalog/actions/write.ACTION.md":  "---\nschema: action/v1\nid: \"files:write\"\ndescription: write a file\ncategory: storage\nmutates: [\"storage:files\"]\nrisk_level: 2\napproval: auto\n---\n",
 	"catalog/actions/delete.ACTION.md": "---\nschema: action/v1\nid: \"files:delete\"\ndescription: delete a file\ncategory: storage\nmutates: [\"storage:files\"]\nrisk_level: 3\napproval: always\n---\n",
 	"catalog/tools/write/TOOL.md": `---
 name: Write file
