@@ -191,7 +191,7 @@ func TestExamplePolicyCoverage(t *testing.T) {
 	text := out.String()
 	for _, want := range []string{
 		" passed, 0 failed\ncoverage: 9 of 30 items exercised (30.0%)\n",
-		"  grants          7 of 7\n",
+		"  grants          7 of 7\n  argument rules  0 of 0\n  floors          0 of 20\n  custom rules    2 of 3\n",
 		"  custom rule   " + filepath.Join(policyDir, "rules", "deploy-freeze.rego") + ":15: gated.custom.deploys.frozen\n",
 		"  floor         tools/devops/deploy/TOOL.md: tool devops.deploy risk_level_requires_confirmation\n",
 	} {

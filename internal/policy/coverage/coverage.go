@@ -164,8 +164,8 @@ func (c *Collector) Report() Report {
 	return r
 }
 
-// WriteText prints the summary, one line per kind, then every item no
-// case exercised.
+// WriteText prints the summary, one line per kind (0 of 0 says there is
+// none), then every item no case exercised.
 func (r Report) WriteText(w io.Writer) {
 	fmt.Fprintf(w, "coverage: %d of %d items exercised (%.1f%%)\n", r.Exercised, r.Total, r.Percent)
 	for _, k := range kinds {
@@ -178,9 +178,7 @@ func (r Report) WriteText(w io.Writer) {
 				}
 			}
 		}
-		if n > 0 {
-			fmt.Fprintf(w, "  %-15s %d of %d\n", k.name, done, n)
-		}
+		fmt.Fprintf(w, "  %-15s %d of %d\n", k.name, done, n)
 	}
 	if r.Exercised == r.Total {
 		return
