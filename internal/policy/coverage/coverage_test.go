@@ -106,7 +106,6 @@ type run struct {
 	set     *policy.Set
 	rego    *policy.RegoCoverage
 	cov     *Collector
-	decided []*gate.Decision
 }
 
 func load(t *testing.T) *run {
