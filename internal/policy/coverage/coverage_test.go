@@ -101,11 +101,11 @@ const caseFile = `cases:
 `
 
 type run struct {
-	dir     string
-	cat     *catalog.Catalog
-	set     *policy.Set
-	rego    *policy.RegoCoverage
-	cov     *Collector
+	dir  string
+	cat  *catalog.Catalog
+	set  *policy.Set
+	rego *policy.RegoCoverage
+	cov  *Collector
 }
 
 func load(t *testing.T) *run {
