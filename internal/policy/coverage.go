@@ -63,11 +63,11 @@ func (c *RegoCoverage) Held(r CustomRule) bool {
 
 // CustomRule is one rule (or function, or else branch) of a custom module.
 type CustomRule struct {
-	File string `json:"file"`
-	Line int    `json:"line"`
+	File string
+	Line int
 	// Name is the rule's name as its package path and head read:
 	// gated.custom.deploys.findings.
-	Name string `json:"name"`
+	Name string
 	col  int
 }
 
