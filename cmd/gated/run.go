@@ -53,6 +53,7 @@ commands:
             print the revision an AIP-26 bundle manifest composes to, or sign it into MANIFEST.sig
   policy lint|compile|test [--catalog DIR]... DIR...
             check POLICY.md files, print the Rego they compile to, or run their *_test.yaml cases
+            (test --coverage [--coverage-json FILE] [--coverage-min PERCENT]: what no case exercised)
   migrate up|down|status --database-url URL
             apply, roll back or list the audit store's migrations
   version   print the version

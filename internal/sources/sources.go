@@ -35,6 +35,9 @@ type Config struct {
 	// Limits is where POLICY.md limits are counted; nil means in this
 	// process only.
 	Limits limit.Backend
+	// Policy adjusts every load of the policy (`gated policy test
+	// --coverage` traces the custom rules with it).
+	Policy []policy.Option
 }
 
 // Bundles configure sources composed from a bundle manifest.
@@ -92,7 +95,7 @@ func Load(cfg Config, log *zap.Logger) (*Sources, error) {
 		dirs := cfg.PolicyDirs
 		// Grants name actions by registry ref too, resolved through the
 		// catalog current at build time; a catalog reload rebuilds the policy.
-		load := func(dirs []string) (*policy.Set, error) { return policy.Load(dirs, out.resolver()) }
+		load := func(dirs []string) (*policy.Set, error) { return policy.Load(dirs, out.resolver(), cfg.Policy...) }
 		build, watch, isBundle, err := composed(cfg.Bundles, "--policy", dirs, load, (*policy.Set).SetOrigin)
 		if err != nil {
 			return nil, err
@@ -202,6 +205,20 @@ func LoadPolicy(dirs []string, b Bundles, res policy.Resolver) (*policy.Set, err
 		return nil, err
 	}
 	return build()
+}
+
+// Current is the catalog and the policy in use, each nil when not
+// configured.
+func (s *Sources) Current() (*catalog.Catalog, *policy.Set) {
+	var cat *catalog.Catalog
+	var set *policy.Set
+	if s.catalog != nil {
+		cat = s.catalog.Current()
+	}
+	if s.policy != nil {
+		set = s.policy.Current()
+	}
+	return cat, set
 }
 
 // resolver resolves registry refs in grants through the current catalog.
