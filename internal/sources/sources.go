@@ -57,9 +57,9 @@ type Sources struct {
 	// Opts join the engine to the sources.
 	Opts         []gate.Option
 	unknownTools gate.UnknownTools
-	catalog *reload.Reloader[catalog.Catalog] // nil without --catalog
-	policy  *reload.Reloader[policy.Set]      // nil without --policy
-	metrics *metrics.Metrics
+	catalog      *reload.Reloader[catalog.Catalog] // nil without --catalog
+	policy       *reload.Reloader[policy.Set]      // nil without --policy
+	metrics      *metrics.Metrics
 	// polled are the reloaders of bundles, rebuilt every pollInterval.
 	polled       []func()
 	pollInterval time.Duration
