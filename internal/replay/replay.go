@@ -114,6 +114,7 @@ func replayOne(ctx context.Context, seen, blind *gate.Engine, u *audit.Unsealer,
 	d := e.Decide(ctx, req)
 	o.now, o.blockers, o.revs = d.Route, d.HardBlockers, d.Revisions
 	o.unseen = append(o.unseen, unseen(rec, d, sealed)...)
+	slices.Sort(o.unseen)
 	return o
 }
 
@@ -267,7 +268,6 @@ func unseen(rec *audit.Record, d *gate.Decision, sealed *audit.Sealed) []Unseen 
 			add(UnseenSurfaceChecks)
 		}
 	}
-	slices.Sort(out)
 	return out
 }
 

@@ -309,3 +309,89 @@ func TestBadWindowAndFormat(t *testing.T) {
 		t.Error("format yaml accepted")
 	}
 }
+
+// writeRecords writes hand-made records as the file sink's lines.
+func writeRecords(t *testing.T, recs ...*audit.Record) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	sink, err := file.Open(path, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sink.Write(context.Background(), recs, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := sink.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// A change resting on what replay does not evaluate again (a kill switch,
+// an approval, a rate limit, gated's own failure, a surface's rules, a
+// fingerprinted principal, an unknown recorded route) is marked with it,
+// and a later correction line is the record replayed.
+func TestMarks(t *testing.T) {
+	t.Parallel()
+	at := time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
+	n := 0
+	rec := func(route string, codes []string, principals ...string) *audit.Record {
+		n++
+		return &audit.Record{
+			DecisionID: "d" + string(rune('a'+n)), DecidedAt: at.Add(time.Duration(n) * time.Minute), ToolName: "send_email",
+			DeclaredCategory: "write", DeclaredAuth: "confirmed", RiskDomain: "customer_support", RuntimeRoute: "accept",
+			FinalRoute: route, HardBlockers: codes, FindingCodes: codes, Principals: principals,
+			Evidence: []audit.EvidenceMeta{{SourceID: "approval.1", Kind: "approval", TrustTier: "verified", RedactionStatus: "redacted", Freshness: "fresh"}},
+		}
+	}
+	killed := rec("refuse", []string{route.CodeKillSwitch}, "bot://other")
+	approved := rec("ask", []string{route.CodeApprovalPending}, "bot://other")
+	approved.ApprovalID = "0190a5b4-7c3e-7a1b-8f00-000000000001"
+	limited := rec("defer", []string{route.CodePolicyLimitExceeded}, "bot://other")
+	failed := rec("refuse", []string{route.CodeAuditUnavailable}, "bot://other")
+	planned := rec("refuse", []string{route.CodePlanRollbackRequired}, "bot://other")
+	hidden := rec("accept", nil, "hmac-sha256:00ff")
+	odd := rec("maybe", nil, "bot://other")
+	corrected := rec("accept", nil, "bot://other")
+	fix := *corrected
+	fix.FinalRoute, fix.HardBlockers, fix.FindingCodes = "refuse", []string{route.CodeAuditUnavailable}, []string{route.CodeAuditUnavailable}
+
+	path := writeRecords(t, killed, approved, limited, failed, planned, hidden, odd, corrected)
+	sink, err := file.Open(path, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sink.Write(context.Background(), nil, []*audit.Record{&fix}); err != nil {
+		t.Fatal(err)
+	}
+	if err := sink.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	r, err := replay.Run(context.Background(), replay.File(path), engine(t, grantOther, nil),
+		replay.Window{Since: at, Until: at.Add(time.Hour)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][]replay.Unseen{
+		killed.DecisionID:    {replay.UnseenEvidenceText, replay.UnseenKillSwitch},
+		approved.DecisionID:  {replay.UnseenApproval, replay.UnseenEvidenceText},
+		limited.DecisionID:   {replay.UnseenEvidenceText, replay.UnseenRateLimit},
+		failed.DecisionID:    {replay.UnseenEvidenceText, replay.UnseenGatedFailure},
+		planned.DecisionID:   {replay.UnseenEvidenceText, replay.UnseenSurfaceChecks},
+		hidden.DecisionID:    {replay.UnseenEvidenceText, replay.UnseenPrincipal},
+		odd.DecisionID:       {replay.UnseenEvidenceText, replay.UnseenRecordedRoute},
+		corrected.DecisionID: {replay.UnseenEvidenceText, replay.UnseenGatedFailure},
+	}
+	if r.Replayed != len(want) || r.Changed != len(want) {
+		t.Fatalf("replayed %d changed %d, want %d each: %+v", r.Replayed, r.Changed, len(want), r.Changes)
+	}
+	for _, c := range r.Changes {
+		if !slices.Equal(c.Unseen, want[c.DecisionID]) {
+			t.Errorf("%s (%s → %s): unseen %v, want %v", c.DecisionID, c.Recorded, c.New, c.Unseen, want[c.DecisionID])
+		}
+	}
+	if r.Widened != len(want)-1 || r.WidenedUnseen != r.Widened || r.Narrowed != 1 || r.Gate(true) != nil || r.Gate(false) == nil {
+		t.Errorf("widened %d (unseen %d) narrowed %d", r.Widened, r.WidenedUnseen, r.Narrowed)
+	}
+}
