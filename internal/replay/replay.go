@@ -109,7 +109,12 @@ func replayOne(ctx context.Context, seen, blind *gate.Engine, u *audit.Unsealer,
 			o.blockers = rec.HardBlockers
 			return o
 		}
-		req.Event, e = rebuild(rec), blind
+		req.Event = rebuild(rec)
+		if len(rec.ArgumentKeys) > 0 {
+			// Without keys the arguments were the empty object the rebuilt
+			// event holds: seen, so validated as they were.
+			e = blind
+		}
 	}
 	d := e.Decide(ctx, req)
 	o.now, o.blockers, o.revs = d.Route, d.HardBlockers, d.Revisions
@@ -193,7 +198,7 @@ const (
 	UnseenRateLimit Unseen = "rate_limit"
 	// UnseenKillSwitch: a kill switch decided the record; replay does not
 	// consult kill switches.
-	UnseenKillSwitch Unseen = "kill_switch"
+	UnseenKillSwitch Unseen = "kill_switches"
 	// UnseenApproval: the record asked for, used or was refused an
 	// approval; replay creates and consults none.
 	UnseenApproval Unseen = "approval"

@@ -330,7 +330,8 @@ func writeRecords(t *testing.T, recs ...*audit.Record) string {
 // A change resting on what replay does not evaluate again (a kill switch,
 // an approval, a rate limit, gated's own failure, a surface's rules, a
 // fingerprinted principal, an unknown recorded route) is marked with it,
-// and a later correction line is the record replayed.
+// a later correction line is the record replayed, and a call without
+// arguments is judged on its (empty) arguments.
 func TestMarks(t *testing.T) {
 	t.Parallel()
 	at := time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
@@ -341,6 +342,7 @@ func TestMarks(t *testing.T) {
 			DecisionID: "d" + string(rune('a'+n)), DecidedAt: at.Add(time.Duration(n) * time.Minute), ToolName: "send_email",
 			DeclaredCategory: "write", DeclaredAuth: "confirmed", RiskDomain: "customer_support", RuntimeRoute: "accept",
 			FinalRoute: route, HardBlockers: codes, FindingCodes: codes, Principals: principals,
+			ArgumentKeys: []string{"body", "subject", "ticket_id", "to"},
 			Evidence: []audit.EvidenceMeta{{SourceID: "approval.1", Kind: "approval", TrustTier: "verified", RedactionStatus: "redacted", Freshness: "fresh"}},
 		}
 	}
@@ -356,7 +358,11 @@ func TestMarks(t *testing.T) {
 	fix := *corrected
 	fix.FinalRoute, fix.HardBlockers, fix.FindingCodes = "refuse", []string{route.CodeAuditUnavailable}, []string{route.CodeAuditUnavailable}
 
-	path := writeRecords(t, killed, approved, limited, failed, planned, hidden, odd, corrected)
+	// Arguments without keys were the empty object: seen, and validated as
+	// they were, so the schema refuses them again.
+	empty := rec("refuse", []string{route.CodeArgumentsInvalid}, "bot://other")
+	empty.ArgumentKeys = []string{}
+	path := writeRecords(t, killed, approved, limited, failed, planned, hidden, odd, corrected, empty)
 	sink, err := file.Open(path, true)
 	if err != nil {
 		t.Fatal(err)
@@ -374,17 +380,17 @@ func TestMarks(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string][]replay.Unseen{
-		killed.DecisionID:    {replay.UnseenEvidenceText, replay.UnseenKillSwitch},
-		approved.DecisionID:  {replay.UnseenApproval, replay.UnseenEvidenceText},
-		limited.DecisionID:   {replay.UnseenEvidenceText, replay.UnseenRateLimit},
-		failed.DecisionID:    {replay.UnseenEvidenceText, replay.UnseenGatedFailure},
-		planned.DecisionID:   {replay.UnseenEvidenceText, replay.UnseenSurfaceChecks},
-		hidden.DecisionID:    {replay.UnseenEvidenceText, replay.UnseenPrincipal},
-		odd.DecisionID:       {replay.UnseenEvidenceText, replay.UnseenRecordedRoute},
-		corrected.DecisionID: {replay.UnseenEvidenceText, replay.UnseenGatedFailure},
+		killed.DecisionID:    {replay.UnseenArguments, replay.UnseenEvidenceText, replay.UnseenKillSwitch},
+		approved.DecisionID:  {replay.UnseenApproval, replay.UnseenArguments, replay.UnseenEvidenceText},
+		limited.DecisionID:   {replay.UnseenArguments, replay.UnseenEvidenceText, replay.UnseenRateLimit},
+		failed.DecisionID:    {replay.UnseenArguments, replay.UnseenEvidenceText, replay.UnseenGatedFailure},
+		planned.DecisionID:   {replay.UnseenArguments, replay.UnseenEvidenceText, replay.UnseenSurfaceChecks},
+		hidden.DecisionID:    {replay.UnseenArguments, replay.UnseenEvidenceText, replay.UnseenPrincipal},
+		odd.DecisionID:       {replay.UnseenArguments, replay.UnseenEvidenceText, replay.UnseenRecordedRoute},
+		corrected.DecisionID: {replay.UnseenArguments, replay.UnseenEvidenceText, replay.UnseenGatedFailure},
 	}
-	if r.Replayed != len(want) || r.Changed != len(want) {
-		t.Fatalf("replayed %d changed %d, want %d each: %+v", r.Replayed, r.Changed, len(want), r.Changes)
+	if r.Replayed != len(want)+1 || r.Changed != len(want) {
+		t.Fatalf("replayed %d changed %d, want %d and %d: %+v", r.Replayed, r.Changed, len(want)+1, len(want), r.Changes)
 	}
 	for _, c := range r.Changes {
 		if !slices.Equal(c.Unseen, want[c.DecisionID]) {
