@@ -343,7 +343,7 @@ func TestMarks(t *testing.T) {
 			DeclaredCategory: "write", DeclaredAuth: "confirmed", RiskDomain: "customer_support", RuntimeRoute: "accept",
 			FinalRoute: route, HardBlockers: codes, FindingCodes: codes, Principals: principals,
 			ArgumentKeys: []string{"body", "subject", "ticket_id", "to"},
-			Evidence: []audit.EvidenceMeta{{SourceID: "approval.1", Kind: "approval", TrustTier: "verified", RedactionStatus: "redacted", Freshness: "fresh"}},
+			Evidence:     []audit.EvidenceMeta{{SourceID: "approval.1", Kind: "approval", TrustTier: "verified", RedactionStatus: "redacted", Freshness: "fresh"}},
 		}
 	}
 	killed := rec("refuse", []string{route.CodeKillSwitch}, "bot://other")
