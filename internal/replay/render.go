@@ -76,7 +76,7 @@ func (r *Report) summary() string {
 		r.Replayed, r.Window.Since.Format(time.RFC3339), r.Window.Until.Format(time.RFC3339),
 		r.Changed, r.Widened, r.WidenedUnseen, r.Narrowed)
 	if r.Sealed > 0 || r.Kept > 0 {
-		s += fmt.Sprintf("; %d decided from sealed events, %d invalid events kept as recorded", r.Sealed, r.Kept)
+		s += fmt.Sprintf("; decided from their sealed event: %d; invalid events kept as recorded: %d", r.Sealed, r.Kept)
 	}
 	return s + "."
 }
