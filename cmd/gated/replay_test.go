@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"io"
 	"net/http"
 	"os"
@@ -68,20 +67,10 @@ func TestReplayThroughServe(t *testing.T) {
 		err := run(context.Background(), args, env(nil), strings.NewReader(""), &out, io.Discard)
 		return out.String(), err
 	}
-	exit := func(err error) int {
-		var e exitError
-		if errors.As(err, &e) {
-			return e.code
-		}
-		if err != nil {
-			return 1
-		}
-		return 0
-	}
 
 	out, err := replayCmd("--format", "json", "--seal-identity", identity, "--allow-unseen-widening")
-	if exit(err) != exitBlocked {
-		t.Fatalf("a seen widening: exit %d (%v), want %d", exit(err), err, exitBlocked)
+	if exitCode(err) != exitBlocked {
+		t.Fatalf("a seen widening: exit %d (%v), want %d", exitCode(err), err, exitBlocked)
 	}
 	var rep struct {
 		Replayed, Changed, Widened, Sealed int
@@ -94,16 +83,33 @@ func TestReplayThroughServe(t *testing.T) {
 	if strings.Contains(out, canary) {
 		t.Error("the report prints an argument value")
 	}
-	if _, err := replayCmd("--allow-unseen-widening"); exit(err) != 0 {
-		t.Errorf("without the identity the widening rests on unseen arguments: exit %d (%v), want 0", exit(err), err)
+	if _, err := replayCmd("--allow-unseen-widening"); exitCode(err) != 0 {
+		t.Errorf("without the identity the widening rests on unseen arguments: exit %d (%v), want 0", exitCode(err), err)
 	}
 	out, err = replayCmd("--format", "markdown", "--allow-widening")
-	if exit(err) != 0 || !strings.Contains(out, "### Replay") || !strings.Contains(out, "refuse → accept (widened)") {
-		t.Errorf("--allow-widening: exit %d (%v)\n%s", exit(err), err, out)
+	if exitCode(err) != 0 || !strings.Contains(out, "### Replay") || !strings.Contains(out, "refuse → accept (widened)") {
+		t.Errorf("--allow-widening: exit %d (%v)\n%s", exitCode(err), err, out)
 	}
 	for _, bad := range [][]string{{"--format", "yaml"}, {"--audit-file", "x.jsonl"}, {"--until", "2h"}, {"--seal-identity", tokens}} {
-		if _, err := replayCmd(bad...); exit(err) != exitUsage {
-			t.Errorf("%v: exit %d (%v), want %d", bad, exit(err), err, exitUsage)
+		if _, err := replayCmd(bad...); exitCode(err) != exitUsage {
+			t.Errorf("%v: exit %d (%v), want %d", bad, exitCode(err), err, exitUsage)
 		}
+	}
+}
+
+// A recipient that is not one, or a file that is not there, is a usage
+// error before serve records anything.
+func TestServeBadSealRecipient(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for _, to := range []string{"age1notarecipient", filepath.Join(dir, "missing.txt")} {
+		err := run(context.Background(), []string{"gated", "serve", "--addr", "127.0.0.1:0", "--audit-file", filepath.Join(dir, "a.jsonl"),
+			"--spool-dir", filepath.Join(dir, "spool"), "--audit-seal-to", to}, env(nil), nil, io.Discard, io.Discard)
+		if exitCode(err) != exitUsage || !strings.Contains(err.Error(), "--audit-seal-to") {
+			t.Errorf("--audit-seal-to %s: %v, want a usage error naming the flag", to, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "a.jsonl")); !os.IsNotExist(err) {
+		t.Errorf("serve opened its audit file before refusing the flag: %v", err)
 	}
 }
