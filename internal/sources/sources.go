@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -57,10 +58,11 @@ type Bundles struct {
 // Sources are the loaded decision sources and what keeps them current.
 type Sources struct {
 	// Opts join the engine to the sources.
-	Opts    []gate.Option
-	catalog *reload.Reloader[catalog.Catalog] // nil without --catalog
-	policy  *reload.Reloader[policy.Set]      // nil without --policy
-	metrics *metrics.Metrics
+	Opts         []gate.Option
+	unknownTools gate.UnknownTools
+	catalog      *reload.Reloader[catalog.Catalog] // nil without --catalog
+	policy       *reload.Reloader[policy.Set]      // nil without --policy
+	metrics      *metrics.Metrics
 	// polled are the reloaders of bundles, rebuilt every pollInterval.
 	polled       []func()
 	pollInterval time.Duration
@@ -89,6 +91,7 @@ func Load(cfg Config, log *zap.Logger) (*Sources, error) {
 		if isBundle {
 			out.polled = append(out.polled, out.catalog.Trigger)
 		}
+		out.unknownTools = cfg.UnknownTools
 		out.Opts = append(out.Opts, gate.WithCatalog(out.catalog.Current, cfg.UnknownTools, cfg.Arguments))
 	}
 	if len(cfg.PolicyDirs) > 0 {
@@ -117,6 +120,17 @@ func Load(cfg Config, log *zap.Logger) (*Sources, error) {
 		out.Opts = append(out.Opts, gate.WithPolicy(out.policy.Current, policyLimiter(cfg.Limits)))
 	}
 	return out, nil
+}
+
+// ArgumentsOpts are Opts with arguments validated in mode instead: replay
+// judges a call whose argument values it cannot see without validating
+// them (the options after the catalog's stay as they are).
+func (s *Sources) ArgumentsOpts(mode catalog.ArgumentMode) []gate.Option {
+	opts := slices.Clone(s.Opts)
+	if s.catalog != nil { // Load puts the catalog's option first
+		opts[0] = gate.WithCatalog(s.catalog.Current, s.unknownTools, mode)
+	}
+	return opts
 }
 
 // composed returns how to build a source from dirs, and what to watch:
