@@ -8,21 +8,26 @@ GO ?= go
 TEST_EXTRAS :=
 include $(wildcard mk/*.mk)
 
-## test: the README's test command — every test with the race detector and the SDK
-## suites, in under 5 minutes from cold caches on 2 cores (go vet runs in make lint,
-## so the tests skip it).
-## CI also runs lint (go vet, staticcheck…), test-e2e (the chart, the console in a browser) and fuzz-short.
+## test: the README's test command — every Go test and the SDK suites, in under 5
+## minutes from cold caches on 2 cores (go vet runs in make lint, so the tests skip it;
+## the race detector doubles the compile and run time, so it runs in test-e2e).
+## CI also runs lint (go vet, staticcheck…), test-e2e (test-race, the chart, the console in a browser) and fuzz-short.
 test: unit $(TEST_EXTRAS)
 
 # The tests of what calls gated from outside (client, hooks, MCP) start the
 # binary gated-bin builds, rather than each building its own.
 unit: gated-bin
+	GATED_BIN=$(GATED_BIN) GATED_HOOK_BIN=$(GATED_HOOK_BIN) $(GO) test -vet=off -count=1 ./...
+
+## test-race: every Go test again under the race detector (part of test-e2e).
+.PHONY: test-race
+test-e2e: test-race
+test-race: gated-bin
 	GATED_BIN=$(GATED_BIN) GATED_HOOK_BIN=$(GATED_HOOK_BIN) $(GO) test -race -vet=off -count=1 ./...
 
 ## short: the fast loop while working — every Go test once, without the race
 ## detector, the SDK suites or the chart (about 40 s warm on 2 cores).
-short: gated-bin
-	GATED_BIN=$(GATED_BIN) GATED_HOOK_BIN=$(GATED_HOOK_BIN) $(GO) test -count=1 ./...
+short: unit
 
 ## build: bin/gated, stamped with the version and commit git describes, and bin/gated-hook, the small command hook.
 build:

@@ -3,6 +3,7 @@ module github.com/gatedhq/gated
 go 1.26.8
 
 require (
+	filippo.io/age v1.3.2
 	github.com/BobuSumisu/aho-corasick v1.0.3
 	github.com/KimMachineGun/automemlimit v1.0.1
 	github.com/Masterminds/semver/v3 v3.5.0
@@ -47,6 +48,7 @@ require (
 
 require (
 	dario.cat/mergo v1.0.1 // indirect
+	filippo.io/hpke v0.4.0 // indirect
 	github.com/BurntSushi/toml v1.4.1-0.20240526193622-a339e1f7089c // indirect
 	github.com/Microsoft/go-winio v0.6.3 // indirect
 	github.com/ProtonMail/go-crypto v1.1.6 // indirect

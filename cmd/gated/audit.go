@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"go.uber.org/zap"
@@ -26,6 +27,7 @@ type auditFlags struct {
 	fail        string
 	retention   time.Duration
 	hmacKey     string
+	sealTo      string
 	noMigrate   bool
 }
 
@@ -37,6 +39,7 @@ func (a *auditFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&a.fail, "audit-fail", "closed", "when a record can be neither stored nor spooled: closed refuses the call, open lets it stand")
 	fs.DurationVar(&a.retention, "audit-retention", 90*24*time.Hour, "drop daily partitions older than this")
 	fs.StringVar(&a.hmacKey, "audit-hmac-key", "", "key of the HMAC-SHA256 argument fingerprints (at least 32 bytes; required with --database-url)")
+	fs.StringVar(&a.sealTo, "audit-seal-to", "", "opt in to sealed arguments: an age recipient (age1…) or a file of them; each record then keeps the call's event, workspace and client address encrypted to it, for gated replay --seal-identity")
 	fs.BoolVar(&a.noMigrate, "no-migrate", false, "do not apply pending migrations (by default they are applied at start, or once the database is reachable)")
 }
 
@@ -78,6 +81,15 @@ func openAudit(ctx context.Context, a *auditFlags, db *pgdb.DB, log *zap.Logger,
 		}
 		log.Warn("no --audit-hmac-key: using a random key for this run, so argument fingerprints will not match across restarts")
 	}
+	red := audit.NewRedactor(key)
+	if a.sealTo != "" {
+		sealer, err := readSealer(a.sealTo)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		red = red.SealingTo(sealer)
+		log.Info("audit records keep the call's event sealed to the --audit-seal-to recipients")
+	}
 	// The host name is the pod's name in Kubernetes: each replica spools in
 	// a subdirectory of --spool-dir of its own, and one that restarts under
 	// the same name picks up what it left there.
@@ -97,7 +109,24 @@ func openAudit(ctx context.Context, a *auditFlags, db *pgdb.DB, log *zap.Logger,
 	if db != nil {
 		store = postgres.NewStore(db)
 	}
-	return rec, audit.NewRedactor(key), store, nil
+	return rec, red, store, nil
+}
+
+// readSealer reads --audit-seal-to: one age recipient, or a file of them.
+func readSealer(v string) (*audit.Sealer, error) {
+	text := v
+	if !strings.HasPrefix(v, "age1") {
+		b, err := os.ReadFile(v)
+		if err != nil {
+			return nil, usageError("--audit-seal-to is neither an age recipient (age1…) nor a readable file: %v", err)
+		}
+		text = string(b)
+	}
+	s, err := audit.ParseSealer(text)
+	if err != nil {
+		return nil, usageError("--audit-seal-to: %v", err)
+	}
+	return s, nil
 }
 
 // openSink opens PostgreSQL when there is a database, else the JSON-lines

@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -170,5 +172,70 @@ func TestExamplePolicyTestsNameTheirCatalog(t *testing.T) {
 	err = run(context.Background(), []string{"gated", "policy", "test", "--catalog", t.TempDir(), filepath.Join(examplesDir, "policy")}, env(nil), nil, &out, io.Discard)
 	if exitCode(err) != 1 || strings.Contains(out.String(), " 0 failed") {
 		t.Fatalf("--catalog did not take precedence: %v\n%s", err, out.String())
+	}
+}
+
+// TestExamplePolicyCoverage: `gated policy test --coverage` on the
+// examples lists what their cases leave unexercised (the weekend half of
+// the deploy freeze, the floors, which clean events never meet), writes
+// the JSON report, and fails below --coverage-min with a message.
+func TestExamplePolicyCoverage(t *testing.T) {
+	t.Parallel()
+	report := filepath.Join(t.TempDir(), "coverage.json")
+	policyDir := filepath.Join(examplesDir, "policy")
+	var out bytes.Buffer
+	err := run(context.Background(), []string{"gated", "policy", "test", "--coverage", "--coverage-json", report, "--coverage-min", "30", policyDir}, env(nil), nil, &out, io.Discard)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	text := out.String()
+	for _, want := range []string{
+		" passed, 0 failed\ncoverage: 9 of 30 items exercised (30.0%)\n",
+		"  grants          7 of 7\n  argument rules  0 of 0\n  floors          0 of 20\n  custom rules    2 of 3\n",
+		"  custom rule   " + filepath.Join(policyDir, "rules", "deploy-freeze.rego") + ":15: gated.custom.deploys.frozen\n",
+		"  floor         tools/devops/deploy/TOOL.md: tool devops.deploy risk_level_requires_confirmation\n",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("output lacks %q:\n%s", want, text)
+		}
+	}
+	// Exercised items are not listed: the grants, the Friday rule.
+	if strings.Contains(text, "  grant ") || strings.Contains(text, "deploy-freeze.rego:17") {
+		t.Errorf("an exercised item is listed:\n%s", text)
+	}
+	b, err := os.ReadFile(report)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep struct {
+		Total, Exercised int
+		Percent          float64
+		Items            []struct {
+			Kind      string
+			Exercised bool
+		}
+	}
+	if err := json.Unmarshal(b, &rep); err != nil || rep.Total != 30 || rep.Exercised != 9 || rep.Percent != 30 || len(rep.Items) != 30 {
+		t.Fatalf("report %+v, %v:\n%s", rep, err, b)
+	}
+
+	// Below the threshold: exit 1, saying so; the JSON alone prints no text.
+	out.Reset()
+	err = run(context.Background(), []string{"gated", "policy", "test", "--coverage-json", report, "--coverage-min", "30.1", policyDir}, env(nil), nil, &out, io.Discard)
+	var ex exitError
+	if !errors.As(err, &ex) || ex.code != 1 || ex.msg != "coverage 30.0% (9 of 30 items exercised) is below --coverage-min 30.1%" {
+		t.Fatalf("below the threshold: %v", err)
+	}
+	if strings.Contains(out.String(), "coverage:") {
+		t.Errorf("text report without --coverage:\n%s", out.String())
+	}
+	for _, bad := range []string{"-1", "101", "NaN", "most"} {
+		if got := exitCode(run(context.Background(), []string{"gated", "policy", "test", "--coverage-min", bad, policyDir}, env(nil), nil, io.Discard, io.Discard)); got != exitUsage {
+			t.Errorf("--coverage-min %s: exit %d, want %d", bad, got, exitUsage)
+		}
+	}
+	// The flags are test's only.
+	if got := exitCode(run(context.Background(), []string{"gated", "policy", "lint", "--coverage", policyDir}, env(nil), nil, io.Discard, io.Discard)); got != exitUsage {
+		t.Errorf("policy lint --coverage: exit %d, want %d", got, exitUsage)
 	}
 }

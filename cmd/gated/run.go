@@ -12,7 +12,7 @@ import (
 var version = ""
 
 // Exit codes: 0 ok (for check: the tool may execute), 1 failure, 2 usage
-// error, 3 (check) the tool may not execute.
+// error, 3 (check) the tool may not execute, (replay) a decision widened.
 const (
 	exitUsage   = 2
 	exitBlocked = 3
@@ -56,6 +56,10 @@ commands:
             test-case decisions change, widenings first; exit 3 when anything widens
   policy lint|compile|test [--catalog DIR]... DIR...
             check POLICY.md files, print the Rego they compile to, or run their *_test.yaml cases
+            (test --coverage [--coverage-json FILE] [--coverage-min PERCENT]: what no case exercised)
+  replay --database-url URL | --audit-file FILE --since T [--until T] --catalog DIR --policy DIR
+            decide recorded decisions again with another catalog and policy and report what
+            changes (--format text, json or markdown); exit 3 when one widens
   migrate up|down|status --database-url URL
             apply, roll back or list the audit store's migrations
   version   print the version
@@ -88,6 +92,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return runBundle(rest, getenv, stdout, stderr)
 	case "policy":
 		return runPolicy(ctx, rest, getenv, stdout, stderr)
+	case "replay":
+		return runReplay(ctx, rest, getenv, stdout, stderr)
 	case "migrate":
 		return runMigrate(ctx, rest, getenv, stdout, stderr)
 	case "version", "--version":

@@ -12,6 +12,7 @@ import (
 	"github.com/gatedhq/gated/internal/catalog"
 	"github.com/gatedhq/gated/internal/gate"
 	"github.com/gatedhq/gated/internal/limit"
+	"github.com/gatedhq/gated/internal/policy"
 	"github.com/gatedhq/gated/internal/sources"
 )
 
@@ -81,8 +82,9 @@ func (s *sourceFlags) register(fs *flag.FlagSet) {
 }
 
 // loadSources checks the flags and loads the sources they name. POLICY.md
-// limits are counted in limits, or in this process when it is nil.
-func loadSources(s *sourceFlags, log *zap.Logger, limits limit.Backend) (*sources.Sources, error) {
+// limits are counted in limits, or in this process when it is nil; opts
+// adjust the policy's loads.
+func loadSources(s *sourceFlags, log *zap.Logger, limits limit.Backend, opts ...policy.Option) (*sources.Sources, error) {
 	unknown, err := gate.ParseUnknownTools(s.unknownTools)
 	if err != nil {
 		return nil, usageError("%v", err)
@@ -95,5 +97,5 @@ func loadSources(s *sourceFlags, log *zap.Logger, limits limit.Backend) (*source
 	if err != nil {
 		return nil, err
 	}
-	return sources.Load(sources.Config{CatalogDirs: s.catalogDirs, PolicyDirs: s.policyDirs, UnknownTools: unknown, Arguments: args, Bundles: bundles, Limits: limits}, log)
+	return sources.Load(sources.Config{CatalogDirs: s.catalogDirs, PolicyDirs: s.policyDirs, UnknownTools: unknown, Arguments: args, Bundles: bundles, Limits: limits, Policy: opts}, log)
 }

@@ -337,8 +337,8 @@ func TestLostCommitAcknowledgement(t *testing.T) {
 // against the encoder for awkward strings.
 func TestEncodedSizeBound(t *testing.T) {
 	t.Parallel()
-	if n := reflect.TypeFor[audit.Record]().NumField(); n != 30 {
-		t.Fatalf("Record has %d fields, encodedSizeBound knows 30: add the new ones to it", n)
+	if n := reflect.TypeFor[audit.Record]().NumField(); n != 32 {
+		t.Fatalf("Record has %d fields, encodedSizeBound knows 32: add the new ones to it", n)
 	}
 	if n := reflect.TypeFor[audit.EvidenceMeta]().NumField(); n != 6 {
 		t.Fatalf("EvidenceMeta has %d fields, encodedSizeBound knows 6: add the new ones to it", n)
@@ -350,6 +350,7 @@ func TestEncodedSizeBound(t *testing.T) {
 		rec.HardBlockers = append(rec.HardBlockers, s, s)
 		rec.Reasons = nil
 		rec.BundleCommits = []string{s, "policy:" + s}
+		rec.Principals, rec.Sealed = []string{s, "bot://" + s}, s
 		rec.LatencyMS = -1.2345678901234567e-300
 		rec.Evidence = []audit.EvidenceMeta{{SourceID: s, Kind: s}, {SourceFingerprint: s}}
 		b, err := jsonFrame(rec)

@@ -14,6 +14,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"net/netip"
 	"reflect"
 	"slices"
 	"time"
@@ -65,6 +66,14 @@ type Record struct {
 	// BundleCommits are the commits the bundles in use resolved their
 	// github sources to (gate.Revisions.Commits).
 	BundleCommits []string `json:"bundle_commits"`
+	// Principals are the principals the policy judged the call for (the
+	// token's, and the event's when trusted), screened like other text, so
+	// `gated replay` can judge it again and count by principal.
+	Principals []string `json:"principals"`
+	// Sealed is the call's event, workspace and client address encrypted
+	// to the operator's age recipients (base64), for `gated replay`; empty
+	// unless `gated serve --audit-seal-to` opts in.
+	Sealed string `json:"sealed" audit:"derived"`
 }
 
 // EvidenceMeta is what a record keeps of one evidence ref: its metadata, and
@@ -79,12 +88,16 @@ type EvidenceMeta struct {
 	Freshness         string `json:"freshness"`
 }
 
-// Raw is what a record is derived from but never holds: the call's
-// arguments (nil, or not even an object, for an invalid event) and its
-// evidence refs.
+// Raw is what a record is derived from but never holds in the clear: the
+// call's arguments (nil, or not even an object, for an invalid event) and
+// its evidence refs; and, sealed only, the event as sent, the workspace and
+// the client address.
 type Raw struct {
 	Arguments any
 	Evidence  []route.EvidenceRef
+	Event     map[string]any
+	Workspace string
+	ClientIP  netip.Addr
 }
 
 // Milliseconds is a latency as a record holds it.
@@ -93,12 +106,21 @@ func Milliseconds(d time.Duration) float64 { return float64(d) / float64(time.Mi
 // Redactor redacts records; its key makes argument and source fingerprints
 // unguessable, so a short secret cannot be recovered by hashing candidates.
 type Redactor struct {
-	key []byte
+	key    []byte
+	sealer *Sealer // nil: nothing is sealed (the default)
 }
 
 // NewRedactor returns a Redactor keyed with key (use GenerateKey in dev mode).
 func NewRedactor(key []byte) *Redactor {
 	return &Redactor{key: slices.Clone(key)}
+}
+
+// SealingTo returns a Redactor like r that also seals each record's event,
+// workspace and client address to s (the --audit-seal-to opt-in).
+func (r *Redactor) SealingTo(s *Sealer) *Redactor {
+	c := *r
+	c.sealer = s
+	return &c
 }
 
 // GenerateKey returns a random 32-byte HMAC key, for dev mode when no
@@ -130,6 +152,17 @@ func (r *Redactor) Redact(rec *Record, raw Raw) {
 	rec.Evidence = r.evidence(raw.Evidence)
 	rec.ArgumentKeys = argumentKeys(raw.Arguments)
 	rec.ArgumentsHMAC = r.jsonHMAC(raw.Arguments)
+	rec.Sealed = ""
+	if r.sealer != nil && raw.Event != nil {
+		s := Sealed{Event: raw.Event, Workspace: raw.Workspace}
+		if raw.ClientIP.IsValid() {
+			s.ClientIP = raw.ClientIP.String()
+		}
+		// Sealing is an aid to replay: a failure to seal (only the system's
+		// random source can fail) leaves the record unsealed, never the
+		// call refused.
+		rec.Sealed, _ = r.sealer.seal(s)
+	}
 }
 
 // screened are the indexes of the Record fields Redact screens: every

@@ -23,6 +23,7 @@ func TestRedactKeepsEveryField(t *testing.T) {
 		HardBlockers: []string{"b1"}, Reasons: []string{"why"}, FindingCodes: []string{"contract.b1"},
 		CatalogRevision: "cat", PolicyRevision: "pol", TokenName: "ci", GatedVersion: "v9", LatencyMS: Milliseconds(2500 * time.Microsecond),
 		ApprovalID: "0190a5b4-7c3e-7a1b-8f00-000000000001", BundleCommits: []string{"catalog:team/rules@main=" + strings.Repeat("a", 40)},
+		Principals: []string{"bot://a1"},
 	}
 	raw := Raw{
 		Evidence: []route.EvidenceRef{{
@@ -47,6 +48,7 @@ func TestRedactKeepsEveryField(t *testing.T) {
 		ArgumentsHMAC:   rd.jsonHMAC(map[string]any{"password": "p", "to": "a"}),
 		CatalogRevision: "cat", PolicyRevision: "pol", TokenName: "ci", LatencyMS: 2.5, GatedVersion: "v9",
 		ApprovalID: "0190a5b4-7c3e-7a1b-8f00-000000000001", BundleCommits: []string{"catalog:team/rules@main=" + strings.Repeat("a", 40)},
+		Principals: []string{"bot://a1"},
 	}
 	if !reflect.DeepEqual(got, want) {
 		g, _ := json.MarshalIndent(got, "", " ")

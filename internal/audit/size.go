@@ -13,11 +13,11 @@ func encodedSizeBound(rec *Record) int {
 		rec.DecisionID, rec.RequestID, rec.AgentID, rec.ToolName, rec.ActionID, rec.ActionVersion,
 		rec.DeclaredCategory, rec.EffectiveCategory, rec.DeclaredAuth, rec.EffectiveAuth,
 		rec.RiskDomain, rec.RuntimeRoute, rec.FinalRoute, rec.GateDecision, rec.ArgumentsHMAC,
-		rec.CatalogRevision, rec.PolicyRevision, rec.TokenName, rec.GatedVersion, rec.ApprovalID,
+		rec.CatalogRevision, rec.PolicyRevision, rec.TokenName, rec.GatedVersion, rec.ApprovalID, rec.Sealed,
 	} {
 		n += quotedBound(s) - 2 // the skeleton has its quotes
 	}
-	for _, list := range [...][]string{rec.HardBlockers, rec.Reasons, rec.FindingCodes, rec.ArgumentKeys, rec.BundleCommits} {
+	for _, list := range [...][]string{rec.HardBlockers, rec.Reasons, rec.FindingCodes, rec.ArgumentKeys, rec.BundleCommits, rec.Principals} {
 		for _, s := range list {
 			n += quotedBound(s) + 1 // and a comma; the skeleton's null pays for the brackets
 		}

@@ -115,6 +115,27 @@ func Floors(c *Call, ev *route.Event, auth route.AuthState, mode ArgumentMode) (
 	return out, errs
 }
 
+// FloorCodes are the codes of the risk and approval floors Floors can add
+// for a call to v, which depend on the view alone: the never-execute tier,
+// the risk level, and the approval gated asks for itself. Coverage reports
+// list them; TestFloorCodesNameWhatFloorsAdds keeps the two in step.
+func (v *View) FloorCodes() []string {
+	var out []string
+	if v.NeverExecute {
+		out = append(out, route.CodeRiskTierNeverAuto)
+	}
+	switch {
+	case v.RiskLevel == 2:
+		out = append(out, route.CodeRiskLevelRequiresConfirmation)
+	case v.RiskLevel >= 3:
+		out = append(out, route.CodeIrreversibleActionRequiresVerifiedApproval)
+	}
+	if _, byPolicy := v.PolicyRef(); !byPolicy && needsApproval(v) {
+		out = append(out, route.CodeApprovalRequired)
+	}
+	return out
+}
+
 // UnresolvedApprovalPolicy is the floor of a tool whose approval is
 // policy:<ref> when gated runs without a policy: nothing can grant the
 // approval, so the call defers.

@@ -113,6 +113,30 @@ func TestFloors(t *testing.T) {
 	}
 }
 
+// TestFloorCodesNameWhatFloorsAdds: unconfirmed and unapproved, a call
+// meets every floor its view has, and FloorCodes names exactly those.
+func TestFloorCodesNameWhatFloorsAdds(t *testing.T) {
+	t.Parallel()
+	for _, v := range []*View{
+		{ToolID: "plain", RiskLevel: 1, Approval: "auto"},
+		{ToolID: "risk2", RiskLevel: 2, Approval: "auto", Mutates: []string{"external:*"}},
+		{ToolID: "risk3", RiskLevel: 3, Approval: "on-mutate", Mutates: []string{"external:*"}},
+		{ToolID: "always", RiskLevel: 1, Approval: "always"},
+		{ToolID: "on-mutate-read", Approval: "on-mutate"},
+		{ToolID: "policy", RiskLevel: 2, Approval: "policy:prod"},
+		{ToolID: "r4", RiskLevel: 3, Approval: "always", NeverExecute: true, RiskTier: "R4"},
+	} {
+		fs, _ := Floors(v.Call(nil, ""), nil, route.AuthNone, ArgumentsEnforce)
+		var got []string
+		for _, f := range fs {
+			got = append(got, f.Code)
+		}
+		if !slices.Equal(got, v.FloorCodes()) {
+			t.Errorf("%s: Floors adds %v, FloorCodes says %v", v.ToolID, got, v.FloorCodes())
+		}
+	}
+}
+
 func TestArgumentFloor(t *testing.T) {
 	t.Parallel()
 	c := mustLoad(t, examples)

@@ -175,7 +175,7 @@ func runCanary(ctx context.Context, o *Options, rt *runtime, h hook, input []byt
 	out := bytes.TrimSpace(stdout.Bytes())
 	errLine := firstLine(stderr.String())
 	if code == 2 && (!rt.exitCoded() || hasFailedPrefix(stderr.String())) {
-		return nil, Check{"canary", Problem, fmt.Sprintf("the hook blocked the canary on a failure of its own (%s). It fails closed, so every tool call is blocked until that is fixed", errLine)}
+		return nil, blockedOnOwnFailure(errLine)
 	}
 	switch {
 	case len(out) > 0:
@@ -259,6 +259,16 @@ func postCanary(ctx context.Context, o *Options, rt *runtime, h hook, input []by
 	return judge(rt, h, body, how)
 }
 
+// blockedOwn begins the canary's detail when the hook blocked it on a
+// failure of its own; the report's summary looks for it.
+const blockedOwn = "the hook blocked the canary on a failure of its own"
+
+// blockedOnOwnFailure is the canary's check when the hook failed closed
+// (gated down, a bad token …): protected, but nothing can run.
+func blockedOnOwnFailure(why string) Check {
+	return Check{"canary", Problem, fmt.Sprintf("%s (%s). It fails closed, so every tool call is blocked until that is fixed", blockedOwn, why)}
+}
+
 // judge reads a hook's printed answer to the canary with the runtime's
 // codec.
 func judge(rt *runtime, h hook, out []byte, how string) (*answer, Check) {
@@ -267,7 +277,7 @@ func judge(rt *runtime, h hook, out []byte, how string) (*answer, Check) {
 		return nil, Check{"canary", Problem, fmt.Sprintf("doctor %s, and the answer is not one %s reads (%v): %s", how, rt.name, err, afterUnreadable(rt))}
 	}
 	if hasFailedPrefix(reason) {
-		return nil, Check{"canary", Problem, fmt.Sprintf("the hook blocked the canary on a failure of its own (%s). It fails closed, so every tool call is blocked until that is fixed", firstLine(reason))}
+		return nil, blockedOnOwnFailure(firstLine(reason))
 	}
 	return verdict(rt, h, &answer{v, reason}, how)
 }
@@ -348,7 +358,7 @@ func audit(ctx context.Context, o *Options, w *wired, a *answer, tool, marker st
 			}
 			return Check{"audit", OK, detail + ")"}
 		case status == http.StatusNotFound && bytes.Contains(body, []byte("PostgreSQL")):
-			return Check{"audit", Unverified, fmt.Sprintf("gated at %s stores its audit in a file (no --database-url), which its API does not read: look for decision %s in its --audit-file", w.url, id)}
+			return Check{"audit", Unverified, fmt.Sprintf("gated at %s stores its audit in a file (no --database-url), which its API does not read: look for decision %s in its --audit-file (gated-audit.jsonl in the folder gated was started in, unless set)", w.url, id)}
 		case status == http.StatusUnauthorized || status == http.StatusForbidden:
 			with := "no token"
 			if tokenEnv != "" {

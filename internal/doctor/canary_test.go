@@ -124,7 +124,7 @@ func TestCanaryThroughClaudeCodeHooks(t *testing.T) {
 			r := m.doctor(t, "claude-code", true)
 			// An unknown tool is deferred, and Claude Code asks the person.
 			want(t, r, "canary", OK, "answered ask", "gated defers this call to a person", "(decision ")
-			want(t, r, "audit", Unverified, "stores its audit in a file", "--audit-file")
+			want(t, r, "audit", Unverified, "stores its audit in a file", "--audit-file", "gated-audit.jsonl")
 			if !r.Protected() {
 				t.Fatalf("not protected:\n%s", text(r))
 			}
@@ -144,7 +144,11 @@ func TestCanaryFindsWhatConfigurationCannot(t *testing.T) {
 		t.Parallel()
 		m := newMachine(t)
 		trustedCodex(t, m, down)
-		want(t, m.doctor(t, "codex", true), "canary", Problem, "blocked the canary on a failure of its own", "gated_unreachable", "every tool call is blocked")
+		r := m.doctor(t, "codex", true)
+		want(t, r, "canary", Problem, "blocked the canary on a failure of its own", "gated_unreachable", "every tool call is blocked")
+		if s := text(r); !strings.Contains(s, "Codex is protected, but every tool call it makes is blocked") || strings.Contains(s, "not protected") {
+			t.Fatalf("the summary should say the hook blocks every call, not that Codex is unprotected:\n%s", s)
+		}
 	})
 	t.Run("gated is down: the HTTP hook cannot connect", func(t *testing.T) {
 		t.Parallel()

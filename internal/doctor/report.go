@@ -45,6 +45,8 @@ func (r *Report) WriteText(w io.Writer) error {
 	}
 	b.WriteByte('\n')
 	switch {
+	case r.Problems > 0 && r.Problems == r.blockedOwn():
+		fmt.Fprintf(&b, "%s is protected, but every tool call it makes is blocked: the hook cannot get an answer (see the canary line above). Start gated, or fix what that line says.\n", r.Name)
 	case r.Problems == 1:
 		fmt.Fprintf(&b, "1 problem: %s is not protected by gated as configured.\n", r.Name)
 	case r.Problems > 1:
@@ -58,6 +60,18 @@ func (r *Report) WriteText(w io.Writer) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// blockedOwn counts the hooks that blocked the canary on a failure of
+// their own: they fail closed, so the tool calls are blocked, not unchecked.
+func (r *Report) blockedOwn() int {
+	n := 0
+	for _, c := range r.all() {
+		if c.Status == Problem && strings.HasPrefix(c.Detail, blockedOwn) {
+			n++
+		}
+	}
+	return n
 }
 
 func (r *Report) all() []Check {

@@ -131,7 +131,7 @@ func geminiVet(_ *Options, rt *runtime, docs []settingsDoc, cfg *config) {
 	for i, h := range cfg.hooks {
 		for _, id := range []string{h.name, h.command} {
 			if where, ok := disabled[id]; ok && id != "" {
-				cfg.hooks[i].runs = &Check{"runs", Problem, fmt.Sprintf("the hook %q is disabled in %s, so %s skips it: any settings layer, a project's included, can do this", id, where, rt.name)}
+				cfg.hooks[i].runs = &Check{"runs", Problem, fmt.Sprintf("the hook %q is disabled in %s, so %s skips it (any settings layer, a project's included, can do this): remove %q from that list", id, where, rt.name, id)}
 				break
 			}
 		}

@@ -232,7 +232,7 @@ func TestEachRuntimesOwnRules(t *testing.T) {
 			f := runtimeConfig(t, "gemini-cli", line("gemini-cli"))
 			f["project/.gemini/settings.json"] = `{"hooks": {"disabled": ["gated"]}}`
 			return f
-		}, nil, "runs", Problem, []string{`"gated" is disabled in`, "project"}},
+		}, nil, "runs", Problem, []string{`"gated" is disabled in`, "project", `remove "gated" from that list`}},
 		{"Gemini CLI: hooks turned off", "gemini-cli", func(t *testing.T) map[string]string {
 			f := runtimeConfig(t, "gemini-cli", line("gemini-cli"))
 			f["project/.gemini/settings.json"] = `{"hooksConfig": {"enabled": false}}`

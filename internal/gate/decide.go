@@ -295,8 +295,10 @@ func (s *decision) auditRecord(approvalID string) *audit.Record {
 		TokenName: s.req.TokenName, GatedVersion: s.e.version, LatencyMS: audit.Milliseconds(time.Since(s.start)),
 		ApprovalID: approvalID,
 	}
-	var raw audit.Raw
+	raw := audit.Raw{Event: s.req.Event, Workspace: s.req.Workspace, ClientIP: s.req.ClientIP}
+	var ev *route.Event
 	if p := s.p; p != nil {
+		ev = p.Event
 		// The runtime's own request_id (as the reference's clients send it)
 		// is the one to correlate with its logs; the HTTP request id stays
 		// in gated's log lines.
@@ -311,6 +313,7 @@ func (s *decision) auditRecord(approvalID string) *audit.Record {
 	if d.Action != nil {
 		rec.ActionID, rec.ActionVersion = d.Action.ActionID, d.Action.ActionVersion
 	}
+	rec.Principals = policy.Principals(s.req.Principals, s.req.TrustEventPrincipals, ev)
 	s.e.redactor.Redact(rec, raw)
 	return rec
 }

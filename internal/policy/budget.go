@@ -122,7 +122,12 @@ func (s *Set) run(ctx context.Context, input ast.Value) (rego.ResultSet, error) 
 			}
 			done <- r
 		}()
-		r.rs, r.err = s.query.Eval(evalCtx, rego.EvalParsedInput(input), rego.EvalExternalCancel(b))
+		if s.cover != nil {
+			r.rs, r.err = s.query.Eval(evalCtx, rego.EvalParsedInput(input), rego.EvalExternalCancel(b), rego.EvalQueryTracer(s.cover))
+		} else {
+			// Without coverage, no tracer: OPA then skips building trace events.
+			r.rs, r.err = s.query.Eval(evalCtx, rego.EvalParsedInput(input), rego.EvalExternalCancel(b))
+		}
 	})
 	tick := time.NewTicker(memorySampleEvery)
 	defer tick.Stop()

@@ -38,6 +38,8 @@
 // spend from the token buckets of a Limiter (limiter.go) that outlives
 // reloads. Without any POLICY.md nothing is enforced but what custom
 // modules find. Principals (principals.go) says who a request acts for.
+// Only for `gated policy test --coverage` does the query run with a tracer
+// (coverage.go), which records the custom rules that held.
 //
 // # The evaluation budget
 //

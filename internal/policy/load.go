@@ -84,6 +84,8 @@ type Set struct {
 	steps        int64             // step budget of one evaluation
 	memory       uint64            // memory budget of one evaluation, bytes
 	afterEval    func(steps int64) // tests: runs in the evaluating goroutine once OPA returns
+	cover        *RegoCoverage     // nil unless `gated policy test --coverage` asked (WithRegoCoverage)
+	custom       []*ast.Module     // the custom modules, for CustomRules
 	warnings     []Problem
 	modules      []Module
 	actions      sync.Map // action view pointer → its ast.Value (actionValue)
@@ -329,6 +331,7 @@ func (s *Set) prepare(sources []source) []Problem {
 			continue
 		}
 		modules[src.path] = m
+		s.custom = append(s.custom, m)
 		if !slices.Contains(customPkgs, pkg) {
 			customPkgs = append(customPkgs, pkg)
 		}

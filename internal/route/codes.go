@@ -205,3 +205,22 @@ var reserved = func() map[string]bool {
 func Reserved(code string) bool {
 	return reserved[code] || strings.HasPrefix(code, CodePolicyRequirementFailed+":")
 }
+
+var owners = func() map[string]Owner {
+	m := make(map[string]Owner, len(codes))
+	for _, c := range codes {
+		m[c.Code] = c.Owner
+	}
+	return m
+}()
+
+// OwnerOf names the owner of a code gated gives its own meaning to (a
+// policy requirement's code is the policy's); ok is false for any other,
+// such as a catalog rule's own code.
+func OwnerOf(code string) (o Owner, ok bool) {
+	if strings.HasPrefix(code, CodePolicyRequirementFailed+":") {
+		return OwnerPolicy, true
+	}
+	o, ok = owners[code]
+	return o, ok
+}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -35,6 +36,9 @@ type Config struct {
 	// Limits is where POLICY.md limits are counted; nil means in this
 	// process only.
 	Limits limit.Backend
+	// Policy adjusts every load of the policy (`gated policy test
+	// --coverage` traces the custom rules with it).
+	Policy []policy.Option
 }
 
 // Bundles configure sources composed from a bundle manifest.
@@ -54,10 +58,11 @@ type Bundles struct {
 // Sources are the loaded decision sources and what keeps them current.
 type Sources struct {
 	// Opts join the engine to the sources.
-	Opts    []gate.Option
-	catalog *reload.Reloader[catalog.Catalog] // nil without --catalog
-	policy  *reload.Reloader[policy.Set]      // nil without --policy
-	metrics *metrics.Metrics
+	Opts         []gate.Option
+	unknownTools gate.UnknownTools
+	catalog      *reload.Reloader[catalog.Catalog] // nil without --catalog
+	policy       *reload.Reloader[policy.Set]      // nil without --policy
+	metrics      *metrics.Metrics
 	// polled are the reloaders of bundles, rebuilt every pollInterval.
 	polled       []func()
 	pollInterval time.Duration
@@ -86,13 +91,14 @@ func Load(cfg Config, log *zap.Logger) (*Sources, error) {
 		if isBundle {
 			out.polled = append(out.polled, out.catalog.Trigger)
 		}
+		out.unknownTools = cfg.UnknownTools
 		out.Opts = append(out.Opts, gate.WithCatalog(out.catalog.Current, cfg.UnknownTools, cfg.Arguments))
 	}
 	if len(cfg.PolicyDirs) > 0 {
 		dirs := cfg.PolicyDirs
 		// Grants name actions by registry ref too, resolved through the
 		// catalog current at build time; a catalog reload rebuilds the policy.
-		load := func(dirs []string) (*policy.Set, error) { return policy.Load(dirs, out.resolver()) }
+		load := func(dirs []string) (*policy.Set, error) { return policy.Load(dirs, out.resolver(), cfg.Policy...) }
 		build, watch, isBundle, err := composed(cfg.Bundles, "--policy", dirs, load, (*policy.Set).SetOrigin)
 		if err != nil {
 			return nil, err
@@ -114,6 +120,17 @@ func Load(cfg Config, log *zap.Logger) (*Sources, error) {
 		out.Opts = append(out.Opts, gate.WithPolicy(out.policy.Current, policyLimiter(cfg.Limits)))
 	}
 	return out, nil
+}
+
+// ArgumentsOpts are Opts with arguments validated in mode instead: replay
+// judges a call whose argument values it cannot see without validating
+// them (the options after the catalog's stay as they are).
+func (s *Sources) ArgumentsOpts(mode catalog.ArgumentMode) []gate.Option {
+	opts := slices.Clone(s.Opts)
+	if s.catalog != nil { // Load puts the catalog's option first
+		opts[0] = gate.WithCatalog(s.catalog.Current, s.unknownTools, mode)
+	}
+	return opts
 }
 
 // composed returns how to build a source from dirs, and what to watch:
@@ -202,6 +219,20 @@ func LoadPolicy(dirs []string, b Bundles, res policy.Resolver) (*policy.Set, err
 		return nil, err
 	}
 	return build()
+}
+
+// Current is the catalog and the policy in use, each nil when not
+// configured.
+func (s *Sources) Current() (*catalog.Catalog, *policy.Set) {
+	var cat *catalog.Catalog
+	var set *policy.Set
+	if s.catalog != nil {
+		cat = s.catalog.Current()
+	}
+	if s.policy != nil {
+		set = s.policy.Current()
+	}
+	return cat, set
 }
 
 // resolver resolves registry refs in grants through the current catalog.

@@ -79,6 +79,8 @@ var columns = []column{
 	field("gated_version", "text", func(r *audit.Record) *string { return &r.GatedVersion }),
 	field("approval_id", "text", func(r *audit.Record) *string { return &r.ApprovalID }),
 	list("bundle_commits", "text[]", func(r *audit.Record) *[]string { return &r.BundleCommits }),
+	list("principals", "text[]", func(r *audit.Record) *[]string { return &r.Principals }),
+	field("sealed", "text", func(r *audit.Record) *string { return &r.Sealed }),
 }
 
 // columnNames and columnList name the columns in table order, for COPY and

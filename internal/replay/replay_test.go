@@ -1,0 +1,403 @@
+package replay_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"filippo.io/age"
+
+	"github.com/gatedhq/gated/internal/audit"
+	"github.com/gatedhq/gated/internal/audit/file"
+	auditpg "github.com/gatedhq/gated/internal/audit/postgres"
+	"github.com/gatedhq/gated/internal/catalog"
+	"github.com/gatedhq/gated/internal/eventcodec"
+	"github.com/gatedhq/gated/internal/gate"
+	"github.com/gatedhq/gated/internal/pgtest"
+	pgdb "github.com/gatedhq/gated/internal/postgres"
+	"github.com/gatedhq/gated/internal/replay"
+	"github.com/gatedhq/gated/internal/route"
+	"github.com/gatedhq/gated/internal/sources"
+	"github.com/gatedhq/gated/internal/testtree"
+)
+
+// The policy decisions are recorded under grants send-email to the support
+// agent; the changed one grants it to bot://other instead.
+const (
+	grantSupport = "---\nschema: policy/v1\nid: \"@replay-tests/before\"\ngrants:\n  - principal: \"bot://support-agent\"\n    actions:\n      - action: \"messaging:send-email\"\n---\n"
+	grantOther   = "---\nschema: policy/v1\nid: \"@replay-tests/after\"\ngrants:\n  - principal: \"bot://other\"\n    actions:\n      - action: \"messaging:send-email\"\n---\n"
+)
+
+const email = `{"tool_name":"send_email","tool_category":"write","authorization_state":"confirmed",
+	"evidence_refs":[{"source_id":"approval.1","kind":"approval","trust_tier":"verified","redaction_status":"redacted","freshness":{"status":"fresh"},"provenance":"connector"}],
+	"risk_domain":"customer_support","proposed_arguments":{"to":"c@example.com","subject":"Hi","body":"Your refund is on its way.","ticket_id":"T-42"},"recommended_route":"accept"}`
+
+func load(t *testing.T, policy string) *sources.Sources {
+	t.Helper()
+	dir := testtree.Write(t, t.TempDir(), map[string]string{"POLICY.md": policy})
+	src, err := sources.Load(sources.Config{CatalogDirs: []string{"../../examples/catalog"}, PolicyDirs: []string{dir}, Limits: replay.Unlimited}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return src
+}
+
+func event(t *testing.T, s string) map[string]any {
+	t.Helper()
+	doc, err := eventcodec.Decode([]byte(s), eventcodec.DefaultMaxDepth)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return doc
+}
+
+// record decides four calls under grantSupport through the real engine and
+// recorder into sink, and returns the window holding them.
+func record(t *testing.T, sink audit.Sink, red *audit.Redactor) replay.Window {
+	t.Helper()
+	ctx := context.Background()
+	rec, err := audit.NewRecorder(ctx, sink, audit.Config{SpoolDir: t.TempDir(), Durability: audit.Sync})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := gate.New(append(load(t, grantSupport).Opts, gate.WithAudit(rec, red, "test"))...)
+	w := replay.Window{Since: time.Now().Add(-time.Minute)}
+	for _, c := range []struct {
+		req  gate.Request
+		want route.Route
+	}{
+		{gate.Request{Event: event(t, email), Principals: []string{"bot://support-agent"}, TokenName: "support"}, route.Accept},
+		{gate.Request{Event: event(t, email), Principals: []string{"bot://other"}, TokenName: "other", Workspace: "/work/other"}, route.Refuse},
+		{gate.Request{Event: event(t, strings.Replace(email, `"send_email"`, `"launch_rocket"`, 1)), Principals: []string{"bot://other"}}, route.Refuse},
+		{gate.Request{Event: event(t, `{"tool_name":"send_email","tool_category":"write"}`), Principals: []string{"bot://other"}}, route.Refuse},
+	} {
+		if d := e.Decide(ctx, c.req); d.Route != c.want || d.Audit == nil {
+			t.Fatalf("recorded %s (blockers %v, audit %v), want %s", d.Route, d.HardBlockers, d.Audit, c.want)
+		}
+	}
+	if err := rec.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	w.Until = time.Now().Add(time.Minute)
+	return w
+}
+
+func engine(t *testing.T, policy string, u *audit.Unsealer) replay.Engine {
+	src := load(t, policy)
+	return replay.Engine{Options: src.Opts, Blind: src.ArgumentsOpts(catalog.ArgumentsOff), Unsealer: u}
+}
+
+func transitions(r *replay.Report) map[string]int {
+	m := map[string]int{}
+	for _, tr := range r.Routes {
+		m[tr.Recorded.String()+">"+tr.New.String()] = tr.Count
+	}
+	return m
+}
+
+func group(gs []replay.Group, name string) replay.Group {
+	for _, g := range gs {
+		if g.Name == name {
+			return g
+		}
+	}
+	return replay.Group{Name: name + " (absent)"}
+}
+
+// checkCounts holds what both replays find, sealed or not: the support
+// agent's e-mail narrowed, bot://other's widened, the uncatalogued tool
+// (no grant either way) and the invalid event as recorded.
+func checkCounts(t *testing.T, r *replay.Report) {
+	t.Helper()
+	if r.Replayed != 4 || r.Changed != 2 || r.Widened != 1 || r.Narrowed != 1 {
+		t.Fatalf("replayed %d changed %d widened %d narrowed %d, want 4 2 1 1", r.Replayed, r.Changed, r.Widened, r.Narrowed)
+	}
+	want := map[string]int{"accept>refuse": 1, "refuse>accept": 1, "refuse>refuse": 2}
+	if got := transitions(r); !maps(got, want) {
+		t.Errorf("routes %v, want %v", got, want)
+	}
+	if g := group(r.ByTool, "send_email"); g.Replayed != 3 || g.Changed != 2 || g.Widened != 1 || g.Narrowed != 1 {
+		t.Errorf("send_email %+v", g)
+	}
+	if g := group(r.ByPrincipal, "bot://other"); g.Replayed != 3 || g.Changed != 1 || g.Widened != 1 || g.Narrowed != 0 {
+		t.Errorf("bot://other %+v", g)
+	}
+	if g := group(r.ByPrincipal, "bot://support-agent"); g.Replayed != 1 || g.Narrowed != 1 {
+		t.Errorf("bot://support-agent %+v", g)
+	}
+	if len(r.Changes) != 2 || r.Changes[0].Recorded != route.Accept || r.Changes[0].New != route.Refuse ||
+		!slices.Contains(r.Changes[0].NewBlockers, route.CodePolicyNoGrant) || r.Changes[0].Widened ||
+		r.Changes[1].Recorded != route.Refuse || r.Changes[1].New != route.Accept || !r.Changes[1].Widened ||
+		!slices.Equal(r.Changes[1].Principals, []string{"bot://other"}) {
+		t.Fatalf("changes %+v", r.Changes)
+	}
+	if r.PolicyRevision == "" || r.CatalogRevision == "" {
+		t.Errorf("revisions %q %q", r.CatalogRevision, r.PolicyRevision)
+	}
+}
+
+func maps(a, b map[string]int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// Recorded in PostgreSQL without sealing, the calls replay with no
+// argument values: the widening is marked as resting on them, so only
+// --allow-unseen-widening lets it pass.
+func TestReplayPostgresUnsealed(t *testing.T) {
+	t.Parallel()
+	_, u := pgtest.Fresh(t)
+	if err := pgdb.Migrate(context.Background(), u, "up", io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	db := pgtest.DB(t, u)
+	w := record(t, auditpg.New(db, auditpg.Config{}), audit.NewRedactor([]byte("k")))
+	r, err := replay.Run(context.Background(), replay.Store(auditpg.NewStore(db)), engine(t, grantOther, nil), w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkCounts(t, r)
+	if r.Sealed != 0 || r.Kept != 1 || r.WidenedUnseen != 1 {
+		t.Errorf("sealed %d kept %d widened unseen %d, want 0 1 1", r.Sealed, r.Kept, r.WidenedUnseen)
+	}
+	for _, c := range r.Changes {
+		if !slices.Equal(c.Unseen, []replay.Unseen{replay.UnseenArguments, replay.UnseenEvidenceText}) || c.Sealed {
+			t.Errorf("change %s unseen %v sealed %v, want arguments and evidence text unseen", c.DecisionID, c.Unseen, c.Sealed)
+		}
+	}
+	if err := r.Gate(false); !errors.Is(err, replay.ErrWidened) {
+		t.Errorf("Gate(false) = %v, want ErrWidened", err)
+	}
+	if err := r.Gate(true); err != nil {
+		t.Errorf("Gate(true) = %v: the one widening rests on unseen arguments", err)
+	}
+	// The same policy changes nothing.
+	same, err := replay.Run(context.Background(), replay.Store(auditpg.NewStore(db)), engine(t, grantSupport, nil), w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if same.Replayed != 4 || same.Changed != 0 || same.Gate(false) != nil {
+		t.Errorf("replay under the recording policy: replayed %d changed %d", same.Replayed, same.Changed)
+	}
+}
+
+// Recorded in a file with the arguments sealed, the calls replay exactly:
+// nothing is marked, so the widening fails even --allow-unseen-widening.
+// Without the identity they replay as unsealed ones.
+func TestReplayFileSealed(t *testing.T) {
+	t.Parallel()
+	id, err := age.GenerateX25519Identity()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sealer, err := audit.ParseSealer(id.Recipient().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	unsealer, err := audit.ParseUnsealer(id.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	sink, err := file.Open(path, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := record(t, sink, audit.NewRedactor([]byte("k")).SealingTo(sealer))
+
+	r, err := replay.Run(context.Background(), replay.File(path), engine(t, grantOther, unsealer), w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkCounts(t, r)
+	if r.Sealed != 4 || r.Kept != 0 || r.WidenedUnseen != 0 {
+		t.Errorf("sealed %d kept %d widened unseen %d, want 4 0 0", r.Sealed, r.Kept, r.WidenedUnseen)
+	}
+	for _, c := range r.Changes {
+		if len(c.Unseen) != 0 || !c.Sealed {
+			t.Errorf("change %s unseen %v sealed %v, want everything seen", c.DecisionID, c.Unseen, c.Sealed)
+		}
+	}
+	if err := r.Gate(true); !errors.Is(err, replay.ErrWidened) {
+		t.Errorf("Gate(true) = %v, want ErrWidened: the widening was seen in full", err)
+	}
+
+	blind, err := replay.Run(context.Background(), replay.File(path), engine(t, grantOther, nil), w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if blind.Sealed != 0 || blind.WidenedUnseen != 1 {
+		t.Errorf("without the identity: sealed %d widened unseen %d, want 0 1", blind.Sealed, blind.WidenedUnseen)
+	}
+
+	// A window that holds none of them replays nothing.
+	empty, err := replay.Run(context.Background(), replay.File(path), engine(t, grantOther, unsealer),
+		replay.Window{Since: w.Until, Until: w.Until.Add(time.Hour)})
+	if err != nil || empty.Replayed != 0 || empty.Gate(false) != nil {
+		t.Errorf("empty window: %+v, %v", empty, err)
+	}
+}
+
+// Every rendering names the changes and what they rest on; the Markdown
+// one escapes a tool name that would break its table.
+func TestRenderings(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	sink, err := file.Open(path, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := record(t, sink, audit.NewRedactor([]byte("k")))
+	r, err := replay.Run(context.Background(), replay.File(path), engine(t, grantOther, nil), w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []replay.Format{replay.Text, replay.Markdown, replay.JSON} {
+		var b bytes.Buffer
+		if err := r.Render(&b, f); err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{"refuse → accept", "accept → refuse", "bot://other", r.Changes[1].DecisionID, "arguments, evidence_text"} {
+			if f == replay.JSON {
+				continue
+			}
+			if !strings.Contains(b.String(), want) {
+				t.Errorf("%s rendering lacks %q:\n%s", f, want, b.String())
+			}
+		}
+		if f == replay.JSON {
+			var back replay.Report
+			if err := json.Unmarshal(b.Bytes(), &back); err != nil || back.Widened != 1 || len(back.Changes) != 2 ||
+				back.Changes[1].Unseen[0] != replay.UnseenArguments {
+				t.Errorf("JSON rendering read back: %+v, %v", back, err)
+			}
+		}
+	}
+	r.Changes[0].ToolName = "a|b\n<script>"
+	var b bytes.Buffer
+	if err := r.Render(&b, replay.Markdown); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), `"a\|b\\n\<script\>"`) {
+		t.Errorf("markdown does not escape the tool name:\n%s", b.String())
+	}
+}
+
+func TestBadWindowAndFormat(t *testing.T) {
+	t.Parallel()
+	now := time.Now()
+	for _, w := range []replay.Window{{}, {Since: now}, {Since: now, Until: now}, {Since: now, Until: now.Add(-time.Hour)}} {
+		if _, err := replay.Run(context.Background(), replay.File("/nonexistent"), replay.Engine{}, w); err == nil {
+			t.Errorf("window %+v accepted", w)
+		}
+	}
+	if _, err := replay.ParseFormat("yaml"); err == nil {
+		t.Error("format yaml accepted")
+	}
+}
+
+// writeRecords writes hand-made records as the file sink's lines.
+func writeRecords(t *testing.T, recs ...*audit.Record) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	sink, err := file.Open(path, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sink.Write(context.Background(), recs, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := sink.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// A change resting on what replay does not evaluate again (a kill switch,
+// an approval, a rate limit, gated's own failure, a surface's rules, a
+// fingerprinted principal, an unknown recorded route) is marked with it,
+// a later correction line is the record replayed, and a call without
+// arguments is judged on its (empty) arguments.
+func TestMarks(t *testing.T) {
+	t.Parallel()
+	at := time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
+	n := 0
+	rec := func(route string, codes []string, principals ...string) *audit.Record {
+		n++
+		return &audit.Record{
+			DecisionID: "d" + string(rune('a'+n)), DecidedAt: at.Add(time.Duration(n) * time.Minute), ToolName: "send_email",
+			DeclaredCategory: "write", DeclaredAuth: "confirmed", RiskDomain: "customer_support", RuntimeRoute: "accept",
+			FinalRoute: route, HardBlockers: codes, FindingCodes: codes, Principals: principals,
+			ArgumentKeys: []string{"body", "subject", "ticket_id", "to"},
+			Evidence:     []audit.EvidenceMeta{{SourceID: "approval.1", Kind: "approval", TrustTier: "verified", RedactionStatus: "redacted", Freshness: "fresh"}},
+		}
+	}
+	killed := rec("refuse", []string{route.CodeKillSwitch}, "bot://other")
+	approved := rec("ask", []string{route.CodeApprovalPending}, "bot://other")
+	approved.ApprovalID = "0190a5b4-7c3e-7a1b-8f00-000000000001"
+	limited := rec("defer", []string{route.CodePolicyLimitExceeded}, "bot://other")
+	failed := rec("refuse", []string{route.CodeAuditUnavailable}, "bot://other")
+	planned := rec("refuse", []string{route.CodePlanRollbackRequired}, "bot://other")
+	hidden := rec("accept", nil, "hmac-sha256:00ff")
+	odd := rec("maybe", nil, "bot://other")
+	corrected := rec("accept", nil, "bot://other")
+	fix := *corrected
+	fix.FinalRoute, fix.HardBlockers, fix.FindingCodes = "refuse", []string{route.CodeAuditUnavailable}, []string{route.CodeAuditUnavailable}
+
+	// Arguments without keys were the empty object: seen, and validated as
+	// they were, so the schema refuses them again.
+	empty := rec("refuse", []string{route.CodeArgumentsInvalid}, "bot://other")
+	empty.ArgumentKeys = []string{}
+	path := writeRecords(t, killed, approved, limited, failed, planned, hidden, odd, corrected, empty)
+	sink, err := file.Open(path, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sink.Write(context.Background(), nil, []*audit.Record{&fix}); err != nil {
+		t.Fatal(err)
+	}
+	if err := sink.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	r, err := replay.Run(context.Background(), replay.File(path), engine(t, grantOther, nil),
+		replay.Window{Since: at, Until: at.Add(time.Hour)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][]replay.Unseen{
+		killed.DecisionID:    {replay.UnseenArguments, replay.UnseenEvidenceText, replay.UnseenKillSwitch},
+		approved.DecisionID:  {replay.UnseenApproval, replay.UnseenArguments, replay.UnseenEvidenceText},
+		limited.DecisionID:   {replay.UnseenArguments, replay.UnseenEvidenceText, replay.UnseenRateLimit},
+		failed.DecisionID:    {replay.UnseenArguments, replay.UnseenEvidenceText, replay.UnseenGatedFailure},
+		planned.DecisionID:   {replay.UnseenArguments, replay.UnseenEvidenceText, replay.UnseenSurfaceChecks},
+		hidden.DecisionID:    {replay.UnseenArguments, replay.UnseenEvidenceText, replay.UnseenPrincipal},
+		odd.DecisionID:       {replay.UnseenArguments, replay.UnseenEvidenceText, replay.UnseenRecordedRoute},
+		corrected.DecisionID: {replay.UnseenArguments, replay.UnseenEvidenceText, replay.UnseenGatedFailure},
+	}
+	if r.Replayed != len(want)+1 || r.Changed != len(want) {
+		t.Fatalf("replayed %d changed %d, want %d and %d: %+v", r.Replayed, r.Changed, len(want)+1, len(want), r.Changes)
+	}
+	for _, c := range r.Changes {
+		if !slices.Equal(c.Unseen, want[c.DecisionID]) {
+			t.Errorf("%s (%s → %s): unseen %v, want %v", c.DecisionID, c.Recorded, c.New, c.Unseen, want[c.DecisionID])
+		}
+	}
+	if r.Widened != len(want)-1 || r.WidenedUnseen != r.Widened || r.Narrowed != 1 || r.Gate(true) != nil || r.Gate(false) == nil {
+		t.Errorf("widened %d (unseen %d) narrowed %d", r.Widened, r.WidenedUnseen, r.Narrowed)
+	}
+}
