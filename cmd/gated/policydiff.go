@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -17,6 +19,7 @@ import (
 	"github.com/gatedhq/gated/internal/policy"
 	"github.com/gatedhq/gated/internal/policy/cases"
 	"github.com/gatedhq/gated/internal/policydiff"
+	"github.com/gatedhq/gated/internal/replay"
 	"github.com/gatedhq/gated/internal/sources"
 )
 
@@ -39,76 +42,88 @@ type policyDiffFlags struct {
 	replay        replayFlags
 }
 
-// replayFlags select the recorded traffic --replay decides again.
+// replayFlags select the recorded traffic --replay decides again, as
+// gated replay's flags do.
 type replayFlags struct {
 	on          bool
 	databaseURL string
 	auditFile   string
 	since       string
 	until       string
+	identity    string
 }
 
 func (r *replayFlags) register(fs *flag.FlagSet) {
-	fs.BoolVar(&r.on, "replay", false, "also decide recorded traffic (the audit store) again under NEW")
+	fs.BoolVar(&r.on, "replay", false, "also decide recorded decisions (the audit store) again under NEW, as gated replay does")
 	fs.StringVar(&r.databaseURL, "database-url", "", "with --replay: PostgreSQL URL of the audit store to replay")
-	fs.StringVar(&r.auditFile, "audit-file", "", "with --replay: JSON-lines audit file to replay")
-	fs.StringVar(&r.since, "since", "", "with --replay: replay decisions from this time (RFC 3339) or this long ago (24h)")
-	fs.StringVar(&r.until, "until", "", "with --replay: replay decisions up to this time (RFC 3339) or this long ago")
+	fs.StringVar(&r.auditFile, "audit-file", "", "with --replay: JSON-lines audit file to replay (instead of --database-url)")
+	fs.StringVar(&r.since, "since", "", "with --replay: replay decisions from this time on: RFC 3339, or a duration before now (24h)")
+	fs.StringVar(&r.until, "until", "", "with --replay: replay decisions before this time: RFC 3339, or a duration before now (default now)")
+	fs.StringVar(&r.identity, "seal-identity", "", "with --replay: age identity file opening the records --audit-seal-to sealed, so replay sees their arguments")
 }
 
-// window checks the flags and returns the time window to replay:
-// --since is required, --until is now when not given.
-func (r *replayFlags) window(now time.Time) (since, until time.Time, err error) {
+// window checks the flags and returns the window to replay: --since is
+// required, --until is now when not given.
+func (r *replayFlags) window(now time.Time) (w replay.Window, err error) {
 	if !r.on {
-		if r.databaseURL != "" || r.auditFile != "" || r.since != "" || r.until != "" {
-			return since, until, usageError("--database-url, --audit-file, --since and --until select what --replay decides again: give --replay")
+		if r.databaseURL != "" || r.auditFile != "" || r.since != "" || r.until != "" || r.identity != "" {
+			return w, usageError("--database-url, --audit-file, --since, --until and --seal-identity are for --replay: give --replay")
 		}
-		return since, until, nil
+		return w, nil
 	}
 	if (r.databaseURL == "") == (r.auditFile == "") {
-		return since, until, usageError("--replay needs one of --database-url and --audit-file")
+		return w, usageError("--replay needs one of --database-url and --audit-file")
 	}
 	if r.since == "" {
-		return since, until, usageError("--replay needs --since: the window of decisions to replay")
+		return w, usageError("--replay needs --since: the window of decisions to replay")
 	}
-	if since, err = when("--since", r.since, now); err != nil {
-		return since, until, err
+	if w.Since, err = parseWhen(r.since, now); err != nil {
+		return w, usageError("--since: %v", err)
 	}
-	until = now
+	w.Until = now
 	if r.until != "" {
-		if until, err = when("--until", r.until, now); err != nil {
-			return since, until, err
+		if w.Until, err = parseWhen(r.until, now); err != nil {
+			return w, usageError("--until: %v", err)
 		}
 	}
-	if !since.Before(until) {
-		return since, until, usageError("--since %s is not before --until %s", since.Format(time.RFC3339), until.Format(time.RFC3339))
+	if !w.Until.After(w.Since) {
+		return w, usageError("--until %s is not after --since %s", w.Until.Format(time.RFC3339), w.Since.Format(time.RFC3339))
 	}
-	return since, until, nil
-}
-
-// when reads a time flag: RFC 3339, or a duration before now.
-func when(name, v string, now time.Time) (time.Time, error) {
-	if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
-		return t, nil
-	}
-	if d, err := time.ParseDuration(v); err == nil && d > 0 {
-		return now.Add(-d), nil
-	}
-	return time.Time{}, usageError("%s %q is neither an RFC 3339 time nor a positive duration before now", name, v)
+	return w, nil
 }
 
 // engine joins a gate to one side's catalog and policy, with the argument
 // validation and the rate-limit counts given.
 type engine func(args catalog.ArgumentMode, limits *policy.Limiter) []gate.Option
 
-// replayDiff decides the recorded traffic of the window again under the
-// new side. It is where `gated replay` (internal/replay, not in this
-// build) plugs in: replay.Run over the source the flags name, with
-// replay.Engine{Options: newSide(args, policy.LimiterOn(replay.Unlimited)),
-// Blind: the same with catalog.ArgumentsOff}, its counts and its
-// WriteMarkdown and WriteText sections in a policydiff.Replay.
-func replayDiff(_ context.Context, _ replayFlags, _, _ time.Time, _ engine) (*policydiff.Replay, error) {
-	return nil, errors.New("--replay is not wired yet: it needs gated replay (internal/replay), which this build does not have")
+// replayDiff is gated replay over the flags' window and source, deciding
+// with the new side's catalog and policy: its counts, and its sections of
+// the report.
+func replayDiff(ctx context.Context, rf replayFlags, w replay.Window, newSide engine, args catalog.ArgumentMode) (*policydiff.Replay, error) {
+	u, err := unsealer(rf.identity)
+	if err != nil {
+		return nil, err
+	}
+	source, closeSource, err := replaySource(ctx, rf.databaseURL, rf.auditFile)
+	if err != nil {
+		return nil, err
+	}
+	defer closeSource()
+	// Replay counts no calls (replay.Unlimited), so one limiter serves both.
+	limits := policy.LimiterOn(replay.Unlimited)
+	eng := replay.Engine{Options: newSide(args, limits), Blind: newSide(catalog.ArgumentsOff, limits), Unsealer: u}
+	rep, err := replay.Run(ctx, source, eng, w)
+	if err != nil {
+		return nil, fmt.Errorf("--replay: %w", err)
+	}
+	var md, text, doc bytes.Buffer
+	for _, write := range []error{rep.WriteMarkdown(&md), rep.WriteText(&text), rep.WriteJSON(&doc)} {
+		if write != nil {
+			return nil, write
+		}
+	}
+	return &policydiff.Replay{Decisions: rep.Replayed, Changed: rep.Changed, Widened: rep.Widened,
+		Markdown: md.String(), Text: text.String(), JSON: json.RawMessage(doc.Bytes())}, nil
 }
 
 // runPolicyDiff is `gated policy diff OLD NEW`.
@@ -141,7 +156,7 @@ func runPolicyDiff(ctx context.Context, args []string, getenv func(string) strin
 	if !ok {
 		return usageError("--format %q: want text, markdown or json", df.format)
 	}
-	since, until, err := df.replay.window(time.Now())
+	window, err := df.replay.window(time.Now())
 	if err != nil {
 		return err
 	}
@@ -175,7 +190,7 @@ func runPolicyDiff(ctx context.Context, args []string, getenv func(string) strin
 	}
 	report := policydiff.Compare(loaded[0], loaded[1])
 	if df.replay.on {
-		if report.Replay, err = replayDiff(ctx, df.replay, since, until, engines[1]); err != nil {
+		if report.Replay, err = replayDiff(ctx, df.replay, window, engines[1], argMode); err != nil {
 			return err
 		}
 	}

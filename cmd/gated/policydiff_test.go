@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io/fs"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -186,9 +187,10 @@ func TestPolicyDiffErrors(t *testing.T) {
 		{[]string{"--since", "24h", policyDir, policyDir}, exitUsage, "give --replay"},
 		{[]string{"--replay", policyDir, policyDir}, exitUsage, "one of --database-url and --audit-file"},
 		{[]string{"--replay", "--audit-file", "a.jsonl", policyDir, policyDir}, exitUsage, "--replay needs --since"},
-		{[]string{"--replay", "--audit-file", "a.jsonl", "--since", "soon", policyDir, policyDir}, exitUsage, `--since "soon"`},
-		{[]string{"--replay", "--audit-file", "a.jsonl", "--since", "1h", "--until", "2h", policyDir, policyDir}, exitUsage, "is not before --until"},
-		{[]string{"--replay", "--audit-file", "a.jsonl", "--since", "1h", policyDir, policyDir}, 1, "--replay is not wired yet"},
+		{[]string{"--replay", "--audit-file", "a.jsonl", "--since", "soon", policyDir, policyDir}, exitUsage, `--since: "soon" is neither`},
+		{[]string{"--replay", "--audit-file", "a.jsonl", "--since", "1h", "--until", "2h", policyDir, policyDir}, exitUsage, "is not after --since"},
+		{[]string{"--replay", "--audit-file", "a.jsonl", "--database-url", "postgres://x", "--since", "1h", policyDir, policyDir}, exitUsage, "one of --database-url and --audit-file"},
+		{[]string{"--seal-identity", "key.txt", policyDir, policyDir}, exitUsage, "give --replay"},
 	} {
 		_, err := policyDiff(t, tt.args...)
 		if exitCode(err) != tt.code || err == nil || !strings.Contains(err.Error(), tt.msg) {
@@ -230,5 +232,60 @@ func TestPolicyDiffCIExample(t *testing.T) {
 		if !strings.Contains(runs.String(), want) {
 			t.Errorf("no step runs %q", want)
 		}
+	}
+}
+
+// TestPolicyDiffReplay records decisions through a real gated serve (to
+// its audit file), then diffs its policy against one that grants the
+// other principal, with --replay over that file: the replayed widening
+// sets the exit status and its section joins the report.
+func TestPolicyDiffReplay(t *testing.T) {
+	t.Parallel()
+	grant := func(who string) string {
+		return testtree.Write(t, t.TempDir(), map[string]string{"POLICY.md": "---\nschema: policy/v1\nid: \"@replay/p\"\ngrants:\n  - principal: \"" + who +
+			"\"\n    actions:\n      - action: \"messaging:send-email\"\n---\n"})
+	}
+	old, new := grant("bot://support-agent"), grant("bot://other")
+	audit := filepath.Join(t.TempDir(), "audit.jsonl")
+	tokens := tokensFile(t, token{"support", "support-token-0123456789abcdef", "[pre_tool_check]", "[bot://support-agent]"},
+		token{"other", "other-token-0123456789abcdef012", "[pre_tool_check]", "[bot://other]"})
+	base, _ := startServe(t, []string{"--audit-file", audit, "--audit-durability", "sync", "--tokens", tokens,
+		"--catalog", "../../examples/catalog", "--policy", old}, nil)
+	email := `{"tool_name":"send_email","tool_category":"write","authorization_state":"confirmed",
+		"evidence_refs":[{"source_id":"approval.1","kind":"approval","trust_tier":"verified","redaction_status":"redacted","freshness":{"status":"fresh"},"provenance":"connector"}],
+		"risk_domain":"customer_support","proposed_arguments":{"to":"c@example.com","subject":"Hi","body":"Solved.","ticket_id":"T-42"},"recommended_route":"accept"}`
+	for tok, want := range map[string]string{"support-token-0123456789abcdef": "accept", "other-token-0123456789abcdef012": "refuse"} {
+		if code, d := post(t, base+"/pre-tool-check", email, map[string]string{"Authorization": "Bearer " + tok}); code != http.StatusOK || d["route"] != want {
+			t.Fatalf("recording: %d %v, want %s", code, d, want)
+		}
+	}
+
+	md, err := policyDiff(t, old, new, "--catalog", "../../examples/catalog", "--format", "markdown", "--replay", "--audit-file", audit, "--since", "1h")
+	if exitCode(err) != exitBlocked {
+		t.Fatalf("a replayed widening: exit %d (%v), want %d\n%s", exitCode(err), err, exitBlocked, md)
+	}
+	for _, want := range []string{
+		"2 of 2 replayed decisions change, 1 widen",
+		"| grant | `bot://other → messaging:send-email in @replay/p` | granted |",
+		"### Replay",
+		"refuse → accept (widened)",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("the markdown lacks %q:\n%s", want, md)
+		}
+	}
+	if strings.Index(md, "#### Widens") > strings.Index(md, "### Replay") {
+		t.Errorf("the replay before the diff's own widenings:\n%s", md)
+	}
+
+	out, err := policyDiff(t, old, new, "--catalog", "../../examples/catalog", "--format", "json", "--allow-widening", "--replay", "--audit-file", audit, "--since", "1h")
+	var doc struct {
+		Widens bool
+		Replay struct {
+			Report struct{ Replayed, Widened int }
+		}
+	}
+	if err != nil || json.Unmarshal([]byte(out), &doc) != nil || !doc.Widens || doc.Replay.Report.Replayed != 2 || doc.Replay.Report.Widened != 1 {
+		t.Fatalf("json with --allow-widening: %v %+v\n%s", err, doc, out)
 	}
 }

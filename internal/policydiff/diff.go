@@ -10,6 +10,7 @@ package policydiff
 
 import (
 	"cmp"
+	"encoding/json"
 	"slices"
 
 	"github.com/gatedhq/gated/internal/catalog"
@@ -69,14 +70,16 @@ type Decision struct {
 	New       Outcome   `json:"new"`
 }
 
-// Replay is what the decisions recorded in the audit log would become
-// under the new side (`--replay`), as the replay package renders it.
+// Replay is what the decisions recorded in the audit log become under the
+// new side (`--replay`): gated replay's counts, and its report as it
+// renders it.
 type Replay struct {
-	Decisions int    `json:"decisions"` // replayed
-	Changed   int    `json:"changed"`
-	Widened   int    `json:"widened"`
-	Markdown  string `json:"-"` // its section of the markdown report
-	Text      string `json:"-"` // its section of the text report
+	Decisions int             `json:"-"` // replayed
+	Changed   int             `json:"-"`
+	Widened   int             `json:"-"`
+	Markdown  string          `json:"-"` // its section of the markdown report
+	Text      string          `json:"-"` // its section of the text report
+	JSON      json.RawMessage `json:"report"`
 }
 
 // Report is the whole comparison.

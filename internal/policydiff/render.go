@@ -28,8 +28,12 @@ var sections = []struct {
 
 // summary is the report in one line.
 func (r Report) summary() string {
-	return fmt.Sprintf("%d widening, %d tightening, %d other; %d of %d test-case decisions change",
+	s := fmt.Sprintf("%d widening, %d tightening, %d other; %d of %d test-case decisions change",
 		r.count(Widens), r.count(Tightens), r.count(Changes), len(r.Decisions), r.Cases)
+	if r.Replay != nil {
+		s += fmt.Sprintf("; %d of %d replayed decisions change, %d widen", r.Replay.Changed, r.Replay.Decisions, r.Replay.Widened)
+	}
+	return s
 }
 
 // Markdown writes the report as a pull-request comment: a summary line,
