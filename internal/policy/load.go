@@ -87,7 +87,7 @@ type Set struct {
 	cover        *RegoCoverage     // nil unless `gated policy test --coverage` asked (WithRegoCoverage)
 	custom       []*ast.Module     // the custom modules, for CustomRules
 	warnings     []Problem
-	modules      []Module
+	modules      []Module // the custom modules by file and hash (Modules), for policy diff
 	actions      sync.Map // action view pointer → its ast.Value (actionValue)
 }
 
