@@ -17,7 +17,7 @@ import (
 	"github.com/gatedhq/gated/internal/sources"
 )
 
-const policyUsage = "usage: gated policy lint|compile|test [--catalog DIR|MANIFEST]... [--coverage] [--coverage-json FILE] [--coverage-min PERCENT] DIR...|MANIFEST"
+const policyUsage = "usage: gated policy lint|compile|test [--catalog DIR|MANIFEST]... [--coverage] [--coverage-json FILE] [--coverage-min PERCENT] DIR...|MANIFEST\n       gated policy diff [flags] OLD NEW (gated policy diff --help)"
 
 // coverageFlags are `gated policy test`'s: a report of what the cases did
 // not exercise (docs/policy.md, "Coverage").
@@ -36,13 +36,17 @@ func (c *coverageFlags) register(fs *flag.FlagSet) {
 func (c *coverageFlags) on() bool { return c.text || c.json != "" || c.min > 0 }
 
 // runPolicy is `gated policy lint|compile|test [--catalog DIR]... DIR...`:
-// the analogues of opa check, opa build and opa test for POLICY.md. Both
+// the analogues of opa check, opa build and opa test for POLICY.md; and
+// `gated policy diff OLD NEW` (policydiff.go). Both
 // take a bundle manifest as --catalog and --policy do.
 func runPolicy(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		return usageError(policyUsage)
 	}
 	verb := args[0]
+	if verb == "diff" {
+		return runPolicyDiff(ctx, args[1:], getenv, stdout, stderr)
+	}
 	fs := newFlagSet("policy "+verb, stderr)
 	var sf sourceFlags
 	sf.register(fs)

@@ -60,34 +60,19 @@ func runReplay(ctx context.Context, args []string, getenv func(string) string, s
 		return usageError("--until %s is not after --since %s", w.Until.Format(time.RFC3339), w.Since.Format(time.RFC3339))
 	}
 	eng := replay.Engine{}
-	if *identity != "" {
-		b, err := os.ReadFile(*identity)
-		if err != nil {
-			return usageError("--seal-identity: %v", err)
-		}
-		if eng.Unsealer, err = audit.ParseUnsealer(string(b)); err != nil {
-			return usageError("--seal-identity %s: %v", *identity, err)
-		}
+	if eng.Unsealer, err = unsealer(*identity); err != nil {
+		return err
 	}
 	src, err := loadSources(&sf, nil, replay.Unlimited)
 	if err != nil {
 		return err
 	}
 	eng.Options, eng.Blind = src.Opts, src.ArgumentsOpts(catalog.ArgumentsOff)
-	var source replay.Source
-	switch {
-	case (*dbURL == "") == (*auditFile == ""):
-		return usageError("give one of --database-url and --audit-file: the decisions to replay")
-	case *auditFile != "":
-		source = replay.File(*auditFile)
-	default:
-		db, err := pgdb.Open(ctx, *dbURL)
-		if err != nil {
-			return err
-		}
-		defer db.Close()
-		source = replay.Store(postgres.NewStore(db))
+	source, closeSource, err := replaySource(ctx, *dbURL, *auditFile)
+	if err != nil {
+		return err
 	}
+	defer closeSource()
 	rep, err := replay.Run(ctx, source, eng, w)
 	if err != nil {
 		return err
@@ -102,6 +87,38 @@ func runReplay(ctx context.Context, args []string, getenv func(string) string, s
 		return exitError{code: exitBlocked, msg: err.Error()}
 	}
 	return nil
+}
+
+// unsealer reads the --seal-identity file; nil without one.
+func unsealer(identity string) (*audit.Unsealer, error) {
+	if identity == "" {
+		return nil, nil
+	}
+	b, err := os.ReadFile(identity)
+	if err != nil {
+		return nil, usageError("--seal-identity: %v", err)
+	}
+	u, err := audit.ParseUnsealer(string(b))
+	if err != nil {
+		return nil, usageError("--seal-identity %s: %v", identity, err)
+	}
+	return u, nil
+}
+
+// replaySource is the audit store to replay: the database at dbURL, or
+// the file auditFile (exactly one of them); closeSource releases it.
+func replaySource(ctx context.Context, dbURL, auditFile string) (_ replay.Source, closeSource func(), _ error) {
+	switch {
+	case (dbURL == "") == (auditFile == ""):
+		return nil, nil, usageError("give one of --database-url and --audit-file: the decisions to replay")
+	case auditFile != "":
+		return replay.File(auditFile), func() {}, nil
+	}
+	db, err := pgdb.Open(ctx, dbURL)
+	if err != nil {
+		return nil, nil, err
+	}
+	return replay.Store(postgres.NewStore(db)), db.Close, nil
 }
 
 // parseWhen reads an RFC 3339 time, or a duration before now.

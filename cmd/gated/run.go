@@ -51,6 +51,9 @@ commands:
             validate catalog directories; exit 1 on any problem
   bundle revision|sign [--key PRIVATE.pem] MANIFEST
             print the revision an AIP-26 bundle manifest composes to, or sign it into MANIFEST.sig
+  policy diff [--policy PATH] [--format text|markdown|json] OLD NEW
+            what changed between two policies (directories, manifests or git revisions) and which
+            test-case decisions change, widenings first; exit 3 when anything widens
   policy lint|compile|test [--catalog DIR]... DIR...
             check POLICY.md files, print the Rego they compile to, or run their *_test.yaml cases
             (test --coverage [--coverage-json FILE] [--coverage-min PERCENT]: what no case exercised)

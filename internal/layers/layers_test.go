@@ -53,6 +53,9 @@ var stack = []layer{
 	{"rules: what gated decides with — the contract, the catalog, policy", []string{
 		"internal/contract", "internal/catalog", "internal/policy", "internal/policy/cases",
 	}},
+	{"review: what a change to the rules does, compared", []string{
+		"internal/policydiff",
+	}},
 	{"database: the one pool, the migrations, the one LISTEN loop", []string{
 		"internal/postgres",
 	}},

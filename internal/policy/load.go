@@ -87,6 +87,7 @@ type Set struct {
 	cover        *RegoCoverage     // nil unless `gated policy test --coverage` asked (WithRegoCoverage)
 	custom       []*ast.Module     // the custom modules, for CustomRules
 	warnings     []Problem
+	modules      []Module // the custom modules by file and hash (Modules), for policy diff
 	actions      sync.Map // action view pointer → its ast.Value (actionValue)
 }
 
@@ -177,6 +178,7 @@ func (s *Set) GrantsRego() string { return s.grantsModule }
 type source struct {
 	path string
 	data []byte
+	rel  string // modules: the path below the directory it was found in
 }
 
 // Caps on what one load reads, so a policy directory cannot make gated read
@@ -214,9 +216,9 @@ func Load(dirs []string, res Resolver, opts ...Option) (*Set, error) {
 		errs = append(errs, ps...)
 		for _, f := range files {
 			if isPolicy(path.Base(f.Rel)) {
-				policies = append(policies, source{f.Path, f.Data})
+				policies = append(policies, source{path: f.Path, data: f.Data})
 			} else {
-				modules = append(modules, source{f.Path, f.Data})
+				modules = append(modules, source{path: f.Path, data: f.Data, rel: f.Rel})
 			}
 		}
 	}
@@ -252,6 +254,10 @@ func Load(dirs []string, res Resolver, opts ...Option) (*Set, error) {
 		return nil, &LoadError{Problems: errs, Warnings: s.warnings}
 	}
 	s.revision = revision(policies, modules, s.grantsModule)
+	for _, m := range modules {
+		sum := sha256.Sum256(m.data)
+		s.modules = append(s.modules, Module{File: m.rel, SHA256: hex.EncodeToString(sum[:])})
+	}
 	return s, nil
 }
 

@@ -112,6 +112,9 @@ func (r *Repo) git(args ...string) string {
 	return strings.TrimSpace(string(out))
 }
 
+// Dir is the repository's folder, for tests that read it in place.
+func (r *Repo) Dir() string { return r.dir }
+
 // Root is the directory the repositories are in, owner/name below it.
 func (s *Server) Root() string { return s.root }
 

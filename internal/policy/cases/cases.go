@@ -128,7 +128,7 @@ func find(dirs []string) ([]string, error) {
 		}
 	}
 	if len(files) == 0 {
-		return nil, fmt.Errorf("policy test: no *_test.yaml files under %s", strings.Join(dirs, ", "))
+		return nil, fmt.Errorf("policy test: %w under %s", ErrNoTestFiles, strings.Join(dirs, ", "))
 	}
 	return files, nil
 }

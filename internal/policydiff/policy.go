@@ -1,0 +1,360 @@
+package policydiff
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/gatedhq/gated/internal/policy"
+)
+
+// policyChanges compares the POLICY.md documents and custom modules.
+func policyChanges(old, new Side) []Change {
+	oldDocs, newDocs := documents(old.Policy), documents(new.Policy)
+	mods := moduleChanges(modules(old.Policy), modules(new.Policy))
+	// Without a POLICY.md nothing is enforced: going to or from none, what
+	// one side's grants allow is no measure of the other's.
+	switch {
+	case old.Policy.Enforced() && !new.Policy.Enforced():
+		return append([]Change{{Widens, "policy", "grants", fmt.Sprintf("no POLICY.md any more: the %s of %s are no longer enforced", count(len(grants(oldDocs)), "grant"), count(len(oldDocs), "policy"))}}, mods...)
+	case !old.Policy.Enforced() && new.Policy.Enforced():
+		return append([]Change{{Tightens, "policy", "grants", fmt.Sprintf("POLICY.md enforced where none was: %s of %s", count(len(grants(newDocs)), "grant"), count(len(newDocs), "policy"))}}, mods...)
+	}
+	var out []Change
+	for _, id := range keys(oldDocs, newDocs) {
+		o, n := oldDocs[id], newDocs[id]
+		switch {
+		case o == nil && n.Default == "allow":
+			out = append(out, Change{Widens, "policy", id, "added with default: allow"})
+		case n == nil && o.Default == "allow":
+			out = append(out, Change{Tightens, "policy", id, "removed, and with it its default: allow"})
+		case o != nil && n != nil && o.Default != n.Default:
+			d := Tightens
+			if n.Default == "allow" {
+				d = Widens
+			}
+			out = append(out, Change{d, "policy", id, fmt.Sprintf("default %s → %s", o.Default, n.Default)})
+		}
+	}
+	out = append(out, grantChanges(grants(oldDocs), grants(newDocs))...)
+	out = append(out, requirementChanges(requirements(oldDocs), requirements(newDocs))...)
+	out = append(out, limitChanges(limits(oldDocs), limits(newDocs))...)
+	return append(out, mods...)
+}
+
+// count spells n things.
+func count(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	if strings.HasSuffix(thing, "y") {
+		return fmt.Sprintf("%d %sies", n, strings.TrimSuffix(thing, "y"))
+	}
+	return fmt.Sprintf("%d %ss", n, thing)
+}
+
+func documents(s *policy.Set) map[string]*policy.Document {
+	out := map[string]*policy.Document{}
+	if s == nil {
+		return out
+	}
+	for _, d := range s.Documents() {
+		out[d.ID] = d
+	}
+	return out
+}
+
+// keys are the keys of both maps, sorted.
+func keys[V any](a, b map[string]V) []string {
+	var out []string
+	for k := range a {
+		out = append(out, k)
+	}
+	for k := range b {
+		if _, ok := a[k]; !ok {
+			out = append(out, k)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// grant is one (principal, action) entry of a grant.
+type grant struct {
+	conditions []string
+	expiry     string // "" when it never expires
+	expiresAt  time.Time
+	ttl        int64
+	revoked    bool
+}
+
+func grants(docs map[string]*policy.Document) map[string]grant {
+	out := map[string]grant{}
+	for id, d := range docs {
+		for _, g := range d.Grants {
+			principal := g.Principal
+			if principal == "" {
+				principal = "(a principal form gated cannot match)"
+			}
+			e := grant{revoked: g.Revoked, ttl: g.TTLSeconds}
+			for _, c := range g.Conditions {
+				e.conditions = append(e.conditions, condition(c))
+			}
+			if g.TTLSeconds > 0 {
+				e.expiry = fmt.Sprintf("ttl_seconds %d", g.TTLSeconds)
+				if g.GrantedAt != nil {
+					e.expiresAt = g.GrantedAt.Add(time.Duration(g.TTLSeconds) * time.Second)
+					e.expiry = "expires " + e.expiresAt.UTC().Format(time.RFC3339)
+				}
+			}
+			for _, a := range g.Actions {
+				subject := fmt.Sprintf("%s → %s", principal, a.Action)
+				if a.Scope != "" {
+					subject += " (scope " + a.Scope + ")"
+				}
+				subject += " in " + id
+				// A principal granted the same action twice in one policy
+				// keeps both entries apart.
+				key := subject
+				for n := 2; ; n++ {
+					if _, dup := out[key]; !dup {
+						break
+					}
+					key = fmt.Sprintf("%s #%d", subject, n)
+				}
+				out[key] = e
+			}
+		}
+	}
+	return out
+}
+
+// condition spells a grant condition in one line.
+func condition(c policy.Condition) string {
+	parts := []string{c.Kind}
+	if c.Timezone != "" {
+		parts = append(parts, c.Timezone)
+	}
+	if c.Start != "" || c.End != "" {
+		parts = append(parts, c.Start+"–"+c.End)
+	}
+	if len(c.Days) > 0 {
+		parts = append(parts, strings.Join(c.Days, ","))
+	}
+	if c.CIDR != "" {
+		parts = append(parts, c.CIDR)
+	}
+	if c.WithinSeconds != 0 {
+		parts = append(parts, fmt.Sprintf("within %ds", c.WithinSeconds))
+	}
+	return strings.Join(parts, " ")
+}
+
+func grantChanges(old, new map[string]grant) []Change {
+	var out []Change
+	add := func(d Direction, subject, format string, args ...any) {
+		out = append(out, Change{d, "grant", subject, fmt.Sprintf(format, args...)})
+	}
+	for _, k := range keys(old, new) {
+		o, inOld := old[k]
+		n, inNew := new[k]
+		switch {
+		case !inOld && n.revoked:
+			add(Tightens, k, "added, revoked")
+			continue
+		case !inOld:
+			add(Widens, k, "granted%s", qualifiers(n))
+			continue
+		case !inNew && o.revoked:
+			add(Widens, k, "revocation removed")
+			continue
+		case !inNew:
+			add(Tightens, k, "removed")
+			continue
+		}
+		if o.revoked != n.revoked {
+			if n.revoked {
+				add(Tightens, k, "revoked")
+			} else {
+				add(Widens, k, "no longer revoked")
+			}
+		}
+		for _, c := range o.conditions {
+			if !slices.Contains(n.conditions, c) {
+				add(Widens, k, "condition removed: %s", c)
+			}
+		}
+		for _, c := range n.conditions {
+			if !slices.Contains(o.conditions, c) {
+				add(Tightens, k, "condition added: %s", c)
+			}
+		}
+		if o.expiry != n.expiry {
+			add(expiryDirection(o, n), k, "%s → %s", orNever(o.expiry), orNever(n.expiry))
+		}
+	}
+	return out
+}
+
+// qualifiers says what limits a newly granted entry.
+func qualifiers(g grant) string {
+	var q []string
+	if len(g.conditions) > 0 {
+		q = append(q, "when "+strings.Join(g.conditions, " and "))
+	}
+	if g.expiry != "" {
+		q = append(q, g.expiry)
+	}
+	if len(q) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(q, "; ") + ")"
+}
+
+func expiryDirection(o, n grant) Direction {
+	switch {
+	case n.expiry == "":
+		return Widens // never expires now
+	case o.expiry == "":
+		return Tightens
+	case !o.expiresAt.IsZero() && !n.expiresAt.IsZero():
+		if n.expiresAt.After(o.expiresAt) {
+			return Widens
+		}
+		return Tightens
+	case o.expiresAt.IsZero() && n.expiresAt.IsZero():
+		if n.ttl > o.ttl {
+			return Widens
+		}
+		return Tightens
+	}
+	return Changes // a TTL gained or lost its granted_at
+}
+
+func orNever(s string) string {
+	if s == "" {
+		return "never expires"
+	}
+	return s
+}
+
+// requirement is one requirement, keyed by policy, kind and actions.
+type requirement struct {
+	within int64
+	count  int
+}
+
+func requirements(docs map[string]*policy.Document) map[string]requirement {
+	out := map[string]requirement{}
+	for id, d := range docs {
+		for _, r := range d.Requirements {
+			v := requirement{within: r.WithinSeconds}
+			if r.Count != nil {
+				v.count = *r.Count
+			}
+			out[fmt.Sprintf("%s on %s in %s", r.Kind, appliesTo(r.AppliesTo), id)] = v
+		}
+	}
+	return out
+}
+
+func appliesTo(actions []string) string {
+	if len(actions) == 0 {
+		return "every action"
+	}
+	s := slices.Clone(actions)
+	slices.Sort(s)
+	return strings.Join(s, ", ")
+}
+
+func requirementChanges(old, new map[string]requirement) []Change {
+	var out []Change
+	add := func(d Direction, subject, format string, args ...any) {
+		out = append(out, Change{d, "requirement", subject, fmt.Sprintf(format, args...)})
+	}
+	for _, k := range keys(old, new) {
+		o, inOld := old[k]
+		n, inNew := new[k]
+		switch {
+		case !inOld:
+			add(Tightens, k, "added")
+		case !inNew:
+			add(Widens, k, "removed")
+		default:
+			if o.within != n.within {
+				add(order(n.within > o.within), k, "within_seconds %d → %d", o.within, n.within)
+			}
+			if o.count != n.count {
+				add(order(n.count < o.count), k, "count %d → %d", o.count, n.count)
+			}
+		}
+	}
+	return out
+}
+
+// order is Widens when the change widens, else Tightens.
+func order(widens bool) Direction {
+	if widens {
+		return Widens
+	}
+	return Tightens
+}
+
+func limits(docs map[string]*policy.Document) map[string]float64 {
+	out := map[string]float64{}
+	for id, d := range docs {
+		for _, l := range d.Limits {
+			out[fmt.Sprintf("%s per %s on %s in %s", l.Kind, l.Per, appliesTo(l.AppliesTo), id)] = l.Value
+		}
+	}
+	return out
+}
+
+func limitChanges(old, new map[string]float64) []Change {
+	var out []Change
+	for _, k := range keys(old, new) {
+		o, inOld := old[k]
+		n, inNew := new[k]
+		switch {
+		case !inOld:
+			out = append(out, Change{Tightens, "limit", k, fmt.Sprintf("added: %g", n)})
+		case !inNew:
+			out = append(out, Change{Widens, "limit", k, fmt.Sprintf("removed (was %g)", o)})
+		case o != n:
+			out = append(out, Change{order(n > o), "limit", k, fmt.Sprintf("%g → %g", o, n)})
+		}
+	}
+	return out
+}
+
+// modules are a side's custom Rego modules by file.
+func modules(s *policy.Set) map[string]string {
+	out := map[string]string{}
+	if s == nil {
+		return out
+	}
+	for _, m := range s.Modules() {
+		out[m.File] = m.SHA256
+	}
+	return out
+}
+
+// moduleChanges: custom modules only add findings, so one removed widens
+// and one added tightens; an edited one may do either.
+func moduleChanges(old, new map[string]string) []Change {
+	var out []Change
+	for _, k := range keys(old, new) {
+		o, inOld := old[k]
+		n, inNew := new[k]
+		switch {
+		case !inOld:
+			out = append(out, Change{Tightens, "module", k, "added"})
+		case !inNew:
+			out = append(out, Change{Widens, "module", k, "removed"})
+		case o != n:
+			out = append(out, Change{Changes, "module", k, "edited: see the decisions below"})
+		}
+	}
+	return out
+}
