@@ -55,6 +55,10 @@ commands:
             check POLICY.md files, print the Rego they compile to, or run their *_test.yaml cases
   migrate up|down|status --database-url URL
             apply, roll back or list the audit store's migrations
+  audit verify|receipt|verify-receipt|public-key [flags]
+            check the audit trail's hash chains and signed checkpoints (exit 1 at the first record
+            deleted, modified, reordered or inserted), export one decision's receipt, check a
+            receipt offline with the public key alone, print the signing key's public half
   version   print the version
 
 Every flag can also be set from the environment as GATED_<FLAG>, for
@@ -87,6 +91,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return runPolicy(ctx, rest, getenv, stdout, stderr)
 	case "migrate":
 		return runMigrate(ctx, rest, getenv, stdout, stderr)
+	case "audit":
+		return runAudit(ctx, rest, getenv, stdin, stdout, stderr)
 	case "version", "--version":
 		fmt.Fprintln(stdout, "gated", gatedVersion())
 		return nil
