@@ -13,6 +13,7 @@ import (
 
 	"github.com/gatedhq/gated/internal/audit"
 	"github.com/gatedhq/gated/internal/audit/audittest"
+	"github.com/gatedhq/gated/internal/audit/chain"
 )
 
 // BenchmarkRecorderSustained drives the whole async recorder (queue, writer,
@@ -158,4 +159,16 @@ func BenchmarkRecordOverload(b *testing.B) {
 			reportLatency(b, lat)
 		})
 	}
+}
+
+// BenchmarkChainLink is what the chain adds to each record on the writer:
+// its canonical content hash and its link.
+func BenchmarkChainLink(b *testing.B) {
+	rec := audittest.Record(1, time.Now())
+	var prev chain.Hash
+	cpu0 := cpuTime(b)
+	for i := 0; b.Loop(); i++ {
+		prev = chain.Link("gated-0.0123456789abcdef", int64(i), prev, audit.ContentHash(rec))
+	}
+	b.ReportMetric(float64((cpuTime(b)-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/record")
 }

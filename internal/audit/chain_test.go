@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -165,10 +166,7 @@ func TestChainFileTampering(t *testing.T) {
 		}, chain.Inserted, tamperSeq},
 		// The tail cut off, up to and past the checkpoints that signed it.
 		"tail deleted": {func(ls [][]byte) [][]byte {
-			var kept [][]byte
-			for _, l := range ls[:at(chainRecords-2)] {
-				kept = append(kept, l)
-			}
+			kept := slices.Clone(ls[:at(chainRecords-2)])
 			return append(kept, ls[len(ls)-2:]...) // the last checkpoint stays
 		}, chain.Deleted, chainRecords - 2},
 	}
@@ -447,4 +445,46 @@ func TestChainPurgeSignsTheNewStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	broken(t, tr, keys, chain.Deleted, 4)
+}
+
+// A record another transaction stored (an approval's spending) is linked
+// by the writer afterwards: its row takes its place in the chain.
+func TestChainLinksRecordsStoredElsewhere(t *testing.T) {
+	t.Parallel()
+	s := signer(t)
+	_, u := migratedDB(t)
+	db := pgtest.DB(t, u)
+	r := openSigned(t, u, s)
+	ctx := context.Background()
+	now := time.Now()
+	if _, err := r.Record(ctx, audittest.Record(1, now)); err != nil {
+		t.Fatal(err)
+	}
+	spent := audittest.Record(2, now)
+	if err := postgres.EnsurePartition(ctx, db.Pool(), spent.DecidedAt); err != nil {
+		t.Fatal(err)
+	}
+	tx, err := db.Pool().Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := postgres.InsertRecords(ctx, tx, []*audit.Record{spent}); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r.Stored(spent)
+	if _, err := r.Record(ctx, audittest.Record(3, now)); err != nil {
+		t.Fatal(err)
+	}
+	closeRec(t, r)
+	if n := pgtest.QueryInt(t, u, "SELECT count(*) FROM audit_decisions WHERE decision_id = $1 AND chain_id <> ''", spent.DecisionID); n != 1 {
+		t.Fatal("the record stored elsewhere took no link")
+	}
+	tr, err := postgres.ReadTrail(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	holds(t, tr, chain.NewKeys(s.Public()))
 }

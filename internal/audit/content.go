@@ -31,7 +31,7 @@ import (
 // empty one (PostgreSQL stores both as {}) hash alike.
 func ContentHash(rec *Record) chain.Hash {
 	b := bufs.Get().(*[]byte)
-	*b = recordShape.append((*b)[:0], reflect.ValueOf(rec).Elem())
+	*b = recordShape.append((*b)[:0], reflect.ValueOf(rec).Elem()) // addressable: times are read in place
 	h := sha256.Sum256(*b)
 	bufs.Put(b)
 	return h
@@ -107,7 +107,7 @@ func (s *shape) append(b []byte, v reflect.Value) []byte {
 	case 'i':
 		return binary.BigEndian.AppendUint64(b, uint64(v.Int()))
 	case 't':
-		return binary.BigEndian.AppendUint64(b, uint64(v.Interface().(time.Time).UnixMicro()))
+		return binary.BigEndian.AppendUint64(b, uint64(v.Addr().Interface().(*time.Time).UnixMicro()))
 	case 'l':
 		n := v.Len()
 		b = binary.AppendUvarint(b, uint64(n))

@@ -45,8 +45,8 @@ const linkDomain = "gated-audit-link/v1\x00"
 // (zero before the first link) and the record's content hash. Renumbering,
 // moving a record to another chain or changing it all change the hash.
 func Link(id string, seq int64, prev, content Hash) Hash {
-	buf := make([]byte, 0, len(linkDomain)+8+len(id)+8+2*len(prev))
-	buf = append(buf, linkDomain...)
+	var arr [256]byte // on the stack for any chain id gated makes
+	buf := append(arr[:0], linkDomain...)
 	buf = binary.BigEndian.AppendUint64(buf, uint64(len(id)))
 	buf = append(buf, id...)
 	buf = binary.BigEndian.AppendUint64(buf, uint64(seq))
