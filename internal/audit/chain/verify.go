@@ -1,6 +1,7 @@
 package chain
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"time"
@@ -56,9 +57,14 @@ type Report struct {
 	Problem   *Problem
 }
 
-// window bounds how far past a break Verify looks to tell a reordering
-// from an insertion: far enough for any batch, not quadratic in the chain.
-const window = 4096
+// window bounds how far past a break Verify looks for the record that
+// belongs there, and span how many links on it follows the chain to tell a
+// reordering from an insertion: far enough for any batch, and a break
+// costs at most window×span hashes, never a pass per record.
+const (
+	window = 4096
+	span   = 64
+)
 
 // Verify walks one chain's entries in stored order (for a file its line
 // order; for a table, ordered by seq) and reports the first one deleted,
@@ -85,7 +91,7 @@ func Verify(id string, es []Entry, cps []Checkpoint, keys Keys) Report {
 			}
 		}
 	}
-	slices.SortFunc(heads, func(a, b Checkpoint) int { return int(a.Seq - b.Seq) })
+	slices.SortFunc(heads, func(a, b Checkpoint) int { return cmp.Compare(a.Seq, b.Seq) })
 
 	var prev Hash
 	next := int64(1)
@@ -99,6 +105,9 @@ func Verify(id string, es []Entry, cps []Checkpoint, keys Keys) Report {
 		es = slices.DeleteFunc(slices.Clone(es), func(e Entry) bool { return e.Seq <= purge.Seq })
 	}
 	rep.From, rep.Through = next, next-1
+	for len(heads) > 0 && heads[0].Seq < next {
+		heads = heads[1:] // purged with their links
+	}
 	w := walk{id: id, es: es}
 	for i := 0; i < len(es); i++ {
 		e := es[i]
@@ -109,40 +118,35 @@ func Verify(id string, es []Entry, cps []Checkpoint, keys Keys) Report {
 			}
 			prev, next = w.link(e), next+1
 			rep.Through = e.Seq
-			if p := rep.vouch(heads, e.Seq, prev); p != nil {
-				rep.Problem = p
-				return rep
+			for ; len(heads) > 0 && heads[0].Seq == e.Seq; heads = heads[1:] {
+				if p := rep.vouch(heads[0], prev); p != nil {
+					rep.Problem = p
+					return rep
+				}
 			}
 			continue
 		}
 		rep.Problem = w.diagnose(i, next, prev)
 		return rep
 	}
-	for _, c := range heads {
-		if c.Seq > rep.Through {
-			rep.Problem = &Problem{Kind: Deleted, Seq: rep.Through + 1,
-				Detail: fmt.Sprintf("a checkpoint signed at %s vouches for links through seq %d, but the chain ends at seq %d: the records after it were deleted",
-					c.At.Format(time.RFC3339), c.Seq, rep.Through)}
-			return rep
-		}
+	if len(heads) > 0 {
+		c := heads[len(heads)-1]
+		rep.Problem = &Problem{Kind: Deleted, Seq: rep.Through + 1,
+			Detail: fmt.Sprintf("a checkpoint signed at %s vouches for links through seq %d, but the chain ends at seq %d: the records after it were deleted",
+				c.At.Format(time.RFC3339), c.Seq, rep.Through)}
 	}
 	return rep
 }
 
-// vouch checks the head checkpoints at seq against the link computed there.
-func (r *Report) vouch(heads []Checkpoint, seq int64, link Hash) *Problem {
-	for _, c := range heads {
-		if c.Seq != seq {
-			continue
-		}
-		if c.Hash != link.String() {
-			return &Problem{Kind: Modified, Seq: seq,
-				Detail: fmt.Sprintf("the chain no longer matches the checkpoint signed at %s: a record after seq %d was changed and the links after it recomputed to hide it",
-					c.At.Format(time.RFC3339), r.Signed)}
-		}
-		if c.Signed() {
-			r.Signed, r.SignedAt, r.KeyID = c.Seq, c.At, c.KeyID
-		}
+// vouch checks a head checkpoint against the link computed at its seq.
+func (r *Report) vouch(c Checkpoint, link Hash) *Problem {
+	if c.Hash != link.String() {
+		return &Problem{Kind: Modified, Seq: c.Seq,
+			Detail: fmt.Sprintf("the chain no longer matches the checkpoint signed at %s: a record after seq %d was changed and the links after it recomputed to hide it",
+				c.At.Format(time.RFC3339), r.Signed)}
+	}
+	if c.Signed() {
+		r.Signed, r.SignedAt, r.KeyID = c.Seq, c.At, c.KeyID
 	}
 	return nil
 }
@@ -162,23 +166,28 @@ func (w walk) link(e Entry) Hash {
 	return h
 }
 
-// twin looks for a second record at es[i]'s seq that links in as well (a
-// forgery whose link was computed): the one the next link continues from
-// is the chain's, the other inserted.
+// twin looks among the records right after es[i] that claim its seq too
+// for one that links in as well (a forgery whose link was computed): the
+// one the next link continues from is the chain's, the other inserted.
+// Only neighbours: a claimant further on is caught as a second record
+// when the walk reaches it.
 func (w walk) twin(i int, prev Hash) *Problem {
 	e := w.es[i]
-	end := min(len(w.es), i+window)
-	j := slices.IndexFunc(w.es[i+1:end], func(f Entry) bool { return f.Seq == e.Seq && w.fits(f, e.Seq, prev) })
-	if j < 0 {
-		return nil
+	for _, f := range w.es[i+1:] {
+		if f.Seq != e.Seq {
+			return nil
+		}
+		if !w.fits(f, e.Seq, prev) {
+			continue
+		}
+		forged := f
+		if k := slices.IndexFunc(w.es[i+1:], func(g Entry) bool { return g.Seq == e.Seq+1 }); k >= 0 && !w.fits(w.es[i+1+k], e.Seq+1, w.link(e)) {
+			forged = e
+		}
+		return &Problem{Kind: Inserted, Seq: e.Seq, DecisionID: forged.DecisionID,
+			Detail: fmt.Sprintf("two records claim seq %d and the chain goes on from the other one", e.Seq)}
 	}
-	f := w.es[i+1+j]
-	forged := f
-	if k := slices.IndexFunc(w.es[i+1:end], func(g Entry) bool { return g.Seq == e.Seq+1 }); k >= 0 && !w.fits(w.es[i+1+k], e.Seq+1, w.link(e)) {
-		forged = e
-	}
-	return &Problem{Kind: Inserted, Seq: e.Seq, DecisionID: forged.DecisionID,
-		Detail: fmt.Sprintf("two records claim seq %d and the chain goes on from the other one", e.Seq)}
+	return nil
 }
 
 // diagnose names what happened at es[i], where link seq next, following
@@ -203,7 +212,7 @@ func (w walk) diagnose(i int, next int64, prev Hash) *Problem {
 	f := w.es[i+1+j]
 	// e is out of place if it links in after the records up to f.
 	after, seq := w.link(f), next+1
-	for range end - i {
+	for range min(span, end-i) {
 		if w.fits(e, seq, after) {
 			return &Problem{Kind: Reordered, Seq: next, DecisionID: f.DecisionID,
 				Detail: fmt.Sprintf("the record that links in at seq %d is stored after decision %s, which links in at seq %d", next, e.DecisionID, seq)}
