@@ -160,15 +160,15 @@ func describe(c chain.Report) string {
 	if c.From > 1 {
 		s += fmt.Sprintf(" (seq 1–%d purged by retention)", c.From-1)
 	}
-	switch {
-	case c.Unchecked:
-		return head + s + "; checkpoints not checked (no --public-key): only as trustworthy as the store"
-	case c.Signed == 0:
-		return head + s + "; unsigned: no signed checkpoint vouches for them"
+	if c.Signed == 0 {
+		return head + s + "; unsigned: no signed checkpoint vouches for them, so they are only as trustworthy as the store"
 	}
 	s += fmt.Sprintf(" up to the checkpoint signed at %s by key %s (seq %d)", c.SignedAt.Format(time.RFC3339), c.KeyID, c.Signed)
 	if c.Through > c.Signed {
 		s += fmt.Sprintf("; seq %d–%d are chained but not signed yet", c.Signed+1, c.Through)
+	}
+	if c.Unchecked {
+		s += "; signatures not checked (no --public-key)"
 	}
 	return head + s
 }
