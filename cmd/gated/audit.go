@@ -12,8 +12,10 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/gatedhq/gated/internal/audit"
+	"github.com/gatedhq/gated/internal/audit/chain"
 	"github.com/gatedhq/gated/internal/audit/file"
 	"github.com/gatedhq/gated/internal/audit/postgres"
+	"github.com/gatedhq/gated/internal/bundle"
 	"github.com/gatedhq/gated/internal/metrics"
 	pgdb "github.com/gatedhq/gated/internal/postgres"
 )
@@ -29,6 +31,8 @@ type auditFlags struct {
 	hmacKey     string
 	sealTo      string
 	noMigrate   bool
+	signingKey  string
+	checkpoint  time.Duration
 }
 
 func (a *auditFlags) register(fs *flag.FlagSet) {
@@ -41,6 +45,27 @@ func (a *auditFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&a.hmacKey, "audit-hmac-key", "", "key of the HMAC-SHA256 argument fingerprints (at least 32 bytes; required with --database-url)")
 	fs.StringVar(&a.sealTo, "audit-seal-to", "", "opt in to sealed arguments: an age recipient (age1…) or a file of them; each record then keeps the call's event, workspace and client address encrypted to it, for gated replay --seal-identity")
 	fs.BoolVar(&a.noMigrate, "no-migrate", false, "do not apply pending migrations (by default they are applied at start, or once the database is reachable)")
+	fs.StringVar(&a.signingKey, "audit-signing-key", "", "Ed25519 private key (PEM, PKCS #8) that signs the audit chain's checkpoints: a file, or the PEM itself (a secret in GATED_AUDIT_SIGNING_KEY); without it records are chained but unsigned")
+	fs.DurationVar(&a.checkpoint, "audit-checkpoint-interval", audit.DefaultCheckpointInterval, "how often the audit chain's head is signed while records arrive (and once as gated stops)")
+}
+
+// signer loads --audit-signing-key, or returns nil without one.
+func (a *auditFlags) signer() (*chain.Signer, error) {
+	if a.signingKey == "" {
+		return nil, nil
+	}
+	data := []byte(a.signingKey)
+	if !strings.HasPrefix(strings.TrimSpace(a.signingKey), "-----BEGIN") {
+		var err error
+		if data, err = os.ReadFile(a.signingKey); err != nil {
+			return nil, usageError("--audit-signing-key: %v", err)
+		}
+	}
+	key, err := bundle.ParsePrivateKey(data)
+	if err != nil {
+		return nil, usageError("--audit-signing-key: %v", err)
+	}
+	return chain.NewSigner(key), nil
 }
 
 const minHMACKey = 32
@@ -94,13 +119,21 @@ func openAudit(ctx context.Context, a *auditFlags, db *pgdb.DB, log *zap.Logger,
 	// a subdirectory of --spool-dir of its own, and one that restarts under
 	// the same name picks up what it left there.
 	owner, _ := os.Hostname()
-	sink, err := openSink(a, db, durability, log)
+	signer, err := a.signer()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if signer == nil {
+		log.Warn("no --audit-signing-key: audit records are chained but no checkpoint is signed, so the trail is only as trustworthy as its store")
+	}
+	sink, err := openSink(a, db, durability, signer, log)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("open audit: %w", err)
 	}
 	rec, err := audit.NewRecorder(ctx, sink, audit.Config{
 		SpoolDir: a.spoolDir, SpoolOwner: owner, Durability: durability,
 		Fail: fail, Logger: log.Named("audit"), Metrics: m,
+		Signer: signer, CheckpointInterval: a.checkpoint,
 	})
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("open audit: %w", err)
@@ -132,12 +165,12 @@ func readSealer(v string) (*audit.Sealer, error) {
 // openSink opens PostgreSQL when there is a database, else the JSON-lines
 // file. Migrations run inside the recorder, retried in the background
 // while the database is away: gated starts and answers from the spool.
-func openSink(a *auditFlags, db *pgdb.DB, durability audit.Durability, log *zap.Logger) (audit.Sink, error) {
+func openSink(a *auditFlags, db *pgdb.DB, durability audit.Durability, signer *chain.Signer, log *zap.Logger) (audit.Sink, error) {
 	if db == nil {
 		return file.Open(a.file, durability == audit.Sync)
 	}
 	return postgres.New(db, postgres.Config{
-		Migrate: !a.noMigrate, Retention: a.retention, Logger: log.Named("audit"),
+		Migrate: !a.noMigrate, Retention: a.retention, Signer: signer, Logger: log.Named("audit"),
 	}), nil
 }
 

@@ -2,9 +2,11 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -233,6 +235,15 @@ func TestTwoProcessesShareASpoolDir(t *testing.T) {
 	}
 	if minGauge < 0 {
 		t.Fatalf("gated_audit_spool_bytes went negative: %v", minGauge)
+	}
+	// The killed process's chain, replayed by the other from its spool,
+	// holds as well as the live one's.
+	var report bytes.Buffer
+	if err := run(context.Background(), []string{"gated", "audit", "verify", "--database-url", dbURL}, func(string) string { return "" }, nil, &report, io.Discard); err != nil {
+		t.Fatalf("the chains do not hold after the replay: %v\n%s", err, report.String())
+	}
+	if n := strings.Count(report.String(), "hold; unsigned"); n != 2 {
+		t.Fatalf("want the two processes' chains, each holding:\n%s", report.String())
 	}
 	t.Logf("%d decisions answered by two processes on one spool dir, %d of them spooled", len(ids), spooled)
 }

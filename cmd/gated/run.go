@@ -62,6 +62,10 @@ commands:
             changes (--format text, json or markdown); exit 3 when one widens
   migrate up|down|status --database-url URL
             apply, roll back or list the audit store's migrations
+  audit verify|receipt|verify-receipt|public-key [flags]
+            check the audit trail's hash chains and signed checkpoints (exit 1 at the first record
+            deleted, modified, reordered or inserted), export one decision's receipt, check a
+            receipt offline with the public key alone, print the signing key's public half
   version   print the version
 
 Every flag can also be set from the environment as GATED_<FLAG>, for
@@ -96,6 +100,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return runReplay(ctx, rest, getenv, stdout, stderr)
 	case "migrate":
 		return runMigrate(ctx, rest, getenv, stdout, stderr)
+	case "audit":
+		return runAudit(ctx, rest, getenv, stdin, stdout, stderr)
 	case "version", "--version":
 		fmt.Fprintln(stdout, "gated", gatedVersion())
 		return nil

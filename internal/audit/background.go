@@ -253,15 +253,11 @@ func (r *recorder) replay(sp *spool.Spool) bool {
 			frames = append(frames, f)
 		}
 		for chunk := range slices.Chunk(frames, r.cfg.BatchSize) {
-			var recs, fixes []*Record
+			var b Batch
 			for _, f := range chunk {
-				if f.Correction {
-					fixes = append(fixes, f.Record)
-				} else {
-					recs = append(recs, f.Record)
-				}
+				b.Add(f)
 			}
-			if err := r.writePrimary(r.bg, recs, fixes); err != nil {
+			if err := r.writePrimary(r.bg, b); err != nil {
 				return false // still down; retry on the next tick
 			}
 		}

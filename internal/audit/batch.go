@@ -14,6 +14,7 @@ import (
 func (r *recorder) writeLoop() {
 	defer r.wg.Done()
 	defer close(r.writerDone)
+	defer r.seal()
 	batch := make([]*item, 0, r.cfg.BatchSize)
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
@@ -114,22 +115,50 @@ func (r *recorder) flush(batch []*item) {
 		r.flush(rest)
 		return
 	}
-	recs := make([]*Record, len(batch))
+	recs := make([]*Record, 0, len(batch))
+	var linked []*Record
 	var reserved int64
-	for i, it := range batch {
+	for _, it := range batch {
+		if it.linked {
+			linked = append(linked, it.rec)
+			continue
+		}
 		if it.done != nil && !it.state.CompareAndSwap(itemPending, itemClaimed) {
 			// The caller gave up before the write and was answered refuse:
 			// store that, not the route it never got.
 			it.rec = refusal(it.rec)
 		}
-		recs[i] = it.rec
+		recs = append(recs, it.rec)
 		reserved += it.reserved
 	}
-	st := r.store(recs, reserved)
+	m, cps := r.links.assign(slices.Concat(recs, linked), time.Now(), false)
+	st := r.store(Batch{Records: recs, Linked: linked, Checkpoints: cps}, reserved)
+	if st.status == "" && !st.maybe {
+		r.links.undo(m)
+	}
 	if r.spool != nil && st.status != StatusSpooled {
 		r.spool.Release(reserved)
 	}
-	r.ack(batch, st)
+	if len(linked) > 0 && st.err != nil {
+		for _, rec := range linked {
+			r.cfg.Logger.Error("audit chain link lost: the record is stored, its link is not",
+				zap.String("decision_id", rec.DecisionID), zap.Error(st.err))
+		}
+	}
+	r.ack(slices.DeleteFunc(batch, func(it *item) bool { return it.linked }), st)
+}
+
+// seal stores a checkpoint of the chain's last head as the writer stops,
+// so every record it stored is vouched for.
+func (r *recorder) seal() {
+	m, cps := r.links.assign(nil, time.Now(), true)
+	if len(cps) == 0 {
+		return
+	}
+	if st := r.store(Batch{Checkpoints: cps}, 0); st.err != nil {
+		r.links.undo(m)
+		r.cfg.Logger.Error("audit chain's last checkpoint not stored", zap.Error(st.err))
+	}
 }
 
 // ack answers a batch's callers. A caller refused while its record may be

@@ -5,35 +5,35 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 
 	"go.uber.org/zap"
 
 	"github.com/gatedhq/gated/internal/audit/spool"
 )
 
-func (r *recorder) writePrimary(parent context.Context, recs, fixes []*Record) error {
-	if len(recs)+len(fixes) == 0 {
+func (r *recorder) writePrimary(parent context.Context, b Batch) error {
+	if b.empty() {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(parent, r.cfg.WriteTimeout)
 	defer cancel()
-	err := r.sink.Write(ctx, recs, fixes)
+	err := r.sink.Write(ctx, b)
 	r.primaryOK.Store(err == nil)
 	if err != nil {
 		r.cfg.Metrics.WriteError(r.name)
-		r.cfg.Logger.Warn("audit write failed", zap.String("sink", r.name), zap.Int("records", len(recs)+len(fixes)), zap.Error(err))
+		r.cfg.Logger.Warn("audit write failed", zap.String("sink", r.name), zap.Int("records", len(b.Records)+len(b.Fixes)+len(b.Linked)), zap.Error(err))
 	}
 	return err
 }
 
-// spoolAppend appends records and corrections as one fsynced write; res
-// bytes reserved for them are used up.
-func (r *recorder) spoolAppend(recs, fixes []*Record, res int64) error {
-	bufs := make([][]byte, 0, len(recs)+len(fixes))
+// spoolAppend appends a batch as one fsynced write; res bytes reserved for
+// it are used up.
+func (r *recorder) spoolAppend(batch Batch, res int64) error {
+	frames := batch.Frames()
+	bufs := make([][]byte, 0, len(frames))
 	var largest int
-	for i, rec := range slices.Concat(recs, fixes) {
-		b, err := json.Marshal(Frame{Record: rec, Correction: i >= len(recs)})
+	for _, f := range frames {
+		b, err := json.Marshal(f)
 		if err != nil {
 			return fmt.Errorf("encode record for spool: %w", err)
 		}
@@ -72,9 +72,9 @@ type stored struct {
 // spooled, and the replay skips whatever the commit stored, so the store
 // ends up holding the answered records exactly once. Only when the spool
 // cannot take it does the caller wait for resolve to find out.
-func (r *recorder) store(recs []*Record, reserved int64) stored {
+func (r *recorder) store(b Batch, reserved int64) stored {
 	if r.spool == nil {
-		if err := r.writePrimary(r.ctx, recs, nil); err != nil {
+		if err := r.writePrimary(r.ctx, b); err != nil {
 			return stored{err: err}
 		}
 		return stored{status: StatusWritten}
@@ -82,11 +82,11 @@ func (r *recorder) store(recs []*Record, reserved int64) stored {
 	dbFirst := r.primaryOK.Load()
 	var dbErr error
 	if dbFirst {
-		if dbErr = r.writePrimary(r.ctx, recs, nil); dbErr == nil {
+		if dbErr = r.writePrimary(r.ctx, b); dbErr == nil {
 			return stored{status: StatusWritten}
 		}
 	}
-	spoolErr := r.spoolAppend(recs, nil, reserved)
+	spoolErr := r.spoolAppend(b, reserved)
 	if spoolErr == nil {
 		return stored{status: StatusSpooled}
 	}
@@ -94,12 +94,12 @@ func (r *recorder) store(recs []*Record, reserved int64) stored {
 		if !r.schemaReady.Load() {
 			return stored{err: spoolErr}
 		}
-		dbErr = r.writePrimary(r.ctx, recs, nil)
+		dbErr = r.writePrimary(r.ctx, b)
 		if dbErr == nil {
 			return stored{status: StatusWritten}
 		}
 	}
-	st := r.resolve(recs, dbErr)
+	st := r.resolve(b, dbErr)
 	if st.err != nil {
 		st.err = errors.Join(st.err, spoolErr)
 	}
@@ -111,7 +111,8 @@ func (r *recorder) store(recs []*Record, reserved int64) stored {
 // the records up (on a new connection, once the old session is gone, within
 // ResolveTimeout) so the caller is answered what is stored. A batch found
 // not stored is written once more, since the database has just answered.
-func (r *recorder) resolve(recs []*Record, err error) stored {
+func (r *recorder) resolve(b Batch, err error) stored {
+	recs := b.Records
 	for attempt := 0; ; attempt++ {
 		var uncertain UncertainWrite
 		if !errors.As(err, &uncertain) {
@@ -142,7 +143,7 @@ func (r *recorder) resolve(recs []*Record, err error) stored {
 			return stored{err: err}
 		}
 		r.cfg.Logger.Info("audit batch's lost commit acknowledgement resolved: not stored, writing again", zap.Int("records", len(recs)))
-		if err = r.writePrimary(r.ctx, recs, nil); err == nil {
+		if err = r.writePrimary(r.ctx, b); err == nil {
 			return stored{status: StatusWritten}
 		}
 	}

@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -329,6 +331,7 @@ func TestLostCommitAcknowledgement(t *testing.T) {
 				rec.DecisionID, answer); n != 1 {
 				t.Fatalf("answered %s, but the stored record says otherwise", answer)
 			}
+			assertChainHolds(t, u)
 		})
 	}
 }
@@ -337,8 +340,8 @@ func TestLostCommitAcknowledgement(t *testing.T) {
 // against the encoder for awkward strings.
 func TestEncodedSizeBound(t *testing.T) {
 	t.Parallel()
-	if n := reflect.TypeFor[audit.Record]().NumField(); n != 32 {
-		t.Fatalf("Record has %d fields, encodedSizeBound knows 32: add the new ones to it", n)
+	if n := reflect.TypeFor[audit.Record]().NumField(); n != 36 {
+		t.Fatalf("Record has %d fields, encodedSizeBound knows 36: add the new ones to it", n)
 	}
 	if n := reflect.TypeFor[audit.EvidenceMeta]().NumField(); n != 6 {
 		t.Fatalf("EvidenceMeta has %d fields, encodedSizeBound knows 6: add the new ones to it", n)
@@ -353,11 +356,14 @@ func TestEncodedSizeBound(t *testing.T) {
 		rec.Principals, rec.Sealed = []string{s, "bot://" + s}, s
 		rec.LatencyMS = -1.2345678901234567e-300
 		rec.Evidence = []audit.EvidenceMeta{{SourceID: s, Kind: s}, {SourceFingerprint: s}}
+		id := "pod-" + s + ".0123456789abcdef"
+		rec.ChainID, rec.ChainSeq, rec.Supersedes = id, math.MinInt64, math.MinInt64
+		rec.LinkHash = strings.Repeat("f", 64)
 		b, err := jsonFrame(rec)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if bound := audit.EncodedSizeBound(rec); bound < len(b) {
+		if bound := audit.EncodedSizeBound(rec, id); bound < len(b) {
 			t.Errorf("%q: bound %d < encoded %d", s, bound, len(b))
 		}
 	}

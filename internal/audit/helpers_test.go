@@ -103,6 +103,22 @@ func closeRec(t testing.TB, r audit.Recorder) {
 	}
 }
 
+// assertChainHolds verifies every chain the database holds (checkpoints
+// taken as stored): spool replays and corrections keep them whole.
+func assertChainHolds(t *testing.T, dbURL string) {
+	t.Helper()
+	tr, err := postgres.ReadTrail(context.Background(), pgtest.DB(t, dbURL))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := tr.Verify(nil); !v.OK() || len(v.Chains) == 0 {
+		for _, c := range v.Chains {
+			t.Logf("chain %s: %+v", c.Chain, c.Problem)
+		}
+		t.Fatalf("the stored chains do not verify: %d unlinked records", len(v.Unlinked))
+	}
+}
+
 // waitSpoolEmpty waits until every spooled record has been replayed, the
 // spools adopted from stopped processes included.
 func waitSpoolEmpty(t *testing.T, r audit.Recorder) {

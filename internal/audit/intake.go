@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -55,7 +56,7 @@ func (r *recorder) Record(ctx context.Context, rec *Record) (Result, error) {
 	case r.spool == nil:
 		wait = !primaryOK // the sink failed last time: answer from a write, not a hope
 	case primaryOK && r.spool.Healthy():
-		if n := spool.FrameSize(encodedSizeBound(rec)); r.spool.Reserve(n) {
+		if n := spool.FrameSize(encodedSizeBound(rec, r.links.id)); r.spool.Reserve(n) {
 			it.reserved = n
 		} else {
 			wait = true
@@ -131,7 +132,9 @@ func (r *recorder) direct(it *item) (Result, error) {
 	if r.spool == nil {
 		return r.handOver(it)
 	}
-	if err := r.spoolAppend([]*Record{it.rec}, nil, it.reserved); err != nil {
+	m, cps := r.links.assign([]*Record{it.rec}, time.Now(), false)
+	if err := r.spoolAppend(Batch{Records: []*Record{it.rec}, Checkpoints: cps}, it.reserved); err != nil {
+		r.links.undo(m)
 		r.spool.Release(it.reserved)
 		return r.unavailable(it.rec, err)
 	}

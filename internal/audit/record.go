@@ -30,7 +30,8 @@ const MaskedKey = redact.MaskedKey
 // values, evidence summaries or URLs, tokens or request bodies: only what
 // Redact lets through. Redact screens every text and list field; a field
 // tagged audit:"derived" is one it fills itself from Raw, and audit:"key"
-// marks gated's own id, kept as it is.
+// marks gated's own id, kept as it is; audit:"link" and audit:"correction"
+// are the recorder's own, set after Redact.
 type Record struct {
 	DecisionID        string         `json:"decision_id" audit:"key"`
 	DecidedAt         time.Time      `json:"decided_at"`
@@ -74,6 +75,17 @@ type Record struct {
 	// to the operator's age recipients (base64), for `gated replay`; empty
 	// unless `gated serve --audit-seal-to` opts in.
 	Sealed string `json:"sealed" audit:"derived"`
+	// Supersedes is, in a correction, the chain seq of the link it
+	// replaces (corrections.go); 0 in any other record. It is content:
+	// the correction's link hashes it.
+	Supersedes int64 `json:"supersedes,omitempty" audit:"correction"`
+	// The record's link in its writer's hash chain (chain.go), set by the
+	// recorder as it stores the record: the chain's id, the link's seq in
+	// it and the link hash, which covers the record's ContentHash and the
+	// link before it. Not content: a link cannot hash itself.
+	ChainID  string `json:"chain_id,omitempty" audit:"link"`
+	ChainSeq int64  `json:"chain_seq,omitempty" audit:"link"`
+	LinkHash string `json:"link_hash,omitempty" audit:"link"`
 }
 
 // EvidenceMeta is what a record keeps of one evidence ref: its metadata, and
@@ -149,6 +161,8 @@ func (r *Redactor) Redact(rec *Record, raw Raw) {
 		f := v.Field(i).Addr().Interface().(*[]string)
 		*f = r.screenAll(*f)
 	}
+	// The recorder's own fields are its to set, after this.
+	rec.Supersedes, rec.ChainID, rec.ChainSeq, rec.LinkHash = 0, "", 0, ""
 	rec.Evidence = r.evidence(raw.Evidence)
 	rec.ArgumentKeys = argumentKeys(raw.Arguments)
 	rec.ArgumentsHMAC = r.jsonHMAC(raw.Arguments)

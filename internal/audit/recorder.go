@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"go.uber.org/zap"
 
+	"github.com/gatedhq/gated/internal/audit/chain"
 	"github.com/gatedhq/gated/internal/audit/spool"
 )
 
@@ -60,9 +62,15 @@ type Recorder interface {
 // WriteTimeout, so a reachable database is used from the first record.
 func NewRecorder(ctx context.Context, sink Sink, cfg Config) (Recorder, error) {
 	cfg = cfg.withDefaults()
+	id, err := chain.NewID(cfg.SpoolOwner)
+	if err != nil {
+		return nil, errors.Join(err, sink.Close())
+	}
+	lk := &links{id: id, signer: cfg.Signer, every: cfg.CheckpointInterval, at: time.Now()}
+	cfg.Logger.Info("audit chain started", zap.String("chain_id", id), zap.Bool("signed", cfg.Signer != nil))
 	remote, ok := sink.(RemoteSink)
 	if !ok {
-		r := newRecorder(cfg, sink, nil, nil)
+		r := newRecorder(cfg, sink, nil, nil, lk)
 		r.primaryOK.Store(true)
 		r.start()
 		r.wg.Add(1)
@@ -77,7 +85,7 @@ func NewRecorder(ctx context.Context, sink Sink, cfg Config) (Recorder, error) {
 		cfg.Logger.Error("audit spool cannot be written; records need the database until it can",
 			zap.String("dir", sp.Dir()))
 	}
-	r := newRecorder(cfg, sink, remote, sp)
+	r := newRecorder(cfg, sink, remote, sp, lk)
 	sp.OnCommit(r.backpressure.SpoolBatch)
 	r.lastFrame.Store(1 << 10) // until an append says otherwise
 	if err := r.adopt(); err != nil {
@@ -109,6 +117,7 @@ const (
 
 type item struct {
 	rec      *Record
+	linked   bool         // stored already by another transaction (Stored): only its link is to be stored
 	reserved int64        // spool bytes kept for this record (async, answered before it is stored)
 	done     chan outcome // nil: the caller has its answer already (async)
 	state    atomic.Int32
@@ -145,8 +154,11 @@ type recorder struct {
 	orphanBytes atomic.Int64
 	lastFrame   atomic.Int64 // the largest frame of the latest spool append: what Ready needs room for
 
-	fixMu sync.Mutex
-	fixes []*Record // corrections neither the sink nor the spool has taken yet
+	links *links // the writer's chain
+
+	fixMu       sync.Mutex
+	fixes       []Fix              // corrections neither the sink nor the spool has taken yet
+	checkpoints []chain.Checkpoint // and the checkpoints stored with them
 
 	ctx    context.Context // writer's context: cancelled when Close runs out of time
 	cancel context.CancelFunc
@@ -155,7 +167,7 @@ type recorder struct {
 	wg     sync.WaitGroup
 }
 
-func newRecorder(cfg Config, sink Sink, remote RemoteSink, sp *spool.Spool) *recorder {
+func newRecorder(cfg Config, sink Sink, remote RemoteSink, sp *spool.Spool, lk *links) *recorder {
 	ctx, cancel := context.WithCancel(context.Background())
 	bg, stopBg := context.WithCancel(ctx)
 	bp, ok := cfg.Metrics.(Backpressure)
@@ -164,7 +176,7 @@ func newRecorder(cfg Config, sink Sink, remote RemoteSink, sp *spool.Spool) *rec
 	}
 	bp.QueueCapacity(cfg.QueueSize)
 	r := &recorder{
-		cfg: cfg, backpressure: bp, name: sink.Name(), sink: sink, remote: remote, spool: sp,
+		cfg: cfg, backpressure: bp, name: sink.Name(), sink: sink, remote: remote, spool: sp, links: lk,
 		queue:      make(chan *item, cfg.QueueSize),
 		writerDone: make(chan struct{}),
 		ctx:        ctx, cancel: cancel, bg: bg, stopBg: stopBg,
@@ -180,8 +192,25 @@ func (r *recorder) start() {
 	go r.writeLoop()
 }
 
-func (r *recorder) Stored(*Record) Result {
+// Stored queues rec's link: the writer links it in its chain and stores
+// the link onto the row the other transaction wrote. Should the queue be
+// full or closed, the row stays unlinked and verify lists it.
+func (r *recorder) Stored(rec *Record) Result {
 	r.cfg.Metrics.Recorded(SinkPostgres, StatusWritten)
+	queued := false
+	r.mu.RLock()
+	if !r.closed {
+		select {
+		case r.queue <- &item{rec: rec, linked: true}:
+			queued = true
+		default:
+		}
+	}
+	r.mu.RUnlock()
+	if !queued {
+		r.cfg.Logger.Error("audit record stored without its chain link: the queue is full or closed",
+			zap.String("decision_id", rec.DecisionID))
+	}
 	return Result{Sink: SinkPostgres, Status: StatusWritten}
 }
 
@@ -222,7 +251,7 @@ func (r *recorder) Close(ctx context.Context) error {
 	var errs []error
 	r.fixMu.Lock()
 	for _, f := range r.fixes {
-		errs = append(errs, fmt.Errorf("correction of decision %s not stored", f.DecisionID))
+		errs = append(errs, fmt.Errorf("correction of decision %s not stored", f.Record.DecisionID))
 	}
 	r.fixMu.Unlock()
 	for _, o := range r.orphans {

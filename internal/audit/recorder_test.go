@@ -184,6 +184,7 @@ func TestProxyCutMidLoad(t *testing.T) {
 				t.Fatalf("the outage never reached the spool: %v", m.counts)
 			}
 			assertStoredOnce(t, u, ids)
+			assertChainHolds(t, u)
 		})
 	}
 }
@@ -212,6 +213,7 @@ func TestDatabaseRefusesConnectionsMidLoad(t *testing.T) {
 		t.Fatalf("the outage never reached the spool: %v", m.counts)
 	}
 	assertStoredOnce(t, u, ids)
+	assertChainHolds(t, u)
 }
 
 // A process that died with records in its spool (some of them already
@@ -238,7 +240,7 @@ func TestSpoolReplayedByNextProcess(t *testing.T) {
 	sp.Close()
 	// committed before the crash, but its segment was never removed
 	s := postgres.New(pgtest.DB(t, u), postgres.Config{})
-	if err := s.Write(context.Background(), []*audit.Record{audittest.Record(3, now), audittest.Record(4, now)}, nil); err != nil {
+	if err := s.Write(context.Background(), audit.Batch{Records: []*audit.Record{audittest.Record(3, now), audittest.Record(4, now)}}); err != nil {
 		t.Fatal(err)
 	}
 	segs, _ := filepath.Glob(filepath.Join(dir, "seg-*.log"))
@@ -353,6 +355,7 @@ func TestSyncContextEnds(t *testing.T) {
 	waitSpoolEmpty(t, r)
 	closeRec(t, r)
 	assertStoredOnce(t, u, []string{closed.DecisionID, open.DecisionID})
+	assertChainHolds(t, u)
 }
 
 // spoolRecords counts the records in every segment under a spool

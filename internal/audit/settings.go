@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/gatedhq/gated/internal/audit/chain"
 )
 
 // Durability is when a decision's answer may leave: before its record is
@@ -74,8 +76,14 @@ type Config struct {
 	WriteTimeout   time.Duration // a sink write slower than this counts as an outage; default 5s
 	ResolveTimeout time.Duration // longest wait to learn whether an unacknowledged commit happened; default WriteTimeout
 	RetryInterval  time.Duration // how often spooled records are retried; default 1s
-	Logger         *zap.Logger
-	Metrics        Metrics
+	// Signer signs the chain's checkpoints; nil leaves records chained but
+	// unsigned. CheckpointInterval is how often a checkpoint is signed
+	// while records arrive (default DefaultCheckpointInterval); Close
+	// signs the last head.
+	Signer             *chain.Signer
+	CheckpointInterval time.Duration
+	Logger             *zap.Logger
+	Metrics            Metrics
 }
 
 func (c Config) withDefaults() Config {
@@ -94,6 +102,7 @@ func (c Config) withDefaults() Config {
 	def(&c.WriteTimeout, 5*time.Second)
 	def(&c.ResolveTimeout, c.WriteTimeout)
 	def(&c.RetryInterval, time.Second)
+	def(&c.CheckpointInterval, DefaultCheckpointInterval)
 	if c.BatchSize <= 0 {
 		c.BatchSize = 1000
 	}

@@ -1,14 +1,18 @@
 package audit
 
-import "encoding/json"
+import (
+	"crypto/sha256"
+	"encoding/json"
+)
 
 // encodedSizeBound is at least the length of rec's spool encoding, computed
 // without encoding it: an async record keeps that much spool room (see
 // Record), and encoding every record on the hot path would cost more than
 // the rest of the decision. TestEncodedSizeBound holds it to the encoder
-// and to Record's fields.
-func encodedSizeBound(rec *Record) int {
-	n := recordSkeleton
+// and to Record's fields. The link the writer adds later, in chain
+// chainID, is counted at its widest.
+func encodedSizeBound(rec *Record, chainID string) int {
+	n := recordSkeleton + linkSkeleton + quotedBound(chainID) - 2
 	for _, s := range [...]string{
 		rec.DecisionID, rec.RequestID, rec.AgentID, rec.ToolName, rec.ActionID, rec.ActionVersion,
 		rec.DeclaredCategory, rec.EffectiveCategory, rec.DeclaredAuth, rec.EffectiveAuth,
@@ -57,6 +61,10 @@ var escapedWidth = func() (w [256]uint8) {
 	}
 	return w
 }()
+
+// linkSkeleton is what a record's link and a correction's supersedes add
+// to its encoding, for an empty chain id and the widest numbers and hash.
+var linkSkeleton = len(`,"supersedes":-9223372036854775808,"chain_id":"","chain_seq":-9223372036854775808,"link_hash":""`) + 2*sha256.Size
 
 // recordSkeleton is the encoding of a Record whose strings are empty and
 // lists nil, widened for the longest time and number; evidenceSkeleton is

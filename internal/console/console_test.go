@@ -138,7 +138,7 @@ func (e *env) pending(t *testing.T, requester approval.Identity, tool string) *a
 // record stores decision records.
 func (e *env) record(t *testing.T, recs ...*audit.Record) {
 	t.Helper()
-	if err := e.sink.Write(deadline(t), recs, nil); err != nil {
+	if err := e.sink.Write(deadline(t), audit.Batch{Records: recs}); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -48,7 +48,7 @@ var stack = []layer{
 	}},
 	{"records: what gated keeps and counts — approvals, kill switches, limits, audit, metrics", []string{
 		"internal/approval", "internal/kill", "internal/limit",
-		"internal/audit", "internal/audit/spool", "internal/metrics",
+		"internal/audit", "internal/audit/spool", "internal/audit/chain", "internal/metrics",
 	}},
 	{"rules: what gated decides with — the contract, the catalog, policy", []string{
 		"internal/contract", "internal/catalog", "internal/policy", "internal/policy/cases",

@@ -3,6 +3,7 @@ package replay_test
 import (
 	"bytes"
 	"context"
+	"crypto/ed25519"
 	"encoding/json"
 	"errors"
 	"io"
@@ -15,6 +16,7 @@ import (
 	"filippo.io/age"
 
 	"github.com/gatedhq/gated/internal/audit"
+	"github.com/gatedhq/gated/internal/audit/chain"
 	"github.com/gatedhq/gated/internal/audit/file"
 	auditpg "github.com/gatedhq/gated/internal/audit/postgres"
 	"github.com/gatedhq/gated/internal/catalog"
@@ -63,7 +65,13 @@ func event(t *testing.T, s string) map[string]any {
 func record(t *testing.T, sink audit.Sink, red *audit.Redactor) replay.Window {
 	t.Helper()
 	ctx := context.Background()
-	rec, err := audit.NewRecorder(ctx, sink, audit.Config{SpoolDir: t.TempDir(), Durability: audit.Sync})
+	// Signed, so the trail holds checkpoints beside the records, which
+	// replay passes over.
+	_, key, err := ed25519.GenerateKey(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := audit.NewRecorder(ctx, sink, audit.Config{SpoolDir: t.TempDir(), Durability: audit.Sync, Signer: chain.NewSigner(key)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -318,7 +326,7 @@ func writeRecords(t *testing.T, recs ...*audit.Record) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := sink.Write(context.Background(), recs, nil); err != nil {
+	if err := sink.Write(context.Background(), audit.Batch{Records: recs}); err != nil {
 		t.Fatal(err)
 	}
 	if err := sink.Close(); err != nil {
@@ -367,7 +375,7 @@ func TestMarks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := sink.Write(context.Background(), nil, []*audit.Record{&fix}); err != nil {
+	if err := sink.Write(context.Background(), audit.Batch{Fixes: []audit.Fix{{Record: &fix}}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := sink.Close(); err != nil {

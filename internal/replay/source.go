@@ -2,16 +2,14 @@ package replay
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/gatedhq/gated/internal/audit"
+	"github.com/gatedhq/gated/internal/audit/file"
 )
 
 // Window is the span of decision times replayed: Since inclusive, Until
@@ -72,29 +70,24 @@ func File(path string) Source { return fileSource(path) }
 type fileSource string
 
 func (p fileSource) Each(ctx context.Context, w Window, fn func(*audit.Record) error) error {
-	f, err := os.Open(string(p))
-	if err != nil {
-		return fmt.Errorf("open audit file: %w", err)
-	}
-	defer f.Close()
 	byID := map[string]*audit.Record{}
-	dec := json.NewDecoder(f)
-	for line := 1; ; line++ {
-		var fr audit.Frame
-		if err := dec.Decode(&fr); errors.Is(err, io.EOF) {
-			break
-		} else if err != nil {
-			return fmt.Errorf("audit file %s, record %d: %w", p, line, err)
+	err := file.Read(string(p), func(n int, fr audit.Frame) error {
+		if fr.Checkpoint != nil {
+			return nil // the chain's, not a decision
 		}
-		if fr.Record == nil || fr.DecisionID == "" {
-			return fmt.Errorf("audit file %s, record %d: no decision_id", p, line)
+		if fr.DecisionID == "" {
+			return fmt.Errorf("audit file %s, line %d: no decision_id", p, n)
 		}
 		if w.holds(fr.DecidedAt) {
-			byID[fr.DecisionID] = fr.Record
+			byID[fr.DecisionID] = fr.Record // a correction's line comes after the line it corrects
 		}
-		if line%1024 == 0 && ctx.Err() != nil {
+		if n%1024 == 0 {
 			return ctx.Err()
 		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	recs := make([]*audit.Record, 0, len(byID))
 	for _, r := range byID {

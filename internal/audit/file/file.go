@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"slices"
 	"sync"
 
 	"github.com/gatedhq/gated/internal/audit"
@@ -34,13 +33,16 @@ func Open(path string, sync bool) (*Sink, error) {
 // Name is audit.SinkFile.
 func (s *Sink) Name() string { return audit.SinkFile }
 
-// Write appends records, then corrections: a line with "correction": true
-// supersedes the earlier line of the same decision_id (the caller was
-// refused while that line may say otherwise).
-func (s *Sink) Write(_ context.Context, recs, fixes []*audit.Record) error {
+// Write appends records, then corrections, then checkpoints: a line with
+// "correction": true supersedes the earlier line of the same decision_id
+// (the caller was refused while that line may say otherwise), which stays
+// in the file with its link; a line with "checkpoint" vouches for the
+// chain up to the lines before it.
+func (s *Sink) Write(_ context.Context, batch audit.Batch) error {
 	var buf []byte
-	for i, r := range slices.Concat(recs, fixes) {
-		b, err := json.Marshal(audit.Frame{Record: r, Correction: i >= len(recs)})
+	for _, f := range batch.Frames() {
+		f.Superseded = nil // its own line is in the file already
+		b, err := json.Marshal(f)
 		if err != nil {
 			return fmt.Errorf("encode audit record: %w", err)
 		}

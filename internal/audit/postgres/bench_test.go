@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatedhq/gated/internal/audit"
 	"github.com/gatedhq/gated/internal/audit/audittest"
 )
 
@@ -20,7 +21,7 @@ func BenchmarkSinkThroughput(b *testing.B) {
 	b.ResetTimer()
 	start := time.Now()
 	for chunk := range slices.Chunk(recs, 1000) {
-		if err := s.Write(context.Background(), chunk, nil); err != nil {
+		if err := s.Write(context.Background(), audit.Batch{Records: chunk}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -48,7 +49,7 @@ func BenchmarkSinkThroughputWriters(b *testing.B) {
 				mine := recs[min(i*share, b.N):min((i+1)*share, b.N)]
 				wg.Go(func() {
 					for chunk := range slices.Chunk(mine, 1000) {
-						if err := s.Write(context.Background(), chunk, nil); err != nil {
+						if err := s.Write(context.Background(), audit.Batch{Records: chunk}); err != nil {
 							b.Error(err)
 							return
 						}

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -81,6 +82,10 @@ var columns = []column{
 	list("bundle_commits", "text[]", func(r *audit.Record) *[]string { return &r.BundleCommits }),
 	list("principals", "text[]", func(r *audit.Record) *[]string { return &r.Principals }),
 	field("sealed", "text", func(r *audit.Record) *string { return &r.Sealed }),
+	field("supersedes", "bigint", func(r *audit.Record) *int64 { return &r.Supersedes }),
+	field("chain_id", "text", func(r *audit.Record) *string { return &r.ChainID }),
+	field("chain_seq", "bigint", func(r *audit.Record) *int64 { return &r.ChainSeq }),
+	field("link_hash", "text", func(r *audit.Record) *string { return &r.LinkHash }),
 }
 
 // columnNames and columnList name the columns in table order, for COPY and
@@ -145,8 +150,11 @@ var createStage = "CREATE TEMP TABLE IF NOT EXISTS " + stageTable + " (LIKE audi
 var insertFromStage = "INSERT INTO audit_decisions (" + columnList + ") SELECT " + columnList +
 	" FROM " + stageTable + " ON CONFLICT (decided_at, decision_id) DO NOTHING"
 
-// fixColumns are what a correction changes: the answer and why.
-var fixColumns = []string{"final_route", "gate_decision", "execute", "hard_blockers", "reasons", "finding_codes"}
+// fixColumns are what a correction changes: the answer and why, and the
+// link, the correction's own (the superseded link goes to
+// audit_superseded).
+var fixColumns = []string{"final_route", "gate_decision", "execute", "hard_blockers", "reasons", "finding_codes",
+	"supersedes", "chain_id", "chain_seq", "link_hash"}
 
 var upsertFix = func() string {
 	params := make([]string, len(columns))
@@ -161,16 +169,28 @@ var upsertFix = func() string {
 		") ON CONFLICT (decided_at, decision_id) DO UPDATE SET " + strings.Join(set, ", ")
 }()
 
-// applyFixes writes corrections. An upsert waits for a concurrent
-// transaction that holds the same key, so a correction always lands after
-// the record it corrects, whichever commits first.
-func applyFixes(ctx context.Context, tx pgx.Tx, fixes []*audit.Record) error {
+const insertSuperseded = `INSERT INTO audit_superseded (chain_id, chain_seq, decided_at, decision_id, record)
+	VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING`
+
+// applyFixes writes corrections, and keeps each superseded record (as the
+// recorder held it: it may never have been stored) for its link. An
+// upsert waits for a concurrent transaction that holds the same key, so a
+// correction always lands after the record it corrects, whichever commits
+// first.
+func applyFixes(ctx context.Context, tx pgx.Tx, fixes []audit.Fix) error {
 	if len(fixes) == 0 {
 		return nil
 	}
 	b := &pgx.Batch{}
 	for _, f := range fixes {
-		b.Queue(upsertFix, values(f)...)
+		b.Queue(upsertFix, values(f.Record)...)
+		if o := f.Superseded; o != nil && o.ChainID != "" {
+			doc, err := json.Marshal(o)
+			if err != nil {
+				return fmt.Errorf("encode superseded audit record: %w", err)
+			}
+			b.Queue(insertSuperseded, o.ChainID, o.ChainSeq, o.DecidedAt, o.DecisionID, doc)
+		}
 	}
 	if err := tx.SendBatch(ctx, b).Close(); err != nil {
 		return fmt.Errorf("correct audit records: %w", err)

@@ -86,7 +86,7 @@ const partitionsAhead = 3
 // Maintain creates partitions from yesterday (clock skew near midnight) to
 // partitionsAhead days ahead, so the writer rarely pays for DDL, and drops
 // partitions wholly older than the retention, with their decisions'
-// outcomes.
+// outcomes, signing where each chain now starts.
 func (s *Sink) Maintain(ctx context.Context, now time.Time) error {
 	today := day(now)
 	for i := -1; i <= partitionsAhead; i++ {
@@ -112,7 +112,7 @@ func (s *Sink) Maintain(ctx context.Context, now time.Time) error {
 		if d.AddDate(0, 0, 1).After(cutoff) {
 			continue
 		}
-		if _, err := s.pool.Exec(ctx, "DROP TABLE IF EXISTS "+pgx.Identifier{n}.Sanitize()); err != nil {
+		if err := s.purge(ctx, n, day(cutoff)); err != nil {
 			return fmt.Errorf("drop audit partition %s: %w", n, err)
 		}
 		s.mu.Lock()

@@ -19,6 +19,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/gatedhq/gated/internal/audit"
+	"github.com/gatedhq/gated/internal/audit/chain"
 	"github.com/gatedhq/gated/internal/postgres"
 )
 
@@ -29,6 +30,7 @@ const uniqueViolation = "23505"
 type Config struct {
 	Migrate   bool          // Sink.Migrate applies pending migrations; without it they are not the sink's to apply (gated migrate up)
 	Retention time.Duration // Maintain drops daily partitions older than this; default 90 days
+	Signer    *chain.Signer // signs the point where a retention purge leaves each chain starting; nil: unsigned
 	Logger    *zap.Logger
 }
 
@@ -38,6 +40,7 @@ type Sink struct {
 	pool      *pgxpool.Pool
 	migrate   bool
 	retention time.Duration
+	signer    *chain.Signer
 	log       *zap.Logger
 
 	mu   sync.Mutex
@@ -56,7 +59,7 @@ func New(db *postgres.DB, cfg Config) *Sink {
 	if cfg.Logger == nil {
 		cfg.Logger = zap.NewNop()
 	}
-	return &Sink{db: db, pool: db.Pool(), migrate: cfg.Migrate, retention: cfg.Retention, log: cfg.Logger, days: map[time.Time]bool{}}
+	return &Sink{db: db, pool: db.Pool(), migrate: cfg.Migrate, retention: cfg.Retention, signer: cfg.Signer, log: cfg.Logger, days: map[time.Time]bool{}}
 }
 
 // Name is audit.SinkPostgres.
@@ -104,12 +107,18 @@ func (w logLines) Write(p []byte) (int, error) {
 // records already there. Either way each decision is stored once. fixes
 // (corrections) then replace the stored record of their key, or are
 // inserted when it is not there (it cannot arrive later: a plain insert
-// never overwrites).
+// never overwrites); then the links of records stored by another
+// transaction, and the checkpoints.
 //
 // A commit sent whose answer never came is an *ambiguousCommit: the batch
 // may be stored or not, and its Stored finds out which.
-func (s *Sink) Write(ctx context.Context, recs, fixes []*audit.Record) error {
-	if err := s.ensureDays(ctx, slices.Concat(recs, fixes)); err != nil {
+func (s *Sink) Write(ctx context.Context, b audit.Batch) error {
+	recs := b.Records
+	days := slices.Clone(recs)
+	for _, f := range b.Fixes {
+		days = append(days, f.Record)
+	}
+	if err := s.ensureDays(ctx, days); err != nil {
 		return err
 	}
 	conn, err := s.pool.Acquire(ctx)
@@ -121,7 +130,7 @@ func (s *Sink) Write(ctx context.Context, recs, fixes []*audit.Record) error {
 		if err := InsertRecords(ctx, tx, recs); err != nil {
 			return err
 		}
-		return applyFixes(ctx, tx, fixes)
+		return writeRest(ctx, tx, b)
 	})
 	if pgErr := (*pgconn.PgError)(nil); errors.As(err, &pgErr) && pgErr.Code == uniqueViolation {
 		err = s.commit(ctx, conn, func(tx pgx.Tx) error {
@@ -134,7 +143,7 @@ func (s *Sink) Write(ctx context.Context, recs, fixes []*audit.Record) error {
 			if _, err := tx.Exec(ctx, insertFromStage); err != nil {
 				return fmt.Errorf("insert audit batch from staging: %w", err)
 			}
-			return applyFixes(ctx, tx, fixes)
+			return writeRest(ctx, tx, b)
 		})
 	}
 	if err != nil {

@@ -50,7 +50,7 @@ func TestPartitionsAheadRetentionAndOnDemand(t *testing.T) {
 	// gets its partition on demand instead of being lost.
 	old := audittest.Record(1, time.Date(2026, 11, 2, 8, 0, 0, 0, time.UTC))
 	fresh := audittest.Record(2, now)
-	if err := s.Write(ctx, []*audit.Record{old, fresh}, nil); err != nil {
+	if err := s.Write(ctx, audit.Batch{Records: []*audit.Record{old, fresh}}); err != nil {
 		t.Fatal(err)
 	}
 	if n := pgtest.QueryInt(t, u, "SELECT count(*) FROM audit_decisions_p20261102"); n != 1 {
@@ -58,7 +58,7 @@ func TestPartitionsAheadRetentionAndOnDemand(t *testing.T) {
 	}
 	// Retention 10 days at Nov 20 12:00: Nov 2 ends before the cutoff and goes,
 	// Nov 10 (ends Nov 11 00:00, after the cutoff Nov 10 12:00) stays.
-	if err := s.Write(ctx, []*audit.Record{audittest.Record(3, time.Date(2026, 11, 10, 1, 0, 0, 0, time.UTC))}, nil); err != nil {
+	if err := s.Write(ctx, audit.Batch{Records: []*audit.Record{audittest.Record(3, time.Date(2026, 11, 10, 1, 0, 0, 0, time.UTC))}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Maintain(ctx, now); err != nil {
@@ -73,7 +73,7 @@ func TestPartitionsAheadRetentionAndOnDemand(t *testing.T) {
 	}
 	// Retention dropped a partition this sink had cached: inserting into
 	// that day again recreates it rather than failing.
-	if err := s.Write(ctx, []*audit.Record{audittest.Record(4, time.Date(2026, 11, 2, 9, 0, 0, 0, time.UTC))}, nil); err != nil {
+	if err := s.Write(ctx, audit.Batch{Records: []*audit.Record{audittest.Record(4, time.Date(2026, 11, 2, 9, 0, 0, 0, time.UTC))}}); err != nil {
 		t.Fatalf("insert after retention dropped the day: %v", err)
 	}
 }
@@ -86,12 +86,12 @@ func TestInsertIsIdempotent(t *testing.T) {
 	now := time.Now()
 	batch := []*audit.Record{audittest.Record(1, now), audittest.Record(2, now)}
 	for range 3 {
-		if err := s.Write(ctx, batch, nil); err != nil {
+		if err := s.Write(ctx, audit.Batch{Records: batch}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	// A batch overlapping what is stored adds only the new record.
-	if err := s.Write(ctx, append(batch, audittest.Record(3, now)), nil); err != nil {
+	if err := s.Write(ctx, audit.Batch{Records: append(batch, audittest.Record(3, now))}); err != nil {
 		t.Fatal(err)
 	}
 	if n := pgtest.QueryInt(t, u, "SELECT count(*) FROM audit_decisions"); n != 3 {

@@ -149,7 +149,7 @@ func TestListDefaultLimit(t *testing.T) {
 func storeWith(t *testing.T, s *Sink, u string, recs []*audit.Record) audit.Store {
 	t.Helper()
 	ctx := context.Background()
-	if err := s.Write(ctx, recs, nil); err != nil {
+	if err := s.Write(ctx, audit.Batch{Records: recs}); err != nil {
 		t.Fatal(err)
 	}
 	st := NewStore(pgtest.DB(t, u))
