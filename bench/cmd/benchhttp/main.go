@@ -50,6 +50,7 @@ type config struct {
 	grants             int
 	overloadC          int // 0: no overload rows
 	gogcCompare        string
+	compareGated       string
 	profile            string // servers to profile with perf, comma-separated
 	quick              bool
 	skipOPA, skipDB    bool
@@ -82,6 +83,7 @@ func main() {
 	fs.IntVar(&c.overloadC, "overload-c", 128, "also drive the baseline and the full path at this many connections, reported in a table of their own (0: not)")
 	fs.StringVar(&c.profile, "profile", "", "after the rounds, profile these servers (comma-separated names, e.g. full-async) with perf for one more run each, and add where their CPU went to the report")
 	fs.StringVar(&c.gogcCompare, "gogc-compare", "", "also run gated on defaults with this GOGC (gated's own default is 400), to measure the collector's share")
+	fs.StringVar(&c.compareGated, "compare-gated", "", "also run full-async with this other gated binary (the commit before a change, say), in the same rounds, so the change's cost per decision is read beside it")
 	fs.BoolVar(&c.quick, "quick", false, "smoke run: 1 round of 1 s, no warm-up, short benchmarks (checks that the harness works, measures nothing)")
 	fs.BoolVar(&c.skipOPA, "skip-opa", false, "leave out the OPA server")
 	fs.BoolVar(&c.skipDB, "skip-db", false, "leave out the full path (it needs PostgreSQL)")
@@ -272,20 +274,30 @@ func run(ctx context.Context, c config, out io.Writer) (err error) {
 		}
 	}
 	if !c.skipDB {
-		dbs, pgVersion, cleanup, err := createDatabases(ctx, c.databaseURL, "async", "sync")
+		names := []string{"async", "sync"}
+		if c.compareGated != "" {
+			names = append(names, "compare")
+		}
+		dbs, pgVersion, cleanup, err := createDatabases(ctx, c.databaseURL, names...)
 		if err != nil {
 			return err
 		}
 		defer cleanup()
 		m = append(m, "PostgreSQL "+pgVersion+" on the same machine")
-		for i, mode := range []string{"async", "sync"} {
-			a = mustAddr()
-			add(&server{name: "full-" + mode,
-				desc: fmt.Sprintf("gated with `--catalog %s`, a POLICY.md of %d grants and the audit in PostgreSQL, `--audit-durability %s`", c.catalog, c.grants, mode),
-				args: []string{c.gated, "serve", "--addr", a, "--log-level", "error", "--catalog", c.catalog, "--policy", policyDir,
-					"--database-url", dbs[i], "--audit-hmac-key", strings.Repeat("k", 32), "--audit-durability", mode,
-					"--spool-dir", filepath.Join(work, mode+"-spool")},
+		full := func(name, bin, mode, db, desc string) {
+			a := mustAddr()
+			add(&server{name: name, desc: desc,
+				args: []string{bin, "serve", "--addr", a, "--log-level", "error", "--catalog", c.catalog, "--policy", policyDir,
+					"--database-url", db, "--audit-hmac-key", strings.Repeat("k", 32), "--audit-durability", mode,
+					"--spool-dir", filepath.Join(work, name+"-spool")},
 				url: "http://" + a + "/pre-tool-check", health: "http://" + a + "/healthz", body: eventFile, check: accept})
+		}
+		for i, mode := range []string{"async", "sync"} {
+			full("full-"+mode, c.gated, mode, dbs[i],
+				fmt.Sprintf("gated with `--catalog %s`, a POLICY.md of %d grants and the audit in PostgreSQL, `--audit-durability %s`", c.catalog, c.grants, mode))
+		}
+		if c.compareGated != "" {
+			full("full-async-compare", c.compareGated, "async", dbs[2], "as full-async, served by `"+c.compareGated+"` (`-compare-gated`)")
 		}
 		// The audit database away: every record is fsynced to the spool,
 		// the appends waiting at one moment sharing one write and fsync.
