@@ -124,6 +124,8 @@ type Engine struct {
 	offersPausedUntil atomic.Int64
 
 	kills *kill.Board // nil: no kill switch
+
+	follow func(*Followed) // nil: no candidate follows the decisions
 }
 
 // noSpan is the span of an untraced engine's stages: it records nothing.
