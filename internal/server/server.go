@@ -13,8 +13,8 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/gatedhq/gated/internal/audit"
-	"github.com/gatedhq/gated/internal/candidate"
 	"github.com/gatedhq/gated/internal/auth"
+	"github.com/gatedhq/gated/internal/candidate"
 	"github.com/gatedhq/gated/internal/eventcodec"
 	"github.com/gatedhq/gated/internal/gate"
 	"github.com/gatedhq/gated/internal/limit"
