@@ -48,7 +48,9 @@ func TestServeCandidate(t *testing.T) {
 		token{"reader", secrets["reader"], "[decisions_read, metrics]", ""})
 	g := testgated.Start(t, "--database-url", dbURL, "--audit-hmac-key", testHMACKey, "--audit-durability", "sync", "--tokens", tokens,
 		"--catalog", catDir, "--policy", livePol, "--candidate", candPol)
-	as := func(name string) map[string]string { return map[string]string{"Authorization": "Bearer " + secrets[name]} }
+	as := func(name string) map[string]string {
+		return map[string]string{"Authorization": "Bearer " + secrets[name]}
+	}
 	reader := as("reader")
 	decide := func(name string) map[string]any {
 		t.Helper()
