@@ -42,7 +42,9 @@ func cpu(b *testing.B) time.Duration {
 // engine alone, then with a candidate on the same sources deciding every
 // decision (its queue long enough that none is skipped, and the run
 // waits until it has decided them all), and the candidate's own
-// decision alone. cpu-ns/op is the figure docs/performance.md compares.
+// decision alone; live+handoff is the live path with the hand-off to a
+// candidate that never runs. cpu-ns/op is the figure docs/performance.md
+// compares.
 func BenchmarkCandidateCPU(b *testing.B) {
 	cat, err := catalog.Load([]string{"../../examples/catalog"})
 	if err != nil {
@@ -101,6 +103,13 @@ func BenchmarkCandidateCPU(b *testing.B) {
 		if s := c.Status(); s.Skipped != 0 {
 			b.Fatalf("the candidate skipped %d decisions", s.Skipped)
 		}
+	})
+	b.Run("live+handoff", func(b *testing.B) {
+		// The live path's own share: the copy and the send, into a queue
+		// nobody drains (every decision after the first is skipped).
+		c := candidate.New(candidate.Config{Engine: gate.New(sources()...), Queue: 1})
+		e := gate.New(liveOpts(gate.WithFollower(c.Follow))...)
+		measure(b, func() { e.Decide(ctx, req) }, func() {})
 	})
 	b.Run("candidate", func(b *testing.B) {
 		var f *gate.Followed
