@@ -19,6 +19,7 @@ type Candidate interface {
 // (internal/audit/postgres).
 type Disagreements interface {
 	Disagreements(ctx context.Context, f audit.CandidateFilter) (audit.CandidatePage, error)
+	CandidatesOf(ctx context.Context, ids []string) (map[string]*audit.Candidate, error)
 }
 
 const noDisagreements = "The candidate's decisions are listed from PostgreSQL only: start gated with --database-url to see its disagreements here (they are written beside the audit file meanwhile)."

@@ -68,6 +68,14 @@ func TestCandidateDisagreements(t *testing.T) {
 	only("principal=bot%3A%2F%2Fagent-9&direction=narrower", "dec-script")
 	wantStatus(t, b.get("/ui/candidate?direction=same"), http.StatusBadRequest, "cannot be made")
 
+	// The decision's page shows what the candidate decided, and a
+	// decision it did not decide shows nothing of it.
+	e.record(t, decision("dec-narrow", narrow.DecidedAt, "wire_transfer", "accept"), decision("dec-alone", e.now, "wire_transfer", "accept"))
+	wantStatus(t, b.get("/ui/decisions/dec-narrow"), http.StatusOK, "Candidate policy", "narrower", "policy_no_grant", "sha256:candpol")
+	if p := b.get("/ui/decisions/dec-alone"); strings.Contains(p.body, "Candidate policy") {
+		t.Error("a decision no candidate decided shows a candidate")
+	}
+
 	pol := e.browser(t)
 	mustSignIn(t, pol, policySecret)
 	wantStatus(t, pol.get("/ui/candidate"), http.StatusForbidden)
