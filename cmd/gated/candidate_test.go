@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -11,6 +12,10 @@ import (
 	"github.com/gatedhq/gated/internal/testgated"
 	"github.com/gatedhq/gated/internal/testwait"
 )
+
+// weatherActions catalogs the weather tool as an action policies can grant.
+const weatherActions = "actions:\n  - name: get_weather\n    description: Read the public weather forecast.\n" +
+	"    command: [\"weather\"]\n    inputSchema: { type: object }\n    annotations: { readOnlyHint: true }\n"
 
 // weatherPolicy grants the weather tool to principals, and nothing else.
 func weatherPolicy(t *testing.T, dir string, principals ...string) {
@@ -35,8 +40,7 @@ func TestServeCandidate(t *testing.T) {
 	t.Parallel()
 	_, dbURL := pgtest.Fresh(t)
 	catDir, livePol, candPol := t.TempDir(), t.TempDir(), t.TempDir()
-	writeFile(t, filepath.Join(catDir, "ACTIONS.yaml"), "actions:\n  - name: get_weather\n    description: Read the public weather forecast.\n"+
-		"    command: [\"weather\"]\n    inputSchema: { type: object }\n    annotations: { readOnlyHint: true }\n")
+	writeFile(t, filepath.Join(catDir, "ACTIONS.yaml"), weatherActions)
 	weatherPolicy(t, livePol, "bot://agent-a", "bot://agent-b")
 	weatherPolicy(t, candPol, "bot://agent-a", "bot://agent-c")
 	secrets := map[string]string{"a": "candidate-token-a-0123456789", "b": "candidate-token-b-0123456789", "c": "candidate-token-c-0123456789",
@@ -128,4 +132,40 @@ func stringsOf(v any) string {
 		out = append(out, s.(string))
 	}
 	return strings.Join(out, ",")
+}
+
+// Without a database the candidate's rows go to the file beside the audit
+// file, one JSON object a line, and the audit file keeps only records.
+func TestServeCandidateWithoutDatabase(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	catDir, livePol, candPol := t.TempDir(), t.TempDir(), t.TempDir()
+	writeFile(t, filepath.Join(catDir, "ACTIONS.yaml"), weatherActions)
+	weatherPolicy(t, livePol, "bot://agent-a")
+	weatherPolicy(t, candPol, "bot://nobody")
+	const secret = "candidate-file-token-0123456789"
+	auditFile := filepath.Join(dir, "audit.jsonl")
+	g := testgated.Start(t, "--audit-file", auditFile, "--tokens", tokensFile(t, token{"a", secret, "[pre_tool_check]", "[bot://agent-a]"}),
+		"--catalog", catDir, "--policy", livePol, "--candidate", candPol)
+	code, d := post(t, g.URL+"/pre-tool-check", `{"tool_name":"get_weather","tool_category":"public_read","authorization_state":"none",
+		"evidence_refs":[],"risk_domain":"public_information","proposed_arguments":{"city":"Lisbon"},"recommended_route":"accept"}`,
+		map[string]string{"Authorization": "Bearer " + secret})
+	if code != http.StatusOK || d["route"] != "accept" {
+		t.Fatalf("decision: %d %v", code, d)
+	}
+	var row map[string]any
+	testwait.Until(t, "the candidate's line", func() bool {
+		data, err := os.ReadFile(auditFile + ".candidates")
+		return err == nil && json.Unmarshal(data, &row) == nil
+	})
+	if row["decision_id"] != d["decision_id"] || row["live_route"] != "accept" || row["route"] != "refuse" || row["direction"] != "narrower" {
+		t.Fatalf("the candidate's line: %v", row)
+	}
+	testwait.Until(t, "the decision's record", func() bool {
+		data, err := os.ReadFile(auditFile)
+		return err == nil && strings.Contains(string(data), d["decision_id"].(string))
+	})
+	if data, _ := os.ReadFile(auditFile); strings.Contains(string(data), `"live_route"`) {
+		t.Fatal("the audit file holds a candidate line")
+	}
 }
