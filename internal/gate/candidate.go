@@ -36,8 +36,12 @@ func WithFollower(follow func(*Followed)) Option { return func(e *Engine) { e.fo
 func (e *Engine) DecideFollowed(ctx context.Context, f *Followed) *Decision {
 	req := f.Request
 	// The surface picked the category from the live catalog; the candidate
-	// joins its own.
-	req.Pick, req.counted = nil, false
+	// joins its own. The surface's checks keep state for its answer: the
+	// candidate runs fresh ones.
+	req.Pick, req.counted, req.Checks = nil, false, nil
+	if req.FreshChecks != nil {
+		req.Checks = req.FreshChecks()
+	}
 	s := &decision{e: e, req: req, start: time.Now(), now: f.At, followed: f, d: &Decision{
 		DecisionID: f.Live.DecisionID, Shadow: f.Live.Shadow, ContractVersion: route.ContractVersion,
 	}}
