@@ -100,3 +100,50 @@ func TestCandidateQueueSkipsAndWrites(t *testing.T) {
 		t.Fatalf("the file's line %s: %v", data, err)
 	}
 }
+
+// Live decisions made concurrently while the candidate runs are each
+// either decided by it or skipped, and the counts say which.
+func TestCandidateUnderConcurrentDecisions(t *testing.T) {
+	t.Parallel()
+	w := written{batches: make(chan []*audit.Candidate, 64)}
+	c := candidate.New(candidate.Config{Engine: gate.New(), Writer: counted{w}, Queue: 8})
+	live := gate.New(gate.WithFollower(c.Follow))
+	ctx, cancel := context.WithCancel(context.Background())
+	go c.Run(ctx)
+	const workers, each = 4, 25
+	done := make(chan struct{})
+	for range workers {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for range each {
+				ev := map[string]any{"tool_name": "search_docs", "tool_category": "public_read", "authorization_state": "none", "evidence_refs": []any{},
+					"risk_domain": "research", "proposed_arguments": map[string]any{"q": "x"}, "recommended_route": "accept"}
+				live.Decide(context.Background(), gate.Request{Event: ev})
+			}
+		}()
+	}
+	for range workers {
+		<-done
+	}
+	rows := 0
+	for s := c.Status(); s.Decided+s.Skipped < workers*each; s = c.Status() {
+		rows += len(<-w.batches)
+	}
+	cancel()
+	c.Wait()
+	close(w.batches)
+	for b := range w.batches {
+		rows += len(b)
+	}
+	if s := c.Status(); s.Decided+s.Skipped != workers*each || int64(rows) != s.Decided || s.Wider+s.Narrower != 0 {
+		t.Fatalf("status %+v, %d rows written, want %d decisions each decided (and written) or skipped, all agreeing", s, rows, workers*each)
+	}
+}
+
+// counted hands each batch on without a file.
+type counted struct{ w written }
+
+func (c counted) WriteCandidates(_ context.Context, cs []*audit.Candidate) error {
+	c.w.batches <- cs
+	return nil
+}
