@@ -96,14 +96,14 @@ func (c *Candidate) Run(ctx context.Context) {
 			c.write(batch)
 			return
 		case f := <-c.queue:
-			batch = append(batch, c.decide(ctx, f))
+			batch = c.add(ctx, batch, f)
 		}
 		// Take what else is queued without waiting, then write.
 	more:
 		for len(batch) < maxBatch {
 			select {
 			case f := <-c.queue:
-				batch = append(batch, c.decide(ctx, f))
+				batch = c.add(ctx, batch, f)
 			default:
 				break more
 			}
@@ -115,6 +115,20 @@ func (c *Candidate) Run(ctx context.Context) {
 
 // Wait returns once Run has returned.
 func (c *Candidate) Wait() { <-c.done }
+
+// add decides f and appends its row to batch. The engine turns its own
+// failures into the candidate's refusal; anything else that panics here
+// is logged and the decision dropped, so that the candidate's worker, and
+// gated with it, keeps running.
+func (c *Candidate) add(ctx context.Context, batch []*audit.Candidate, f *gate.Followed) (out []*audit.Candidate) {
+	out = batch // what a panic leaves: the batch without f
+	defer func() {
+		if r := recover(); r != nil {
+			c.cfg.Log.Error("the candidate could not follow a decision", zap.String("decision_id", f.Live.DecisionID), zap.Any("panic", r))
+		}
+	}()
+	return append(batch, c.decide(ctx, f))
+}
 
 // decide decides f with the candidate's engine, and counts and returns
 // its row.
