@@ -20,7 +20,7 @@ import (
 // signs in with a token whose scopes allow them. parseServe has checked
 // the key's length.
 func (c *serveConfig) console(tokens *auth.Tokens, proxies []netip.Prefix, apv server.Approvals, ks *watch.Switch, store audit.Store,
-	src *sources.Sources, stopping <-chan struct{}, log *zap.Logger) (http.Handler, error) {
+	src *sources.Sources, cand *candidateRun, stopping <-chan struct{}, log *zap.Logger) (http.Handler, error) {
 	opt := console.Options{
 		Catalog: src.CatalogSummary(), Policy: src.PolicySummary(), Key: []byte(c.consoleKey),
 		// Behind a TLS-terminating proxy the request is plain HTTP; the
@@ -41,6 +41,12 @@ func (c *serveConfig) console(tokens *auth.Tokens, proxies []netip.Prefix, apv s
 	}
 	if ks != nil {
 		opt.Kills = ks
+	}
+	if cand != nil {
+		opt.Candidate = cand.Candidate
+		if cand.store != nil {
+			opt.Disagreements = cand.store
+		}
 	}
 	if tokens != nil && c.consoleKey == "" {
 		log.Info("no --console-key: console sessions are signed with a random key, so they end when gated restarts and hold on this replica only")

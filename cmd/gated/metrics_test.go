@@ -14,7 +14,9 @@ import (
 // Grafana dashboard or the documented alerts query that gated does not export.
 func TestDashboardAndAlertsMatchRealMetrics(t *testing.T) {
 	t.Parallel()
-	base, _ := startServe(t, []string{"--catalog", "../../examples/catalog", "--policy", "../../examples/policy"}, nil)
+	// With a candidate policy (the live one again): the dashboard's
+	// candidate panel reads a family only a gated with one exports.
+	base, _ := startServe(t, []string{"--catalog", "../../examples/catalog", "--policy", "../../examples/policy", "--candidate", "../../examples/policy"}, nil)
 	events, err := filepath.Glob("../../examples/events/*.json")
 	if err != nil || len(events) == 0 {
 		t.Fatalf("no example events: %v", err)

@@ -24,6 +24,7 @@ import (
 	"github.com/gatedhq/gated/internal/auth"
 	"github.com/gatedhq/gated/internal/console"
 	"github.com/gatedhq/gated/internal/gate"
+	"github.com/gatedhq/gated/internal/kill"
 	"github.com/gatedhq/gated/internal/kill/watch"
 	"github.com/gatedhq/gated/internal/metrics"
 	"github.com/gatedhq/gated/internal/redact"
@@ -56,6 +57,7 @@ type serveConfig struct {
 	metricsAddr     string
 	consoleKey      string
 	limits          limitFlags
+	candidate       candidateFlags
 }
 
 func runServe(ctx context.Context, args []string, getenv func(string) string, stderr io.Writer) error {
@@ -93,7 +95,11 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		return err
 	}
 	src.Watch(ctx, log)
-	defer reloadOnSIGHUP(src, log)()
+	candSrc, err := loadCandidateSources(ctx, c, log)
+	if err != nil {
+		return err
+	}
+	defer reloadOnSIGHUP(log, src, candSrc)()
 	src.Observe(m)
 	db, err := openDatabase(ctx, &c.audit)
 	if err != nil {
@@ -140,8 +146,22 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		defer ks.Close()
 		opts = append(opts, gate.WithKillSwitch(ks.Board()))
 	}
+	var cand *candidateRun // nil: no candidate
+	if candSrc != nil {
+		var board *kill.Board
+		if ks != nil {
+			board = ks.Board()
+		}
+		var stop func()
+		if cand, stop, err = startCandidate(ctx, c, candSrc, db, board, m, log); err != nil {
+			return err
+		}
+		// Deferred here, so it runs once the server has stopped deciding.
+		defer stop()
+		opts = append(opts, gate.WithFollower(cand.Follow))
+	}
 	stopping := make(chan struct{})
-	con, err := c.console(tokens, proxies, apv, ks, store, src, stopping, log)
+	con, err := c.console(tokens, proxies, apv, ks, store, src, cand, stopping, log)
 	if err != nil {
 		return err
 	}
@@ -151,6 +171,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		RateLimit: c.rateLimit, AuthFailureLimit: authFailureLimit(c.authFailures), Limits: limits, AllowRequestShadow: c.requestShadow, OpenAPI: api.OpenAPI, Version: gatedVersion(),
 		Catalog: src.CatalogDocument(), Policy: src.PolicyDocument(), Decisions: store, Redactor: red,
 		Approvals: apv, Kills: serverKills(ks), Stopping: stopping, Console: con,
+		Candidate: cand.candidate(), Candidates: cand.storeOrNil(),
 		Metrics: m, MetricsElsewhere: c.metricsAddr != "", Tracing: tp,
 		Ready: func(context.Context) error {
 			if !rec.Ready() {
@@ -186,6 +207,7 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (*s
 	c.approvals.register(fs)
 	c.limits.register(fs)
 	c.kill.register(fs)
+	c.candidate.register(fs)
 	fs.StringVar(&c.metricsAddr, "metrics-addr", "", "serve /metrics on this address instead of --addr")
 	fs.StringVar(&c.consoleKey, "console-key", "", "the key that signs web console sessions (at least 32 bytes; prefer GATED_CONSOLE_KEY); replicas behind one address need the same; without it sessions end when gated restarts")
 	if err := parseFlags(fs, args, getenv); err != nil {
@@ -204,6 +226,9 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (*s
 		return nil, usageError("--auth-failure-limit must be 0 (off) or positive, got %d", c.authFailures)
 	}
 	if err := c.limits.check(); err != nil {
+		return nil, err
+	}
+	if err := c.candidate.check(); err != nil {
 		return nil, err
 	}
 	if c.requestShadow && c.tokens != "" {
@@ -289,7 +314,7 @@ func (c *serveConfig) hosts(addr string) server.Hosts {
 
 // reloadOnSIGHUP rebuilds the catalog and policy on SIGHUP until the
 // returned stop is called.
-func reloadOnSIGHUP(src *sources.Sources, log *zap.Logger) (stop func()) {
+func reloadOnSIGHUP(log *zap.Logger, srcs ...*sources.Sources) (stop func()) {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	done := make(chan struct{})
@@ -298,7 +323,11 @@ func reloadOnSIGHUP(src *sources.Sources, log *zap.Logger) (stop func()) {
 			select {
 			case <-hup:
 				log.Info("SIGHUP: reloading catalog and policy")
-				src.ReloadAll()
+				for _, src := range srcs {
+					if src != nil {
+						src.ReloadAll()
+					}
+				}
 			case <-done:
 				return
 			}

@@ -39,6 +39,9 @@ type Page struct {
 	// Outcomes is the outcome status of each decision on the page that has
 	// one, by decision id; readers show it beside the record.
 	Outcomes map[string]actionresult.Status `json:"-"`
+	// Candidates is what the candidate policy decided for each decision on
+	// the page it decided, by decision id.
+	Candidates map[string]*Candidate `json:"-"`
 }
 
 // Store reads stored decisions back (GET /v1/decisions) and keeps their

@@ -87,6 +87,10 @@ type Options struct {
 	Decisions Decisions
 	// Kills, when set, is shown on the kill switch page (scope admin).
 	Kills Kills
+	// Candidate, when set, is the candidate policy: its page lists the
+	// Disagreements (scope decisions_read).
+	Candidate     Candidate
+	Disagreements Disagreements
 	// Catalog and Policy return what GET /v1/catalog and /v1/policy serve.
 	Catalog func() catalog.Document
 	Policy  func() policy.Summary
@@ -207,6 +211,7 @@ func (c *Console) routes() {
 
 	m.Handle("GET /ui/decisions", c.page(canDecisions, c.decisions))
 	m.Handle("GET /ui/decisions/{id}", c.page(canDecisions, c.decisionPage))
+	m.Handle("GET /ui/candidate", c.page(canDecisions, c.candidatePage))
 
 	m.Handle("GET /ui/catalog", c.page(canCatalog, c.catalogPage))
 	m.Handle("GET /ui/kill", c.page(canKills, c.killPage))

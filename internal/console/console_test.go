@@ -62,7 +62,10 @@ type env struct {
 	approvals *approvalpg.Store
 	sink      *auditpg.Sink
 	store     audit.Store
-	now       time.Time
+	// candidates keeps the candidate's rows; the console shows them only
+	// with Options.Candidate set.
+	candidates audit.CandidateStore
+	now        time.Time
 }
 
 // deadline is a context generous enough for a busy machine; reaching it
@@ -88,10 +91,11 @@ func newEnv(t *testing.T, tweak ...func(*console.Options)) *env {
 		t.Fatal(err)
 	}
 	store := auditpg.NewStore(db)
+	candidates := auditpg.NewCandidates(db)
 	aps := approvalpg.New(db)
 	t.Cleanup(aps.Close)
 	opt := console.Options{
-		Tokens: tokensFile(t), Approvals: aps, Decisions: store, Version: "test",
+		Tokens: tokensFile(t), Approvals: aps, Decisions: store, Disagreements: candidates, Version: "test",
 		Catalog: func() catalog.Document {
 			return catalog.Document{Revision: "sha256:cat", Tools: []*catalog.View{{ToolID: "send_email", ActionID: "email:send", RiskLevel: 2,
 				Approval: "required", Source: "email/TOOL.md", Format: catalog.FormatToolMD}}}
@@ -113,7 +117,7 @@ func newEnv(t *testing.T, tweak ...func(*console.Options)) *env {
 	mux.Handle(console.Prefix, c)
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
-	return &env{srv: srv, approvals: aps, sink: sink, store: store, now: now}
+	return &env{srv: srv, approvals: aps, sink: sink, store: store, candidates: candidates, now: now}
 }
 
 // pending stores a pending approval asked for by requester.

@@ -101,7 +101,9 @@ func (c *Console) decisions(w http.ResponseWriter, r *http.Request, u *user) {
 type decisionView struct {
 	R *audit.Record
 	// Outcome is what its runtime reported after the call; nil: nothing.
-	Outcome   *audit.Outcome
+	Outcome *audit.Outcome
+	// Candidate is what the candidate policy decided for it; nil: none did.
+	Candidate *audit.Candidate
 	Approvals bool
 }
 
@@ -127,6 +129,10 @@ func (c *Console) decisionPage(w http.ResponseWriter, r *http.Request, u *user) 
 	if err == nil {
 		o, err = c.opt.Decisions.Outcome(r.Context(), rec.DecisionID)
 	}
+	var cand map[string]*audit.Candidate
+	if err == nil && c.opt.Disagreements != nil {
+		cand, err = c.opt.Disagreements.CandidatesOf(r.Context(), []string{rec.DecisionID})
+	}
 	switch {
 	case errors.Is(err, audit.ErrNotFound):
 		c.fail(w, r, u, http.StatusNotFound, "There is no decision with that id.")
@@ -136,5 +142,5 @@ func (c *Console) decisionPage(w http.ResponseWriter, r *http.Request, u *user) 
 		return
 	}
 	c.render(w, r, http.StatusOK, "decision", &view{Title: "Decision " + shortID(rec.DecisionID), Active: "decisions", User: u,
-		Data: decisionView{R: rec, Outcome: o, Approvals: canApprove(u.token)}})
+		Data: decisionView{R: rec, Outcome: o, Candidate: cand[rec.DecisionID], Approvals: canApprove(u.token)}})
 }

@@ -27,7 +27,7 @@ var staticFS embed.FS
 
 // pageNames are the templates in templates/, each rendered inside
 // layout.html with partials.html.
-var pageNames = []string{"login", "error", "queue", "history", "approval", "decisions", "decision", "catalog", "kill"}
+var pageNames = []string{"login", "error", "queue", "history", "approval", "decisions", "decision", "catalog", "kill", "candidate"}
 
 type pages struct {
 	byName map[string]*template.Template
@@ -69,6 +69,7 @@ type view struct {
 // are not shown.
 type nav struct {
 	Approvals, Decisions, Catalog, Kills bool
+	Candidate                            bool // a candidate policy runs
 	Name                                 string
 }
 
@@ -78,7 +79,8 @@ func (c *Console) render(w http.ResponseWriter, r *http.Request, status int, nam
 	v.Version, v.Now = c.opt.Version, c.opt.Now()
 	if v.User != nil {
 		t := v.User.token
-		v.Nav = nav{Approvals: canApprove(t), Decisions: canDecisions(t), Catalog: canCatalog(t), Kills: canKills(t), Name: t.Name}
+		v.Nav = nav{Approvals: canApprove(t), Decisions: canDecisions(t), Catalog: canCatalog(t), Kills: canKills(t), Name: t.Name,
+			Candidate: canDecisions(t) && c.opt.Candidate != nil}
 		if v.CSRF == "" {
 			v.CSRF = v.User.csrf
 		}

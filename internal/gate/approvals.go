@@ -168,7 +168,12 @@ func (s *decision) checkApprovalRef(ctx context.Context) {
 		s.use = u.refuse(route.CodeApprovalRefAmbiguous, "the event carries more than one gated approval ref; a retry appends exactly one")
 		return
 	}
-	if s.use = s.e.checkApproval(ctx, u, ev, contract.RuleCategory(ev, s.category), s.req, s.now); !s.use.ok {
+	if s.followed != nil {
+		s.use = s.followedApproval(u)
+	} else {
+		s.use = s.e.checkApproval(ctx, u, ev, contract.RuleCategory(ev, s.category), s.req, s.now)
+	}
+	if !s.use.ok {
 		return
 	}
 	s.p = s.p.Confirmed()

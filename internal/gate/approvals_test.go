@@ -111,8 +111,8 @@ func loadCatalog(t *testing.T) *catalog.Catalog {
 
 // newApprovals is a real engine on a real PostgreSQL: the example catalog
 // above, audit records written synchronously, the approval store on the
-// same database (or, with storeURL set, on another).
-func newApprovals(t *testing.T, storeURL string) *approvalsFixture {
+// same database (or, with storeURL set, on another), and opts.
+func newApprovals(t *testing.T, storeURL string, opts ...gate.Option) *approvalsFixture {
 	t.Helper()
 	_, dbURL := approvaltest.Database(t, time.Now())
 	rec := approvaltest.SyncRecorder(t, dbURL)
@@ -123,9 +123,9 @@ func newApprovals(t *testing.T, storeURL string) *approvalsFixture {
 	store := approvalpg.New(pgtest.DB(t, storeURL))
 	t.Cleanup(store.Close)
 	c := loadCatalog(t)
-	e := gate.New(gate.WithCatalog(func() *catalog.Catalog { return c }, gate.UnknownDefer, catalog.ArgumentsEnforce),
+	e := gate.New(append([]gate.Option{gate.WithCatalog(func() *catalog.Catalog { return c }, gate.UnknownDefer, catalog.ArgumentsEnforce),
 		gate.WithAudit(rec, audit.NewRedactor([]byte("0123456789abcdef0123456789abcdef")), "test"),
-		gate.WithApprovals(store, "https://gated.example.com/"))
+		gate.WithApprovals(store, "https://gated.example.com/")}, opts...)...)
 	return &approvalsFixture{e: e, store: store, records: records}
 }
 

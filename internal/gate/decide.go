@@ -40,6 +40,9 @@ type decision struct {
 	// (RetryByDigest): the call is decided again with it.
 	approved *approval.Approval
 	counted  bool // the policy counted the call against its rate limits
+	// followed is the live decision a candidate engine decides again; nil
+	// on the live path.
+	followed *Followed
 }
 
 // Decide routes one event, records it and counts it. It never panics and
@@ -64,6 +67,7 @@ func (e *Engine) Decide(ctx context.Context, req Request) *Decision {
 		s.d.Approval = nil
 	}
 	s.observe()
+	s.follow()
 	if span.IsRecording() {
 		describe(span, s.d)
 	}
@@ -91,7 +95,7 @@ func (s *decision) decide(ctx context.Context) {
 		return
 	}
 	s.joinCatalog(ctx)
-	if s.e.approvals != nil {
+	if s.e.approvals != nil || s.followed != nil && s.followed.approvals {
 		s.checkApprovalRef(ctx)
 	}
 	s.evaluate(ctx)

@@ -88,6 +88,11 @@ type Request struct {
 	// Checks adds a surface's own findings after the catalog join (the
 	// Action API's plan rules); view is nil for an uncatalogued tool.
 	Checks func(view *catalog.View, ev *route.Event) []route.Finding
+	// FreshChecks makes Checks anew for a candidate (WithFollower), which
+	// runs them again after the answer: Checks may keep what it found for
+	// the surface's answer, which the candidate must not touch. nil: the
+	// candidate decides without the surface's checks.
+	FreshChecks func() func(view *catalog.View, ev *route.Event) []route.Finding
 	// Binds is what else an approval of the call binds besides the event:
 	// the parts of an Action API plan outside its input that decide what
 	// runs. nil for every other surface.
@@ -124,6 +129,8 @@ type Engine struct {
 	offersPausedUntil atomic.Int64
 
 	kills *kill.Board // nil: no kill switch
+
+	follow func(*Followed) // nil: no candidate follows the decisions
 }
 
 // noSpan is the span of an untraced engine's stages: it records nothing.

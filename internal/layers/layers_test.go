@@ -75,7 +75,7 @@ var stack = []layer{
 		"internal/gate",
 	}},
 	{"around the engine: its answer on the wire, and its sources kept current", []string{
-		"internal/envelope", "internal/sources", "internal/policy/coverage", "internal/replay",
+		"internal/envelope", "internal/sources", "internal/policy/coverage", "internal/replay", "internal/candidate",
 	}},
 	{"translators onto the engine", []string{
 		"internal/actionapi", "internal/adapter/hook", "internal/adapter/mcp",

@@ -50,6 +50,7 @@ type Metrics struct {
 
 	approvals
 	kills
+	candidate
 }
 
 // New builds the instruments on a fresh registry with the Go runtime and
@@ -148,6 +149,7 @@ func New(version string) *Metrics {
 	m.outcomes = newOutcomes(m.reg)
 	m.limitErrors = newLimitErrors(m.reg)
 	m.kills = newKills(m.reg)
+	m.candidate = newCandidate(m.reg)
 	// Reload results are a closed set: pre-create them so "failure" reads 0,
 	// not absent, and alerts on increase() work from the first failure.
 	for _, r := range []string{resultSuccess, resultFailure} {

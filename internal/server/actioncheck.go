@@ -4,7 +4,9 @@ import (
 	"net/http"
 
 	"github.com/gatedhq/gated/internal/actionapi"
+	"github.com/gatedhq/gated/internal/catalog"
 	"github.com/gatedhq/gated/internal/eventcodec"
+	"github.com/gatedhq/gated/internal/route"
 )
 
 // handleActionCheck decides one Action API v4 LTS plan envelope through the
@@ -21,6 +23,7 @@ func handleActionCheck(d *Deps) http.HandlerFunc {
 		c := callerOf(d, r)
 		pick := d.Engine.Category(plan.ActionType)
 		c.req.Checks, c.req.Binds, c.req.Pick = check.Findings, plan.Binds(), &pick
+		c.req.FreshChecks = func() func(*catalog.View, *route.Event) []route.Finding { return actionapi.NewCheck(plan).Findings }
 		dec := c.decide(r.Context(), d.Engine, plan.Event(pick.Category))
 		writeJSON(w, http.StatusOK, actionapi.NewAnswer(check, dec))
 	}

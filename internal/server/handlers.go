@@ -153,6 +153,8 @@ func handleMethodNotAllowed() http.HandlerFunc {
 type decisionView struct {
 	*audit.Record
 	Outcome *audit.Outcome `json:"outcome,omitempty"`
+	// Candidate is what the candidate policy decided for it, when one did.
+	Candidate *audit.Candidate `json:"candidate,omitempty"`
 }
 
 // decisionListItem is one listed record with its outcome's status, if any:
@@ -160,6 +162,7 @@ type decisionView struct {
 type decisionListItem struct {
 	*audit.Record
 	OutcomeStatus actionresult.Status `json:"outcome_status,omitempty"`
+	Candidate     *audit.Candidate    `json:"candidate,omitempty"`
 }
 
 type decisionList struct {
@@ -170,13 +173,14 @@ type decisionList struct {
 func listView(p audit.Page) decisionList {
 	items := make([]decisionListItem, len(p.Records))
 	for i, r := range p.Records {
-		items[i] = decisionListItem{Record: r, OutcomeStatus: p.Outcomes[r.DecisionID]}
+		items[i] = decisionListItem{Record: r, OutcomeStatus: p.Outcomes[r.DecisionID], Candidate: p.Candidates[r.DecisionID]}
 	}
 	return decisionList{Records: items, NextCursor: p.NextCursor}
 }
 
-// handleGetDecision returns one stored record and its outcome.
-func handleGetDecision(store audit.Store) http.HandlerFunc {
+// handleGetDecision returns one stored record, its outcome and what the
+// candidate policy decided for it.
+func handleGetDecision(store audit.Store, candidates audit.CandidateStore) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if store == nil {
 			writeError(w, http.StatusNotFound, noDecisionStore)
@@ -188,11 +192,15 @@ func handleGetDecision(store audit.Store) http.HandlerFunc {
 		if err == nil {
 			o, err = store.Outcome(r.Context(), id)
 		}
+		var cs map[string]*audit.Candidate
+		if err == nil && candidates != nil {
+			cs, err = candidates.CandidatesOf(r.Context(), []string{id})
+		}
 		if err != nil {
 			writeDecisionsError(w, err, "no decision with that id")
 			return
 		}
-		writeJSON(w, http.StatusOK, decisionView{Record: rec, Outcome: o})
+		writeJSON(w, http.StatusOK, decisionView{Record: rec, Outcome: o, Candidate: cs[id]})
 	}
 }
 

@@ -83,7 +83,8 @@ func routes(d *Deps, lim, failures *limiter) http.Handler {
 	r.Group(func(r chi.Router) {
 		guard(r, auth.ScopeDecisionsRead, writeError)
 		r.Get("/v1/decisions", handleListDecisions(d.Decisions))
-		r.Get("/v1/decisions/{id}", handleGetDecision(d.Decisions))
+		r.Get("/v1/decisions/{id}", handleGetDecision(d.Decisions, d.Candidates))
+		r.Get("/v1/candidate", handleCandidate(d))
 	})
 	// The runtime that asked reports what happened: the scope it asked
 	// with, and the handler holds it to the token on the decision.

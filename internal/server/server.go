@@ -14,6 +14,7 @@ import (
 
 	"github.com/gatedhq/gated/internal/audit"
 	"github.com/gatedhq/gated/internal/auth"
+	"github.com/gatedhq/gated/internal/candidate"
 	"github.com/gatedhq/gated/internal/eventcodec"
 	"github.com/gatedhq/gated/internal/gate"
 	"github.com/gatedhq/gated/internal/limit"
@@ -72,6 +73,11 @@ type Deps struct {
 	// Redactor fingerprints outcome outputs with the audit HMAC key, as
 	// the decision path fingerprints arguments.
 	Redactor *audit.Redactor
+	// Candidate, when set, is the candidate policy beside the live one
+	// (GET /v1/candidate); Candidates, when set, reads its stored rows
+	// back and joins them to GET /v1/decisions/{id}.
+	Candidate  *candidate.Candidate
+	Candidates audit.CandidateStore
 	// Approvals, when set, serves the approvals API (it needs Tokens too:
 	// without them every approvals route answers 403).
 	Approvals Approvals

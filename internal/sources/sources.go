@@ -341,14 +341,19 @@ func (s *Sources) publishRevisions() {
 	if s.metrics == nil {
 		return
 	}
-	var cat, pol string
+	s.metrics.SetRevisions(s.Revisions())
+}
+
+// Revisions names the current catalog and policy revisions ("" for a
+// source not configured).
+func (s *Sources) Revisions() (catalog, policy string) {
 	if s.catalog != nil {
-		cat = s.catalog.Current().Revision()
+		catalog = s.catalog.Current().Revision()
 	}
 	if s.policy != nil {
-		pol = s.policy.Current().Revision()
+		policy = s.policy.Current().Revision()
 	}
-	s.metrics.SetRevisions(cat, pol)
+	return catalog, policy
 }
 
 // watchError logs a failure of the file watcher itself; the reloader

@@ -126,5 +126,8 @@ func (s *Sink) Maintain(ctx context.Context, now time.Time) error {
 	if _, err := s.pool.Exec(ctx, "DELETE FROM decision_outcomes WHERE decided_at < $1", day(cutoff)); err != nil {
 		return fmt.Errorf("delete outcomes past retention: %w", err)
 	}
+	if _, err := s.pool.Exec(ctx, "DELETE FROM audit_candidate_decisions WHERE decided_at < $1", day(cutoff)); err != nil {
+		return fmt.Errorf("delete candidate decisions past retention: %w", err)
+	}
 	return nil
 }

@@ -102,5 +102,12 @@ func (s *pgStore) List(ctx context.Context, f audit.Filter) (audit.Page, error) 
 	if p.Outcomes, err = s.outcomeStatuses(ctx, p.Records); err != nil {
 		return audit.Page{}, err
 	}
+	ids := make([]string, len(p.Records))
+	for i, r := range p.Records {
+		ids[i] = r.DecisionID
+	}
+	if p.Candidates, err = s.CandidatesOf(ctx, ids); err != nil {
+		return audit.Page{}, err
+	}
 	return p, nil
 }

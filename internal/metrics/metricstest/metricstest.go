@@ -42,4 +42,8 @@ func Exercise(m *metrics.Metrics) {
 	m.PolicyReload(false)
 	m.SetRevisions("catalog-rev", "policy-rev")
 	m.OutcomeRecorded(actionresult.Succeeded)
+	m.CandidateOn()
+	m.CandidateDecided(route.Refuse, route.Accept)
+	m.CandidateSkipped()
+	m.CandidateWriteErrors(1)
 }
