@@ -15,13 +15,31 @@ func newFlagSet(name string, stderr io.Writer) *flag.FlagSet {
 	return fs
 }
 
-// parseFlags parses args, then fills every flag not given on the command
-// line from GATED_<NAME> (upper case, dashes as underscores).
+// parseFlags parses args, flags before, between or after the positional
+// arguments (`gated policy test policy/ --coverage`), leaving the
+// positional ones, in order, in fs.Args(); after `--` every argument is
+// positional. Then it fills every flag not given on the command line from
+// GATED_<NAME> (upper case, dashes as underscores).
 func parseFlags(fs *flag.FlagSet, args []string, getenv func(string) string) error {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitError{code: 0}
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return exitError{code: 0}
+			}
+			return exitError{code: exitUsage}
 		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			break
+		}
+		if used := len(args) - len(rest); used > 0 && args[used-1] == "--" {
+			pos = append(pos, rest...)
+			break
+		}
+		pos, args = append(pos, rest[0]), rest[1:]
+	}
+	if err := fs.Parse(append([]string{"--"}, pos...)); err != nil {
 		return exitError{code: exitUsage}
 	}
 	set := map[string]bool{}

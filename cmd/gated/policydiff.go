@@ -140,10 +140,10 @@ func runPolicyDiff(ctx context.Context, args []string, getenv func(string) strin
 		fmt.Fprintln(fs.Output(), policyDiffUsage+"\n\nflags:")
 		fs.PrintDefaults()
 	}
-	sides, err := parseInterleaved(fs, args, getenv)
-	if err != nil {
+	if err := parseFlags(fs, args, getenv); err != nil {
 		return err
 	}
+	sides := fs.Args()
 	if len(sides) != 2 {
 		return usageError("%s", policyDiffUsage)
 	}
@@ -201,27 +201,6 @@ func runPolicyDiff(ctx context.Context, args []string, getenv func(string) strin
 		return exitError{code: exitBlocked}
 	}
 	return nil
-}
-
-// parseInterleaved parses flags given before, between or after the
-// positional arguments (`gated policy diff origin/main HEAD --format
-// markdown`) and returns the positional ones.
-func parseInterleaved(fs *flag.FlagSet, args []string, getenv func(string) string) ([]string, error) {
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return nil, exitError{code: 0}
-			}
-			return nil, exitError{code: exitUsage}
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		pos = append(pos, fs.Arg(0))
-		args = fs.Args()[1:]
-	}
-	return pos, parseFlags(fs, nil, getenv)
 }
 
 // place is where one side's sources are on disk.
