@@ -2,7 +2,6 @@ package file
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"sync"
@@ -33,13 +32,9 @@ func OpenCandidates(path string) (*Candidates, error) {
 
 // WriteCandidates appends cs in one write.
 func (c *Candidates) WriteCandidates(_ context.Context, cs []*audit.Candidate) error {
-	var buf []byte
-	for _, r := range cs {
-		b, err := json.Marshal(r)
-		if err != nil {
-			return fmt.Errorf("encode candidate decision: %w", err)
-		}
-		buf = append(append(buf, b...), '\n')
+	buf, err := jsonLines(cs, "candidate decision")
+	if err != nil {
+		return err
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -39,14 +39,13 @@ func (s *Sink) Name() string { return audit.SinkFile }
 // in the file with its link; a line with "checkpoint" vouches for the
 // chain up to the lines before it.
 func (s *Sink) Write(_ context.Context, batch audit.Batch) error {
-	var buf []byte
-	for _, f := range batch.Frames() {
-		f.Superseded = nil // its own line is in the file already
-		b, err := json.Marshal(f)
-		if err != nil {
-			return fmt.Errorf("encode audit record: %w", err)
-		}
-		buf = append(append(buf, b...), '\n')
+	frames := batch.Frames()
+	for i := range frames {
+		frames[i].Superseded = nil // its own line is in the file already
+	}
+	buf, err := jsonLines(frames, "audit record")
+	if err != nil {
+		return err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -73,4 +72,17 @@ func (s *Sink) Close() error {
 		return fmt.Errorf("close audit file: %w", err)
 	}
 	return nil
+}
+
+// jsonLines encodes items as JSON lines, for one append.
+func jsonLines[T any](items []T, what string) ([]byte, error) {
+	var buf []byte
+	for _, it := range items {
+		b, err := json.Marshal(it)
+		if err != nil {
+			return nil, fmt.Errorf("encode %s: %w", what, err)
+		}
+		buf = append(append(buf, b...), '\n')
+	}
+	return buf, nil
 }
