@@ -288,3 +288,65 @@ func TestMarkdownCapsRows(t *testing.T) {
 		t.Fatalf("%d rows:\n%s", n, b.String())
 	}
 }
+
+// TestCompareDuplicateEntries: a policy may hold several limits or
+// requirements with one kind, period and actions, and each applies, so
+// dropping the strictest of them widens though an equal one remains.
+func TestCompareDuplicateEntries(t *testing.T) {
+	t.Parallel()
+	files := exampleTree(t)
+	edit(t, files, "policy/POLICY.md", `  - { kind: "rate-tool-calls", value: 100,`,
+		`  - { kind: "rate-tool-calls", value: 5, per: "minute", applies_to: ["messaging:send-email"] }
+  - { kind: "rate-tool-calls", value: 100,`)
+	edit(t, files, "policy/POLICY.md", `requirements:
+`, `requirements:
+  - kind: "approval-from"
+    count: 3
+    applies_to: ["billing:refund"]
+`)
+	both := testtree.Write(t, t.TempDir(), files)
+	old, new := load(t, "old", both), load(t, "new", examples)
+	r := policydiff.Compare(old, new)
+	want := []string{
+		"widens requirement approval-from on billing:refund in @gated/support-baseline: one of 2 removed: within_seconds 0, count 3",
+		"widens limit rate-tool-calls per minute on messaging:send-email in @gated/support-baseline: one of 2 removed: 5",
+	}
+	if got := lines(r)[:len(r.Changes)]; !slices.Equal(got, want) {
+		t.Errorf("got %q", got)
+	}
+	if !r.Widens() {
+		t.Error("dropping the stricter duplicate does not widen")
+	}
+	back := policydiff.Compare(new, old)
+	want = []string{
+		"tightens requirement approval-from on billing:refund in @gated/support-baseline: one more added: within_seconds 0, count 3",
+		"tightens limit rate-tool-calls per minute on messaging:send-email in @gated/support-baseline: one more added: 5",
+	}
+	if got := lines(back)[:len(back.Changes)]; !slices.Equal(got, want) {
+		t.Errorf("reversed, got %q", got)
+	}
+	if same := policydiff.Compare(old, load(t, "again", both)); len(same.Changes) != 0 {
+		t.Errorf("the same duplicates differ: %q", lines(same))
+	}
+}
+
+// TestCompareRulesSharingACode: a tool's argument rules that share a code
+// each apply, so dropping one of them widens.
+func TestCompareRulesSharingACode(t *testing.T) {
+	t.Parallel()
+	files := exampleTree(t)
+	edit(t, files, "catalog/tools/devops/git-commit/TOOL.md", "    aliases: [git_commit]\n",
+		"    aliases: [git_commit]\n    rules:\n      - {code: no_wip_commits, pointer: /message, regex: ['^wip'], route: refuse}\n      - {code: no_wip_commits, pointer: /message, regex: ['^tmp'], route: refuse}\n")
+	both := testtree.Write(t, t.TempDir(), files)
+	edit(t, files, "catalog/tools/devops/git-commit/TOOL.md", "      - {code: no_wip_commits, pointer: /message, regex: ['^wip'], route: refuse}\n", "")
+	one := testtree.Write(t, t.TempDir(), files)
+	r := policydiff.Compare(load(t, "old", both), load(t, "new", one))
+	got := lines(r)[:len(r.Changes)]
+	if len(got) != 1 || !strings.HasPrefix(got[0], "widens rule devops.git-commit no_wip_commits: one of 2 with this code removed: ") || !strings.Contains(got[0], "^wip") {
+		t.Errorf("got %q", got)
+	}
+	back := policydiff.Compare(load(t, "new", one), load(t, "old", both))
+	if got := lines(back)[:len(back.Changes)]; len(got) != 1 || !strings.HasPrefix(got[0], "tightens rule devops.git-commit no_wip_commits: one more with this code added: ") {
+		t.Errorf("reversed, got %q", got)
+	}
+}

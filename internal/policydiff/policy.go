@@ -245,15 +245,22 @@ type requirement struct {
 	count  int
 }
 
-func requirements(docs map[string]*policy.Document) map[string]requirement {
-	out := map[string]requirement{}
+func (r requirement) String() string {
+	return fmt.Sprintf("within_seconds %d, count %d", r.within, r.count)
+}
+
+// requirements are a side's requirements by key. A policy may hold several
+// with one key, and each applies, so every one is kept.
+func requirements(docs map[string]*policy.Document) map[string][]requirement {
+	out := map[string][]requirement{}
 	for id, d := range docs {
 		for _, r := range d.Requirements {
 			v := requirement{within: r.WithinSeconds}
 			if r.Count != nil {
 				v.count = *r.Count
 			}
-			out[fmt.Sprintf("%s on %s in %s", r.Kind, appliesTo(r.AppliesTo), id)] = v
+			k := fmt.Sprintf("%s on %s in %s", r.Kind, appliesTo(r.AppliesTo), id)
+			out[k] = append(out[k], v)
 		}
 	}
 	return out
@@ -268,27 +275,54 @@ func appliesTo(actions []string) string {
 	return strings.Join(s, ", ")
 }
 
-func requirementChanges(old, new map[string]requirement) []Change {
+func requirementChanges(old, new map[string][]requirement) []Change {
 	var out []Change
 	add := func(d Direction, subject, format string, args ...any) {
 		out = append(out, Change{d, "requirement", subject, fmt.Sprintf(format, args...)})
 	}
 	for _, k := range keys(old, new) {
-		o, inOld := old[k]
-		n, inNew := new[k]
+		o, n := old[k], new[k]
 		switch {
-		case !inOld:
+		case len(o) == 0:
 			add(Tightens, k, "added")
-		case !inNew:
+		case len(n) == 0:
 			add(Widens, k, "removed")
-		default:
-			if o.within != n.within {
-				add(order(n.within > o.within), k, "within_seconds %d → %d", o.within, n.within)
+		case len(o) == 1 && len(n) == 1:
+			if o[0].within != n[0].within {
+				add(order(n[0].within > o[0].within), k, "within_seconds %d → %d", o[0].within, n[0].within)
 			}
-			if o.count != n.count {
-				add(order(n.count < o.count), k, "count %d → %d", o.count, n.count)
+			if o[0].count != n[0].count {
+				add(order(n[0].count < o[0].count), k, "count %d → %d", o[0].count, n[0].count)
+			}
+		default:
+			for _, r := range unmatched(o, n) {
+				add(Widens, k, "one of %d removed: %s", len(o), r)
+			}
+			for _, r := range unmatched(n, o) {
+				add(Tightens, k, "one more added: %s", r)
 			}
 		}
+	}
+	return out
+}
+
+// unmatched are the entries of a that b lacks, counted one for one: of
+// two equal entries in a and one in b, one is unmatched. Where a key has
+// several entries on a side, they are compared whole this way, as each
+// applies on its own: one removed widens (it may have been the strictest)
+// and one added tightens, without reasoning about which of them binds.
+func unmatched[T comparable](a, b []T) []T {
+	left := map[T]int{}
+	for _, v := range b {
+		left[v]++
+	}
+	var out []T
+	for _, v := range a {
+		if left[v] > 0 {
+			left[v]--
+			continue
+		}
+		out = append(out, v)
 	}
 	return out
 }
@@ -301,31 +335,53 @@ func order(widens bool) Direction {
 	return Tightens
 }
 
-func limits(docs map[string]*policy.Document) map[string]float64 {
-	out := map[string]float64{}
+// limits are a side's limit values by key; every limit of a key counts.
+func limits(docs map[string]*policy.Document) map[string][]float64 {
+	out := map[string][]float64{}
 	for id, d := range docs {
 		for _, l := range d.Limits {
-			out[fmt.Sprintf("%s per %s on %s in %s", l.Kind, l.Per, appliesTo(l.AppliesTo), id)] = l.Value
+			k := fmt.Sprintf("%s per %s on %s in %s", l.Kind, l.Per, appliesTo(l.AppliesTo), id)
+			out[k] = append(out[k], l.Value)
 		}
 	}
 	return out
 }
 
-func limitChanges(old, new map[string]float64) []Change {
+func limitChanges(old, new map[string][]float64) []Change {
 	var out []Change
+	add := func(d Direction, subject, format string, args ...any) {
+		out = append(out, Change{d, "limit", subject, fmt.Sprintf(format, args...)})
+	}
 	for _, k := range keys(old, new) {
-		o, inOld := old[k]
-		n, inNew := new[k]
+		o, n := old[k], new[k]
 		switch {
-		case !inOld:
-			out = append(out, Change{Tightens, "limit", k, fmt.Sprintf("added: %g", n)})
-		case !inNew:
-			out = append(out, Change{Widens, "limit", k, fmt.Sprintf("removed (was %g)", o)})
-		case o != n:
-			out = append(out, Change{order(n > o), "limit", k, fmt.Sprintf("%g → %g", o, n)})
+		case len(o) == 0:
+			add(Tightens, k, "added: %s", values(n))
+		case len(n) == 0:
+			add(Widens, k, "removed (was %s)", values(o))
+		case len(o) == 1 && len(n) == 1:
+			if o[0] != n[0] {
+				add(order(n[0] > o[0]), k, "%g → %g", o[0], n[0])
+			}
+		default:
+			for _, v := range unmatched(o, n) {
+				add(Widens, k, "one of %d removed: %g", len(o), v)
+			}
+			for _, v := range unmatched(n, o) {
+				add(Tightens, k, "one more added: %g", v)
+			}
 		}
 	}
 	return out
+}
+
+// values spells a key's limit values.
+func values(vs []float64) string {
+	s := make([]string, len(vs))
+	for i, v := range vs {
+		s[i] = fmt.Sprintf("%g", v)
+	}
+	return strings.Join(s, ", ")
 }
 
 // modules are a side's custom Rego modules by file.
