@@ -350,3 +350,52 @@ func TestCompareRulesSharingACode(t *testing.T) {
 		t.Errorf("reversed, got %q", got)
 	}
 }
+
+// TestCompareGrantWindows: a grant's TTL and granted_at are compared as
+// the window in which it is valid, from start to end. Valid at any
+// instant it was not widens, though it loses others; fewer instants only
+// tightens.
+func TestCompareGrantWindows(t *testing.T) {
+	t.Parallel()
+	const examplesWindow = "    ttl_seconds: 604800\n    granted_at: \"2026-04-30T00:00:00Z\"\n"
+	for _, c := range []struct {
+		name, old, new, want string
+	}{
+		{"granted_at added to a lone TTL", "    ttl_seconds: 604800\n", examplesWindow,
+			"widens: ttl_seconds 604800 without granted_at: never valid → valid from 2026-04-30T00:00:00Z until 2026-05-07T00:00:00Z"},
+		{"granted_at removed", examplesWindow, "    ttl_seconds: 604800\n",
+			"tightens: valid from 2026-04-30T00:00:00Z until 2026-05-07T00:00:00Z → ttl_seconds 604800 without granted_at: never valid"},
+		{"earlier start and earlier end", "    ttl_seconds: 604800\n    granted_at: \"2030-01-01T00:00:00Z\"\n", "    ttl_seconds: 86400\n    granted_at: \"2026-11-01T00:00:00Z\"\n",
+			"widens: valid from 2030-01-01T00:00:00Z until 2030-01-08T00:00:00Z → valid from 2026-11-01T00:00:00Z until 2026-11-02T00:00:00Z (valid at instants it was not, and no longer at others)"},
+		{"later start, same TTL", examplesWindow, "    ttl_seconds: 604800\n    granted_at: \"2026-05-01T00:00:00Z\"\n",
+			"widens: valid from 2026-04-30T00:00:00Z until 2026-05-07T00:00:00Z → valid from 2026-05-01T00:00:00Z until 2026-05-08T00:00:00Z (valid at instants it was not, and no longer at others)"},
+		{"shorter TTL", examplesWindow, "    ttl_seconds: 86400\n    granted_at: \"2026-04-30T00:00:00Z\"\n",
+			"tightens: valid from 2026-04-30T00:00:00Z until 2026-05-07T00:00:00Z → valid from 2026-04-30T00:00:00Z until 2026-05-01T00:00:00Z"},
+		{"longer TTL", examplesWindow, "    ttl_seconds: 1209600\n    granted_at: \"2026-04-30T00:00:00Z\"\n",
+			"widens: valid from 2026-04-30T00:00:00Z until 2026-05-07T00:00:00Z → valid from 2026-04-30T00:00:00Z until 2026-05-14T00:00:00Z"},
+		{"TTL removed", examplesWindow, "",
+			"widens: valid from 2026-04-30T00:00:00Z until 2026-05-07T00:00:00Z → always valid"},
+		{"a lone TTL, longer: still never valid", "    ttl_seconds: 100\n", "    ttl_seconds: 200\n",
+			"changes: ttl_seconds 100 without granted_at: never valid → ttl_seconds 200 without granted_at: never valid"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			side := func(window string) policydiff.Side {
+				files := exampleTree(t)
+				edit(t, files, "policy/devops.POLICY.md", examplesWindow, window)
+				return load(t, c.name, testtree.Write(t, t.TempDir(), files))
+			}
+			r := policydiff.Compare(side(c.old), side(c.new))
+			var got []string
+			for _, ch := range r.Changes {
+				got = append(got, string(ch.Direction)+": "+ch.What)
+			}
+			if len(got) != 1 || got[0] != c.want {
+				t.Errorf("got %q\nwant %q", got, c.want)
+			}
+			if w := strings.HasPrefix(c.want, "widens"); r.Widens() != w {
+				t.Errorf("Widens %t, want %t", r.Widens(), w)
+			}
+		})
+	}
+}

@@ -2,6 +2,7 @@ package policydiff
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -83,10 +84,45 @@ func keys[V any](a, b map[string]V) []string {
 // grant is one (principal, action) entry of a grant.
 type grant struct {
 	conditions []string
-	expiry     string // "" when it never expires
-	expiresAt  time.Time
-	ttl        int64
+	expiry     string // its validity window spelled; "" when always valid
+	window     window
 	revoked    bool
+}
+
+// window is when a grant is valid, as the compiled policy holds it
+// (policy/compile.go): from granted_at for ttl_seconds; always without a
+// TTL; never with a TTL but no granted_at. A zero bound is open.
+type window struct {
+	never       bool
+	from, until time.Time
+}
+
+// grantWindow is the validity window of g.
+func grantWindow(g policy.Grant) window {
+	switch {
+	case g.TTLSeconds == 0:
+		return window{}
+	case g.GrantedAt == nil:
+		return window{never: true}
+	}
+	ttl := time.Duration(math.MaxInt64) // a TTL past time.Duration's range ends when time does
+	if g.TTLSeconds <= math.MaxInt64/int64(time.Second) {
+		ttl = time.Duration(g.TTLSeconds) * time.Second
+	}
+	return window{from: *g.GrantedAt, until: g.GrantedAt.Add(ttl)}
+}
+
+// within reports whether every instant of w is in o.
+func (w window) within(o window) bool {
+	switch {
+	case w.never:
+		return true
+	case o.never:
+		return false
+	}
+	fromOK := o.from.IsZero() || (!w.from.IsZero() && !w.from.Before(o.from))
+	untilOK := o.until.IsZero() || (!w.until.IsZero() && !w.until.After(o.until))
+	return fromOK && untilOK
 }
 
 func grants(docs map[string]*policy.Document) map[string]grant {
@@ -97,16 +133,15 @@ func grants(docs map[string]*policy.Document) map[string]grant {
 			if principal == "" {
 				principal = "(a principal form gated cannot match)"
 			}
-			e := grant{revoked: g.Revoked, ttl: g.TTLSeconds}
+			e := grant{revoked: g.Revoked, window: grantWindow(g)}
 			for _, c := range g.Conditions {
 				e.conditions = append(e.conditions, condition(c))
 			}
-			if g.TTLSeconds > 0 {
-				e.expiry = fmt.Sprintf("ttl_seconds %d", g.TTLSeconds)
-				if g.GrantedAt != nil {
-					e.expiresAt = g.GrantedAt.Add(time.Duration(g.TTLSeconds) * time.Second)
-					e.expiry = "expires " + e.expiresAt.UTC().Format(time.RFC3339)
-				}
+			switch {
+			case e.window.never:
+				e.expiry = fmt.Sprintf("ttl_seconds %d without granted_at: never valid", g.TTLSeconds)
+			case !e.window.from.IsZero():
+				e.expiry = fmt.Sprintf("valid from %s until %s", e.window.from.UTC().Format(time.RFC3339), e.window.until.UTC().Format(time.RFC3339))
 			}
 			for _, a := range g.Actions {
 				subject := fmt.Sprintf("%s → %s", principal, a.Action)
@@ -191,7 +226,11 @@ func grantChanges(old, new map[string]grant) []Change {
 			}
 		}
 		if o.expiry != n.expiry {
-			add(expiryDirection(o, n), k, "%s → %s", orNever(o.expiry), orNever(n.expiry))
+			what := fmt.Sprintf("%s → %s", orAlways(o.expiry), orAlways(n.expiry))
+			if !n.window.within(o.window) && !o.window.within(n.window) {
+				what += " (valid at instants it was not, and no longer at others)"
+			}
+			add(expiryDirection(o, n), k, "%s", what)
 		}
 	}
 	return out
@@ -212,29 +251,22 @@ func qualifiers(g grant) string {
 	return " (" + strings.Join(q, "; ") + ")"
 }
 
+// expiryDirection compares the validity windows: valid at any instant it
+// was not widens, though it may also lose others (an earlier start and an
+// earlier end); valid at fewer instants tightens.
 func expiryDirection(o, n grant) Direction {
 	switch {
-	case n.expiry == "":
-		return Widens // never expires now
-	case o.expiry == "":
-		return Tightens
-	case !o.expiresAt.IsZero() && !n.expiresAt.IsZero():
-		if n.expiresAt.After(o.expiresAt) {
-			return Widens
-		}
-		return Tightens
-	case o.expiresAt.IsZero() && n.expiresAt.IsZero():
-		if n.ttl > o.ttl {
-			return Widens
-		}
+	case !n.window.within(o.window):
+		return Widens
+	case !o.window.within(n.window):
 		return Tightens
 	}
-	return Changes // a TTL gained or lost its granted_at
+	return Changes // spelled otherwise, valid at the same instants
 }
 
-func orNever(s string) string {
+func orAlways(s string) string {
 	if s == "" {
-		return "never expires"
+		return "always valid"
 	}
 	return s
 }
