@@ -128,7 +128,7 @@ func TestCompareExamples(t *testing.T) {
 		"tightens grant operator://oncall → sandbox:execute in @gated/devops: removed",
 		"tightens limit rate-tool-calls per minute on messaging:send-email in @gated/support-baseline: 100 → 50",
 		"tightens rule devops.git-commit no_wip_commits: added (regex on /message, refuse)",
-		"changes module rules/deploy-freeze.rego: edited: see the decisions below",
+		"changes module rules/deploy-freeze.rego: edited: it may remove a finding, so it counts as a widening; see the decisions below",
 		"widens decision a refund after Paris office hours fails its condition: refuse → accept",
 		"widens decision rotating a key without recent MFA asks: ask → accept",
 	}
@@ -397,5 +397,39 @@ func TestCompareGrantWindows(t *testing.T) {
 				t.Errorf("Widens %t, want %t", r.Widens(), w)
 			}
 		})
+	}
+}
+
+// TestCompareModuleEdits: a custom module only adds findings, so one
+// added tightens and one removed widens; an edit gated cannot order, yet
+// it may remove a finding no test case exercises, so it counts as a
+// widening even when no decision changes.
+func TestCompareModuleEdits(t *testing.T) {
+	t.Parallel()
+	const module = "policy/rules/deploy-freeze.rego"
+	files := exampleTree(t)
+	edit(t, files, module, "package", "# edited\npackage")
+	edited := testtree.Write(t, t.TempDir(), files)
+	files = exampleTree(t)
+	delete(files, module)
+	without := testtree.Write(t, t.TempDir(), files)
+	ex := load(t, "examples", examples)
+
+	r := policydiff.Compare(ex, load(t, "edited", edited))
+	if len(r.Changes) != 1 || r.Changes[0].Direction != policydiff.Changes || len(r.Decisions) != 0 || !r.Widens() {
+		t.Errorf("edited: %q, Widens %t", lines(r), r.Widens())
+	}
+	var b bytes.Buffer
+	if err := r.Markdown(&b); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "⚠️ **This change edits a custom module, which may widen") {
+		t.Errorf("no verdict:\n%s", b.String())
+	}
+	if r := policydiff.Compare(load(t, "without", without), ex); r.Widens() || r.Changes[0].Direction != policydiff.Tightens {
+		t.Errorf("added: %q, Widens %t", lines(r), r.Widens())
+	}
+	if r := policydiff.Compare(ex, load(t, "without", without)); !r.Widens() || r.Changes[0].Direction != policydiff.Widens {
+		t.Errorf("removed: %q, Widens %t", lines(r), r.Widens())
 	}
 }

@@ -429,7 +429,8 @@ func modules(s *policy.Set) map[string]string {
 }
 
 // moduleChanges: custom modules only add findings, so one removed widens
-// and one added tightens; an edited one may do either.
+// and one added tightens; an edited one may do either, and counts as a
+// widening for the exit status (Report.Widens).
 func moduleChanges(old, new map[string]string) []Change {
 	var out []Change
 	for _, k := range keys(old, new) {
@@ -441,7 +442,7 @@ func moduleChanges(old, new map[string]string) []Change {
 		case !inNew:
 			out = append(out, Change{Widens, "module", k, "removed"})
 		case o != n:
-			out = append(out, Change{Changes, "module", k, "edited: see the decisions below"})
+			out = append(out, Change{Changes, "module", k, "edited: it may remove a finding, so it counts as a widening; see the decisions below"})
 		}
 	}
 	return out
