@@ -433,3 +433,37 @@ func TestCompareModuleEdits(t *testing.T) {
 		t.Errorf("removed: %q, Widens %t", lines(r), r.Widens())
 	}
 }
+
+// TestCompareModulesSharingAPath: a policy read from several folders may
+// hold two modules at one path, each applying; dropping one widens though
+// the other remains.
+func TestCompareModulesSharingAPath(t *testing.T) {
+	t.Parallel()
+	cat, err := catalog.Load([]string{filepath.Join(examples, "catalog")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	extra := testtree.Write(t, t.TempDir(), map[string]string{"rules/deploy-freeze.rego": `package gated.custom.extra
+
+findings contains {"code": "extra_freeze", "route": "defer", "blocking": true, "message": "frozen"} if input.action_id == "deploy:staging"
+`})
+	files := exampleTree(t)
+	delete(files, "policy/rules/deploy-freeze.rego")
+	bare := filepath.Join(testtree.Write(t, t.TempDir(), files), "policy")
+	side := func(dirs ...string) policydiff.Side {
+		pol, err := policy.Load(dirs, cat)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return policydiff.Side{Label: "side", Catalog: cat, Policy: pol}
+	}
+	both, one := side(filepath.Join(examples, "policy"), extra), side(bare, extra)
+	r := policydiff.Compare(both, one)
+	if got := lines(r); len(got) != 1 || !strings.HasPrefix(got[0], "widens module rules/deploy-freeze.rego: one of 2 at this path removed or edited") || !r.Widens() {
+		t.Errorf("got %q", got)
+	}
+	back := policydiff.Compare(one, both)
+	if got := lines(back); len(got) != 1 || !strings.HasPrefix(got[0], "tightens module rules/deploy-freeze.rego: one more at this path added") || back.Widens() {
+		t.Errorf("reversed, got %q", got)
+	}
+}

@@ -416,33 +416,44 @@ func values(vs []float64) string {
 	return strings.Join(s, ", ")
 }
 
-// modules are a side's custom Rego modules by file.
-func modules(s *policy.Set) map[string]string {
-	out := map[string]string{}
+// modules are a side's custom Rego modules' digests by file. A policy
+// read from several folders may hold two modules at one path, and each
+// applies, so every one is kept.
+func modules(s *policy.Set) map[string][]string {
+	out := map[string][]string{}
 	if s == nil {
 		return out
 	}
 	for _, m := range s.Modules() {
-		out[m.File] = m.SHA256
+		out[m.File] = append(out[m.File], m.SHA256)
 	}
 	return out
 }
 
 // moduleChanges: custom modules only add findings, so one removed widens
 // and one added tightens; an edited one may do either, and counts as a
-// widening for the exit status (Report.Widens).
-func moduleChanges(old, new map[string]string) []Change {
+// widening for the exit status (Report.Widens). Several at one path are
+// compared whole, one for one (unmatched).
+func moduleChanges(old, new map[string][]string) []Change {
 	var out []Change
 	for _, k := range keys(old, new) {
-		o, inOld := old[k]
-		n, inNew := new[k]
+		o, n := old[k], new[k]
 		switch {
-		case !inOld:
+		case len(o) == 0:
 			out = append(out, Change{Tightens, "module", k, "added"})
-		case !inNew:
+		case len(n) == 0:
 			out = append(out, Change{Widens, "module", k, "removed"})
-		case o != n:
-			out = append(out, Change{Changes, "module", k, "edited: it may remove a finding, so it counts as a widening; see the decisions below"})
+		case len(o) == 1 && len(n) == 1:
+			if o[0] != n[0] {
+				out = append(out, Change{Changes, "module", k, "edited: it may remove a finding, so it counts as a widening; see the decisions below"})
+			}
+		default:
+			for _, h := range unmatched(o, n) {
+				out = append(out, Change{Widens, "module", k, fmt.Sprintf("one of %d at this path removed or edited (sha256 %.12s)", len(o), h)})
+			}
+			for _, h := range unmatched(n, o) {
+				out = append(out, Change{Tightens, "module", k, fmt.Sprintf("one more at this path added or edited (sha256 %.12s)", h)})
+			}
 		}
 	}
 	return out
