@@ -467,3 +467,21 @@ findings contains {"code": "extra_freeze", "route": "defer", "blocking": true, "
 		t.Errorf("reversed, got %q", got)
 	}
 }
+
+// TestCompareDuplicateGrants: a principal granted one action twice in a
+// policy keeps both entries apart (#2), so a second, unconditional entry
+// beside a conditional one widens, and is not lost behind it.
+func TestCompareDuplicateGrants(t *testing.T) {
+	t.Parallel()
+	files := exampleTree(t)
+	edit(t, files, "policy/POLICY.md", "  # The old helper bot", `  - principal: "group://support-leads"
+    actions:
+      - { action: "billing:refund" }
+
+  # The old helper bot`)
+	r := policydiff.Compare(load(t, "old", examples), load(t, "new", testtree.Write(t, t.TempDir(), files)))
+	want := "widens grant group://support-leads → billing:refund in @gated/support-baseline #2: granted"
+	if got := lines(r); len(got) == 0 || got[0] != want || !r.Widens() {
+		t.Errorf("got %q, want %q first", got, want)
+	}
+}
