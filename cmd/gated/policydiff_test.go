@@ -172,6 +172,24 @@ func TestPolicyDiffDirectories(t *testing.T) {
 	}
 }
 
+// TestPolicyDiffModuleEdited: an edited custom module exits 3 though no
+// decision changes, and --allow-widening lets it pass.
+func TestPolicyDiffModuleEdited(t *testing.T) {
+	t.Parallel()
+	files := exampleSources(t, "")
+	const module = "policy/rules/deploy-freeze.rego"
+	files[module] = strings.Replace(files[module], "package", "# edited\npackage", 1)
+	work := testtree.Write(t, t.TempDir(), files)
+	old, new := filepath.Join(examplesDir, "policy"), filepath.Join(work, "policy")
+	out, err := policyDiff(t, old, new)
+	if exitCode(err) != exitBlocked || !strings.Contains(out, "0 of 15 test-case decisions change") || !strings.Contains(out, "module") {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if out, err := policyDiff(t, "--allow-widening", old, new); err != nil {
+		t.Fatalf("--allow-widening: %v\n%s", err, out)
+	}
+}
+
 func TestPolicyDiffErrors(t *testing.T) {
 	t.Parallel()
 	policyDir := filepath.Join(examplesDir, "policy")

@@ -119,13 +119,14 @@ func added(a, b []string) []string {
 // tighten: one removed widens, one added tightens; a rule that fires for
 // fewer values (patterns removed, or added to a negated rule) or at a
 // less strict route widens. Any other edit of its matcher is a change
-// gated cannot order.
+// gated cannot order. Rules that share a code each apply, so where a side
+// has several they are compared whole, one for one (unmatched).
 func ruleChanges(tool string, old, new []*catalog.Rule) []Change {
 	var out []Change
-	byCode := func(rules []*catalog.Rule) map[string]*catalog.Rule {
-		m := map[string]*catalog.Rule{}
+	byCode := func(rules []*catalog.Rule) map[string][]*catalog.Rule {
+		m := map[string][]*catalog.Rule{}
 		for _, r := range rules {
-			m[r.Code] = r
+			m[r.Code] = append(m[r.Code], r)
 		}
 		return m
 	}
@@ -137,26 +138,55 @@ func ruleChanges(tool string, old, new []*catalog.Rule) []Change {
 			out = append(out, Change{d, "rule", subject, fmt.Sprintf(format, args...)})
 		}
 		switch {
-		case o == nil:
-			add(Tightens, "added (%s on %s, %s)", n.Kind, n.Pointer, n.Route)
-			continue
-		case n == nil:
-			add(Widens, "removed (was %s on %s, %s)", o.Kind, o.Pointer, o.Route)
-			continue
+		case len(o) == 0:
+			add(Tightens, "added (%s on %s, %s)", n[0].Kind, n[0].Pointer, n[0].Route)
+		case len(n) == 0:
+			add(Widens, "removed (was %s on %s, %s)", o[0].Kind, o[0].Pointer, o[0].Route)
+		case len(o) == 1 && len(n) == 1:
+			out = append(out, ruleEdits(subject, o[0], n[0])...)
+		default:
+			for _, r := range unmatched(whole(o), whole(n)) {
+				add(Widens, "one of %d with this code removed: %s", len(o), r)
+			}
+			for _, r := range unmatched(whole(n), whole(o)) {
+				add(Tightens, "one more with this code added: %s", r)
+			}
 		}
-		if o.Route != n.Route {
-			add(order(n.Route < o.Route), "route %s → %s", o.Route, n.Route)
-		}
-		if matcher(o) != matcher(n) {
-			add(Changes, "matcher edited: see the decisions below")
-			continue
-		}
-		for _, p := range added(n.Patterns, o.Patterns) {
-			add(order(!o.Negate), "pattern removed: %s", p)
-		}
-		for _, p := range added(o.Patterns, n.Patterns) {
-			add(order(o.Negate), "pattern added: %s", p)
-		}
+	}
+	return out
+}
+
+// ruleEdits compares one rule as old and new have it.
+func ruleEdits(subject string, o, n *catalog.Rule) []Change {
+	var out []Change
+	add := func(d Direction, format string, args ...any) {
+		out = append(out, Change{d, "rule", subject, fmt.Sprintf(format, args...)})
+	}
+	if o.Route != n.Route {
+		add(order(n.Route < o.Route), "route %s → %s", o.Route, n.Route)
+	}
+	if matcher(o) != matcher(n) {
+		add(Changes, "matcher edited: see the decisions below")
+		return out
+	}
+	for _, p := range added(n.Patterns, o.Patterns) {
+		add(order(!o.Negate), "pattern removed: %s", p)
+	}
+	for _, p := range added(o.Patterns, n.Patterns) {
+		add(order(o.Negate), "pattern added: %s", p)
+	}
+	return out
+}
+
+// whole spells each rule whole, apart from its message: what it matches
+// and its route.
+func whole(rules []*catalog.Rule) []string {
+	out := make([]string, len(rules))
+	for i, r := range rules {
+		c := *r
+		c.Message = ""
+		b, _ := json.Marshal(c) // a Rule always marshals: GET /v1/catalog shows it
+		out[i] = string(b)
 	}
 	return out
 }

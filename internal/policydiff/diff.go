@@ -108,9 +108,16 @@ func Compare(old, new Side) Report {
 
 // Widens reports whether anything in the report lets more through: a
 // structural widening, a test case decided less strictly, or recorded
-// traffic that replays less strictly.
+// traffic that replays less strictly. An edited custom module counts too:
+// gated cannot order the edit, and a module only adds findings, so the
+// edit may remove one that no test case exercises.
 func (r Report) Widens() bool {
-	return r.count(Widens) > 0 || (r.Replay != nil && r.Replay.Widened > 0)
+	return r.count(Widens) > 0 || (r.Replay != nil && r.Replay.Widened > 0) || r.moduleEdited()
+}
+
+// moduleEdited reports whether a custom module is edited on both sides.
+func (r Report) moduleEdited() bool {
+	return slices.ContainsFunc(r.Changes, func(c Change) bool { return c.Area == "module" && c.Direction == Changes })
 }
 
 // count is how many structural changes and decisions go in direction d.

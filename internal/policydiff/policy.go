@@ -2,6 +2,7 @@ package policydiff
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -83,10 +84,45 @@ func keys[V any](a, b map[string]V) []string {
 // grant is one (principal, action) entry of a grant.
 type grant struct {
 	conditions []string
-	expiry     string // "" when it never expires
-	expiresAt  time.Time
-	ttl        int64
+	expiry     string // its validity window spelled; "" when always valid
+	window     window
 	revoked    bool
+}
+
+// window is when a grant is valid, as the compiled policy holds it
+// (policy/compile.go): from granted_at for ttl_seconds; always without a
+// TTL; never with a TTL but no granted_at. A zero bound is open.
+type window struct {
+	never       bool
+	from, until time.Time
+}
+
+// grantWindow is the validity window of g.
+func grantWindow(g policy.Grant) window {
+	switch {
+	case g.TTLSeconds == 0:
+		return window{}
+	case g.GrantedAt == nil:
+		return window{never: true}
+	}
+	ttl := time.Duration(math.MaxInt64) // a TTL past time.Duration's range ends when time does
+	if g.TTLSeconds <= math.MaxInt64/int64(time.Second) {
+		ttl = time.Duration(g.TTLSeconds) * time.Second
+	}
+	return window{from: *g.GrantedAt, until: g.GrantedAt.Add(ttl)}
+}
+
+// within reports whether every instant of w is in o.
+func (w window) within(o window) bool {
+	switch {
+	case w.never:
+		return true
+	case o.never:
+		return false
+	}
+	fromOK := o.from.IsZero() || (!w.from.IsZero() && !w.from.Before(o.from))
+	untilOK := o.until.IsZero() || (!w.until.IsZero() && !w.until.After(o.until))
+	return fromOK && untilOK
 }
 
 func grants(docs map[string]*policy.Document) map[string]grant {
@@ -97,16 +133,15 @@ func grants(docs map[string]*policy.Document) map[string]grant {
 			if principal == "" {
 				principal = "(a principal form gated cannot match)"
 			}
-			e := grant{revoked: g.Revoked, ttl: g.TTLSeconds}
+			e := grant{revoked: g.Revoked, window: grantWindow(g)}
 			for _, c := range g.Conditions {
 				e.conditions = append(e.conditions, condition(c))
 			}
-			if g.TTLSeconds > 0 {
-				e.expiry = fmt.Sprintf("ttl_seconds %d", g.TTLSeconds)
-				if g.GrantedAt != nil {
-					e.expiresAt = g.GrantedAt.Add(time.Duration(g.TTLSeconds) * time.Second)
-					e.expiry = "expires " + e.expiresAt.UTC().Format(time.RFC3339)
-				}
+			switch {
+			case e.window.never:
+				e.expiry = fmt.Sprintf("ttl_seconds %d without granted_at: never valid", g.TTLSeconds)
+			case !e.window.from.IsZero():
+				e.expiry = fmt.Sprintf("valid from %s until %s", e.window.from.UTC().Format(time.RFC3339), e.window.until.UTC().Format(time.RFC3339))
 			}
 			for _, a := range g.Actions {
 				subject := fmt.Sprintf("%s → %s", principal, a.Action)
@@ -191,7 +226,11 @@ func grantChanges(old, new map[string]grant) []Change {
 			}
 		}
 		if o.expiry != n.expiry {
-			add(expiryDirection(o, n), k, "%s → %s", orNever(o.expiry), orNever(n.expiry))
+			what := fmt.Sprintf("%s → %s", orAlways(o.expiry), orAlways(n.expiry))
+			if !n.window.within(o.window) && !o.window.within(n.window) {
+				what += " (valid at instants it was not, and no longer at others)"
+			}
+			add(expiryDirection(o, n), k, "%s", what)
 		}
 	}
 	return out
@@ -212,29 +251,22 @@ func qualifiers(g grant) string {
 	return " (" + strings.Join(q, "; ") + ")"
 }
 
+// expiryDirection compares the validity windows: valid at any instant it
+// was not widens, though it may also lose others (an earlier start and an
+// earlier end); valid at fewer instants tightens.
 func expiryDirection(o, n grant) Direction {
 	switch {
-	case n.expiry == "":
-		return Widens // never expires now
-	case o.expiry == "":
-		return Tightens
-	case !o.expiresAt.IsZero() && !n.expiresAt.IsZero():
-		if n.expiresAt.After(o.expiresAt) {
-			return Widens
-		}
-		return Tightens
-	case o.expiresAt.IsZero() && n.expiresAt.IsZero():
-		if n.ttl > o.ttl {
-			return Widens
-		}
+	case !n.window.within(o.window):
+		return Widens
+	case !o.window.within(n.window):
 		return Tightens
 	}
-	return Changes // a TTL gained or lost its granted_at
+	return Changes // spelled otherwise, valid at the same instants
 }
 
-func orNever(s string) string {
+func orAlways(s string) string {
 	if s == "" {
-		return "never expires"
+		return "always valid"
 	}
 	return s
 }
@@ -245,15 +277,22 @@ type requirement struct {
 	count  int
 }
 
-func requirements(docs map[string]*policy.Document) map[string]requirement {
-	out := map[string]requirement{}
+func (r requirement) String() string {
+	return fmt.Sprintf("within_seconds %d, count %d", r.within, r.count)
+}
+
+// requirements are a side's requirements by key. A policy may hold several
+// with one key, and each applies, so every one is kept.
+func requirements(docs map[string]*policy.Document) map[string][]requirement {
+	out := map[string][]requirement{}
 	for id, d := range docs {
 		for _, r := range d.Requirements {
 			v := requirement{within: r.WithinSeconds}
 			if r.Count != nil {
 				v.count = *r.Count
 			}
-			out[fmt.Sprintf("%s on %s in %s", r.Kind, appliesTo(r.AppliesTo), id)] = v
+			k := fmt.Sprintf("%s on %s in %s", r.Kind, appliesTo(r.AppliesTo), id)
+			out[k] = append(out[k], v)
 		}
 	}
 	return out
@@ -268,27 +307,54 @@ func appliesTo(actions []string) string {
 	return strings.Join(s, ", ")
 }
 
-func requirementChanges(old, new map[string]requirement) []Change {
+func requirementChanges(old, new map[string][]requirement) []Change {
 	var out []Change
 	add := func(d Direction, subject, format string, args ...any) {
 		out = append(out, Change{d, "requirement", subject, fmt.Sprintf(format, args...)})
 	}
 	for _, k := range keys(old, new) {
-		o, inOld := old[k]
-		n, inNew := new[k]
+		o, n := old[k], new[k]
 		switch {
-		case !inOld:
+		case len(o) == 0:
 			add(Tightens, k, "added")
-		case !inNew:
+		case len(n) == 0:
 			add(Widens, k, "removed")
-		default:
-			if o.within != n.within {
-				add(order(n.within > o.within), k, "within_seconds %d → %d", o.within, n.within)
+		case len(o) == 1 && len(n) == 1:
+			if o[0].within != n[0].within {
+				add(order(n[0].within > o[0].within), k, "within_seconds %d → %d", o[0].within, n[0].within)
 			}
-			if o.count != n.count {
-				add(order(n.count < o.count), k, "count %d → %d", o.count, n.count)
+			if o[0].count != n[0].count {
+				add(order(n[0].count < o[0].count), k, "count %d → %d", o[0].count, n[0].count)
+			}
+		default:
+			for _, r := range unmatched(o, n) {
+				add(Widens, k, "one of %d removed: %s", len(o), r)
+			}
+			for _, r := range unmatched(n, o) {
+				add(Tightens, k, "one more added: %s", r)
 			}
 		}
+	}
+	return out
+}
+
+// unmatched are the entries of a that b lacks, counted one for one: of
+// two equal entries in a and one in b, one is unmatched. Where a key has
+// several entries on a side, they are compared whole this way, as each
+// applies on its own: one removed widens (it may have been the strictest)
+// and one added tightens, without reasoning about which of them binds.
+func unmatched[T comparable](a, b []T) []T {
+	left := map[T]int{}
+	for _, v := range b {
+		left[v]++
+	}
+	var out []T
+	for _, v := range a {
+		if left[v] > 0 {
+			left[v]--
+			continue
+		}
+		out = append(out, v)
 	}
 	return out
 }
@@ -301,59 +367,93 @@ func order(widens bool) Direction {
 	return Tightens
 }
 
-func limits(docs map[string]*policy.Document) map[string]float64 {
-	out := map[string]float64{}
+// limits are a side's limit values by key; every limit of a key counts.
+func limits(docs map[string]*policy.Document) map[string][]float64 {
+	out := map[string][]float64{}
 	for id, d := range docs {
 		for _, l := range d.Limits {
-			out[fmt.Sprintf("%s per %s on %s in %s", l.Kind, l.Per, appliesTo(l.AppliesTo), id)] = l.Value
+			k := fmt.Sprintf("%s per %s on %s in %s", l.Kind, l.Per, appliesTo(l.AppliesTo), id)
+			out[k] = append(out[k], l.Value)
 		}
 	}
 	return out
 }
 
-func limitChanges(old, new map[string]float64) []Change {
+func limitChanges(old, new map[string][]float64) []Change {
 	var out []Change
+	add := func(d Direction, subject, format string, args ...any) {
+		out = append(out, Change{d, "limit", subject, fmt.Sprintf(format, args...)})
+	}
 	for _, k := range keys(old, new) {
-		o, inOld := old[k]
-		n, inNew := new[k]
+		o, n := old[k], new[k]
 		switch {
-		case !inOld:
-			out = append(out, Change{Tightens, "limit", k, fmt.Sprintf("added: %g", n)})
-		case !inNew:
-			out = append(out, Change{Widens, "limit", k, fmt.Sprintf("removed (was %g)", o)})
-		case o != n:
-			out = append(out, Change{order(n > o), "limit", k, fmt.Sprintf("%g → %g", o, n)})
+		case len(o) == 0:
+			add(Tightens, k, "added: %s", values(n))
+		case len(n) == 0:
+			add(Widens, k, "removed (was %s)", values(o))
+		case len(o) == 1 && len(n) == 1:
+			if o[0] != n[0] {
+				add(order(n[0] > o[0]), k, "%g → %g", o[0], n[0])
+			}
+		default:
+			for _, v := range unmatched(o, n) {
+				add(Widens, k, "one of %d removed: %g", len(o), v)
+			}
+			for _, v := range unmatched(n, o) {
+				add(Tightens, k, "one more added: %g", v)
+			}
 		}
 	}
 	return out
 }
 
-// modules are a side's custom Rego modules by file.
-func modules(s *policy.Set) map[string]string {
-	out := map[string]string{}
+// values spells a key's limit values.
+func values(vs []float64) string {
+	s := make([]string, len(vs))
+	for i, v := range vs {
+		s[i] = fmt.Sprintf("%g", v)
+	}
+	return strings.Join(s, ", ")
+}
+
+// modules are a side's custom Rego modules' digests by file. A policy
+// read from several folders may hold two modules at one path, and each
+// applies, so every one is kept.
+func modules(s *policy.Set) map[string][]string {
+	out := map[string][]string{}
 	if s == nil {
 		return out
 	}
 	for _, m := range s.Modules() {
-		out[m.File] = m.SHA256
+		out[m.File] = append(out[m.File], m.SHA256)
 	}
 	return out
 }
 
 // moduleChanges: custom modules only add findings, so one removed widens
-// and one added tightens; an edited one may do either.
-func moduleChanges(old, new map[string]string) []Change {
+// and one added tightens; an edited one may do either, and counts as a
+// widening for the exit status (Report.Widens). Several at one path are
+// compared whole, one for one (unmatched).
+func moduleChanges(old, new map[string][]string) []Change {
 	var out []Change
 	for _, k := range keys(old, new) {
-		o, inOld := old[k]
-		n, inNew := new[k]
+		o, n := old[k], new[k]
 		switch {
-		case !inOld:
+		case len(o) == 0:
 			out = append(out, Change{Tightens, "module", k, "added"})
-		case !inNew:
+		case len(n) == 0:
 			out = append(out, Change{Widens, "module", k, "removed"})
-		case o != n:
-			out = append(out, Change{Changes, "module", k, "edited: see the decisions below"})
+		case len(o) == 1 && len(n) == 1:
+			if o[0] != n[0] {
+				out = append(out, Change{Changes, "module", k, "edited: it may remove a finding, so it counts as a widening; see the decisions below"})
+			}
+		default:
+			for _, h := range unmatched(o, n) {
+				out = append(out, Change{Widens, "module", k, fmt.Sprintf("one of %d at this path removed or edited (sha256 %.12s)", len(o), h)})
+			}
+			for _, h := range unmatched(n, o) {
+				out = append(out, Change{Tightens, "module", k, fmt.Sprintf("one more at this path added or edited (sha256 %.12s)", h)})
+			}
 		}
 	}
 	return out

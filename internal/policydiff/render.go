@@ -44,8 +44,11 @@ func (r Report) Markdown(w io.Writer) error {
 	b.WriteString(Marker + "\n")
 	fmt.Fprintf(&b, "### gated policy diff: %s → %s\n\n", code(r.Old), code(r.New))
 	verdict := "No widening."
-	if r.Widens() {
+	switch {
+	case r.count(Widens) > 0 || (r.Replay != nil && r.Replay.Widened > 0):
 		verdict = "⚠️ **This change widens what gated lets through.**"
+	case r.Widens():
+		verdict = "⚠️ **This change edits a custom module, which may widen what gated lets through.**"
 	}
 	fmt.Fprintf(&b, "%s %s.\n", verdict, r.summary())
 	for _, s := range sections {
