@@ -78,7 +78,7 @@ helm-validate: helm-render $(KUBECONFORM) $(KUBE_SCHEMAS)/.done
 helm-schema-rejects: $(HELM)
 	@for bad in 'image.pullPolicy=Sometimes' 'replicaCount=-1' 'logLevel=loud' 'sevice.port=80' \
 			'service.port=0' 'serviceMonitor.interval=often' 'catalog.files.a/b=x' \
-			'secrets.auditHMACKey=short' 'audit.fail=maybe' 'redis.limitsFail=maybe' 'redis.url=localhost:6379'; do \
+			'secrets.auditHMACKey=short' 'secrets.auditSigningKey=not-a-pem' 'audit.signed=yes' 'audit.fail=maybe' 'redis.limitsFail=maybe' 'redis.url=localhost:6379'; do \
 		if out=$$($(HELM) template gated $(CHART) --kube-version $(K8S_VERSION) \
 				-f $(CHART)/ci/defaults-values.yaml --set "$$bad" 2>&1); then \
 			echo "values.schema.json accepted $$bad"; exit 1; \
@@ -93,6 +93,9 @@ helm-schema-rejects: $(HELM)
 			--set redis.existingSecret= --set redis.url=redis://redis:6379 2>&1 \
 		| grep -q 'redis.url is kept in the chart' \
 		|| { echo "redis.url with secrets.existingSecret was not reported"; exit 1; }
+	@$(HELM) template gated $(CHART) --kube-version $(K8S_VERSION) -f $(CHART)/ci/defaults-values.yaml --set audit.signed=true 2>&1 \
+		| grep -q 'secrets.auditSigningKey is required when audit.signed is true' \
+		|| { echo "audit.signed without secrets.auditSigningKey was not reported"; exit 1; }
 	@echo "values.schema.json rejects bad values"
 
 ## helm-e2e: install the chart into a real kube-apiserver + etcd built from the
