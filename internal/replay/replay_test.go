@@ -409,3 +409,64 @@ func TestMarks(t *testing.T) {
 		t.Errorf("widened %d (unseen %d) narrowed %d", r.Widened, r.WidenedUnseen, r.Narrowed)
 	}
 }
+
+// A policy under test that writes a sealed argument into its finding code
+// cannot get it into the report: every rendering shows the code masked, as
+// a record would hold it (the e-mail address is personal data).
+func TestPolicyTextScreened(t *testing.T) {
+	t.Parallel()
+	id, err := age.GenerateX25519Identity()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sealer, err := audit.ParseSealer(id.Recipient().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	unsealer, err := audit.ParseUnsealer(id.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	sink, err := file.Open(path, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := record(t, sink, audit.NewRedactor([]byte("k")).SealingTo(sealer))
+
+	const leak = `package gated.custom.leak
+
+findings contains {
+	"code": concat("_", ["to", input.event.proposed_arguments.to]),
+	"route": "refuse",
+	"blocking": true,
+	"message": concat(" ", ["mail to", input.event.proposed_arguments.to]),
+} if input.event.proposed_arguments.to
+`
+	dir := testtree.Write(t, t.TempDir(), map[string]string{"POLICY.md": grantSupport, "rules/leak.rego": leak})
+	src, err := sources.Load(sources.Config{CatalogDirs: []string{"../../examples/catalog"}, PolicyDirs: []string{dir}, Limits: replay.Unlimited}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := replay.Run(context.Background(), replay.File(path),
+		replay.Engine{Options: src.Opts, Blind: src.ArgumentsOpts(catalog.ArgumentsOff), Unsealer: unsealer}, w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	masked := false
+	for _, c := range r.Changes {
+		masked = masked || slices.Contains(c.NewBlockers, audit.MaskedText)
+	}
+	if !masked {
+		t.Errorf("no change has the masked code %q: %+v", audit.MaskedText, r.Changes)
+	}
+	for _, f := range []replay.Format{replay.Text, replay.Markdown, replay.JSON} {
+		var b bytes.Buffer
+		if err := r.Render(&b, f); err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(b.String(), "example.com") {
+			t.Errorf("%s rendering shows the sealed argument:\n%s", f, b.String())
+		}
+	}
+}
