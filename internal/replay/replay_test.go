@@ -363,8 +363,10 @@ func TestMarks(t *testing.T) {
 	hidden := rec("accept", nil, "hmac-sha256:00ff")
 	odd := rec("maybe", nil, "bot://other")
 	corrected := rec("accept", nil, "bot://other")
+	corrected.ChainID, corrected.ChainSeq = "writer", 1
 	fix := *corrected
 	fix.FinalRoute, fix.HardBlockers, fix.FindingCodes = "refuse", []string{route.CodeAuditUnavailable}, []string{route.CodeAuditUnavailable}
+	fix.ChainSeq, fix.Supersedes = 2, 1
 
 	// Arguments without keys were the empty object: seen, and validated as
 	// they were, so the schema refuses them again.
@@ -467,6 +469,27 @@ findings contains {
 		}
 		if strings.Contains(b.String(), "example.com") {
 			t.Errorf("%s rendering shows the sealed argument:\n%s", f, b.String())
+		}
+	}
+}
+
+// A decision id stored again other than by a correction of its record —
+// signed records copied into a chain of their own with the route changed —
+// is refused: the line kept would be the forgery's.
+func TestDuplicateRefused(t *testing.T) {
+	t.Parallel()
+	at := time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
+	signed := &audit.Record{DecisionID: "d1", DecidedAt: at, ToolName: "send_email", FinalRoute: "refuse", ChainID: "real", ChainSeq: 1}
+	forged := *signed
+	forged.FinalRoute, forged.ChainID = "accept", "fake"
+	// A correction in another chain than its record's is no correction.
+	elsewhere := forged
+	elsewhere.ChainSeq, elsewhere.Supersedes = 2, 1
+	for name, second := range map[string]*audit.Record{"copied": &forged, "correction of another chain": &elsewhere} {
+		path := writeRecords(t, signed, second)
+		_, err := replay.Run(context.Background(), replay.File(path), engine(t, grantOther, nil), replay.Window{Since: at, Until: at.Add(time.Hour)})
+		if err == nil || !strings.Contains(err.Error(), "decision d1") || !strings.Contains(err.Error(), "gated audit verify") {
+			t.Errorf("%s: err %v, want a refusal naming d1 and gated audit verify", name, err)
 		}
 	}
 }

@@ -15,6 +15,7 @@ type Entry struct {
 	Link       string // as stored
 	Content    Hash   // recomputed
 	DecisionID string
+	At         time.Time // the record's decided_at
 }
 
 // Problem kinds: what happened to the first record found out of place.
