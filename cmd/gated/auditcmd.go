@@ -20,6 +20,7 @@ import (
 	"github.com/gatedhq/gated/internal/audit/postgres"
 	"github.com/gatedhq/gated/internal/bundle"
 	pgdb "github.com/gatedhq/gated/internal/postgres"
+	"github.com/gatedhq/gated/internal/strictjson"
 )
 
 const auditUse = `usage: gated audit verify (--database-url URL | --audit-file FILE) [--public-key PEM]... [--require-signed [--signed-grace D]]
@@ -243,7 +244,7 @@ func verifyReceipt(path string, stdin io.Reader, keys chain.Keys, stdout io.Writ
 		return fmt.Errorf("the receipt is larger than %d bytes", maxReceipt)
 	}
 	var rc audit.Receipt
-	if err := json.Unmarshal(data, &rc); err != nil {
+	if err := strictjson.Unmarshal(data, &rc); err != nil {
 		return fmt.Errorf("the receipt is not JSON gated wrote: %w", err)
 	}
 	if err := audit.VerifyReceipt(&rc, keys); err != nil {

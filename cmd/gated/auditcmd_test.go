@@ -70,6 +70,15 @@ func TestAuditVerifyReceiptCommands(t *testing.T) {
 	if err != nil || !strings.HasPrefix(out, "the receipt holds: decision dec-000003") {
 		t.Fatalf("verify-receipt: %v\n%s", err, out)
 	}
+	// jq reads the route forged, while encoding/json, folding case, took
+	// the one the checkpoint signs from the member in capitals after it.
+	ambiguous := strings.Replace(receipt, `"final_route": "`, `"final_route": "forged", "FINAL_ROUTE": "`, 1)
+	if ambiguous == receipt {
+		t.Fatal("the test's edit changed nothing")
+	}
+	if out, err := gated(strings.NewReader(ambiguous), "verify-receipt", "--public-key", pub); err == nil || strings.Contains(out, "holds") {
+		t.Fatalf("verify-receipt of a receipt with FINAL_ROUTE: %v\n%s", err, out)
+	}
 	out, err = gated(nil, "public-key", "--audit-signing-key", priv)
 	if err != nil || !strings.HasPrefix(out, string(keys.PublicPEM)) {
 		t.Fatalf("public-key: %v\n%s", err, out)

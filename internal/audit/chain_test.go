@@ -395,6 +395,14 @@ func TestChainCorrectionPostgres(t *testing.T) {
 		t.Fatal(err)
 	}
 	broken(t, tr, keys, chain.Modified, 1)
+	// A member the record does not name, or a name in another case, would
+	// be read by no hash: refused, not decoded.
+	for _, edit := range []string{`record || '{"approved_by": "alice"}'`, `(record - 'final_route') || '{"FINAL_ROUTE": "accept"}'`} {
+		pgtest.ExecOn(t, u, `UPDATE audit_superseded SET record = `+edit)
+		if _, err := postgres.ReadTrail(ctx, db); err == nil {
+			t.Errorf("a superseded record edited with %s was read", edit)
+		}
+	}
 }
 
 // Retention drops a day's partition and signs where each chain now

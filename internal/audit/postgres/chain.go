@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -12,6 +11,7 @@ import (
 	"github.com/gatedhq/gated/internal/audit"
 	"github.com/gatedhq/gated/internal/audit/chain"
 	"github.com/gatedhq/gated/internal/postgres"
+	"github.com/gatedhq/gated/internal/strictjson"
 )
 
 // writeRest stores what a batch holds besides new records: corrections,
@@ -142,7 +142,7 @@ func readSuperseded(ctx context.Context, db querier, id string) (map[string][]*a
 	var doc []byte
 	_, err = pgx.ForEachRow(rows, []any{&doc}, func() error {
 		r := new(audit.Record)
-		if err := json.Unmarshal(doc, r); err != nil {
+		if err := strictjson.Unmarshal(doc, r); err != nil {
 			return err
 		}
 		out[r.ChainID] = append(out[r.ChainID], r)
