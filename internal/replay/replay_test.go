@@ -201,6 +201,16 @@ func TestReplayPostgresUnsealed(t *testing.T) {
 	if same.Replayed != 4 || same.Changed != 0 || same.Gate(false) != nil {
 		t.Errorf("replay under the recording policy: replayed %d changed %d", same.Replayed, same.Changed)
 	}
+
+	// A second row of a decision in the window (another decided_at) is
+	// refused, as in a file.
+	pgtest.ExecOn(t, u, `CREATE TABLE forged AS SELECT * FROM audit_decisions WHERE final_route = 'refuse' LIMIT 1;
+		UPDATE forged SET decided_at = decided_at + interval '1 millisecond', final_route = 'accept', chain_id = 'fake', chain_seq = 1;
+		INSERT INTO audit_decisions SELECT * FROM forged`)
+	_, err = replay.Run(context.Background(), replay.Store(auditpg.NewStore(db)), engine(t, grantSupport, nil), w)
+	if err == nil || !strings.Contains(err.Error(), "stored twice") || !strings.Contains(err.Error(), "gated audit verify") {
+		t.Errorf("replay of a decision stored twice: %v", err)
+	}
 }
 
 // Recorded in a file with the arguments sealed, the calls replay exactly:
