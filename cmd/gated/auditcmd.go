@@ -20,9 +20,10 @@ import (
 	"github.com/gatedhq/gated/internal/audit/postgres"
 	"github.com/gatedhq/gated/internal/bundle"
 	pgdb "github.com/gatedhq/gated/internal/postgres"
+	"github.com/gatedhq/gated/internal/strictjson"
 )
 
-const auditUse = `usage: gated audit verify (--database-url URL | --audit-file FILE) [--public-key PEM]...
+const auditUse = `usage: gated audit verify (--database-url URL | --audit-file FILE) [--public-key PEM]... [--require-signed [--signed-grace D]]
        gated audit receipt (--database-url URL | --audit-file FILE) DECISION_ID
        gated audit verify-receipt --public-key PEM [--public-key PEM]... [RECEIPT.json]
        gated audit public-key --audit-signing-key KEY`
@@ -41,8 +42,11 @@ func runAudit(ctx context.Context, args []string, getenv func(string) string, st
 	case "verify", "receipt":
 		var st trailFlags
 		st.register(fs)
+		var req signedFlags
 		if sub == "verify" {
 			fs.Var(&keys, "public-key", "PEM Ed25519 public key the checkpoints may be signed with (repeat for rotated keys); without one, checkpoints are not checked")
+			fs.BoolVar(&req.on, "require-signed", false, "fail when a chain holds records no signed checkpoint vouches for, beyond --signed-grace of the newest record (needs --public-key)")
+			fs.DurationVar(&req.grace, "signed-grace", defaultSignedGrace, "with --require-signed: how long before the newest record an unsigned record may have been decided (the writers' heads the next checkpoint signs)")
 		}
 		if err := parseFlags(fs, args, getenv); err != nil {
 			return err
@@ -51,11 +55,14 @@ func runAudit(ctx context.Context, args []string, getenv func(string) string, st
 			if fs.NArg() != 0 {
 				return usageError(auditUse)
 			}
+			if req.on && len(keys) == 0 {
+				return usageError("--require-signed needs --public-key: a signature not checked proves nothing")
+			}
 			pubs, err := publicKeys(keys)
 			if err != nil {
 				return err
 			}
-			return st.verify(ctx, pubs, stdout)
+			return st.verify(ctx, pubs, req, stdout)
 		}
 		if fs.NArg() != 1 {
 			return usageError(auditUse)
@@ -115,7 +122,17 @@ func (t *trailFlags) open(ctx context.Context) (*pgdb.DB, error) {
 	return db, nil
 }
 
-func (t *trailFlags) verify(ctx context.Context, keys chain.Keys, stdout io.Writer) error {
+// signedFlags are verify's --require-signed and its grace.
+type signedFlags struct {
+	on    bool
+	grace time.Duration
+}
+
+// defaultSignedGrace is five of the default --audit-checkpoint-interval:
+// a running writer's head is signed within one.
+const defaultSignedGrace = 5 * time.Minute
+
+func (t *trailFlags) verify(ctx context.Context, keys chain.Keys, req signedFlags, stdout io.Writer) error {
 	db, err := t.open(ctx)
 	if err != nil {
 		return err
@@ -144,7 +161,19 @@ func (t *trailFlags) verify(ctx context.Context, keys chain.Keys, stdout io.Writ
 		fmt.Fprintf(stdout, "inserted: %d record(s) carry no chain link although decided after the chain began (inserted, or an approval's record whose link was lost): %s\n",
 			n, strings.Join(v.Unlinked[:min(n, 10)], ", "))
 	}
-	if !v.OK() {
+	if n := len(v.Duplicated); n > 0 {
+		fmt.Fprintf(stdout, "duplicated: %d decision(s) stored more than once other than by a correction (a reader keeping one record per decision could be shown the other): %s\n",
+			n, strings.Join(v.Duplicated[:min(n, 10)], ", "))
+	}
+	ok := v.OK()
+	if req.on {
+		for _, u := range v.UnsignedBeyond(req.grace) {
+			ok = false
+			fmt.Fprintf(stdout, "unsigned: chain %s holds %d record(s) no signed checkpoint vouches for, the oldest decided at %s, more than %s before the newest record\n",
+				u.Chain, u.Records, u.Oldest.Format(time.RFC3339), req.grace)
+		}
+	}
+	if !ok {
 		return exitError{code: 1}
 	}
 	return nil
@@ -215,7 +244,7 @@ func verifyReceipt(path string, stdin io.Reader, keys chain.Keys, stdout io.Writ
 		return fmt.Errorf("the receipt is larger than %d bytes", maxReceipt)
 	}
 	var rc audit.Receipt
-	if err := json.Unmarshal(data, &rc); err != nil {
+	if err := strictjson.Unmarshal(data, &rc); err != nil {
 		return fmt.Errorf("the receipt is not JSON gated wrote: %w", err)
 	}
 	if err := audit.VerifyReceipt(&rc, keys); err != nil {

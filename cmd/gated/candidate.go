@@ -74,7 +74,7 @@ func loadCandidateSources(ctx context.Context, c *serveConfig, log *zap.Logger) 
 // limits of its own, in this process, and reads the live kill switch;
 // its rows go to the database, or to the file beside the audit file.
 // stop ends it once the live engine no longer decides.
-func startCandidate(ctx context.Context, c *serveConfig, src *sources.Sources, db *pgdb.DB, board *kill.Board, m *metrics.Metrics, log *zap.Logger) (run *candidateRun, stop func(), err error) {
+func startCandidate(ctx context.Context, c *serveConfig, src *sources.Sources, db *pgdb.DB, red *audit.Redactor, board *kill.Board, m *metrics.Metrics, log *zap.Logger) (run *candidateRun, stop func(), err error) {
 	opts := src.Opts
 	if board != nil {
 		opts = append(opts, gate.WithKillSwitch(board))
@@ -94,7 +94,7 @@ func startCandidate(ctx context.Context, c *serveConfig, src *sources.Sources, d
 	}
 	log = log.Named("candidate")
 	run.Candidate = candidate.New(candidate.Config{
-		Engine: gate.New(opts...), Revisions: src.Revisions, Writer: w, Queue: c.candidate.queue, Metrics: m, Log: log,
+		Engine: gate.New(opts...), Revisions: src.Revisions, Writer: w, Redactor: red, Queue: c.candidate.queue, Metrics: m, Log: log,
 	})
 	cctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	go run.Run(cctx)

@@ -153,7 +153,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 			board = ks.Board()
 		}
 		var stop func()
-		if cand, stop, err = startCandidate(ctx, c, candSrc, db, board, m, log); err != nil {
+		if cand, stop, err = startCandidate(ctx, c, candSrc, db, red, board, m, log); err != nil {
 			return err
 		}
 		// Deferred here, so it runs once the server has stopped deciding.

@@ -2,13 +2,13 @@ package audit
 
 import (
 	"context"
-	"encoding/json"
 	"slices"
 	"time"
 
 	"go.uber.org/zap"
 
 	"github.com/gatedhq/gated/internal/audit/spool"
+	"github.com/gatedhq/gated/internal/strictjson"
 )
 
 // migrateTimeout bounds one migration attempt: the PostgreSQL sink's
@@ -244,7 +244,7 @@ func (r *recorder) replay(sp *spool.Spool) bool {
 		frames := make([]Frame, 0, len(bufs))
 		for _, b := range bufs {
 			f := Frame{Record: new(Record)}
-			if err := json.Unmarshal(b, &f); err != nil {
+			if err := strictjson.Unmarshal(b, &f); err != nil {
 				// The checksum passed, so this is not a torn write; keep the
 				// rest of the segment moving rather than block it forever.
 				r.cfg.Logger.Error("audit spool: undecodable record skipped", zap.String("segment", seg), zap.Error(err))

@@ -395,10 +395,20 @@ func TestChainCorrectionPostgres(t *testing.T) {
 		t.Fatal(err)
 	}
 	broken(t, tr, keys, chain.Modified, 1)
+	// A member the record does not name, or a name in another case, would
+	// be read by no hash: refused, not decoded.
+	for _, edit := range []string{`record || '{"approved_by": "alice"}'`, `(record - 'final_route') || '{"FINAL_ROUTE": "accept"}'`} {
+		pgtest.ExecOn(t, u, `UPDATE audit_superseded SET record = `+edit)
+		if _, err := postgres.ReadTrail(ctx, db); err == nil {
+			t.Errorf("a superseded record edited with %s was read", edit)
+		}
+	}
 }
 
 // Retention drops a day's partition and signs where each chain now
-// starts: the chain still verifies, from there.
+// starts, dropping with it a link below that point stored in the next day
+// (decided just after midnight, linked before the day's last): the chain
+// still verifies, from there, and a row put back below it is inserted.
 func TestChainPurgeSignsTheNewStart(t *testing.T) {
 	t.Parallel()
 	s := signer(t)
@@ -409,11 +419,15 @@ func TestChainPurgeSignsTheNewStart(t *testing.T) {
 	ctx := context.Background()
 	id := "gated.test"
 	var prev chain.Hash
-	old, fresh := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC), time.Date(2026, 11, 10, 12, 0, 0, 0, time.UTC)
+	old, fresh := time.Date(2026, 11, 8, 12, 0, 0, 0, time.UTC), time.Date(2026, 11, 10, 12, 0, 0, 0, time.UTC)
+	leftover := time.Date(2026, 11, 9, 0, 0, 0, 500000, time.UTC) // in a day retention keeps
 	var recs []*audit.Record
 	for i := 1; i <= 6; i++ {
 		at := old
-		if i > 3 {
+		switch {
+		case i == 2:
+			at = leftover
+		case i > 3:
 			at = fresh
 		}
 		r := audittest.Record(i, at)
@@ -439,6 +453,16 @@ func TestChainPurgeSignsTheNewStart(t *testing.T) {
 	if v := tr.Verify(keys); v.Chains[0].From != 4 {
 		t.Fatalf("the chain starts at %d after the purge, want 4", v.Chains[0].From)
 	}
+	// A row put back below the purge point is read by the API and replay:
+	// verify names it.
+	pgtest.ExecOn(t, u, `CREATE TABLE below AS SELECT * FROM audit_decisions WHERE chain_seq = 5;
+		UPDATE below SET chain_seq = 2, decision_id = 'forged', final_route = 'accept';
+		INSERT INTO audit_decisions SELECT * FROM below`)
+	if tr, err = postgres.ReadTrail(ctx, db); err != nil {
+		t.Fatal(err)
+	}
+	broken(t, tr, keys, chain.Inserted, 2)
+	pgtest.ExecOn(t, u, "DELETE FROM audit_decisions WHERE decision_id = 'forged'")
 	// A record deleted at the new start is still noticed.
 	pgtest.ExecOn(t, u, "DELETE FROM audit_decisions WHERE chain_seq = 4")
 	if tr, err = postgres.ReadTrail(ctx, db); err != nil {

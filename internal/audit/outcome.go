@@ -76,8 +76,8 @@ func (r *Redactor) BuildOutcome(in OutcomeInput) *Outcome {
 	o := &Outcome{
 		DecisionID: in.DecisionID, Status: in.Status,
 		Verification: in.Verification, Repair: in.Repair, Rollback: in.Rollback,
-		OutputConforms: in.OutputConforms, ErrorClass: r.screen(in.ErrorClass),
-		TokenName:  r.screen(in.TokenName),
+		OutputConforms: in.OutputConforms, ErrorClass: r.Screen(in.ErrorClass),
+		TokenName:  r.Screen(in.TokenName),
 		RecordedAt: in.Time.UTC().Truncate(time.Microsecond), // PostgreSQL's precision
 	}
 	if in.Output != nil {

@@ -155,11 +155,11 @@ func (r *Redactor) Redact(rec *Record, raw Raw) {
 	v := reflect.ValueOf(rec).Elem()
 	for _, i := range screened.texts {
 		f := v.Field(i)
-		f.SetString(r.screen(f.String()))
+		f.SetString(r.Screen(f.String()))
 	}
 	for _, i := range screened.lists {
 		f := v.Field(i).Addr().Interface().(*[]string)
-		*f = r.screenAll(*f)
+		*f = r.ScreenAll(*f)
 	}
 	// The recorder's own fields are its to set, after this.
 	rec.Supersedes, rec.ChainID, rec.ChainSeq, rec.LinkHash = 0, "", 0, ""
@@ -209,18 +209,30 @@ func (r *Redactor) fingerprint(b []byte) string {
 	return "hmac-sha256:" + hex.EncodeToString(m.Sum(nil))
 }
 
-func (r *Redactor) screen(s string) string {
-	if redact.HasSecret(s) || redact.HasPII(s) {
-		return r.fingerprint([]byte(s))
+// MaskedText is what a nil Redactor's Screen writes for a text that holds
+// a secret or personal data: a reader without the HMAC key (gated replay)
+// has no fingerprint to give, so it hides the text whole.
+const MaskedText = "[redacted]"
+
+// Screen returns s as a record field holds it: s itself, or, when s looks
+// like a secret or personal data (redact.HasSecret, redact.HasPII), its
+// fingerprint, or MaskedText when r is nil.
+func (r *Redactor) Screen(s string) string {
+	if !redact.HasSecret(s) && !redact.HasPII(s) {
+		return s
 	}
-	return s
+	if r == nil {
+		return MaskedText
+	}
+	return r.fingerprint([]byte(s))
 }
 
-// screenAll never returns nil, so stored arrays are empty rather than NULL.
-func (r *Redactor) screenAll(ss []string) []string {
+// ScreenAll is Screen of each of ss. It never returns nil, so stored
+// arrays are empty rather than NULL.
+func (r *Redactor) ScreenAll(ss []string) []string {
 	out := make([]string, len(ss))
 	for i, s := range ss {
-		out[i] = r.screen(s)
+		out[i] = r.Screen(s)
 	}
 	return out
 }
@@ -229,10 +241,10 @@ func (r *Redactor) evidence(refs []route.EvidenceRef) []EvidenceMeta {
 	out := make([]EvidenceMeta, len(refs))
 	for i, e := range refs {
 		m := EvidenceMeta{
-			Kind:            r.screen(e.Kind),
-			TrustTier:       r.screen(e.TrustTier),
-			RedactionStatus: r.screen(e.RedactionStatus),
-			Freshness:       r.screen(e.Freshness.Status),
+			Kind:            r.Screen(e.Kind),
+			TrustTier:       r.Screen(e.TrustTier),
+			RedactionStatus: r.Screen(e.RedactionStatus),
+			Freshness:       r.Screen(e.Freshness.Status),
 		}
 		if redact.HasSecret(e.SourceID) || redact.HasPII(e.SourceID) {
 			m.SourceFingerprint = r.fingerprint([]byte(e.SourceID))

@@ -3,6 +3,7 @@ package audit
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/gatedhq/gated/internal/audit/chain"
@@ -16,7 +17,10 @@ type Trail struct {
 	order       []string // chain ids in the order first seen
 	checkpoints map[string][]chain.Checkpoint
 	firstLinked time.Time // the earliest decided_at of a linked record
+	newest      time.Time // the latest decided_at of any record
 	unlinked    []unlinked
+	seen        Occurrences
+	duplicated  []string
 }
 
 type unlinked struct {
@@ -29,8 +33,42 @@ func NewTrail() *Trail {
 	return &Trail{chains: map[string][]chain.Entry{}, checkpoints: map[string][]chain.Checkpoint{}}
 }
 
+// Occurrences tells a correction from a second record of one decision: a
+// decision id is stored once, and again only by a correction that names,
+// in its own chain, the link it supersedes, stored before it. Anything
+// else — a chain of copied records with a route changed, say — shadows
+// the record a reader keeps for the id.
+type Occurrences struct {
+	links map[string][]link // by decision id
+}
+
+type link struct {
+	chain string
+	seq   int64
+}
+
+// Add takes the next stored record and reports whether its decision id
+// is new, or repeats only as a correction of a record already added.
+func (o *Occurrences) Add(rec *Record) bool {
+	if o.links == nil {
+		o.links = map[string][]link{}
+	}
+	prev, ok := o.links[rec.DecisionID]
+	o.links[rec.DecisionID] = append(prev, link{rec.ChainID, rec.ChainSeq})
+	if !ok {
+		return true
+	}
+	return rec.Supersedes != 0 && rec.ChainID != "" && slices.Contains(prev, link{rec.ChainID, rec.Supersedes})
+}
+
 // Add takes the next stored record, a superseded one included.
 func (t *Trail) Add(rec *Record) {
+	if !t.seen.Add(rec) {
+		t.duplicated = append(t.duplicated, rec.DecisionID)
+	}
+	if rec.DecidedAt.After(t.newest) {
+		t.newest = rec.DecidedAt
+	}
 	if rec.ChainID == "" {
 		t.unlinked = append(t.unlinked, unlinked{rec.DecisionID, rec.DecidedAt})
 		return
@@ -42,7 +80,7 @@ func (t *Trail) Add(rec *Record) {
 		t.order = append(t.order, rec.ChainID)
 	}
 	t.chains[rec.ChainID] = append(t.chains[rec.ChainID], chain.Entry{
-		Seq: rec.ChainSeq, Link: rec.LinkHash, Content: ContentHash(rec), DecisionID: rec.DecisionID})
+		Seq: rec.ChainSeq, Link: rec.LinkHash, Content: ContentHash(rec), DecisionID: rec.DecisionID, At: rec.DecidedAt})
 }
 
 // AddCheckpoint takes a stored checkpoint.
@@ -62,24 +100,69 @@ type Verdict struct {
 	// lost. Older ones predate the chain (Predating counts them).
 	Unlinked  []string
 	Predating int
+	// Duplicated are the decision ids stored again other than by a
+	// correction (see Occurrences): a reader that keeps one record per id
+	// could be shown the other one.
+	Duplicated []string
+	// Unsigned are the chains holding records no signed checkpoint vouches
+	// for, each with the earliest decided_at among those records.
+	Unsigned []UnsignedTail
+	// Newest is the latest decided_at of any record.
+	Newest time.Time
 }
 
-// OK reports whether every chain holds and no record is out of them.
+// UnsignedTail is what of a chain no signed checkpoint vouches for.
+type UnsignedTail struct {
+	Chain   string
+	Records int
+	Oldest  time.Time
+}
+
+// OK reports whether every chain holds, no record is out of them and no
+// decision is stored twice.
 func (v Verdict) OK() bool {
 	for _, c := range v.Chains {
 		if c.Problem != nil {
 			return false
 		}
 	}
-	return len(v.Unlinked) == 0
+	return len(v.Unlinked) == 0 && len(v.Duplicated) == 0
+}
+
+// UnsignedBeyond returns the unsigned tails that --require-signed fails
+// on: every one but those whose records were all decided within grace of
+// the newest record of the trail (the writers' heads, which the next
+// checkpoint signs).
+func (v Verdict) UnsignedBeyond(grace time.Duration) []UnsignedTail {
+	var out []UnsignedTail
+	for _, u := range v.Unsigned {
+		if u.Oldest.Before(v.Newest.Add(-grace)) {
+			out = append(out, u)
+		}
+	}
+	return out
 }
 
 // Verify checks every chain of the trail; keys nil takes checkpoints
 // as they are (see chain.Verify).
 func (t *Trail) Verify(keys chain.Keys) Verdict {
-	var v Verdict
+	v := Verdict{Duplicated: t.duplicated, Newest: t.newest}
 	for _, id := range t.order {
-		v.Chains = append(v.Chains, chain.Verify(id, t.chains[id], t.checkpoints[id], keys))
+		rep := chain.Verify(id, t.chains[id], t.checkpoints[id], keys)
+		v.Chains = append(v.Chains, rep)
+		var tail UnsignedTail
+		for _, e := range t.chains[id] {
+			if e.Seq > rep.Signed {
+				if tail.Records == 0 || e.At.Before(tail.Oldest) {
+					tail.Oldest = e.At
+				}
+				tail.Records++
+			}
+		}
+		if tail.Records > 0 {
+			tail.Chain = id
+			v.Unsigned = append(v.Unsigned, tail)
+		}
 	}
 	for _, u := range t.unlinked {
 		if !t.firstLinked.IsZero() && !u.at.Before(t.firstLinked) {

@@ -40,9 +40,14 @@ type Config struct {
 	// revisions (they change on reload).
 	Revisions func() (catalog, policy string)
 	Writer    audit.CandidateWriter // nil: rows are not kept
-	Queue     int                   // DefaultQueue when zero
-	Metrics   *metrics.Metrics
-	Log       *zap.Logger
+	// Redactor is the live recorder's: a row's text is screened as a
+	// record's is, so its principals and tool name read as the record's
+	// and the candidate policy's codes keep no argument value. nil masks
+	// such text whole (audit.MaskedText).
+	Redactor *audit.Redactor
+	Queue    int // DefaultQueue when zero
+	Metrics  *metrics.Metrics
+	Log      *zap.Logger
 }
 
 // Candidate follows live decisions with a candidate engine.
@@ -146,16 +151,16 @@ func (c *Candidate) decide(ctx context.Context, f *gate.Followed) *audit.Candida
 	if c.cfg.Metrics != nil {
 		c.cfg.Metrics.CandidateDecided(live.Route, d.Route)
 	}
-	principals := make([]string, len(f.Request.Principals))
-	for i, p := range f.Request.Principals {
-		principals[i] = redact.Mask(p)
-	}
+	red := c.cfg.Redactor
+	// Every text is the caller's or the candidate policy's (a custom module
+	// may write an argument value into a code): screened as the live
+	// record's fields are.
 	return &audit.Candidate{
 		DecisionID: live.DecisionID, DecidedAt: f.At.UTC(),
-		// The tool name is the caller's: masked, as approvals mask it.
-		ToolName: redact.Mask(live.ToolName), TokenName: f.Request.TokenName, Principals: principals,
-		LiveRoute: live.Route.String(), Route: d.Route.String(), HardBlockers: d.HardBlockers,
-		CatalogRevision: d.Revisions.Catalog, PolicyRevision: d.Revisions.Policy,
+		ToolName: red.Screen(redact.Mask(live.ToolName)), TokenName: red.Screen(f.Request.TokenName),
+		Principals: red.ScreenAll(f.Request.Principals),
+		LiveRoute:  live.Route.String(), Route: d.Route.String(), HardBlockers: red.ScreenAll(d.HardBlockers),
+		CatalogRevision: red.Screen(d.Revisions.Catalog), PolicyRevision: red.Screen(d.Revisions.Policy),
 		Direction: dir, RecordedAt: time.Now().UTC(),
 	}
 }

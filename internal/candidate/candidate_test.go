@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/gatedhq/gated/internal/gate"
 	"github.com/gatedhq/gated/internal/metrics"
 	"github.com/gatedhq/gated/internal/route"
+	"github.com/gatedhq/gated/internal/sources"
 	"github.com/gatedhq/gated/internal/testtree"
 )
 
@@ -146,4 +148,58 @@ type counted struct{ w written }
 func (c counted) WriteCandidates(_ context.Context, cs []*audit.Candidate) error {
 	c.w.batches <- cs
 	return nil
+}
+
+// A candidate policy that writes an argument value into its finding code
+// gets it stored as a record would hold it: fingerprinted with the live
+// Redactor's key (an e-mail address is personal data).
+func TestCandidateRowScreened(t *testing.T) {
+	t.Parallel()
+	const leak = `package gated.custom.leak
+
+findings contains {
+	"code": concat("_", ["to", input.event.proposed_arguments.to]),
+	"route": "refuse",
+	"blocking": true,
+	"message": "leak",
+} if input.event.proposed_arguments.to
+`
+	dir := testtree.Write(t, t.TempDir(), map[string]string{"POLICY.md": "---\nschema: policy/v1\nid: \"@candidate-tests/leak\"\n---\n", "rules/leak.rego": leak})
+	src, err := sources.Load(sources.Config{CatalogDirs: []string{"../../examples/catalog"}, PolicyDirs: []string{dir}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := file.CandidatesPath(filepath.Join(t.TempDir(), "audit.jsonl"))
+	f, err := file.OpenCandidates(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = f.Close() })
+	w := written{file: f, batches: make(chan []*audit.Candidate, 1)}
+	red := audit.NewRedactor([]byte("candidate-test-key"))
+	c := candidate.New(candidate.Config{Engine: gate.New(src.Opts...), Writer: w, Redactor: red})
+	live := gate.New(gate.WithFollower(c.Follow))
+	ev := map[string]any{"tool_name": "send_email", "tool_category": "write", "authorization_state": "confirmed", "evidence_refs": []any{},
+		"risk_domain": "customer_support", "proposed_arguments": map[string]any{"to": "alice@example.com", "subject": "Hi", "body": "b", "ticket_id": "T-1"},
+		"recommended_route": "accept"}
+	live.Decide(context.Background(), gate.Request{Event: ev, Principals: []string{"alice@example.com"}})
+	ctx, cancel := context.WithCancel(context.Background())
+	go c.Run(ctx)
+	batch := <-w.batches
+	cancel()
+	c.Wait()
+	row := batch[0]
+	if want := red.Screen("to_alice@example.com"); !slices.Contains(row.HardBlockers, want) {
+		t.Errorf("blockers %v, want the code's fingerprint %s among them", row.HardBlockers, want)
+	}
+	if want := red.Screen("alice@example.com"); len(row.Principals) != 1 || row.Principals[0] != want {
+		t.Errorf("principals %v, want the record's fingerprint %s", row.Principals, want)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(data), "alice") {
+		t.Fatalf("the candidate file holds the argument: %s", data)
+	}
 }

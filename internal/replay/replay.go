@@ -63,6 +63,11 @@ func Run(ctx context.Context, src Source, eng Engine, w Window) (*Report, error)
 	return r, nil
 }
 
+// noKey screens what the policy under test wrote: replay has no audit HMAC
+// key, so a text that holds a secret or personal data is masked whole
+// (audit.MaskedText) rather than fingerprinted.
+var noKey *audit.Redactor
+
 // outcome is one record decided again.
 type outcome struct {
 	rec      *audit.Record
@@ -117,7 +122,11 @@ func replayOne(ctx context.Context, seen, blind *gate.Engine, u *audit.Unsealer,
 		}
 	}
 	d := e.Decide(ctx, req)
-	o.now, o.blockers, o.revs = d.Route, d.HardBlockers, d.Revisions
+	// The policy under test writes its codes and may write argument values
+	// into them (sealed ones too): screened as a record's fields are, before
+	// the report or a pull request comment shows them.
+	o.now, o.blockers = d.Route, noKey.ScreenAll(d.HardBlockers)
+	o.revs = gate.Revisions{Catalog: noKey.Screen(d.Revisions.Catalog), Policy: noKey.Screen(d.Revisions.Policy)}
 	o.unseen = append(o.unseen, unseen(rec, d, sealed)...)
 	slices.Sort(o.unseen)
 	return o

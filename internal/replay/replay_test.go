@@ -201,6 +201,16 @@ func TestReplayPostgresUnsealed(t *testing.T) {
 	if same.Replayed != 4 || same.Changed != 0 || same.Gate(false) != nil {
 		t.Errorf("replay under the recording policy: replayed %d changed %d", same.Replayed, same.Changed)
 	}
+
+	// A second row of a decision in the window (another decided_at) is
+	// refused, as in a file.
+	pgtest.ExecOn(t, u, `CREATE TABLE forged AS SELECT * FROM audit_decisions WHERE final_route = 'refuse' LIMIT 1;
+		UPDATE forged SET decided_at = decided_at + interval '1 millisecond', final_route = 'accept', chain_id = 'fake', chain_seq = 1;
+		INSERT INTO audit_decisions SELECT * FROM forged`)
+	_, err = replay.Run(context.Background(), replay.Store(auditpg.NewStore(db)), engine(t, grantSupport, nil), w)
+	if err == nil || !strings.Contains(err.Error(), "stored twice") || !strings.Contains(err.Error(), "gated audit verify") {
+		t.Errorf("replay of a decision stored twice: %v", err)
+	}
 }
 
 // Recorded in a file with the arguments sealed, the calls replay exactly:
@@ -363,8 +373,10 @@ func TestMarks(t *testing.T) {
 	hidden := rec("accept", nil, "hmac-sha256:00ff")
 	odd := rec("maybe", nil, "bot://other")
 	corrected := rec("accept", nil, "bot://other")
+	corrected.ChainID, corrected.ChainSeq = "writer", 1
 	fix := *corrected
 	fix.FinalRoute, fix.HardBlockers, fix.FindingCodes = "refuse", []string{route.CodeAuditUnavailable}, []string{route.CodeAuditUnavailable}
+	fix.ChainSeq, fix.Supersedes = 2, 1
 
 	// Arguments without keys were the empty object: seen, and validated as
 	// they were, so the schema refuses them again.
@@ -407,5 +419,87 @@ func TestMarks(t *testing.T) {
 	}
 	if r.Widened != len(want)-1 || r.WidenedUnseen != r.Widened || r.Narrowed != 1 || r.Gate(true) != nil || r.Gate(false) == nil {
 		t.Errorf("widened %d (unseen %d) narrowed %d", r.Widened, r.WidenedUnseen, r.Narrowed)
+	}
+}
+
+// A policy under test that writes a sealed argument into its finding code
+// cannot get it into the report: every rendering shows the code masked, as
+// a record would hold it (the e-mail address is personal data).
+func TestPolicyTextScreened(t *testing.T) {
+	t.Parallel()
+	id, err := age.GenerateX25519Identity()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sealer, err := audit.ParseSealer(id.Recipient().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	unsealer, err := audit.ParseUnsealer(id.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	sink, err := file.Open(path, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := record(t, sink, audit.NewRedactor([]byte("k")).SealingTo(sealer))
+
+	const leak = `package gated.custom.leak
+
+findings contains {
+	"code": concat("_", ["to", input.event.proposed_arguments.to]),
+	"route": "refuse",
+	"blocking": true,
+	"message": concat(" ", ["mail to", input.event.proposed_arguments.to]),
+} if input.event.proposed_arguments.to
+`
+	dir := testtree.Write(t, t.TempDir(), map[string]string{"POLICY.md": grantSupport, "rules/leak.rego": leak})
+	src, err := sources.Load(sources.Config{CatalogDirs: []string{"../../examples/catalog"}, PolicyDirs: []string{dir}, Limits: replay.Unlimited}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := replay.Run(context.Background(), replay.File(path),
+		replay.Engine{Options: src.Opts, Blind: src.ArgumentsOpts(catalog.ArgumentsOff), Unsealer: unsealer}, w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	masked := false
+	for _, c := range r.Changes {
+		masked = masked || slices.Contains(c.NewBlockers, audit.MaskedText)
+	}
+	if !masked {
+		t.Errorf("no change has the masked code %q: %+v", audit.MaskedText, r.Changes)
+	}
+	for _, f := range []replay.Format{replay.Text, replay.Markdown, replay.JSON} {
+		var b bytes.Buffer
+		if err := r.Render(&b, f); err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(b.String(), "example.com") {
+			t.Errorf("%s rendering shows the sealed argument:\n%s", f, b.String())
+		}
+	}
+}
+
+// A decision id stored again other than by a correction of its record —
+// signed records copied into a chain of their own with the route changed —
+// is refused: the line kept would be the forgery's.
+func TestDuplicateRefused(t *testing.T) {
+	t.Parallel()
+	at := time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
+	signed := &audit.Record{DecisionID: "d1", DecidedAt: at, ToolName: "send_email", FinalRoute: "refuse", ChainID: "real", ChainSeq: 1}
+	forged := *signed
+	forged.FinalRoute, forged.ChainID = "accept", "fake"
+	// A correction in another chain than its record's is no correction.
+	elsewhere := forged
+	elsewhere.ChainSeq, elsewhere.Supersedes = 2, 1
+	for name, second := range map[string]*audit.Record{"copied": &forged, "correction of another chain": &elsewhere} {
+		path := writeRecords(t, signed, second)
+		_, err := replay.Run(context.Background(), replay.File(path), engine(t, grantOther, nil), replay.Window{Since: at, Until: at.Add(time.Hour)})
+		if err == nil || !strings.Contains(err.Error(), "decision d1") || !strings.Contains(err.Error(), "gated audit verify") {
+			t.Errorf("%s: err %v, want a refusal naming d1 and gated audit verify", name, err)
+		}
 	}
 }

@@ -45,12 +45,20 @@ type storeSource struct{ s audit.Store }
 
 func (s storeSource) Each(ctx context.Context, w Window, fn func(*audit.Record) error) error {
 	f := audit.Filter{Since: w.Since, Until: w.Until, Limit: audit.MaxLimit}
+	seen := map[string]bool{}
 	for {
 		p, err := s.s.List(ctx, f)
 		if err != nil {
 			return fmt.Errorf("read recorded decisions: %w", err)
 		}
 		for _, r := range p.Records {
+			// The table keeps a correction in its record's row, so an id
+			// read twice is two rows (another decided_at): refused, as the
+			// file's are.
+			if seen[r.DecisionID] {
+				return fmt.Errorf("decision %s is stored twice in the window; run `gated audit verify` on the database", r.DecisionID)
+			}
+			seen[r.DecisionID] = true
 			if err := fn(r); err != nil {
 				return err
 			}
@@ -71,12 +79,18 @@ type fileSource string
 
 func (p fileSource) Each(ctx context.Context, w Window, fn func(*audit.Record) error) error {
 	byID := map[string]*audit.Record{}
+	var seen audit.Occurrences
 	err := file.Read(string(p), func(n int, fr audit.Frame) error {
 		if fr.Checkpoint != nil {
 			return nil // the chain's, not a decision
 		}
 		if fr.DecisionID == "" {
 			return fmt.Errorf("audit file %s, line %d: no decision_id", p, n)
+		}
+		if !seen.Add(fr.Record) {
+			// Which line is the decision's cannot be told here: the one
+			// kept last could be a forgery shadowing a signed record.
+			return fmt.Errorf("audit file %s, line %d: decision %s is stored again, not as a correction of its record; run `gated audit verify` on the file", p, n, fr.DecisionID)
 		}
 		if w.holds(fr.DecidedAt) {
 			byID[fr.DecisionID] = fr.Record // a correction's line comes after the line it corrects

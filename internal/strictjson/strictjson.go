@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 )
 
@@ -58,4 +59,16 @@ func Check(b []byte) error {
 		return err
 	}
 	return nil
+}
+
+// Unmarshal decodes b into v as every reader reads b: what Check refuses
+// is refused, and a member counts only spelled exactly as v's field names
+// it. encoding/json matches names case-insensitively and passes unknown
+// ones unread, so `"final_route":"accept","Final_Route":"refuse"` is
+// refuse to it and accept to jq, and an unknown member rides along
+// unread — in an audit line, outside what its hash covers. The
+// encoding/json/v2 prototype (the module Check uses) matches exactly and
+// refuses repeated and, told to, unknown members.
+func Unmarshal(b []byte, v any) error {
+	return json.Unmarshal(b, v, json.RejectUnknownMembers(true))
 }

@@ -30,3 +30,32 @@ func TestCheck(t *testing.T) {
 		}
 	}
 }
+
+// Unmarshal takes a member only spelled as the field names it, once, and
+// no member the type does not name.
+func TestUnmarshal(t *testing.T) {
+	t.Parallel()
+	type inner struct {
+		Route string `json:"final_route"`
+	}
+	type doc struct {
+		*inner
+		N int `json:"n,omitempty"`
+	}
+	for _, text := range []string{
+		`{"final_route": "accept", "Final_Route": "refuse"}`,
+		`{"FINAL_ROUTE": "refuse"}`,
+		`{"final_route": "accept", "final_route": "refuse"}`,
+		`{"final_route": "accept", "approved_by": "x"}`,
+		`{"final_route": "\ud800"}`,
+	} {
+		d := doc{inner: new(inner)}
+		if err := Unmarshal([]byte(text), &d); err == nil {
+			t.Errorf("Unmarshal(%s) took %+v, want an error", text, *d.inner)
+		}
+	}
+	d := doc{inner: new(inner)}
+	if err := Unmarshal([]byte(`{"final_route": "accept", "n": 2}`), &d); err != nil || d.Route != "accept" || d.N != 2 {
+		t.Errorf("Unmarshal of an exact document: %+v, %v", d, err)
+	}
+}

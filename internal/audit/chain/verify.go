@@ -15,6 +15,7 @@ type Entry struct {
 	Link       string // as stored
 	Content    Hash   // recomputed
 	DecisionID string
+	At         time.Time // the record's decided_at
 }
 
 // Problem kinds: what happened to the first record found out of place.
@@ -102,7 +103,15 @@ func Verify(id string, es []Entry, cps []Checkpoint, keys Keys) Report {
 			return rep
 		}
 		prev, next = h, purge.Seq+1
-		es = slices.DeleteFunc(slices.Clone(es), func(e Entry) bool { return e.Seq <= purge.Seq })
+		// Retention dropped every link up to the purge point (its leftovers
+		// in the next day too): a record there was put back or made up, and
+		// readers other than this one would show it.
+		if i := slices.IndexFunc(es, func(e Entry) bool { return e.Seq <= purge.Seq }); i >= 0 {
+			rep.From, rep.Through = next, next-1
+			rep.Problem = &Problem{Kind: Inserted, Seq: es[i].Seq, DecisionID: es[i].DecisionID,
+				Detail: fmt.Sprintf("a record claims seq %d, at or before the purge point (seq %d) retention signed: those links were dropped", es[i].Seq, purge.Seq)}
+			return rep
+		}
 	}
 	rep.From, rep.Through = next, next-1
 	for len(heads) > 0 && heads[0].Seq < next {

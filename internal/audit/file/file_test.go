@@ -82,3 +82,25 @@ func TestOpenRejectsBadConfig(t *testing.T) {
 		t.Error("file: accepted")
 	}
 }
+
+// A line that reads one way to gated and another to jq — a member name
+// repeated in another case, one in capitals alone, or one gated does not
+// know (outside what the line's hash covers) — is refused, not decoded.
+func TestReadRefusesAmbiguousLines(t *testing.T) {
+	t.Parallel()
+	for _, line := range []string{
+		`{"decision_id":"d1","final_route":"accept","Final_Route":"refuse"}`,
+		`{"decision_id":"d1","FINAL_ROUTE":"refuse"}`,
+		`{"decision_id":"d1","final_route":"accept","approved_by":"alice"}`,
+		`{"decision_id":"d1","final_route":"accept","final_route":"refuse"}`,
+	} {
+		path := filepath.Join(t.TempDir(), "audit.jsonl")
+		if err := os.WriteFile(path, []byte(line+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		err := file.Read(path, func(int, audit.Frame) error { return nil })
+		if err == nil {
+			t.Errorf("Read took %s", line)
+		}
+	}
+}

@@ -2,7 +2,6 @@ package file
 
 import (
 	"bufio"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/gatedhq/gated/internal/audit"
 	"github.com/gatedhq/gated/internal/audit/chain"
+	"github.com/gatedhq/gated/internal/strictjson"
 )
 
 // maxLine bounds one line read back: far above any record gated writes,
@@ -37,7 +37,7 @@ func Read(path string, fn func(n int, f audit.Frame) error) error {
 			continue
 		}
 		f := audit.Frame{Record: new(audit.Record)}
-		if err := json.Unmarshal(line, &f); err != nil {
+		if err := strictjson.Unmarshal(line, &f); err != nil {
 			return fmt.Errorf("audit file %s, line %d: %w", path, n, err)
 		}
 		if err := fn(n, f); err != nil {

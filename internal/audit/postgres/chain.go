@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -12,6 +11,7 @@ import (
 	"github.com/gatedhq/gated/internal/audit"
 	"github.com/gatedhq/gated/internal/audit/chain"
 	"github.com/gatedhq/gated/internal/postgres"
+	"github.com/gatedhq/gated/internal/strictjson"
 )
 
 // writeRest stores what a batch holds besides new records: corrections,
@@ -45,10 +45,15 @@ func queueCheckpoint(q *pgx.Batch, c chain.Checkpoint) {
 		c.Chain, c.Kind, c.Seq, c.Hash, c.At, c.KeyID, c.Signature)
 }
 
-// purge drops partition name and, in the same transaction, signs for each
-// chain it held links of the point where that chain now starts: the last
-// link it dropped. Superseded records of the dropped days go with them.
-func (s *Sink) purge(ctx context.Context, name string, before time.Time) error {
+// purge drops partition name (of the days before end) and, in the same
+// transaction, signs for each chain it held links of the point where that
+// chain now starts: the last link it dropped. Superseded records of the
+// dropped days go with them, and so do the chain's links at or below that
+// point stored in the next day — records decided just before end but
+// linked after ones decided just before midnight (leftoverSlack) — so a
+// chain holds nothing at or below its purge point and verify can report
+// any such row as inserted.
+func (s *Sink) purge(ctx context.Context, name string, end, before time.Time) error {
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		rows, err := tx.Query(ctx, `SELECT DISTINCT ON (chain_id) chain_id, chain_seq, link_hash FROM `+
 			pgx.Identifier{name}.Sanitize()+` WHERE chain_id <> '' ORDER BY chain_id, chain_seq DESC`)
@@ -65,6 +70,9 @@ func (s *Sink) purge(ctx context.Context, name string, before time.Time) error {
 				return fmt.Errorf("chain %s, seq %d: %w", id, seq, err)
 			}
 			queueCheckpoint(q, s.signer.Checkpoint(chain.KindPurge, id, seq, h, now))
+			q.Queue(`DELETE FROM audit_decisions WHERE decided_at >= $1 AND decided_at < $2 AND chain_id = $3 AND chain_seq <= $4`,
+				end, end.Add(leftoverSlack), id, seq)
+			q.Queue(`DELETE FROM audit_superseded WHERE chain_id = $1 AND chain_seq <= $2`, id, seq)
 			return nil
 		})
 		if err != nil {
@@ -75,6 +83,11 @@ func (s *Sink) purge(ctx context.Context, name string, before time.Time) error {
 		return tx.SendBatch(ctx, q).Close()
 	})
 }
+
+// leftoverSlack bounds how long after a dropped day a record linked
+// before that day's last link can have been decided: a batch is linked in
+// the order it was taken, far within it.
+const leftoverSlack = time.Hour
 
 // ReadTrail reads every chain of the database back for
 // audit.Trail.Verify, in chain and seq order, the records corrections
@@ -142,7 +155,7 @@ func readSuperseded(ctx context.Context, db querier, id string) (map[string][]*a
 	var doc []byte
 	_, err = pgx.ForEachRow(rows, []any{&doc}, func() error {
 		r := new(audit.Record)
-		if err := json.Unmarshal(doc, r); err != nil {
+		if err := strictjson.Unmarshal(doc, r); err != nil {
 			return err
 		}
 		out[r.ChainID] = append(out[r.ChainID], r)

@@ -112,7 +112,7 @@ func (s *Sink) Maintain(ctx context.Context, now time.Time) error {
 		if d.AddDate(0, 0, 1).After(cutoff) {
 			continue
 		}
-		if err := s.purge(ctx, n, day(cutoff)); err != nil {
+		if err := s.purge(ctx, n, d.AddDate(0, 0, 1), day(cutoff)); err != nil {
 			return fmt.Errorf("drop audit partition %s: %w", n, err)
 		}
 		s.mu.Lock()
