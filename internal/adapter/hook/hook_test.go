@@ -1,12 +1,14 @@
 package hook
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/gatedhq/gated/internal/adapter/hook/wire"
 	"github.com/gatedhq/gated/internal/gate"
+	"github.com/gatedhq/gated/internal/redact"
 	"github.com/gatedhq/gated/internal/route"
 )
 
@@ -86,6 +88,19 @@ func TestDenyNamesTheApproval(t *testing.T) {
 	}
 	if o := claudeAnswer(Codex, &gate.Decision{Route: route.Ask}); strings.Contains(o.PermissionDecisionReason, "approve it at") {
 		t.Errorf("a deny without an approval names one: %q", o.PermissionDecisionReason)
+	}
+}
+
+// No session id may name its session in a way the secret scan refuses:
+// with hex fingerprints one session in two thousand had every call refused
+// (all digits, read as a card number).
+func TestSessionNamesAreNeverSecrets(t *testing.T) {
+	t.Parallel()
+	for i := range 20000 {
+		ref := ClaudeCode.sessionRef(fmt.Sprintf("session %d", i))
+		if text := ref.SourceID + " " + ref.Summary + " " + ref.Provenance; redact.HasSecret(text) || redact.HasPII(text) {
+			t.Fatalf("session %d is named %q, which the secret scan refuses", i, ref.SourceID)
+		}
 	}
 }
 
