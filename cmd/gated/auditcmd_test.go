@@ -28,28 +28,9 @@ import (
 func TestAuditVerifyReceiptCommands(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	keys := bundletest.NewKeys(t)
-	dir := t.TempDir()
-	path, pub, priv := filepath.Join(dir, "audit.jsonl"), filepath.Join(dir, "pub.pem"), filepath.Join(dir, "key.pem")
-	if err := os.WriteFile(pub, keys.PublicPEM, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	path, pub, keys := signedTrail(t, 5)
+	priv := filepath.Join(filepath.Dir(path), "key.pem")
 	if err := os.WriteFile(priv, keys.PrivPEM, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	af := auditFlags{file: path, spoolDir: filepath.Join(dir, "spool"), durability: "sync", fail: "closed",
-		signingKey: string(keys.PrivPEM), checkpoint: time.Hour}
-	rec, _, _, err := openAudit(ctx, &af, nil, zap.NewNop(), metrics.New("test"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	now := time.Now()
-	for i := 1; i <= 5; i++ {
-		if _, err := rec.Record(ctx, audittest.Record(i, now)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := rec.Close(ctx); err != nil {
 		t.Fatal(err)
 	}
 	gated := func(stdin io.Reader, args ...string) (string, error) {
@@ -200,27 +181,8 @@ func TestAuditVerifyUnsigned(t *testing.T) {
 func TestAuditVerifyForgedChain(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	keys := bundletest.NewKeys(t)
-	dir := t.TempDir()
-	path, pub := filepath.Join(dir, "audit.jsonl"), filepath.Join(dir, "pub.pem")
-	if err := os.WriteFile(pub, keys.PublicPEM, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	af := auditFlags{file: path, spoolDir: filepath.Join(dir, "spool"), durability: "sync", fail: "closed",
-		signingKey: string(keys.PrivPEM), checkpoint: time.Hour}
-	rec, _, _, err := openAudit(ctx, &af, nil, zap.NewNop(), metrics.New("test"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	now := time.Now()
-	for i := 1; i <= 3; i++ {
-		if _, err := rec.Record(ctx, audittest.Record(i, now)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := rec.Close(ctx); err != nil {
-		t.Fatal(err)
-	}
+	path, pub, _ := signedTrail(t, 3)
+	dir := filepath.Dir(path)
 	signed, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -285,4 +247,34 @@ func TestAuditVerifyForgedChain(t *testing.T) {
 	if out, code := verify("--audit-file", path, "--require-signed"); code != 0 {
 		t.Fatalf("--require-signed of the signed file: exit %d\n%s", code, out)
 	}
+}
+
+// signedTrail records n records into a signed audit file of the test's own
+// through the audit gated serve opens, and returns the file, the public
+// key's file and the keys.
+func signedTrail(t *testing.T, n int) (path, pub string, keys bundletest.Keys) {
+	t.Helper()
+	ctx := context.Background()
+	keys = bundletest.NewKeys(t)
+	dir := t.TempDir()
+	path, pub = filepath.Join(dir, "audit.jsonl"), filepath.Join(dir, "pub.pem")
+	if err := os.WriteFile(pub, keys.PublicPEM, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	af := auditFlags{file: path, spoolDir: filepath.Join(dir, "spool"), durability: "sync", fail: "closed",
+		signingKey: string(keys.PrivPEM), checkpoint: time.Hour}
+	rec, _, _, err := openAudit(ctx, &af, nil, zap.NewNop(), metrics.New("test"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	for i := 1; i <= n; i++ {
+		if _, err := rec.Record(ctx, audittest.Record(i, now)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := rec.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return path, pub, keys
 }
