@@ -218,24 +218,7 @@ func TestReplayPostgresUnsealed(t *testing.T) {
 // Without the identity they replay as unsealed ones.
 func TestReplayFileSealed(t *testing.T) {
 	t.Parallel()
-	id, err := age.GenerateX25519Identity()
-	if err != nil {
-		t.Fatal(err)
-	}
-	sealer, err := audit.ParseSealer(id.Recipient().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	unsealer, err := audit.ParseUnsealer(id.String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "audit.jsonl")
-	sink, err := file.Open(path, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := record(t, sink, audit.NewRedactor([]byte("k")).SealingTo(sealer))
+	path, w, unsealer := sealedTrail(t)
 
 	r, err := replay.Run(context.Background(), replay.File(path), engine(t, grantOther, unsealer), w)
 	if err != nil {
@@ -427,24 +410,7 @@ func TestMarks(t *testing.T) {
 // a record would hold it (the e-mail address is personal data).
 func TestPolicyTextScreened(t *testing.T) {
 	t.Parallel()
-	id, err := age.GenerateX25519Identity()
-	if err != nil {
-		t.Fatal(err)
-	}
-	sealer, err := audit.ParseSealer(id.Recipient().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	unsealer, err := audit.ParseUnsealer(id.String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "audit.jsonl")
-	sink, err := file.Open(path, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := record(t, sink, audit.NewRedactor([]byte("k")).SealingTo(sealer))
+	path, w, unsealer := sealedTrail(t)
 
 	const leak = `package gated.custom.leak
 
@@ -502,4 +468,30 @@ func TestDuplicateRefused(t *testing.T) {
 			t.Errorf("%s: err %v, want a refusal naming d1 and gated audit verify", name, err)
 		}
 	}
+}
+
+// sealedTrail records the calls of record into an audit file with their
+// arguments sealed to a fresh age identity, and returns the file, the
+// window holding them and what opens them.
+func sealedTrail(t *testing.T) (string, replay.Window, *audit.Unsealer) {
+	t.Helper()
+	id, err := age.GenerateX25519Identity()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sealer, err := audit.ParseSealer(id.Recipient().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	unsealer, err := audit.ParseUnsealer(id.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	sink, err := file.Open(path, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := record(t, sink, audit.NewRedactor([]byte("k")).SealingTo(sealer))
+	return path, w, unsealer
 }
