@@ -158,6 +158,14 @@ func (c config) checkLoad() error {
 	return nil
 }
 
+// plural is n and the noun, with an s unless n is 1.
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
 func envOr(k, def string) string {
 	if v := os.Getenv(k); v != "" {
 		return v
@@ -475,8 +483,8 @@ func writeReport(w io.Writer, c config, started time.Time, m []string, rs []resu
 	fmt.Fprintf(w, "Measured %s with `make bench-http`, which ran:\n\n", started.Format("2006-01-02 15:04 MST"))
 	fmt.Fprintf(w, "```sh\n%s\n```\n\n", c.commandLine)
 	fmt.Fprintf(w, "Machine: %s.\n\n", strings.Join(m, "; "))
-	fmt.Fprintf(w, "POST of the same %d-byte event (bench/cmd/benchhttp/event.json; the hook row posts its own hook input), %d connections, %d round(s) of %s per server in rotating order; medians of the rounds. Ratios are to the baseline of this run (req/s: higher is better; CPU and latency: lower is better). CPU/req is the server process's own user+system time per answer, the figure least moved by what else shares the cores; PostgreSQL's is not counted. Cores: the CPU the server process and the load generator (wrk, %d thread(s)) each used, per second of the round; a run is refused when the baseline used under %.2f of the %d cores while wrk used more than %.2f, since wrk and not the server would then have set the baseline's pace. Peak RSS is the server process's over the whole run. Not accepted: gated's decisions with another route over all rounds, from its `gated_decisions_total` (the event is one every gated row accepts, so anything else is a refusal under load, such as the policy's time budget).\n\n",
-		len(event), c.concurrency, c.rounds, c.duration, c.wrkThreads, minServerCores(runtime.NumCPU()), runtime.NumCPU(), maxLoadCores(runtime.NumCPU()))
+	fmt.Fprintf(w, "POST of the same %d-byte event (bench/cmd/benchhttp/event.json; the hook row posts its own hook input), %d connections, %d round(s) of %s per server in rotating order; medians of the rounds. Ratios are to the baseline of this run (req/s: higher is better; CPU and latency: lower is better). CPU/req is the server process's own user+system time per answer, the figure least moved by what else shares the cores; PostgreSQL's is not counted. Cores: the CPU the server process and the load generator (wrk, %s) each used, per second of the round; a run is refused when the baseline used under %.2f of the %d cores while wrk used more than %.2f, since wrk and not the server would then have set the baseline's pace. Peak RSS is the server process's over the whole run. Not accepted: gated's decisions with another route over all rounds, from its `gated_decisions_total` (the event is one every gated row accepts, so anything else is a refusal under load, such as the policy's time budget).\n\n",
+		len(event), c.concurrency, c.rounds, c.duration, plural(c.wrkThreads, "thread"), minServerCores(runtime.NumCPU()), runtime.NumCPU(), maxLoadCores(runtime.NumCPU()))
 	writeTable(w, rs)
 	by := map[string]sample{}
 	for _, r := range rs {
@@ -529,7 +537,7 @@ func machine(c config) []string {
 	}
 	m = append(m, runtime.Version())
 	if c.wrkVersion != "" {
-		m = append(m, fmt.Sprintf("%s, %d thread(s), on the same cores", c.wrkVersion, c.wrkThreads))
+		m = append(m, fmt.Sprintf("%s (%s) on the same cores", c.wrkVersion, plural(c.wrkThreads, "thread")))
 	}
 	return m
 }
