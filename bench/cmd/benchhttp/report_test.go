@@ -235,3 +235,20 @@ func TestProfileStages(t *testing.T) {
 		}
 	}
 }
+
+func TestCheckLoad(t *testing.T) {
+	ok := config{duration: 10 * time.Second, warmup: 0, wrkThreads: 1}
+	if err := ok.checkLoad(); err != nil {
+		t.Errorf("10 s rounds without warm-up refused: %v", err)
+	}
+	for name, c := range map[string]config{
+		"a fraction of a second": {duration: 1500 * time.Millisecond, wrkThreads: 1},
+		"under a second":         {duration: 500 * time.Millisecond, wrkThreads: 1},
+		"a fractional warm-up":   {duration: time.Second, warmup: 2500 * time.Millisecond, wrkThreads: 1},
+		"no thread":              {duration: time.Second, wrkThreads: 0},
+	} {
+		if err := c.checkLoad(); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}
