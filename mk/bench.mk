@@ -1,29 +1,25 @@
 # HTTP ratio harness (bench/cmd/benchhttp, docs/performance.md): the bare-chi
 # baseline, gated on defaults, gated's full path with async and sync audit
 # against the local PostgreSQL, and an OPA server, driven in alternating
-# rounds by one load generator (hey) and reported as ratios to the baseline.
-# `make bench-http` takes a few minutes and rewrites the generated section of
-# docs/performance.md; `make bench-http-smoke` (in test-e2e, so CI runs it)
-# takes seconds, leaves OPA out and checks only that the harness runs and
-# prints its table. Tools are pinned here and installed into .bin/.
+# rounds by one load generator (wrk, Debian's package; .ci/run installs it)
+# and reported as ratios to the baseline. `make bench-http` takes a few
+# minutes and rewrites the generated section of docs/performance.md; `make
+# bench-http-smoke` (in test-e2e, so CI runs it) takes seconds, leaves OPA
+# out and checks only that the harness runs and prints its table. OPA is
+# pinned here and built into .bin/.
 
 BENCH_BIN := $(CURDIR)/.bin
-HEY_VERSION := v0.1.4
 # The OPA release gated links (go.mod); keep in step so the comparison is
 # the same engine.
 OPA_VERSION := v1.22.0
-HEY := $(BENCH_BIN)/hey-$(HEY_VERSION)
 OPA := $(BENCH_BIN)/opa-$(OPA_VERSION)
 BASELINE := $(BENCH_BIN)/baseline
 BENCHHTTP := $(BENCH_BIN)/benchhttp
 BENCHHTTP_FLAGS ?=
-BENCHHTTP_TOOLS = -gated $(GATED_BIN) -baseline $(BASELINE) -hey $(HEY) -hey-version $(HEY_VERSION)
+WRK ?= wrk
+BENCHHTTP_TOOLS = -gated $(GATED_BIN) -baseline $(BASELINE) -wrk $(WRK)
 
 .PHONY: bench-http bench-http-smoke bench-http-bins bench-hooks
-
-$(HEY):
-	GOBIN=$(BENCH_BIN)/tmp-hey $(GO) install github.com/rakyll/hey@$(HEY_VERSION)
-	mv $(BENCH_BIN)/tmp-hey/hey $@ && rmdir $(BENCH_BIN)/tmp-hey
 
 # Built from outside gated's module: OPA's command pulls in modules (cobra,
 # OpenTelemetry exporters…) that gated's go.sum does not list.
@@ -31,7 +27,7 @@ $(OPA):
 	cd $$(mktemp -d) && GOBIN=$(BENCH_BIN)/tmp-opa $(GO) install github.com/open-policy-agent/opa@$(OPA_VERSION)
 	mv $(BENCH_BIN)/tmp-opa/opa $@ && rmdir $(BENCH_BIN)/tmp-opa
 
-bench-http-bins: gated-bin $(HEY)
+bench-http-bins: gated-bin
 	$(GO) build -o $(BASELINE) ./bench/cmd/baseline
 	$(GO) build -o $(BENCHHTTP) ./bench/cmd/benchhttp
 

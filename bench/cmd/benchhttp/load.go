@@ -1,13 +1,14 @@
 package main
 
 import (
-	"bufio"
+	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -15,120 +16,167 @@ import (
 
 // sample is one round against one server.
 type sample struct {
-	rps      float64       // answered requests per second, as hey counts them
-	p50, p99 time.Duration // latency percentiles from hey's distribution
+	rps      float64       // answered requests per second, as wrk counts them
+	p50, p99 time.Duration // latency percentiles from wrk's histogram
 	cpuPerOp time.Duration // the server process's user+system CPU per request
 	requests int
+	// serverCores and loadCores are the CPU the server process and the
+	// load generator each used over the round, in cores (CPU time over
+	// wall time): beside each other they say which of the two set the pace.
+	serverCores, loadCores float64
 	// notAccepted counts the decisions gated's metrics show with a route
 	// other than accept during the round (0 for servers without them): an
 	// overloaded gated that refused would otherwise look fast.
 	notAccepted int
 }
 
-// heyResult is what the harness reads from hey's text report.
-type heyResult struct {
-	rps       float64
-	p50, p99  time.Duration
-	responses map[int]int // status code → count
-	errors    int         // requests that got no response at all
+// loadGen is the load generator: wrk, with its threads.
+type loadGen struct {
+	bin     string
+	threads int
 }
 
-// drive runs hey against url for d at concurrency c, posting the file body,
-// and measures the CPU the server process pid spent meanwhile.
-func drive(ctx context.Context, hey string, pid int, url, metrics, body string, d time.Duration, c int) (sample, error) {
+// wrkScript is the Lua script wrk runs: it posts the body file as JSON and,
+// once the run is over, prints wrk's own counters on one line. The counters
+// are exact where wrk's text report rounds (latency to two decimals in
+// changing units) and prints its error lines only when they are not zero.
+const wrkScript = `wrk.method = "POST"
+wrk.headers["Content-Type"] = "application/json"
+local f = assert(io.open(%s, "rb"))
+wrk.body = f:read("*a")
+f:close()
+
+function done(summary, latency, requests)
+  local e = summary.errors
+  io.write(string.format("` + wrkLinePrefix + ` requests=%%d duration_us=%%d p50_us=%%d p99_us=%%d connect=%%d read=%%d write=%%d status=%%d timeout=%%d\n",
+    summary.requests, summary.duration, latency:percentile(50), latency:percentile(99),
+    e.connect, e.read, e.write, e.status, e.timeout))
+end
+`
+
+// wrkLinePrefix starts the line wrkScript's done prints.
+const wrkLinePrefix = "benchhttp:"
+
+// writeWrkScript writes the script that posts body into dir and returns its
+// path. The body's path goes into a Lua long string, whose level is chosen
+// so that the path cannot close it.
+func writeWrkScript(dir, name, body string) (string, error) {
+	abs, err := filepath.Abs(body)
+	if err != nil {
+		return "", err
+	}
+	eq := ""
+	for strings.Contains(abs, "]"+eq+"]") {
+		eq += "="
+	}
+	path := filepath.Join(dir, name+".lua")
+	return path, os.WriteFile(path, fmt.Appendf(nil, wrkScript, "["+eq+"["+abs+"]"+eq+"]"), 0o644)
+}
+
+// wrkResult is what the harness reads from the line wrkScript prints.
+type wrkResult struct {
+	requests                              int // responses read, whatever their status
+	duration                              time.Duration
+	p50, p99                              time.Duration
+	connect, read, write, status, timeout int
+}
+
+// errors is every request that was not answered below 400: wrk's status
+// count is of answers of 400 and more, and its socket errors are requests
+// that got no answer (refused or broken connections, timeouts).
+func (r wrkResult) errors() int { return r.connect + r.read + r.write + r.status + r.timeout }
+
+// drive runs wrk against s for d at concurrency c and measures the CPU the
+// server process and wrk itself spent meanwhile.
+func drive(ctx context.Context, g loadGen, s *server, d time.Duration, c int) (sample, error) {
+	pid := s.cmd.Process.Pid
 	before, err := procCPU(pid)
 	if err != nil {
 		return sample{}, err
 	}
-	decided, err := notAccepted(metrics)
+	decided, err := notAccepted(s.metrics)
 	if err != nil {
 		return sample{}, err
 	}
-	cmd := exec.CommandContext(ctx, hey, "-z", d.String(), "-c", strconv.Itoa(c),
-		"-m", "POST", "-T", "application/json", "-D", body, url)
-	out, err := cmd.Output()
+	// wrk needs a connection per thread at least.
+	threads := min(g.threads, c)
+	cmd := exec.CommandContext(ctx, g.bin, "-t", strconv.Itoa(threads), "-c", strconv.Itoa(c),
+		"-d", strconv.Itoa(int(d/time.Second))+"s", "--timeout", "20s", "--latency", "-s", s.script, s.url)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	t0 := time.Now()
+	err = cmd.Run()
+	wall := time.Since(t0)
 	if err != nil {
-		return sample{}, fmt.Errorf("hey: %w", exitDetail(err))
+		return sample{}, fmt.Errorf("wrk: %w: %s", err, strings.TrimSpace(stderr.String()+"\n"+stdout.String()))
 	}
 	after, err := procCPU(pid)
 	if err != nil {
 		return sample{}, err
 	}
-	decidedAfter, err := notAccepted(metrics)
+	decidedAfter, err := notAccepted(s.metrics)
 	if err != nil {
 		return sample{}, err
 	}
-	r, err := parseHey(string(out))
+	r, err := parseWrk(stdout.String())
 	if err != nil {
 		return sample{}, err
 	}
-	ok := r.responses[200]
-	total := r.errors
-	for _, n := range r.responses {
-		total += n
-	}
-	// Everything must have been answered 200: a server that refuses or
+	// Everything must have been answered below 400 (the start checked the
+	// answer is 200 with the expected decision): a server that refuses or
 	// drops requests would look fast for the wrong reason.
-	if ok == 0 || ok != total {
-		return sample{}, fmt.Errorf("%s: %d of %d requests answered 200 (statuses %v, %d errors)", url, ok, total, r.responses, r.errors)
+	if r.requests == 0 || r.errors() > 0 {
+		return sample{}, fmt.Errorf("%s: %d requests answered, %d with status 400 or more; socket errors: connect %d, read %d, write %d, timeout %d",
+			s.url, r.requests, r.status, r.connect, r.read, r.write, r.timeout)
 	}
-	return sample{rps: r.rps, p50: r.p50, p99: r.p99, cpuPerOp: (after - before) / time.Duration(ok), requests: ok, notAccepted: decidedAfter - decided}, nil
+	loadCPU := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+	return sample{
+		rps:         float64(r.requests) / r.duration.Seconds(),
+		p50:         r.p50,
+		p99:         r.p99,
+		cpuPerOp:    (after - before) / time.Duration(r.requests),
+		requests:    r.requests,
+		serverCores: float64(after-before) / float64(wall),
+		loadCores:   float64(loadCPU) / float64(wall),
+		notAccepted: decidedAfter - decided,
+	}, nil
 }
 
-// parseHey reads hey's default text report (hey v0.1.4).
-func parseHey(out string) (heyResult, error) {
-	r := heyResult{responses: map[int]int{}}
-	section := ""
-	sc := bufio.NewScanner(strings.NewReader(out))
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		switch {
-		case line == "":
-			continue
-		case strings.HasSuffix(line, ":") && !strings.Contains(line, "\t"):
-			section = strings.TrimSuffix(line, ":")
+// wrkFields are the counters wrkScript's line carries, each key=value.
+var wrkFields = []string{"requests", "duration_us", "p50_us", "p99_us", "connect", "read", "write", "status", "timeout"}
+
+// parseWrk reads the line wrkScript's done printed from wrk's output.
+func parseWrk(out string) (wrkResult, error) {
+	for line := range strings.Lines(out) {
+		rest, ok := strings.CutPrefix(strings.TrimSpace(line), wrkLinePrefix)
+		if !ok {
 			continue
 		}
-		switch {
-		case strings.HasPrefix(line, "Requests/sec:"):
-			v, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimPrefix(line, "Requests/sec:")), 64)
-			if err != nil {
-				return r, fmt.Errorf("hey report: %q: %w", line, err)
+		line = strings.TrimSpace(line)
+		v := map[string]int64{}
+		for _, kv := range strings.Fields(rest) {
+			k, num, _ := strings.Cut(kv, "=")
+			n, err := strconv.ParseInt(num, 10, 64)
+			if err != nil || n < 0 {
+				return wrkResult{}, fmt.Errorf("wrk's counters: %q in %q is not a count", kv, line)
 			}
-			r.rps = v
-		case section == "Latency distribution":
-			// "50% in 0.0021 secs"
-			var pct int
-			var secs float64
-			if _, err := fmt.Sscanf(line, "%d%% in %g secs", &pct, &secs); err != nil {
-				return r, fmt.Errorf("hey report: %q: %w", line, err)
-			}
-			d := time.Duration(secs * float64(time.Second))
-			switch pct {
-			case 50:
-				r.p50 = d
-			case 99:
-				r.p99 = d
-			}
-		case section == "Status code distribution":
-			// "[200]	117633 responses"
-			var code, n int
-			if _, err := fmt.Sscanf(line, "[%d] %d responses", &code, &n); err != nil {
-				return r, fmt.Errorf("hey report: %q: %w", line, err)
-			}
-			r.responses[code] += n
-		case section == "Error distribution":
-			// "[12]	Post http://…: dial tcp …"
-			var n int
-			if _, err := fmt.Sscanf(line, "[%d]", &n); err == nil {
-				r.errors += n
+			v[k] = n
+		}
+		for _, k := range wrkFields {
+			if _, ok := v[k]; !ok {
+				return wrkResult{}, fmt.Errorf("wrk's counters: %q has no %s", line, k)
 			}
 		}
+		if v["duration_us"] == 0 {
+			return wrkResult{}, fmt.Errorf("wrk's counters: %q: a run of no time", line)
+		}
+		us := func(k string) time.Duration { return time.Duration(v[k]) * time.Microsecond }
+		return wrkResult{
+			requests: int(v["requests"]), duration: us("duration_us"), p50: us("p50_us"), p99: us("p99_us"),
+			connect: int(v["connect"]), read: int(v["read"]), write: int(v["write"]), status: int(v["status"]), timeout: int(v["timeout"]),
+		}, nil
 	}
-	if r.rps == 0 || r.p50 == 0 || r.p99 == 0 {
-		return r, fmt.Errorf("hey report without requests/sec or latency percentiles:\n%s", out)
-	}
-	return r, nil
+	return wrkResult{}, fmt.Errorf("wrk printed no %q line (was it run with the harness's script?):\n%s", wrkLinePrefix, out)
 }
 
 // clockTick is the unit of utime and stime in /proc/<pid>/stat: USER_HZ,
@@ -219,4 +267,16 @@ func sumNotAccepted(text string) (int, error) {
 		n += int(v)
 	}
 	return n, nil
+}
+
+// wrkVersion is wrk's name and version as `wrk -v` prints them first ("wrk
+// debian/4.1.0-3+b2"), for the report, or "" when it prints something else.
+// wrk -v exits with status 1, so the status says nothing.
+func wrkVersion(ctx context.Context, bin string) string {
+	out, _ := exec.CommandContext(ctx, bin, "-v").CombinedOutput()
+	f := strings.Fields(string(out))
+	if len(f) < 2 || f[0] != "wrk" {
+		return ""
+	}
+	return f[0] + " " + f[1]
 }

@@ -11,15 +11,19 @@
 //     grants, no decision logs;
 //
 // then drives POST requests of the same ~1.5 KB event at each with one load
-// generator (hey, pinned in mk/bench.mk), in rounds that alternate the
-// servers, and prints the medians as ratios to the baseline of the same
-// run: absolute figures from a shared 2-core machine, where the load
-// generator competes with the server, do not carry from one run to the
-// next, while ratios measured side by side do. CPU per request comes from
-// the server's /proc/<pid>/stat; allocations per decision from go test
-// -bench. Nothing is asserted about speed: the harness fails only when a
-// server does not start, answers something other than 200 with the
-// expected decision, or a tool is missing.
+// generator (wrk, Debian's package: a C event loop that spends a small
+// share of a core per thousand requests, where hey spent most of a core and
+// capped the baseline), in rounds that alternate the servers, and prints
+// the medians as ratios to the baseline of the same run: absolute figures
+// from a shared 2-core machine, where the load generator competes with the
+// server, do not carry from one run to the next, while ratios measured side
+// by side do. CPU per request comes from the server's /proc/<pid>/stat, the
+// generator's own CPU from wrk's rusage; allocations per decision from go
+// test -bench. Nothing is asserted about speed: the harness fails when a
+// server does not start, answers with a status of 400 or more or not at
+// all, does not give the expected decision, a tool is missing, or the
+// baseline was held back by the load generator rather than by its own CPU
+// (generatorBound).
 package main
 
 import (
@@ -56,13 +60,14 @@ type config struct {
 	skipOPA, skipDB    bool
 	databaseURL        string
 	gated, baseline    string
-	hey, opa           string
+	wrk, opa           string
+	wrkThreads         int
 	catalog            string
 	doc                string
 	benchtime          string
 	skipAllocs         bool
 	commandLine        string
-	heyVersion, opaVer string
+	wrkVersion, opaVer string
 
 	// The hook mode (-hooks): spawned hook commands against curl.
 	hooks                   bool
@@ -75,8 +80,8 @@ func main() {
 	var c config
 	fs := flag.NewFlagSet("benchhttp", flag.ExitOnError)
 	fs.IntVar(&c.rounds, "rounds", 5, "rounds; each drives every server once, in a rotating order")
-	fs.DurationVar(&c.duration, "duration", 10*time.Second, "how long each server is driven in a round")
-	fs.DurationVar(&c.warmup, "warmup", 2*time.Second, "load on each server before the first round, not measured")
+	fs.DurationVar(&c.duration, "duration", 10*time.Second, "how long each server is driven in a round (whole seconds: wrk counts in them)")
+	fs.DurationVar(&c.warmup, "warmup", 2*time.Second, "load on each server before the first round, not measured (whole seconds, or 0)")
 	fs.DurationVar(&c.pause, "pause", time.Second, "idle time between two servers' runs (lets async audit queues drain)")
 	fs.IntVar(&c.concurrency, "c", 32, "concurrent connections of the load generator")
 	fs.IntVar(&c.grants, "grants", 1000, "grants in the generated POLICY.md of the full path")
@@ -91,9 +96,9 @@ func main() {
 		"PostgreSQL to create the full path's databases in (each run creates its own and drops them)")
 	fs.StringVar(&c.gated, "gated", "bin/gated", "the gated binary")
 	fs.StringVar(&c.baseline, "baseline", ".bin/baseline", "the baseline binary (bench/cmd/baseline)")
-	fs.StringVar(&c.hey, "hey", ".bin/hey", "the hey binary")
+	fs.StringVar(&c.wrk, "wrk", "wrk", "the wrk binary (Debian: apt-get install wrk)")
+	fs.IntVar(&c.wrkThreads, "wrk-threads", 1, "wrk's threads: one event loop keeps up with every server here, and a second only competes with the server for the 2 cores")
 	fs.StringVar(&c.opa, "opa", ".bin/opa", "the opa binary")
-	fs.StringVar(&c.heyVersion, "hey-version", "", "hey's version, for the report")
 	fs.StringVar(&c.opaVer, "opa-version", "", "OPA's version, for the report")
 	fs.StringVar(&c.catalog, "catalog", "examples/catalog", "the full path's catalog")
 	fs.StringVar(&c.doc, "doc", "", "rewrite the generated section of this file (docs/performance.md) with the report")
@@ -114,6 +119,12 @@ func main() {
 			c.benchtime = "100x"
 		}
 	}
+	if !c.hooks {
+		if err := c.checkLoad(); err != nil {
+			fmt.Fprintln(os.Stderr, "benchhttp:", err)
+			os.Exit(2)
+		}
+	}
 	// Paths relative to the repository, so the report names no one's home.
 	c.commandLine = strings.Join(append([]string{".bin/benchhttp"}, os.Args[1:]...), " ")
 	if wd, err := os.Getwd(); err == nil {
@@ -130,6 +141,29 @@ func main() {
 		fmt.Fprintln(os.Stderr, "benchhttp:", err)
 		os.Exit(1)
 	}
+}
+
+// checkLoad refuses settings wrk cannot run: it takes durations in whole
+// seconds and needs at least one thread.
+func (c config) checkLoad() error {
+	if c.duration < time.Second || c.duration%time.Second != 0 {
+		return fmt.Errorf("-duration %s: wrk runs for whole seconds, at least one", c.duration)
+	}
+	if c.warmup < 0 || c.warmup%time.Second != 0 {
+		return fmt.Errorf("-warmup %s: wrk runs for whole seconds (or 0 for no warm-up)", c.warmup)
+	}
+	if c.wrkThreads < 1 {
+		return fmt.Errorf("-wrk-threads %d: wrk needs at least one thread", c.wrkThreads)
+	}
+	return nil
+}
+
+// plural is n and the noun, with an s unless n is 1.
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 func envOr(k, def string) string {
@@ -158,6 +192,7 @@ type server struct {
 	health     string
 	metrics    string // gated's /metrics, to count decisions that were not accepted; "" for other servers
 	body       string // file posted
+	script     string // the wrk script that posts body
 	check      func(status int, body []byte) error
 	cmd        *exec.Cmd
 	exited     chan struct{} // closed once the process has been waited for
@@ -166,12 +201,17 @@ type server struct {
 
 func run(ctx context.Context, c config, out io.Writer) (err error) {
 	for _, b := range []struct{ path, hint string }{
-		{c.gated, "make gated-bin"}, {c.baseline, "make bench-http builds it"}, {c.hey, "make bench-http installs it"},
+		{c.gated, "make gated-bin"}, {c.baseline, "make bench-http builds it"},
 	} {
 		if _, err := os.Stat(b.path); err != nil {
 			return fmt.Errorf("%s is missing (%s)", b.path, b.hint)
 		}
 	}
+	if c.wrk, err = exec.LookPath(c.wrk); err != nil {
+		return fmt.Errorf("the load generator: %w (Debian: apt-get install wrk)", err)
+	}
+	c.wrkVersion = wrkVersion(ctx, c.wrk)
+	gen := loadGen{bin: c.wrk, threads: c.wrkThreads}
 	if !c.skipOPA {
 		if _, err := os.Stat(c.opa); err != nil {
 			return fmt.Errorf("%s is missing (make bench-http builds it; or pass -skip-opa)", c.opa)
@@ -334,6 +374,12 @@ func run(ctx context.Context, c config, out io.Writer) (err error) {
 		return err
 	}
 
+	for _, s := range servers {
+		if s.script, err = writeWrkScript(work, s.name, s.body); err != nil {
+			return err
+		}
+	}
+
 	defer func() {
 		for _, s := range servers {
 			if serr := s.stop(); serr != nil && err == nil {
@@ -368,7 +414,7 @@ func run(ctx context.Context, c config, out io.Writer) (err error) {
 	if c.warmup > 0 {
 		for _, s := range servers {
 			fmt.Fprintf(progress, "warm-up %s %s\n", s.name, c.warmup)
-			if _, err := drive(ctx, c.hey, s.cmd.Process.Pid, s.url, s.metrics, s.body, c.warmup, c.concurrency); err != nil {
+			if _, err := drive(ctx, gen, s, c.warmup, c.concurrency); err != nil {
 				return fmt.Errorf("%s: %w", s.name, err)
 			}
 		}
@@ -381,18 +427,24 @@ func run(ctx context.Context, c config, out io.Writer) (err error) {
 			i := (k + r) % len(jobs)
 			l := jobs[i]
 			time.Sleep(c.pause)
-			sm, err := drive(ctx, c.hey, l.s.cmd.Process.Pid, l.s.url, l.s.metrics, l.s.body, c.duration, l.c)
+			sm, err := drive(ctx, gen, l.s, c.duration, l.c)
 			if err != nil {
 				return fmt.Errorf("%s at %d connections: %w", l.s.name, l.c, err)
 			}
-			fmt.Fprintf(progress, "round %d/%d %-16s c=%-4d %8.0f req/s  p50 %s  p99 %s  CPU %.1f µs/req\n",
-				r+1, c.rounds, l.s.name, l.c, sm.rps, ms(sm.p50), ms(sm.p99), float64(sm.cpuPerOp)/1e3)
+			fmt.Fprintf(progress, "round %d/%d %-16s c=%-4d %8.0f req/s  CPU %.1f µs/req  p50 %s  p99 %s  cores: server %.2f, wrk %.2f\n",
+				r+1, c.rounds, l.s.name, l.c, sm.rps, float64(sm.cpuPerOp)/1e3, ms(sm.p50), ms(sm.p99), sm.serverCores, sm.loadCores)
 			samples[i] = append(samples[i], sm)
 		}
 	}
 	results := make([]result, len(jobs))
 	for i, l := range jobs {
 		results[i] = result{name: l.s.name, desc: l.s.desc, c: l.c, med: medians(samples[i]), rounds: len(samples[i]), peakRSS: peakRSS(l.s.cmd.Process.Pid), gated: l.s.metrics != ""}
+	}
+	if why := generatorBound(results, runtime.NumCPU()); why != "" {
+		if !c.quick {
+			return fmt.Errorf("run refused: %s", why)
+		}
+		fmt.Fprintf(progress, "warning (a -quick run measures nothing, so it is not refused): %s\n", why)
 	}
 
 	var profiles []string
@@ -402,7 +454,7 @@ func run(ctx context.Context, c config, out io.Writer) (err error) {
 			return fmt.Errorf("-profile: there is no server %q in this run", name)
 		}
 		fmt.Fprintf(progress, "profile %s %s\n", name, c.duration)
-		p, err := profileRun(ctx, perf, c.hey, servers[i], c.duration, c.concurrency, work)
+		p, err := profileRun(ctx, perf, gen, servers[i], c.duration, c.concurrency, work)
 		if err != nil {
 			return fmt.Errorf("profile %s: %w", name, err)
 		}
@@ -431,8 +483,8 @@ func writeReport(w io.Writer, c config, started time.Time, m []string, rs []resu
 	fmt.Fprintf(w, "Measured %s with `make bench-http`, which ran:\n\n", started.Format("2006-01-02 15:04 MST"))
 	fmt.Fprintf(w, "```sh\n%s\n```\n\n", c.commandLine)
 	fmt.Fprintf(w, "Machine: %s.\n\n", strings.Join(m, "; "))
-	fmt.Fprintf(w, "POST of the same %d-byte event (bench/cmd/benchhttp/event.json; the hook row posts its own hook input), %d connections, %d round(s) of %s per server in rotating order; medians of the rounds. Ratios are to the baseline of this run (req/s: higher is better; latency and CPU: lower is better). CPU is the server process's own user+system time; PostgreSQL's and hey's are not counted. Peak RSS is the server process's over the whole run. Not accepted: gated's decisions with another route over all rounds, from its `gated_decisions_total` (the event is one every gated row accepts, so anything else is a refusal under load, such as the policy's time budget).\n\n",
-		len(event), c.concurrency, c.rounds, c.duration)
+	fmt.Fprintf(w, "POST of the same %d-byte event (bench/cmd/benchhttp/event.json; the hook row posts its own hook input), %d connections, %d round(s) of %s per server in rotating order; medians of the rounds. Ratios are to the baseline of this run (req/s: higher is better; CPU and latency: lower is better). CPU/req is the server process's own user+system time per answer, the figure least moved by what else shares the cores; PostgreSQL's is not counted. Cores: the CPU the server process and the load generator (wrk, %s) each used, per second of the round; a run is refused when the baseline used under %.2f of the %d cores while wrk used more than %.2f, since wrk and not the server would then have set the baseline's pace. Peak RSS is the server process's over the whole run. Not accepted: gated's decisions with another route over all rounds, from its `gated_decisions_total` (the event is one every gated row accepts, so anything else is a refusal under load, such as the policy's time budget).\n\n",
+		len(event), c.concurrency, c.rounds, c.duration, plural(c.wrkThreads, "thread"), minServerCores(runtime.NumCPU()), runtime.NumCPU(), maxLoadCores(runtime.NumCPU()))
 	writeTable(w, rs)
 	by := map[string]sample{}
 	for _, r := range rs {
@@ -484,8 +536,8 @@ func machine(c config) []string {
 		m = append(m, "Linux "+strings.TrimSpace(string(raw)))
 	}
 	m = append(m, runtime.Version())
-	if c.heyVersion != "" {
-		m = append(m, "hey "+c.heyVersion+" on the same cores")
+	if c.wrkVersion != "" {
+		m = append(m, fmt.Sprintf("%s (%s) on the same cores", c.wrkVersion, plural(c.wrkThreads, "thread")))
 	}
 	return m
 }

@@ -42,7 +42,7 @@ var stages = []stage{
 // generator drives it for d, and returns the markdown that explains where
 // its CPU went: the share of samples in each stage, and the functions with
 // the most samples of their own.
-func profileRun(ctx context.Context, perf, hey string, s *server, d time.Duration, c int, work string) (string, error) {
+func profileRun(ctx context.Context, perf string, g loadGen, s *server, d time.Duration, c int, work string) (string, error) {
 	data := filepath.Join(work, s.name+".perf")
 	rec := exec.CommandContext(ctx, perf, "record", "-F", "499", "-g", "-p", strconv.Itoa(s.cmd.Process.Pid), "-o", data, "--", "sleep", strconv.FormatFloat(d.Seconds(), 'f', 1, 64))
 	var recErr strings.Builder
@@ -50,7 +50,7 @@ func profileRun(ctx context.Context, perf, hey string, s *server, d time.Duratio
 	if err := rec.Start(); err != nil {
 		return "", fmt.Errorf("perf record: %w", err)
 	}
-	_, derr := drive(ctx, hey, s.cmd.Process.Pid, s.url, s.metrics, s.body, d, c)
+	_, derr := drive(ctx, g, s, d, c)
 	if err := rec.Wait(); err != nil {
 		return "", fmt.Errorf("perf record: %w: %s", err, strings.TrimSpace(recErr.String()))
 	}

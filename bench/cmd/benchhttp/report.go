@@ -48,20 +48,55 @@ func medians(samples []sample) sample {
 	}
 	rps := make([]float64, len(samples))
 	reqs := make([]int, len(samples))
+	serverCores := make([]float64, len(samples))
+	loadCores := make([]float64, len(samples))
 	refused := 0
 	for i, s := range samples {
 		rps[i], reqs[i] = s.rps, s.requests
+		serverCores[i], loadCores[i] = s.serverCores, s.loadCores
 		refused += s.notAccepted
 	}
 	return sample{
-		rps:      median(rps),
-		p50:      pick(func(s sample) time.Duration { return s.p50 }),
-		p99:      pick(func(s sample) time.Duration { return s.p99 }),
-		cpuPerOp: pick(func(s sample) time.Duration { return s.cpuPerOp }),
-		requests: median(reqs),
+		rps:         median(rps),
+		p50:         pick(func(s sample) time.Duration { return s.p50 }),
+		p99:         pick(func(s sample) time.Duration { return s.p99 }),
+		cpuPerOp:    pick(func(s sample) time.Duration { return s.cpuPerOp }),
+		requests:    median(reqs),
+		serverCores: median(serverCores),
+		loadCores:   median(loadCores),
 		// Summed, not a median: one refusal in any round counts.
 		notAccepted: refused,
 	}
+}
+
+// minServerCores and maxLoadCores are the refusal rule's thresholds on a
+// machine of ncpu cores: a baseline whose server used under three quarters
+// of them (1.5 of 2) while the load generator used more than a third was
+// held back by the generator, and ratios to it would flatter every other
+// row. Both scale with the cores so the rule means the same on a larger
+// machine.
+func minServerCores(ncpu int) float64 { return 0.75 * float64(ncpu) }
+func maxLoadCores(ncpu int) float64   { return float64(ncpu) / 3 }
+
+// generatorBound says, as a sentence, why the run's baseline (at any
+// concurrency) was bound by the load generator rather than by the server,
+// or "" when it was not. It judges the medians over the rounds, the figures
+// the table reports.
+func generatorBound(rs []result, ncpu int) string {
+	var why []string
+	for _, r := range rs {
+		if r.name != "baseline" {
+			continue
+		}
+		if r.med.serverCores < minServerCores(ncpu) && r.med.loadCores > maxLoadCores(ncpu) {
+			why = append(why, fmt.Sprintf("at %d connections the baseline server used %.2f of the %d cores (under %.2f) while wrk used %.2f (more than %.2f)",
+				r.c, r.med.serverCores, ncpu, minServerCores(ncpu), r.med.loadCores, maxLoadCores(ncpu)))
+		}
+	}
+	if len(why) == 0 {
+		return ""
+	}
+	return strings.Join(why, "; ") + ": the load generator, not the server, set the baseline's req/s, so every ratio to it would be flattered (fewer -wrk-threads, or a machine with less else running)"
 }
 
 // ratio is x/base, or 0 when the base is 0.
@@ -88,8 +123,8 @@ func writeTable(w io.Writer, rs []result) {
 			fmt.Fprintf(w, "\nAt %d connections (overload), ratios to the baseline at %d:\n\n", c, c)
 		}
 		var b *sample
-		fmt.Fprintln(w, "| server | req/s | p50 | p99 | CPU/req | req/s (abs) | p50 (abs) | p99 (abs) | CPU µs/req (abs) | peak RSS (abs) | not accepted |")
-		fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|")
+		fmt.Fprintln(w, "| server | req/s | CPU/req | p50 | p99 | req/s (abs) | CPU µs/req (abs) | p50 (abs) | p99 (abs) | cores: server | cores: wrk | peak RSS (abs) | not accepted |")
+		fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 		for _, r := range rs {
 			if r.c != c {
 				continue
@@ -102,10 +137,11 @@ func writeTable(w io.Writer, rs []result) {
 			if r.gated {
 				na = strconv.Itoa(m.notAccepted)
 			}
-			fmt.Fprintf(w, "| %s | %.2f× | %.2f× | %.2f× | %.2f× | %s | %s | %s | %.1f | %s | %s |\n", r.name,
-				ratio(m.rps, b.rps), ratio(float64(m.p50), float64(b.p50)),
-				ratio(float64(m.p99), float64(b.p99)), ratio(float64(m.cpuPerOp), float64(b.cpuPerOp)),
-				thousands(m.rps), ms(m.p50), ms(m.p99), float64(m.cpuPerOp)/float64(time.Microsecond), mib(r.peakRSS), na)
+			fmt.Fprintf(w, "| %s | %.2f× | %.2f× | %.2f× | %.2f× | %s | %.1f | %s | %s | %.2f | %.2f | %s | %s |\n", r.name,
+				ratio(m.rps, b.rps), ratio(float64(m.cpuPerOp), float64(b.cpuPerOp)),
+				ratio(float64(m.p50), float64(b.p50)), ratio(float64(m.p99), float64(b.p99)),
+				thousands(m.rps), float64(m.cpuPerOp)/float64(time.Microsecond), ms(m.p50), ms(m.p99),
+				m.serverCores, m.loadCores, mib(r.peakRSS), na)
 		}
 	}
 	fmt.Fprintln(w)

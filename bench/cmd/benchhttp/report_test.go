@@ -1,56 +1,106 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 )
 
-const heyReport = `
-Summary:
-  Total:	2.0031 secs
-  Slowest:	0.0410 secs
-  Fastest:	0.0002 secs
-  Average:	0.0027 secs
-  Requests/sec:	11762.3344
-
-  Total data:	123 bytes
-  Size/request:	1 bytes
-
-Response time histogram:
-  0.000 [1]	|
-  0.004 [20000]	|■■■■■■■■■■■■■■■■■■■■■■■■■■■■■■■■■■■■■■■■
-
-Latency distribution:
-  10% in 0.0008 secs
-  50% in 0.0021 secs
-  99% in 0.0110 secs
-
-Details (average, fastest, slowest):
-  DNS+dialup:	0.0000 secs, 0.0002 secs, 0.0410 secs
-  resp wait:	0.0026 secs, 0.0002 secs, 0.0400 secs
-
-Status code distribution:
-  [200]	23500 responses
-  [503]	2 responses
-
-Error distribution:
-  [3]	Post "http://127.0.0.1:1/pre-tool-check": dial tcp: connection refused
-`
-
-func TestParseHey(t *testing.T) {
-	r, err := parseHey(heyReport)
+// The testdata files are wrk 4.1.0 (Debian) runs with the harness's
+// script: against the baseline (ok), against a path it answers 404
+// (status errors), and against a baseline killed a second into the run
+// (socket errors).
+func readWrk(t *testing.T, name string) wrkResult {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join("testdata", name))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.rps != 11762.3344 || r.p50 != 2100*time.Microsecond || r.p99 != 11*time.Millisecond {
-		t.Errorf("rps %v p50 %v p99 %v", r.rps, r.p50, r.p99)
+	r, err := parseWrk(string(raw))
+	if err != nil {
+		t.Fatal(err)
 	}
-	if r.responses[200] != 23500 || r.responses[503] != 2 || r.errors != 3 {
-		t.Errorf("responses %v errors %d", r.responses, r.errors)
+	return r
+}
+
+func TestParseWrk(t *testing.T) {
+	ok := readWrk(t, "wrk-ok.txt")
+	want := wrkResult{requests: 42142, duration: 2003898 * time.Microsecond, p50: 1344 * time.Microsecond, p99: 17358 * time.Microsecond}
+	if ok != want || ok.errors() != 0 {
+		t.Errorf("got %+v, want %+v", ok, want)
 	}
-	if _, err := parseHey("Summary:\n  Total:\t0 secs\n"); err == nil {
-		t.Error("a report without figures parsed")
+	if st := readWrk(t, "wrk-status-errors.txt"); st.status != 76560 || st.errors() != 76560 {
+		t.Errorf("status errors: got %+v, want 76560 answers of 400 or more", st)
+	}
+	if so := readWrk(t, "wrk-socket-errors.txt"); so.read != 8 || so.write != 70913 || so.errors() != 70921 || so.requests != 26517 {
+		t.Errorf("socket errors: got %+v, want read 8 and write 70913 beside 26517 answers", so)
+	}
+	for name, out := range map[string]string{
+		"no line":       "Running 1s test @ http://127.0.0.1:1/\nRequests/sec:  28595.55\n",
+		"a field short": "benchhttp: requests=5 duration_us=10 p50_us=1 p99_us=2 connect=0 read=0 write=0 status=0\n",
+		"not a count":   "benchhttp: requests=5 duration_us=10 p50_us=1.5 p99_us=2 connect=0 read=0 write=0 status=0 timeout=0\n",
+		"no time":       "benchhttp: requests=5 duration_us=0 p50_us=1 p99_us=2 connect=0 read=0 write=0 status=0 timeout=0\n",
+	} {
+		if r, err := parseWrk(out); err == nil {
+			t.Errorf("%s: parsed as %+v", name, r)
+		}
+	}
+}
+
+func TestWrkScript(t *testing.T) {
+	dir := t.TempDir()
+	// A path that would close a level-0 Lua long string.
+	body := filepath.Join(dir, "a]]b.json")
+	if err := os.WriteFile(body, []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	path, err := writeWrkScript(dir, "x", body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := os.ReadFile(path)
+	script := string(raw)
+	for _, want := range []string{`io.open([=[` + body + `]=], "rb")`, `wrk.method = "POST"`, `wrk.headers["Content-Type"] = "application/json"`, wrkLinePrefix + " requests=%d "} {
+		if !strings.Contains(script, want) {
+			t.Errorf("script lacks %q:\n%s", want, script)
+		}
+	}
+	// Every counter the parser needs is printed.
+	for _, f := range wrkFields {
+		if !strings.Contains(script, " "+f+"=%d") {
+			t.Errorf("script does not print %s:\n%s", f, script)
+		}
+	}
+}
+
+func TestGeneratorBound(t *testing.T) {
+	base := func(c int, server, load float64) result {
+		return result{name: "baseline", c: c, med: sample{serverCores: server, loadCores: load}}
+	}
+	for _, tc := range []struct {
+		name  string
+		rs    []result
+		ncpu  int
+		bound bool
+	}{
+		{"server busy, wrk light", []result{base(32, 1.6, 0.4)}, 2, false},
+		{"server short of cores, wrk light (someone else's load)", []result{base(32, 1.2, 0.5)}, 2, false},
+		{"server busy, wrk heavy", []result{base(32, 1.5, 0.9)}, 2, false},
+		{"server short of cores, wrk heavy", []result{base(32, 1.2, 0.9)}, 2, true},
+		{"only at overload", []result{base(32, 1.6, 0.4), base(128, 1.1, 0.8)}, 2, true},
+		{"other rows do not count", []result{base(32, 1.6, 0.4), {name: "defaults", c: 32, med: sample{serverCores: 0.5, loadCores: 1}}}, 2, false},
+		{"on 4 cores, server under 3, wrk over 4/3", []result{base(32, 2.5, 1.5)}, 4, true},
+		{"on 4 cores, what binds 2 does not", []result{base(32, 1.2, 0.9)}, 4, false},
+	} {
+		why := generatorBound(tc.rs, tc.ncpu)
+		if (why != "") != tc.bound {
+			t.Errorf("%s: got %q, want bound %v", tc.name, why, tc.bound)
+		}
+	}
+	if why := generatorBound([]result{base(128, 1.1, 0.8)}, 2); !strings.Contains(why, "at 128 connections the baseline server used 1.10 of the 2 cores (under 1.50) while wrk used 0.80 (more than 0.67)") {
+		t.Errorf("the refusal does not say what was measured: %q", why)
 	}
 }
 
@@ -66,11 +116,11 @@ func TestParseStatCPU(t *testing.T) {
 func TestMedians(t *testing.T) {
 	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
 	got := medians([]sample{
-		{rps: 100, p50: ms(3), p99: ms(9), cpuPerOp: 10, requests: 1},
-		{rps: 300, p50: ms(1), p99: ms(7), cpuPerOp: 30, requests: 3},
-		{rps: 200, p50: ms(2), p99: ms(8), cpuPerOp: 20, requests: 2},
+		{rps: 100, p50: ms(3), p99: ms(9), cpuPerOp: 10, requests: 1, serverCores: 1.7, loadCores: 0.2},
+		{rps: 300, p50: ms(1), p99: ms(7), cpuPerOp: 30, requests: 3, serverCores: 1.5, loadCores: 0.4},
+		{rps: 200, p50: ms(2), p99: ms(8), cpuPerOp: 20, requests: 2, serverCores: 1.6, loadCores: 0.3},
 	})
-	want := sample{rps: 200, p50: ms(2), p99: ms(8), cpuPerOp: 20, requests: 2}
+	want := sample{rps: 200, p50: ms(2), p99: ms(8), cpuPerOp: 20, requests: 2, serverCores: 1.6, loadCores: 0.3}
 	if got != want {
 		t.Errorf("got %+v, want %+v", got, want)
 	}
@@ -82,17 +132,17 @@ func TestMedians(t *testing.T) {
 func TestWriteTableRatios(t *testing.T) {
 	var b strings.Builder
 	writeTable(&b, []result{
-		{name: "baseline", desc: "b", c: 32, peakRSS: 20 << 20, med: sample{rps: 10000, p50: 2 * time.Millisecond, p99: 10 * time.Millisecond, cpuPerOp: 100 * time.Microsecond}},
+		{name: "baseline", desc: "b", c: 32, peakRSS: 20 << 20, med: sample{rps: 10000, p50: 2 * time.Millisecond, p99: 10 * time.Millisecond, cpuPerOp: 100 * time.Microsecond, serverCores: 1.62, loadCores: 0.31}},
 		{name: "defaults", desc: "d", c: 32, gated: true, med: sample{rps: 7000, p50: 3 * time.Millisecond, p99: 20 * time.Millisecond, cpuPerOp: 150 * time.Microsecond}},
 		{name: "baseline", desc: "b", c: 128, peakRSS: 20 << 20, med: sample{rps: 8000, p50: 8 * time.Millisecond, p99: 40 * time.Millisecond, cpuPerOp: 100 * time.Microsecond}},
 		{name: "full-async", desc: "f", c: 128, peakRSS: 70 << 20, gated: true, med: sample{notAccepted: 3, rps: 4000, p50: 16 * time.Millisecond, p99: 60 * time.Millisecond, cpuPerOp: 200 * time.Microsecond}},
 	})
 	out := b.String()
 	for _, want := range []string{
-		"| baseline | 1.00× | 1.00× | 1.00× | 1.00× | 10,000 | 2.00 ms | 10.00 ms | 100.0 | 20 MiB | – |",
-		"| defaults | 0.70× | 1.50× | 2.00× | 1.50× | 7,000 | 3.00 ms | 20.00 ms | 150.0 | – | 0 |",
+		"| baseline | 1.00× | 1.00× | 1.00× | 1.00× | 10,000 | 100.0 | 2.00 ms | 10.00 ms | 1.62 | 0.31 | 20 MiB | – |",
+		"| defaults | 0.70× | 1.50× | 1.50× | 2.00× | 7,000 | 150.0 | 3.00 ms | 20.00 ms | 0.00 | 0.00 | – | 0 |",
 		"At 128 connections (overload), ratios to the baseline at 128:",
-		"| full-async | 0.50× | 2.00× | 1.50× | 2.00× | 4,000 | 16.00 ms | 60.00 ms | 200.0 | 70 MiB | 3 |",
+		"| full-async | 0.50× | 2.00× | 2.00× | 1.50× | 4,000 | 200.0 | 16.00 ms | 60.00 ms | 0.00 | 0.00 | 70 MiB | 3 |",
 		"- **defaults**: d",
 	} {
 		if !strings.Contains(out, want) {
@@ -182,6 +232,23 @@ func TestProfileStages(t *testing.T) {
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("profile lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestCheckLoad(t *testing.T) {
+	ok := config{duration: 10 * time.Second, warmup: 0, wrkThreads: 1}
+	if err := ok.checkLoad(); err != nil {
+		t.Errorf("10 s rounds without warm-up refused: %v", err)
+	}
+	for name, c := range map[string]config{
+		"a fraction of a second": {duration: 1500 * time.Millisecond, wrkThreads: 1},
+		"under a second":         {duration: 500 * time.Millisecond, wrkThreads: 1},
+		"a fractional warm-up":   {duration: time.Second, warmup: 2500 * time.Millisecond, wrkThreads: 1},
+		"no thread":              {duration: time.Second, wrkThreads: 0},
+	} {
+		if err := c.checkLoad(); err == nil {
+			t.Errorf("%s: accepted", name)
 		}
 	}
 }
