@@ -3,6 +3,7 @@ package actionapi
 import (
 	"cmp"
 	"fmt"
+	"slices"
 	"strconv"
 
 	"github.com/gatedhq/gated/internal/catalog"
@@ -31,15 +32,31 @@ const (
 // action type is the tool, the input its arguments, and category the one
 // the catalog gives it (a plan cannot say). The planner proposes to run it
 // (recommended_route accept).
-func (p *Plan) Event(category route.Category) map[string]any {
+//
+// executor is the name of the token the plan came with, "" without one.
+// gated vouches for an executor it authenticated as the hooks do for their
+// runtime's session: its own auth_event ref naming the token and the plan,
+// and at least authorization_state authenticated. A plan that declares
+// more keeps its declaration, which its own evidence must then support.
+// Without a token gated vouches for nobody.
+func (p *Plan) Event(category route.Category, executor string) map[string]any {
 	ev := contract.Event{
 		ToolName: p.ActionType, Category: category, AuthorizationState: "none", RiskDomain: "unknown",
 		Arguments: p.Input, RecommendedRoute: route.Accept, RequestID: p.ActionID,
 	}
 	if x := p.Gated; x != nil {
-		ev.AgentID, ev.EvidenceRefs = x.AgentID, x.EvidenceRefs
+		ev.AgentID, ev.EvidenceRefs = x.AgentID, slices.Clone(x.EvidenceRefs)
 		ev.AuthorizationState = cmp.Or(x.AuthorizationState, ev.AuthorizationState)
 		ev.RiskDomain = cmp.Or(x.RiskDomain, ev.RiskDomain)
+	}
+	if executor == "" {
+		return ev.Doc()
+	}
+	if ref, ok := p.executorRef(executor); ok {
+		ev.EvidenceRefs = append(ev.EvidenceRefs, contract.RefDoc(ref))
+		if s := ev.AuthorizationState; s == "none" || s == "user_claimed" {
+			ev.AuthorizationState = vouchedState
+		}
 	}
 	return ev.Doc()
 }
@@ -105,7 +122,11 @@ func (c *Check) Findings(v *catalog.View, ev *route.Event) []route.Finding {
 		out = append(out, finding(route.CodePlanRiskTierRequiresApproval, route.Ask, "action %s has risk tier R3, which never runs without an approval granted through gated", p.ActionType))
 	}
 	verify, rollback := v.PluginRequires()
-	writeLike := v == nil || v.Category() == route.Write
+	// Write-likeness is what the catalog says the action may change (for
+	// an action.json, what it declares), never the plan's tier: an R1 read
+	// the planner raises to R3 still changes nothing, and R3 already never
+	// runs without an approval.
+	writeLike := v == nil || v.WriteLike()
 	if (c.tier >= 2 && writeLike) || rollback {
 		if !hasRollbackPlan(p.RollbackPlan) {
 			out = append(out, finding(route.CodePlanRollbackRequired, route.Refuse, "action %s is a write-like %s action and needs a rollbackPlan", p.ActionType, c.Tier()))

@@ -81,6 +81,9 @@ func Decode(body []byte) (*Plan, error) {
 	case p.Confidence != nil && (*p.Confidence < 0 || *p.Confidence > 1):
 		return nil, errors.New("the action plan is invalid: confidence must be a number from 0 to 1")
 	}
+	if err := checkNoExecutorRef(p.Gated); err != nil {
+		return nil, err
+	}
 	return &p, nil
 }
 

@@ -162,8 +162,15 @@ func (v *View) ApprovalExpiry() time.Duration {
 // Category is the consequence class the catalog implies: a write when the
 // tool mutates anything or has risk_level 1 or more, a private read
 // otherwise (the catalog cannot tell a public read; the contract's rules do).
+// An action.json's R1 is a read when what it declares changes nothing
+// (pluginWriteLike): the LTS tier alone does not say it writes. Its R2 and
+// R3 stay writes, as risk_level 2 is external side effects.
 func (v *View) Category() route.Category {
-	if len(v.Mutates) > 0 || v.RiskLevel >= 1 || v.NeverExecute {
+	level := v.RiskLevel >= 1
+	if v.plugin != nil {
+		level = v.RiskLevel >= 2 || v.plugin.writeLike
+	}
+	if len(v.Mutates) > 0 || level || v.NeverExecute {
 		return route.Write
 	}
 	return route.PrivateRead

@@ -357,8 +357,9 @@ func (l *loader) skillName(f file) string {
 }
 
 type actionJSONDoc struct {
-	Name        string `json:"name"`
-	RiskTier    any    `json:"riskTier"`
+	Name        string   `json:"name"`
+	RiskTier    any      `json:"riskTier"`
+	Mutates     []string `json:"mutates"`
 	Permissions struct {
 		Commands []string `json:"commands"`
 	} `json:"permissions"`
@@ -382,7 +383,7 @@ func (l *loader) parseActionJSON(f file) {
 	if !l.decode(f, actionJSONSchema, doc, &d) {
 		return
 	}
-	v := &View{ToolID: d.Name, Approval: approvalAuto, Mutates: []string{}, Source: f.rel, Format: f.format, file: f.path, nameField: "/name"}
+	v := &View{ToolID: d.Name, Approval: approvalAuto, Mutates: append([]string{}, d.Mutates...), Source: f.rel, Format: f.format, file: f.path, nameField: "/name"}
 	tier, _ := d.RiskTier.(string)
 	switch tier {
 	case "R0":
@@ -405,6 +406,7 @@ func (l *loader) parseActionJSON(f file) {
 		fileInputs:           fileProperties(doc.Value["inputSchema"]),
 		verificationRequired: d.Verification.Required,
 		rollbackRequired:     d.Rollback.Required,
+		writeLike:            pluginWriteLike(tier, d.Mutates, doc.Value["permissions"]),
 	}
 	if core, ok := l.coreName(d.Name); ok {
 		l.ps.add(f.path, "/name", "plugin_overrides_core_action",

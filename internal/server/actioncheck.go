@@ -24,7 +24,9 @@ func handleActionCheck(d *Deps) http.HandlerFunc {
 		pick := d.Engine.Category(plan.ActionType)
 		c.req.Checks, c.req.Binds, c.req.Pick = check.Findings, plan.Binds(), &pick
 		c.req.FreshChecks = func() func(*catalog.View, *route.Event) []route.Finding { return actionapi.NewCheck(plan).Findings }
-		dec := c.decide(r.Context(), d.Engine, plan.Event(pick.Category))
+		// The executor gated vouches for is the token it checked; without
+		// tokens nobody is authenticated, so nobody is vouched for.
+		dec := c.decide(r.Context(), d.Engine, plan.Event(pick.Category, c.req.TokenName))
 		writeJSON(w, http.StatusOK, actionapi.NewAnswer(check, dec))
 	}
 }

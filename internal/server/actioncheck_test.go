@@ -74,8 +74,15 @@ const confirmed = `{"authorization_state": "confirmed", "risk_domain": "devops",
 // PostgreSQL audit store.
 func actionServer(t *testing.T) (*fixture, audit.Store) {
 	t.Helper()
+	return actionServerOf(t, actionCatalog, nil)
+}
+
+// actionServerOf is actionServer over the catalog files, with mod applied
+// to the server's dependencies.
+func actionServerOf(t *testing.T, files map[string]string, mod func(*server.Deps)) (*fixture, audit.Store) {
+	t.Helper()
 	dir := t.TempDir()
-	testtree.Write(t, dir, actionCatalog)
+	testtree.Write(t, dir, files)
 	cat, err := catalog.Load([]string{dir})
 	if err != nil {
 		t.Fatal(err)
@@ -90,6 +97,9 @@ func actionServer(t *testing.T) (*fixture, audit.Store) {
 			gate.WithCatalog(func() *catalog.Catalog { return cat }, gate.UnknownDefer, catalog.ArgumentsEnforce),
 			gate.WithAudit(rec, red, "test"), gate.WithMetrics(m))
 		d.Decisions, d.Redactor, d.Metrics = store, red, m
+		if mod != nil {
+			mod(d)
+		}
 	})
 	return f, store
 }
@@ -127,8 +137,10 @@ func TestActionCheckPlans(t *testing.T) {
 		blockers []string // all of these, and with want exact, nothing else
 		exact    bool
 	}{
-		// The spec's example as sent: no authority, so a human must look.
-		{"spec example", specPlan, "queued", "defer", "R1", nil, false},
+		// The spec's example as sent to this diagnose_error, which declares
+		// no filesystem "none" and so may write: gated vouches for the
+		// executor's token, and a write needs more than that.
+		{"spec example", specPlan, "queued", "ask", "R1", []string{"write_missing_validation_or_confirmation"}, true},
 		{"spec example with authority", jsonWith(t, specPlan, map[string]string{"gated": confirmed}), "approved", "accept", "R1", nil, true},
 		{"R2 write with everything", jsonWith(t, writePlan, map[string]string{"gated": confirmed}), "approved", "accept", "R2", nil, true},
 
