@@ -68,7 +68,8 @@ func scenarioRequests(t testing.TB) map[string][]string {
 
 // authzenServer is the real handler, engine, catalog and policy on the
 // certification fixture: a PDP loaded as the scenario's section C.1 says.
-func authzenServer(t testing.TB, mod func(*server.Deps)) *fixture {
+// opts are more of the engine's (approvals, audit); mod changes the rest.
+func authzenServer(t testing.TB, opts []gate.Option, mod func(*server.Deps)) *fixture {
 	t.Helper()
 	cat, err := catalog.Load([]string{authzenCatalog})
 	if err != nil {
@@ -86,14 +87,22 @@ func authzenServer(t testing.TB, mod func(*server.Deps)) *fixture {
 - name: reader
   sha256: ` + auth.Hash(readerSecret) + `
   scopes: [catalog_read]
+- name: approver
+  sha256: ` + auth.Hash(aliceSecret) + `
+  scopes: [approve]
+  principals: [operator://approver]
+- name: other-pep
+  sha256: ` + auth.Hash(otherSecret) + `
+  scopes: [pre_tool_check]
+  trust_event_principals: true
 `))
 	if err != nil {
 		t.Fatal(err)
 	}
 	return newServer(t, func(d *server.Deps) {
-		d.Engine = gate.New(gate.WithClock(func() time.Time { return fixedNow }),
+		d.Engine = gate.New(append([]gate.Option{gate.WithClock(func() time.Time { return fixedNow }),
 			gate.WithCatalog(func() *catalog.Catalog { return cat }, gate.UnknownDefer, catalog.ArgumentsEnforce),
-			gate.WithPolicy(func() *policy.Set { return pol }, policy.NewLimiter()))
+			gate.WithPolicy(func() *policy.Set { return pol }, policy.NewLimiter())}, opts...)...)
 		d.Tokens, d.PublicURL = tokens, authzenPDP
 		if mod != nil {
 			mod(d)
@@ -171,7 +180,7 @@ func decisions(t testing.TB, res *response) []bool {
 func TestAuthZENCertification(t *testing.T) {
 	t.Parallel()
 	blocks := scenarioRequests(t)
-	f := authzenServer(t, nil)
+	f := authzenServer(t, nil, nil)
 	req := func(t *testing.T, section string, i int) string {
 		t.Helper()
 		if i >= len(blocks[section]) {
