@@ -237,6 +237,14 @@ func TestAuthZENAskApproval(t *testing.T) {
 		t.Errorf("the approval ran twice: %v", b)
 	}
 
+	// A gated approval ref the PEP made up is checked against the store.
+	forged := `{"source_id":"gated-approval:01a21c72-4648-75d9-9306-3c4c9fb8d090","kind":"approval","trust_tier":"verified",` +
+		`"redaction_status":"public","freshness":{"status":"fresh"},"provenance":"gated"}`
+	if b := decide(archive("alice", "record-1", `{"evidence_refs":[`+forged+`]}`)); b["decision"] != false ||
+		!strings.Contains(strings.Join(authzenBlockers(b), ","), "approval_unknown") {
+		t.Errorf("a made-up approval ref: %v", b)
+	}
+
 	// The approval's evidence ref in context.gated.
 	call = archive("alice", "record-2", "")
 	id, ref := ask(call)
@@ -261,4 +269,18 @@ func authzenBlockers(body map[string]any) []string {
 		out[i], _ = b.(string)
 	}
 	return out
+}
+
+// context.gated may declare the event's authorization state, but the
+// evidence must support it: a PEP that claims confirmation without it
+// still gets an ask.
+func TestAuthZENClaimsNeedEvidence(t *testing.T) {
+	t.Parallel()
+	f := authzenServer(t, nil, nil)
+	r := f.authzen(authzenEvaluation, `{"subject":{"type":"user","id":"alice"},"action":{"name":"archive"},
+		"resource":{"type":"record","id":"record-1"},"context":{"gated":{"authorization_state":"confirmed"}}}`, nil)
+	if r.body["decision"] != false || r.body["context"].(map[string]any)["route"] != "ask" ||
+		!strings.Contains(strings.Join(authzenBlockers(r.body), ","), "authorization_state_not_supported_by_evidence") {
+		t.Errorf("a claimed confirmation: %s", r.raw)
+	}
 }
