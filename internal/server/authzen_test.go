@@ -11,6 +11,7 @@ import (
 	approvalpg "github.com/gatedhq/gated/internal/approval/postgres"
 	"github.com/gatedhq/gated/internal/audit"
 	"github.com/gatedhq/gated/internal/gate"
+	"github.com/gatedhq/gated/internal/kill"
 	"github.com/gatedhq/gated/internal/pgtest"
 	"github.com/gatedhq/gated/internal/server"
 )
@@ -282,5 +283,33 @@ func TestAuthZENClaimsNeedEvidence(t *testing.T) {
 	if r.body["decision"] != false || r.body["context"].(map[string]any)["route"] != "ask" ||
 		!strings.Contains(strings.Join(authzenBlockers(r.body), ","), "authorization_state_not_supported_by_evidence") {
 		t.Errorf("a claimed confirmation: %s", r.raw)
+	}
+}
+
+// The kill switch stops AuthZEN calls as any other: by the agent in
+// context.agent, by the subject's principal, by the action.
+func TestAuthZENKillSwitch(t *testing.T) {
+	t.Parallel()
+	read := func(subject string) string {
+		return `{"subject":{"type":"user","id":"` + subject + `"},"action":{"name":"read"},"resource":{"type":"record","id":"record-1"},"context":{"agent":"agent-7"}}`
+	}
+	for _, tc := range []struct {
+		kill    kill.Kill
+		subject string
+		killed  bool
+	}{
+		{kill.Kill{ID: "k-agent", Scope: kill.ScopeAgent, Value: "agent-7"}, "alice", true},
+		{kill.Kill{ID: "k-alice", Scope: kill.ScopePrincipal, Value: "user://alice"}, "alice", true},
+		{kill.Kill{ID: "k-alice", Scope: kill.ScopePrincipal, Value: "user://alice"}, "bob", false},
+		{kill.Kill{ID: "k-action", Scope: kill.ScopeAction, Value: "records:read"}, "bob", true},
+	} {
+		board := kill.NewBoard(time.Minute, func() time.Time { return fixedNow })
+		board.Set([]kill.Kill{tc.kill}, fixedNow)
+		f := authzenServer(t, []gate.Option{gate.WithKillSwitch(board)}, nil)
+		r := f.authzen(authzenEvaluation, read(tc.subject), nil)
+		killed := strings.Contains(strings.Join(authzenBlockers(r.body), ","), "kill_switch")
+		if killed != tc.killed || r.body["decision"] == killed {
+			t.Errorf("%s %s for %s: %s", tc.kill.Scope, tc.kill.Value, tc.subject, r.raw)
+		}
 	}
 }
