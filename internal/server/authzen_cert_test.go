@@ -232,6 +232,10 @@ func TestAuthZENCertification(t *testing.T) {
 			if _, batch := res.body["evaluations"]; batch == tt.single {
 				t.Fatalf("a batch answer %v, want %v: %s", batch, !tt.single, res.raw)
 			}
+			// C.3.3.4: a list of decisions has no top-level decision.
+			if _, top := res.body["decision"]; !tt.single && top {
+				t.Errorf("a batch answer with a top-level decision: %s", res.raw)
+			}
 			got := decisions(t, res)
 			if len(got) != tt.n {
 				t.Fatalf("%d decisions, want %d: %s", len(got), tt.n, res.raw)
