@@ -313,3 +313,21 @@ func TestAuthZENKillSwitch(t *testing.T) {
 		}
 	}
 }
+
+// A shadowed decision lets the call run, so its decision is true; the
+// context says shadow and the would-be route.
+func TestAuthZENShadow(t *testing.T) {
+	t.Parallel()
+	f := authzenServer(t, nil, func(d *server.Deps) { d.Tokens = testTokens(t) })
+	body := `{"subject":{"type":"user","id":"bob"},"action":{"name":"write"},"resource":{"type":"record","id":"record-1"}}`
+	for _, tc := range []struct {
+		query string
+		want  bool
+	}{{"?shadow_mode=true", true}, {"", false}} {
+		r := f.do(request{method: http.MethodPost, target: authzenEvaluation + tc.query, body: strings.NewReader(body), header: bearer(shadowSecret)})
+		c, _ := r.body["context"].(map[string]any)
+		if r.status != http.StatusOK || r.body["decision"] != tc.want || c["route"] != "refuse" || (c["shadow"] == true) != tc.want {
+			t.Errorf("%q: %d %s", tc.query, r.status, r.raw)
+		}
+	}
+}
