@@ -268,6 +268,11 @@ func TestApprovalsAcrossReplicas(t *testing.T) {
 	a := startReplica(t, dbURL, tokens)
 	b := startReplica(t, dbURL, tokens, "--public-url", "https://gated.example.com/")
 	events := sse(t, streamCtx, b.base, apAlice)
+	// --public-url is the AuthZEN PDP's identifier too.
+	if code, md := get(t, b.base+"/.well-known/authzen-configuration", nil); code != http.StatusOK ||
+		md["policy_decision_point"] != "https://gated.example.com" || md["access_evaluation_endpoint"] != "https://gated.example.com/access/v1/evaluation" {
+		t.Errorf("AuthZEN metadata: %d %v", code, md)
+	}
 
 	askID, ap := a.ask(t, refundEvent("12.5"))
 	id := ap["id"].(string)

@@ -172,7 +172,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		Catalog: src.CatalogDocument(), Policy: src.PolicyDocument(), Decisions: store, Redactor: red,
 		Approvals: apv, Kills: serverKills(ks), Stopping: stopping, Console: con,
 		Candidate: cand.candidate(), Candidates: cand.storeOrNil(),
-		Metrics: m, MetricsElsewhere: c.metricsAddr != "", Tracing: tp,
+		Metrics: m, MetricsElsewhere: c.metricsAddr != "", Tracing: tp, PublicURL: c.approvals.publicBase(),
 		Ready: func(context.Context) error {
 			if !rec.Ready() {
 				return errors.New("the audit sink cannot take records")

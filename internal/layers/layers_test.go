@@ -78,7 +78,7 @@ var stack = []layer{
 		"internal/envelope", "internal/sources", "internal/policy/coverage", "internal/replay", "internal/candidate",
 	}},
 	{"translators onto the engine", []string{
-		"internal/actionapi", "internal/adapter/hook", "internal/adapter/mcp",
+		"internal/actionapi", "internal/adapter/hook", "internal/adapter/mcp", "internal/authzen",
 	}},
 	{"surfaces", []string{
 		"internal/server", "internal/adapter/mcpproxy", "internal/console", "internal/doctor",

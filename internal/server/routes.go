@@ -43,6 +43,8 @@ func routes(d *Deps, lim, failures *limiter) http.Handler {
 		r.Get("/readyz", handleReadyz(d))
 		r.Get("/ready", handleReadyz(d))
 		r.Get("/openapi.yaml", handleOpenAPI(d.OpenAPI))
+		// AuthZEN PDP metadata is public, as the specification means it.
+		r.With(echoRequestID).Get(authzenDiscovery, handleAuthZENDiscovery(d))
 	})
 	if d.Metrics != nil && !d.MetricsElsewhere {
 		// With tokens, metrics need a token of their own: they name the
@@ -62,6 +64,15 @@ func routes(d *Deps, lim, failures *limiter) http.Handler {
 		r.Post("/validate-tool-precheck", handleValidate(d))
 		r.Post("/v1/action-check", handleActionCheck(d))
 		r.Handle("/mcp", handleMCP(d))
+	})
+	// The AuthZEN Authorization API: the same scope and decision path as
+	// /pre-tool-check. The PEP's X-Request-ID is echoed on every answer,
+	// a refusal by the guard included.
+	r.Group(func(r chi.Router) {
+		r.Use(echoRequestID)
+		guard(r, auth.ScopePreToolCheck, writeError)
+		r.Post(authzenEvaluation, handleAuthZENEvaluation(d))
+		r.Post(authzenEvaluations, handleAuthZENEvaluations(d))
 	})
 	// Hook calls fail with a 2xx deny, never an error status (see hookDeny).
 	for _, rt := range hook.Runtimes {

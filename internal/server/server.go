@@ -58,6 +58,10 @@ type Deps struct {
 	TrustedProxies []netip.Prefix
 	// Ready reports whether gated can decide now (for /readyz).
 	Ready func(ctx context.Context) error
+	// PublicURL is the URL people and PEPs reach gated at (--public-url),
+	// without a trailing slash: the AuthZEN PDP's identifier. Empty: the
+	// URL each discovery request reached.
+	PublicURL string
 	// Version is gated's version, as the MCP server names itself.
 	Version string
 	// OpenAPI is the document served at /openapi.yaml.

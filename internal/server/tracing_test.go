@@ -180,6 +180,8 @@ func TestTraceCarriesNoSecrets(t *testing.T) {
 		{"/v1/pre-tool-check", event}, {"/v1/pre-tool-check", `{"tool_name":"` + canary + `",`},
 		{"/v1/pre-tool-check", `{"proposed_arguments":{"x":"` + canary + `"}}`},
 		{"/v1/action-check", `{"plan":{"command":"` + canary + `"}}`},
+		{"/access/v1/evaluation", `{"subject":{"type":"user","id":"` + canary + `"},"action":{"name":"read"},` +
+			`"resource":{"type":"record","id":"` + canary + `","properties":{"s":"` + canary + `"}},"context":{"ip":"` + canary + `"}}`},
 	} {
 		req := httptest.NewRequest(http.MethodPost, c[0]+"?shadow_mode=true&note="+canary, strings.NewReader(c[1]))
 		req.Header.Set("Content-Type", "application/json")
