@@ -1,0 +1,46 @@
+package mcp
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+)
+
+// CodeHeaderMismatch is the JSON-RPC error of a request whose MCP headers
+// disagree with its body (the go-sdk's CodeHeaderMismatch).
+const CodeHeaderMismatch = -32020
+
+// standardHeaders are the headers gateways may route a request on
+// (protocol 2026-07-28, SEP-2243), and whether a comma in one is a list:
+// a method or a version never holds one, a resource URI in Mcp-Name may.
+var standardHeaders = []struct {
+	name  string
+	comma bool
+}{{"Mcp-Protocol-Version", false}, {"Mcp-Method", false}, {"Mcp-Name", true}}
+
+// Headers refuses a request that gives one of the standard MCP headers
+// more than once (as two fields, or as a list in one), before anything
+// reads its body: the go-sdk checks only the first copy against the body,
+// and a gateway may route on another, so none is trusted. The go-sdk
+// checks the rest: on 2026-07-28, Mcp-Method and Mcp-Name must be present
+// and equal the body's, and Mcp-Protocol-Version the body's _meta.
+func Headers(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		for _, h := range standardHeaders {
+			v := r.Header.Values(h.name)
+			if len(v) > 1 || (len(v) == 1 && !h.comma && strings.Contains(v[0], ",")) {
+				refuseHeaders(w, "the "+h.name+" header is given more than once; it must be given once, equal to the request body's")
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func refuseHeaders(w http.ResponseWriter, msg string) {
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": nil,
+		"error": map[string]any{"code": CodeHeaderMismatch, "message": msg}})
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusBadRequest)
+	_, _ = w.Write(append(body, '\n'))
+}
