@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -106,6 +107,9 @@ type fixture struct {
 	// approvals is the approval store, when the setup asked for one.
 	approvals *approvalpg.Store
 	dbURL     string
+	// server is the proxy's own; decided counts its decisions.
+	server  *sdk.Server
+	decided atomic.Int64
 }
 
 // setup is how a fixture differs from the default: trusted annotations,
@@ -184,9 +188,11 @@ func newFixture(t *testing.T, o setup) *fixture {
 		TrustAnnotations: o.trust, HideRefused: o.hide, AlwaysRefused: engine.AlwaysRefused, Log: o.log, MaxResultBytes: o.maxResult,
 		Decide: func(ctx context.Context, req gate.Request) *gate.Decision {
 			req.TrustEventPrincipals, req.TokenName = true, token
+			f.decided.Add(1)
 			return engine.Decide(ctx, req)
 		},
 	})
+	f.server = proxy
 	cT, cS := sdk.NewInMemoryTransports()
 	if _, err := proxy.Connect(ctx, cS, nil); err != nil {
 		t.Fatal(err)
