@@ -136,7 +136,7 @@ func TestProxyElicitsWithoutStoredApprovals(t *testing.T) {
 func TestProxyApprovalsBeyondElicitation(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
-		name, proto, tool     string
+		name, proto, tool      string
 		trust, opens, noElicit bool
 	}{
 		{"irreversible defer, eliciting client", "2025-11-25", "purge", false, true, false},
