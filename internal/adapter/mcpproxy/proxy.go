@@ -23,6 +23,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/gatedhq/gated/internal/adapter/hook"
+	"github.com/gatedhq/gated/internal/adapter/mcp"
 	"github.com/gatedhq/gated/internal/adapter/hook/wire"
 	"github.com/gatedhq/gated/internal/contract"
 	"github.com/gatedhq/gated/internal/eventcodec"
@@ -128,7 +129,9 @@ func New(cfg Config) *sdk.Server {
 	cfg.Downstream.relayRootChanges(opts)
 	p.relaySubscriptions(opts, upCaps)
 	s := sdk.NewServer(&sdk.Implementation{Name: "gated-mcp-proxy", Title: "gated MCP proxy", Version: cfg.Version}, opts)
-	s.AddReceivingMiddleware(p.forward)
+	// Refused before forwarding: the proxy serves only what it declares,
+	// the upstream's features.
+	s.AddReceivingMiddleware(mcp.Declared(caps), p.forward)
 	cfg.Downstream.bind(s, cfg.Log)
 	return s
 }
@@ -155,7 +158,7 @@ func (p *proxy) forward(next sdk.MethodHandler) sdk.MethodHandler {
 		up := p.Upstream
 		ss, _ := req.GetSession().(*sdk.ServerSession)
 		if params, ok := req.GetParams().(sdk.RequestParams); ok {
-			defer p.Downstream.track(ss, params)()
+			defer p.Downstream.track(ctx, ss, params)()
 		}
 		if method == "logging/setLevel" {
 			return p.setLevel(ctx, next, method, req)
@@ -163,7 +166,7 @@ func (p *proxy) forward(next sdk.MethodHandler) sdk.MethodHandler {
 		switch params := req.GetParams().(type) {
 		case *sdk.CallToolParamsRaw:
 			how := howToAsk(ss, req)
-			return p.callTool(ctx, ss, how, own(params)), nil
+			return typed(ss, p.callTool(ctx, ss, how, own(params))), nil
 		case *sdk.ListToolsParams:
 			return p.listTools(ctx, own(params))
 		case *sdk.ListResourcesParams:
@@ -171,11 +174,13 @@ func (p *proxy) forward(next sdk.MethodHandler) sdk.MethodHandler {
 		case *sdk.ListResourceTemplatesParams:
 			return up.ListResourceTemplates(ctx, own(params))
 		case *sdk.ReadResourceParams:
-			return up.ReadResource(ctx, own(params))
+			res, err := up.ReadResource(ctx, own(params))
+			return typed(ss, res), err
 		case *sdk.ListPromptsParams:
 			return up.ListPrompts(ctx, own(params))
 		case *sdk.GetPromptParams:
-			return up.GetPrompt(ctx, own(params))
+			res, err := up.GetPrompt(ctx, own(params))
+			return typed(ss, res), err
 		case *sdk.CompleteParams:
 			return up.Complete(ctx, own(params))
 		}
@@ -435,6 +440,40 @@ func (p *proxy) confirmed(ctx context.Context, asked string, event contract.Even
 	}))
 	approved.AuthorizationState = route.AuthConfirmed.String()
 	return p.Decide(ctx, gate.Request{Event: approved.Doc(), CategoryVouched: vouched, AsksItself: true})
+}
+
+// typed marks a result the proxy answers a client on 2026-07-28 with as
+// complete (resultType, required there), unless it says what it is
+// already: an input-required result, or an upstream's result that came
+// with its type. The go-sdk marks only the results of its own tool,
+// prompt and resource dispatch, which the proxy's forwarding bypasses,
+// and has no setter: the result is decoded again from JSON with the field
+// put first, where a resultType of the result's own, coming later, wins.
+// A result that cannot be encoded so goes as it is.
+func typed[R any, P interface {
+	*R
+	sdk.Result
+}](ss *sdk.ServerSession, res P) P {
+	if res == nil || ss == nil {
+		return res
+	}
+	if ip := ss.InitializeParams(); ip != nil && ip.ProtocolVersion < multiRoundTrip {
+		return res
+	}
+	raw, err := json.Marshal(res)
+	if err != nil || len(raw) < 2 || raw[0] != '{' {
+		return res
+	}
+	withType := []byte(`{"resultType":"complete"`)
+	if len(raw) > 2 {
+		withType = append(withType, ',')
+	}
+	withType = append(withType, raw[1:]...)
+	var out R
+	if json.Unmarshal(withType, &out) != nil {
+		return res
+	}
+	return &out
 }
 
 // own drops from a request the proxy passes on the protocol's own _meta
