@@ -23,8 +23,8 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/gatedhq/gated/internal/adapter/hook"
-	"github.com/gatedhq/gated/internal/adapter/mcp"
 	"github.com/gatedhq/gated/internal/adapter/hook/wire"
+	"github.com/gatedhq/gated/internal/adapter/mcp"
 	"github.com/gatedhq/gated/internal/contract"
 	"github.com/gatedhq/gated/internal/eventcodec"
 	"github.com/gatedhq/gated/internal/gate"
