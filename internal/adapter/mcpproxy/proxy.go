@@ -170,19 +170,19 @@ func (p *proxy) forward(next sdk.MethodHandler) sdk.MethodHandler {
 		case *sdk.ListToolsParams:
 			return p.listTools(ctx, own(params))
 		case *sdk.ListResourcesParams:
-			return up.ListResources(ctx, own(params))
+			return passed(up.ListResources(ctx, own(params)))
 		case *sdk.ListResourceTemplatesParams:
-			return up.ListResourceTemplates(ctx, own(params))
+			return passed(up.ListResourceTemplates(ctx, own(params)))
 		case *sdk.ReadResourceParams:
 			res, err := up.ReadResource(ctx, own(params))
-			return typed(ss, res), err
+			return passed(typed(ss, res), err)
 		case *sdk.ListPromptsParams:
-			return up.ListPrompts(ctx, own(params))
+			return passed(up.ListPrompts(ctx, own(params)))
 		case *sdk.GetPromptParams:
 			res, err := up.GetPrompt(ctx, own(params))
-			return typed(ss, res), err
+			return passed(typed(ss, res), err)
 		case *sdk.CompleteParams:
-			return up.Complete(ctx, own(params))
+			return passed(up.Complete(ctx, own(params)))
 		}
 		return next(ctx, method, req)
 	}
@@ -440,6 +440,19 @@ func (p *proxy) confirmed(ctx context.Context, asked string, event contract.Even
 	}))
 	approved.AuthorizationState = route.AuthConfirmed.String()
 	return p.Decide(ctx, gate.Request{Event: approved.Doc(), CategoryVouched: vouched, AsksItself: true})
+}
+
+// passed passes an upstream's answer on: its JSON-RPC error whole (code,
+// message and data, such as the URI of a resource it does not have), where
+// the go-sdk's client wraps it in text of its own.
+func passed[R sdk.Result](res R, err error) (sdk.Result, error) {
+	if err == nil {
+		return res, nil
+	}
+	if rpc, ok := errors.AsType[*jsonrpc.Error](err); ok {
+		return nil, rpc
+	}
+	return nil, err
 }
 
 // typed marks a result the proxy answers a client on 2026-07-28 with as
