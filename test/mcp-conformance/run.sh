@@ -35,6 +35,7 @@ start_gated() {
 	local name=$1 log
 	shift
 	log="$work/$name.log"
+	: >"$log" # before the background job's redirection, which sed may beat
 	"$GATED_BIN" "$@" --audit-file "$work/$name-audit.jsonl" --spool-dir "$work/$name-spool" --log-level info 2>"$log" &
 	pids+=($!)
 	addr=""
@@ -78,7 +79,7 @@ suite() {
 		failed=$((failed + 1))
 		cat "$work/suite.out"
 	else
-		sed -n '/=== SUMMARY ===/,$p' "$work/suite.out"
+		grep -E '^(Passed:|Total:)|Baseline check' "$work/suite.out"
 	fi
 }
 
