@@ -175,9 +175,10 @@ func TestMCPRoutingHeaders(t *testing.T) {
 		{"the method twice", with(func(h http.Header) { h.Add("Mcp-Method", "tools/call") }), "2026-07-28", false},
 		{"the method as a list", with(func(h http.Header) { h.Set("Mcp-Method", "tools/call, tools/list") }), "2026-07-28", false},
 		{"the version twice", with(func(h http.Header) { h.Add("Mcp-Protocol-Version", "2025-11-25") }), "2026-07-28", false},
-		// The go-sdk compares the header as sent: an encoded name is not
-		// decoded, so it is refused even when it decodes to the body's.
-		{"the name base64-encoded", with(func(h http.Header) { h.Set("Mcp-Name", "=?base64?YWFuYV9wcmVfdG9vbF9jaGVjaw==?=") }), "2026-07-28", false},
+		// An encoded name is compared decoded, as the revision says.
+		{"the name Base64-encoded", with(func(h http.Header) { h.Set("Mcp-Name", "=?base64?YWFuYV9wcmVfdG9vbF9jaGVjaw==?=") }), "2026-07-28", true},
+		{"another name Base64-encoded", with(func(h http.Header) { h.Set("Mcp-Name", "=?base64?c2VuZF9lbWFpbA==?=") }), "2026-07-28", false},
+		{"not Base64 in the marks", with(func(h http.Header) { h.Set("Mcp-Name", "=?base64?aana_pre_tool_check?=") }), "2026-07-28", false},
 		{"an older version header", with(func(h http.Header) { h.Set("Mcp-Protocol-Version", "2025-11-25") }), "2026-07-28", false},
 		{"no version header", with(func(h http.Header) { h.Del("Mcp-Protocol-Version") }), "2026-07-28", false},
 		{"the body on an older version", good, "2025-11-25", false},

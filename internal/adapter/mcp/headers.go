@@ -1,9 +1,11 @@
 package mcp
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"net/http"
 	"strings"
+	"unicode/utf8"
 )
 
 // CodeHeaderMismatch is the JSON-RPC error of a request whose MCP headers
@@ -21,9 +23,12 @@ var standardHeaders = []struct {
 // Headers refuses a request that gives one of the standard MCP headers
 // more than once (as two fields, or as a list in one), before anything
 // reads its body: the go-sdk checks only the first copy against the body,
-// and a gateway may route on another, so none is trusted. The go-sdk
-// checks the rest: on 2026-07-28, Mcp-Method and Mcp-Name must be present
-// and equal the body's, and Mcp-Protocol-Version the body's _meta.
+// and a gateway may route on another, so none is trusted. It decodes an
+// Mcp-Name sent Base64-encoded (=?base64?…?=, for names not safe in a
+// header), which the go-sdk v1.8 compares undecoded (go-sdk#1234), and
+// refuses one that does not decode. The go-sdk checks the rest: on
+// 2026-07-28, Mcp-Method and Mcp-Name must be present and equal the
+// body's, and Mcp-Protocol-Version the body's _meta.
 func Headers(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		for _, h := range standardHeaders {
@@ -33,9 +38,24 @@ func Headers(next http.Handler) http.Handler {
 				return
 			}
 		}
+		if v := r.Header.Get("Mcp-Name"); strings.HasPrefix(v, base64Prefix) && strings.HasSuffix(v, base64Suffix) && len(v) >= len(base64Prefix)+len(base64Suffix) {
+			name, err := base64.StdEncoding.DecodeString(v[len(base64Prefix) : len(v)-len(base64Suffix)])
+			if err != nil || !utf8.Valid(name) {
+				refuseHeaders(w, "the Mcp-Name header is marked Base64-encoded (=?base64?…?=) and is not valid Base64 of UTF-8 text")
+				return
+			}
+			r = r.Clone(r.Context())
+			r.Header.Set("Mcp-Name", string(name))
+		}
 		next.ServeHTTP(w, r)
 	})
 }
+
+// The marks of a Base64-encoded header value (2026-07-28, SEP-2243).
+const (
+	base64Prefix = "=?base64?"
+	base64Suffix = "?="
+)
 
 func refuseHeaders(w http.ResponseWriter, msg string) {
 	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": nil,

@@ -92,7 +92,8 @@ func TestProxyRoutingHeaders(t *testing.T) {
 		{"no Mcp-Name", func(h http.Header) { h.Del("Mcp-Name") }},
 		{"the name twice", func(h http.Header) { h["Mcp-Name"] = []string{"echo", "purge"} }},
 		{"the name twice, the body's last", func(h http.Header) { h["Mcp-Name"] = []string{"purge", "echo"} }},
-		{"the name base64-encoded", func(h http.Header) { h.Set("Mcp-Name", "=?base64?ZWNobw==?=") }},
+		{"another name Base64-encoded", func(h http.Header) { h.Set("Mcp-Name", "=?base64?cHVyZ2U=?=") }},
+		{"not Base64 in the marks", func(h http.Header) { h.Set("Mcp-Name", "=?base64?echo?=") }},
 	} {
 		status, raw := post(tc.edit)
 		if status != http.StatusBadRequest || !strings.Contains(raw, "-32020") {
@@ -104,5 +105,8 @@ func TestProxyRoutingHeaders(t *testing.T) {
 	}
 	if status, raw := post(func(http.Header) {}); status != http.StatusOK || !strings.Contains(raw, "echo: hi") || f.decided.Load() != 1 {
 		t.Fatalf("headers as the body: %d %s", status, raw)
+	}
+	if status, raw := post(func(h http.Header) { h.Set("Mcp-Name", "=?base64?ZWNobw==?=") }); status != http.StatusOK || f.decided.Load() != 2 {
+		t.Fatalf("the name Base64-encoded: %d %s", status, raw)
 	}
 }
