@@ -95,7 +95,9 @@ suite "http://$serve/mcp" --scenario http-header-validation --spec-version 2026-
 start_upstream upstream-stateless true
 start_gated proxy-new mcp-proxy --upstream-url "$upstream" --http-addr 127.0.0.1:0 --catalog catalog
 suite "http://$addr/mcp" --requirements 2026-07-28 --expected-failures baseline/proxy-2026-07-28.yaml
-suite "http://$addr/mcp" --scenario http-header-validation --spec-version 2026-07-28
+for s in http-header-validation http-custom-header-server-validation; do
+	suite "http://$addr/mcp" --scenario "$s" --spec-version 2026-07-28
+done
 
 # The upstream's requests of the client (sampling, elicitation) reach it
 # while the proxy has exactly one client session: the suite closes each

@@ -38,17 +38,33 @@ func Headers(next http.Handler) http.Handler {
 				return
 			}
 		}
-		if v := r.Header.Get("Mcp-Name"); strings.HasPrefix(v, base64Prefix) && strings.HasSuffix(v, base64Suffix) && len(v) >= len(base64Prefix)+len(base64Suffix) {
-			name, err := base64.StdEncoding.DecodeString(v[len(base64Prefix) : len(v)-len(base64Suffix)])
-			if err != nil || !utf8.Valid(name) {
+		if v := r.Header.Get("Mcp-Name"); v != "" {
+			name, ok := DecodeHeaderValue(v)
+			if !ok {
 				refuseHeaders(w, "the Mcp-Name header is marked Base64-encoded (=?base64?…?=) and is not valid Base64 of UTF-8 text")
 				return
 			}
-			r = r.Clone(r.Context())
-			r.Header.Set("Mcp-Name", string(name))
+			if name != v {
+				r = r.Clone(r.Context())
+				r.Header.Set("Mcp-Name", name)
+			}
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// DecodeHeaderValue is an MCP header's value as sent, or decoded when it is
+// marked Base64-encoded (=?base64?…?=, 2026-07-28, SEP-2243); ok is false
+// for a marked value that is not Base64 of UTF-8 text.
+func DecodeHeaderValue(v string) (string, bool) {
+	if !strings.HasPrefix(v, base64Prefix) || !strings.HasSuffix(v, base64Suffix) || len(v) < len(base64Prefix)+len(base64Suffix) {
+		return v, true
+	}
+	b, err := base64.StdEncoding.DecodeString(v[len(base64Prefix) : len(v)-len(base64Suffix)])
+	if err != nil || !utf8.Valid(b) {
+		return "", false
+	}
+	return string(b), true
 }
 
 // The marks of a Base64-encoded header value (2026-07-28, SEP-2243).
@@ -57,8 +73,16 @@ const (
 	base64Suffix = "?="
 )
 
-func refuseHeaders(w http.ResponseWriter, msg string) {
-	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": nil,
+func refuseHeaders(w http.ResponseWriter, msg string) { RefuseHeaders(w, nil, msg) }
+
+// RefuseHeaders answers a request whose MCP headers disagree with its body:
+// HTTP 400 and JSON-RPC error -32020, for the request id when it is known.
+func RefuseHeaders(w http.ResponseWriter, id json.RawMessage, msg string) {
+	var rid any
+	if len(id) > 0 {
+		rid = id
+	}
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": rid,
 		"error": map[string]any{"code": CodeHeaderMismatch, "message": msg}})
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusBadRequest)

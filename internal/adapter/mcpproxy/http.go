@@ -17,13 +17,19 @@ import (
 // stateless handler, everything else to a stateful one, both over the same
 // server. A request whose body claims 2026-07-28 without the header reaches
 // the stateful handler, which refuses it.
-func Handler(s *sdk.Server, maxBodyBytes int64) http.Handler {
+//
+// On 2026-07-28 the Mcp-Param-* headers of a tools/call are checked against
+// the upstream's tool (paramHeaders) before the go-sdk reads the request.
+func Handler(s *sdk.Server, up *sdk.ClientSession, maxBodyBytes int64) http.Handler {
 	server := func(*http.Request) *sdk.Server { return s }
 	stateful := sdk.NewStreamableHTTPHandler(server, &sdk.StreamableHTTPOptions{MaxRequestBodyBytes: maxBodyBytes})
 	stateless := sdk.NewStreamableHTTPHandler(server, &sdk.StreamableHTTPOptions{Stateless: true, MaxRequestBodyBytes: maxBodyBytes})
 	return mcp.Headers(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Mcp-Protocol-Version") >= multiRoundTrip {
-			stateless.ServeHTTP(w, r)
+			r, ok := paramHeaders(up, w, r, maxBodyBytes)
+			if ok {
+				stateless.ServeHTTP(w, r)
+			}
 			return
 		}
 		stateful.ServeHTTP(w, r)

@@ -166,23 +166,28 @@ func (p *proxy) forward(next sdk.MethodHandler) sdk.MethodHandler {
 		switch params := req.GetParams().(type) {
 		case *sdk.CallToolParamsRaw:
 			how := howToAsk(ss, req)
-			return typed(ss, p.callTool(ctx, ss, how, own(params))), nil
+			return typed(ss, ownResult(p.callTool(ctx, ss, how, own(params)))), nil
 		case *sdk.ListToolsParams:
-			return p.listTools(ctx, own(params))
+			res, err := p.listTools(ctx, own(params))
+			return passed(ownResult(res), err)
 		case *sdk.ListResourcesParams:
-			return passed(up.ListResources(ctx, own(params)))
+			res, err := up.ListResources(ctx, own(params))
+			return passed(ownResult(res), err)
 		case *sdk.ListResourceTemplatesParams:
-			return passed(up.ListResourceTemplates(ctx, own(params)))
+			res, err := up.ListResourceTemplates(ctx, own(params))
+			return passed(ownResult(res), err)
 		case *sdk.ReadResourceParams:
 			res, err := up.ReadResource(ctx, own(params))
-			return passed(typed(ss, res), err)
+			return passed(typed(ss, ownResult(res)), err)
 		case *sdk.ListPromptsParams:
-			return passed(up.ListPrompts(ctx, own(params)))
+			res, err := up.ListPrompts(ctx, own(params))
+			return passed(ownResult(res), err)
 		case *sdk.GetPromptParams:
 			res, err := up.GetPrompt(ctx, own(params))
-			return passed(typed(ss, res), err)
+			return passed(typed(ss, ownResult(res)), err)
 		case *sdk.CompleteParams:
-			return passed(up.Complete(ctx, own(params)))
+			res, err := up.Complete(ctx, own(params))
+			return passed(ownResult(res), err)
 		}
 		return next(ctx, method, req)
 	}
@@ -489,6 +494,36 @@ func typed[R any, P interface {
 	return &out
 }
 
+// ownResult is a copy of an upstream's result without the protocol's own
+// _meta keys (the upstream's io.modelcontextprotocol/serverInfo on
+// 2026-07-28): the go-sdk adds the proxy's own only where none is, and the
+// client must see whom it speaks to. A copy, as the upstream session may
+// cache what it returned.
+func ownResult[R any, P interface {
+	*R
+	sdk.Result
+}](res P) P {
+	if res == nil {
+		return res
+	}
+	m := res.GetMeta()
+	kept := make(map[string]any, len(m))
+	for k, v := range m {
+		if !strings.HasPrefix(k, protocolMeta) {
+			kept[k] = v
+		}
+	}
+	if len(kept) == len(m) {
+		return res
+	}
+	cp := *res
+	P(&cp).SetMeta(kept)
+	return &cp
+}
+
+// protocolMeta prefixes the _meta keys the protocol itself defines.
+const protocolMeta = "io.modelcontextprotocol/"
+
 // own drops from a request the proxy passes on the protocol's own _meta
 // keys (io.modelcontextprotocol/…: the client's protocol version,
 // capabilities and identity on 2026-07-28): the go-sdk keeps keys a
@@ -505,7 +540,7 @@ func own[P sdk.Params](params P) P {
 	}
 	kept := make(map[string]any, len(m))
 	for k, v := range m {
-		if !strings.HasPrefix(k, "io.modelcontextprotocol/") {
+		if !strings.HasPrefix(k, protocolMeta) {
 			kept[k] = v
 		}
 	}
