@@ -19,14 +19,15 @@ import (
 // the stateful handler, which refuses it.
 //
 // On 2026-07-28 the Mcp-Param-* headers of a tools/call are checked against
-// the upstream's tool (paramHeaders) before the go-sdk reads the request.
+// the upstream's tool (paramCheck) before the go-sdk reads the request.
 func Handler(s *sdk.Server, up *sdk.ClientSession, maxBodyBytes int64) http.Handler {
 	server := func(*http.Request) *sdk.Server { return s }
 	stateful := sdk.NewStreamableHTTPHandler(server, &sdk.StreamableHTTPOptions{MaxRequestBodyBytes: maxBodyBytes})
 	stateless := sdk.NewStreamableHTTPHandler(server, &sdk.StreamableHTTPOptions{Stateless: true, MaxRequestBodyBytes: maxBodyBytes})
+	params := &paramCheck{up: up, maxBodyBytes: maxBodyBytes}
 	return mcp.Headers(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Mcp-Protocol-Version") >= multiRoundTrip {
-			r, ok := paramHeaders(up, w, r, maxBodyBytes)
+			r, ok := params.check(w, r)
 			if ok {
 				stateless.ServeHTTP(w, r)
 			}

@@ -2,6 +2,7 @@ package mcpproxy
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -9,6 +10,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -28,18 +30,48 @@ type paramBinding struct {
 	header string
 }
 
-// paramHeaders checks a 2026-07-28 tools/call request's Mcp-Param-*
-// headers; the body is read and put back. A body that is no tools/call the
-// proxy can read is left to the go-sdk to refuse.
-func paramHeaders(up *sdk.ClientSession, w http.ResponseWriter, r *http.Request, maxBodyBytes int64) (*http.Request, bool) {
+// paramCheck checks a 2026-07-28 tools/call request's Mcp-Param-* headers
+// against the upstream's tools as it lists them at the call. When the
+// upstream cannot list them (it is down, say), the last list it gave is
+// used, so a dead upstream still fails the call as a tool error, not as a
+// protocol error; before any list at all, the call is refused.
+type paramCheck struct {
+	up           *sdk.ClientSession
+	maxBodyBytes int64
+	mu           sync.Mutex
+	last         map[string]*sdk.Tool // nil until a list succeeded
+}
+
+// tool is the upstream's tool of that name (nil when it has none), and
+// false when no list of its tools was ever had.
+func (c *paramCheck) tool(ctx context.Context, name string) (*sdk.Tool, bool) {
+	tools := map[string]*sdk.Tool{}
+	for t, err := range c.up.Tools(ctx, nil) {
+		if err != nil {
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			return c.last[name], c.last != nil
+		}
+		tools[t.Name] = t
+	}
+	c.mu.Lock()
+	c.last = tools
+	c.mu.Unlock()
+	return tools[name], true
+}
+
+// check reads the body (and puts it back); a body that is no tools/call it
+// can read is left to the go-sdk to refuse. It answers the request itself
+// when it refuses it.
+func (c *paramCheck) check(w http.ResponseWriter, r *http.Request) (*http.Request, bool) {
 	if r.Method != http.MethodPost || r.Header.Get("Mcp-Method") != "tools/call" {
 		return r, true
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxBodyBytes+1))
+	body, err := io.ReadAll(io.LimitReader(r.Body, c.maxBodyBytes+1))
 	_ = r.Body.Close()
 	r = r.Clone(r.Context())
 	r.Body = io.NopCloser(bytes.NewReader(body))
-	if err != nil || int64(len(body)) > maxBodyBytes {
+	if err != nil || int64(len(body)) > c.maxBodyBytes {
 		return r, true
 	}
 	var msg struct {
@@ -53,16 +85,10 @@ func paramHeaders(up *sdk.ClientSession, w http.ResponseWriter, r *http.Request,
 	if json.Unmarshal(body, &msg) != nil || msg.Method != "tools/call" {
 		return r, true
 	}
-	var tool *sdk.Tool
-	for t, err := range up.Tools(r.Context(), nil) {
-		if err != nil {
-			mcp.RefuseHeaders(w, msg.ID, "gated mcp-proxy cannot check the Mcp-Param headers: the upstream MCP server did not list its tools")
-			return r, false
-		}
-		if t.Name == msg.Params.Name {
-			tool = t
-			break
-		}
+	tool, listed := c.tool(r.Context(), msg.Params.Name)
+	if !listed {
+		mcp.RefuseHeaders(w, msg.ID, "gated mcp-proxy cannot check the Mcp-Param headers: the upstream MCP server did not list its tools")
+		return r, false
 	}
 	if tool == nil {
 		return r, true
