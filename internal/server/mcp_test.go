@@ -172,9 +172,13 @@ func TestMCPRoutingHeaders(t *testing.T) {
 		{"whitespace inside the name", with(func(h http.Header) { h.Set("Mcp-Name", "aana_pre_tool _check") }), "2026-07-28", false},
 		{"the name twice, the body's first", with(func(h http.Header) { h.Add("Mcp-Name", "send_email") }), "2026-07-28", false},
 		{"the name twice, the body's last", with(func(h http.Header) { h["Mcp-Name"] = []string{"send_email", "aana_pre_tool_check"} }), "2026-07-28", false},
-		{"the method twice", with(func(h http.Header) { h.Add("Mcp-Method", "tools/call") }), "2026-07-28", false},
+		{"another method the second time", with(func(h http.Header) { h.Add("Mcp-Method", "tools/list") }), "2026-07-28", false},
 		{"the method as a list", with(func(h http.Header) { h.Set("Mcp-Method", "tools/call, tools/list") }), "2026-07-28", false},
-		{"the version twice", with(func(h http.Header) { h.Add("Mcp-Protocol-Version", "2025-11-25") }), "2026-07-28", false},
+		{"another version the second time", with(func(h http.Header) { h.Add("Mcp-Protocol-Version", "2025-11-25") }), "2026-07-28", false},
+		// Copies that agree say one thing, whichever a gateway reads.
+		{"the method twice", with(func(h http.Header) { h.Add("Mcp-Method", "tools/call") }), "2026-07-28", true},
+		{"the version as a list of one", with(func(h http.Header) { h.Set("Mcp-Protocol-Version", "2026-07-28, 2026-07-28") }), "2026-07-28", true},
+		{"the name twice alike", with(func(h http.Header) { h.Add("Mcp-Name", "aana_pre_tool_check") }), "2026-07-28", true},
 		// An encoded name is compared decoded, as the revision says.
 		{"the name Base64-encoded", with(func(h http.Header) { h.Set("Mcp-Name", "=?base64?YWFuYV9wcmVfdG9vbF9jaGVjaw==?=") }), "2026-07-28", true},
 		{"another name Base64-encoded", with(func(h http.Header) { h.Set("Mcp-Name", "=?base64?c2VuZF9lbWFpbA==?=") }), "2026-07-28", false},

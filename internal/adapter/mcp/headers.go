@@ -21,9 +21,11 @@ var standardHeaders = []struct {
 }{{"Mcp-Protocol-Version", false}, {"Mcp-Method", false}, {"Mcp-Name", true}}
 
 // Headers refuses a request that gives one of the standard MCP headers
-// more than once (as two fields, or as a list in one), before anything
-// reads its body: the go-sdk checks only the first copy against the body,
-// and a gateway may route on another, so none is trusted. It decodes an
+// more than once (as two fields, or as a list in one) with values that
+// differ, before anything reads its body: the go-sdk checks only the first
+// copy against the body, and a gateway may route on another, so none is
+// trusted. Copies that agree are one value (some clients repeat
+// Mcp-Protocol-Version so), which the go-sdk then sees once. It decodes an
 // Mcp-Name sent Base64-encoded (=?base64?…?=, for names not safe in a
 // header), which the go-sdk v1.8 compares undecoded (go-sdk#1234), and
 // refuses one that does not decode. The go-sdk checks the rest: on
@@ -31,11 +33,18 @@ var standardHeaders = []struct {
 // body's, and Mcp-Protocol-Version the body's _meta.
 func Headers(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		cloned := false
 		for _, h := range standardHeaders {
-			v := r.Header.Values(h.name)
-			if len(v) > 1 || (len(v) == 1 && !h.comma && strings.Contains(v[0], ",")) {
-				refuseHeaders(w, "the "+h.name+" header is given more than once; it must be given once, equal to the request body's")
+			v, ok := single(r.Header.Values(h.name), h.comma)
+			if !ok {
+				refuseHeaders(w, "the "+h.name+" header is given more than once with different values; it must say one thing, the request body's")
 				return
+			}
+			if len(r.Header.Values(h.name)) > 1 || (v != "" && v != r.Header.Get(h.name)) {
+				if !cloned {
+					r, cloned = r.Clone(r.Context()), true
+				}
+				r.Header.Set(h.name, v)
 			}
 		}
 		if v := r.Header.Get("Mcp-Name"); v != "" {
@@ -45,12 +54,39 @@ func Headers(next http.Handler) http.Handler {
 				return
 			}
 			if name != v {
-				r = r.Clone(r.Context())
+				if !cloned {
+					r, cloned = r.Clone(r.Context()), true
+				}
 				r.Header.Set("Mcp-Name", name)
 			}
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// single is the one value the copies of a header give ("" for none): each
+// field, and each comma-separated item of one unless a comma may be part of
+// the value, trimmed; ok is false when they differ.
+func single(fields []string, comma bool) (string, bool) {
+	var vals []string
+	for _, f := range fields {
+		if comma {
+			vals = append(vals, strings.TrimSpace(f))
+			continue
+		}
+		for item := range strings.SplitSeq(f, ",") {
+			vals = append(vals, strings.TrimSpace(item))
+		}
+	}
+	if len(vals) == 0 {
+		return "", true
+	}
+	for _, v := range vals[1:] {
+		if v != vals[0] {
+			return "", false
+		}
+	}
+	return vals[0], true
 }
 
 // DecodeHeaderValue is an MCP header's value as sent, or decoded when it is
