@@ -266,16 +266,15 @@ func (p *proxy) callTool(ctx context.Context, ss *sdk.ServerSession, how askWay,
 			d = p.Decide(ctx, gate.Request{Event: event.Doc(), CategoryVouched: vouched, AsksItself: true, Pick: &pick})
 		}
 	default:
-		asks := how != askNone
+		// An input-required state binds the call by its key: a call without
+		// one is not asked, as from a client that cannot be.
+		asks := how == askElicit || (how == askInputRequired && keyed)
 		d = p.Decide(ctx, gate.Request{Event: event.Doc(), CategoryVouched: vouched, AsksItself: asks, Pick: &pick})
 		if d.Route == route.Ask && !d.Execute && asks && remembered == nil {
 			if how == askInputRequired {
-				if keyed {
-					return p.inputRequired(d, event, key)
-				}
-			} else {
-				d = p.ask(ctx, ss, d, event, vouched)
+				return p.inputRequired(d, event, key)
 			}
+			d = p.ask(ctx, ss, d, event, vouched)
 		}
 	}
 	switch {
@@ -506,14 +505,8 @@ func ownResult[R any, P interface {
 	if res == nil {
 		return res
 	}
-	m := res.GetMeta()
-	kept := make(map[string]any, len(m))
-	for k, v := range m {
-		if !strings.HasPrefix(k, protocolMeta) {
-			kept[k] = v
-		}
-	}
-	if len(kept) == len(m) {
+	kept, dropped := withoutProtocolMeta(res.GetMeta())
+	if !dropped {
 		return res
 	}
 	cp := *res
@@ -521,8 +514,17 @@ func ownResult[R any, P interface {
 	return &cp
 }
 
-// protocolMeta prefixes the _meta keys the protocol itself defines.
-const protocolMeta = "io.modelcontextprotocol/"
+// withoutProtocolMeta is m less the _meta keys the protocol itself defines
+// (io.modelcontextprotocol/…), and whether there were any.
+func withoutProtocolMeta(m map[string]any) (map[string]any, bool) {
+	kept := make(map[string]any, len(m))
+	for k, v := range m {
+		if !strings.HasPrefix(k, "io.modelcontextprotocol/") {
+			kept[k] = v
+		}
+	}
+	return kept, len(kept) != len(m)
+}
 
 // own drops from a request the proxy passes on the protocol's own _meta
 // keys (io.modelcontextprotocol/…: the client's protocol version,
@@ -534,17 +536,9 @@ func own[P sdk.Params](params P) P {
 	if reflect.ValueOf(params).IsNil() {
 		return params
 	}
-	m := params.GetMeta()
-	if len(m) == 0 {
-		return params
+	if kept, dropped := withoutProtocolMeta(params.GetMeta()); dropped {
+		params.SetMeta(kept)
 	}
-	kept := make(map[string]any, len(m))
-	for k, v := range m {
-		if !strings.HasPrefix(k, protocolMeta) {
-			kept[k] = v
-		}
-	}
-	params.SetMeta(kept)
 	return params
 }
 
