@@ -13,11 +13,12 @@ import (
 const CodeHeaderMismatch = -32020
 
 // standardHeaders are the headers gateways may route a request on
-// (protocol 2026-07-28, SEP-2243), and whether a comma in one is a list:
-// a method or a version never holds one, a resource URI in Mcp-Name may.
+// (protocol 2026-07-28, SEP-2243), and whether a comma may be part of the
+// value rather than separate a list: a method or a version never holds
+// one, a resource URI in Mcp-Name may.
 var standardHeaders = []struct {
-	name  string
-	comma bool
+	name         string
+	commaInValue bool
 }{{"Mcp-Protocol-Version", false}, {"Mcp-Method", false}, {"Mcp-Name", true}}
 
 // Headers refuses a request that gives one of the standard MCP headers
@@ -35,7 +36,7 @@ func Headers(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		cloned := false
 		for _, h := range standardHeaders {
-			v, ok := single(r.Header.Values(h.name), h.comma)
+			v, ok := single(r.Header.Values(h.name), h.commaInValue)
 			if !ok {
 				refuseHeaders(w, "the "+h.name+" header is given more than once with different values; it must say one thing, the request body's")
 				return
@@ -67,10 +68,10 @@ func Headers(next http.Handler) http.Handler {
 // single is the one value the copies of a header give ("" for none): each
 // field, and each comma-separated item of one unless a comma may be part of
 // the value, trimmed; ok is false when they differ.
-func single(fields []string, comma bool) (string, bool) {
+func single(fields []string, commaInValue bool) (string, bool) {
 	var vals []string
 	for _, f := range fields {
-		if comma {
+		if commaInValue {
 			vals = append(vals, strings.TrimSpace(f))
 			continue
 		}
