@@ -21,14 +21,18 @@ sdk-typescript: gated-bin
 	cd sdk/typescript && npm ci --no-audit --no-fund --loglevel=error && npm run build
 	cd sdk/typescript && GATED_BIN=$(GATED_BIN) npm test
 
-## mcp-conformance: the official MCP conformance suite against gated's /mcp (part of make test-e2e).
+## mcp-conformance: the official MCP conformance suite, revisions 2026-07-28 and 2025-11-25, against gated's /mcp and gated mcp-proxy (part of make test-e2e).
 # In test-e2e, not test: it installs and starts its own npm suite, and make
-# test must stay under five minutes from a cold Go module cache.
+# test must stay under five minutes from a cold Go module cache. The proxy's
+# upstream is the go-sdk's own conformance server, built from the module
+# go.mod pins.
 test-e2e: mcp-conformance
 .PHONY: mcp-conformance
+MCP_CONFORMANCE_UPSTREAM := $(CURDIR)/bin/mcp-conformance-server
 mcp-conformance: gated-bin
+	$(GO) build -o $(MCP_CONFORMANCE_UPSTREAM) github.com/modelcontextprotocol/go-sdk/conformance/everything-server
 	cd test/mcp-conformance && npm ci --no-audit --no-fund --loglevel=error
-	GATED_BIN=$(GATED_BIN) test/mcp-conformance/run.sh
+	GATED_BIN=$(GATED_BIN) UPSTREAM_BIN=$(MCP_CONFORMANCE_UPSTREAM) test/mcp-conformance/run.sh
 
 ## sdk-typescript-frameworks: the TypeScript SDK's framework guards and OpenCode plugin, driven through the real frameworks (part of make test-e2e).
 # In test-e2e, not test: the frameworks (sdk/typescript/test/frameworks,

@@ -140,7 +140,7 @@ func runMCPProxy(ctx context.Context, args []string, getenv func(string) string,
 		},
 	})
 	if *addr != "" {
-		return serveMCPProxy(ctx, *addr, server, log)
+		return serveMCPProxy(ctx, *addr, server, up, log)
 	}
 	if err := server.Run(ctx, &sdk.IOTransport{Reader: io.NopCloser(stdin), Writer: nopWriteCloser{stdout}, MaxLineLength: mcpMaxLine}); err != nil && ctx.Err() == nil {
 		return fmt.Errorf("mcp-proxy: %w", err)
@@ -170,17 +170,17 @@ func connectUpstream(ctx context.Context, client *sdk.Client, program string, ar
 }
 
 // serveMCPProxy serves the proxy at /mcp over streamable HTTP until ctx
-// ends. Sessions are stateful, so the proxy can ask the client (server to
-// client requests need a session). There is no token: the address must be
+// ends: stateful sessions before protocol 2026-07-28, so the proxy can ask
+// the client (server to client requests need a session), stateless from
+// it (mcpproxy.Handler). There is no token: the address must be
 // loopback, where only the person's own processes reach it.
-func serveMCPProxy(ctx context.Context, addr string, server *sdk.Server, log *zap.Logger) error {
+func serveMCPProxy(ctx context.Context, addr string, server *sdk.Server, up *sdk.ClientSession, log *zap.Logger) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("mcp-proxy: listen: %w", err)
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return server },
-		&sdk.StreamableHTTPOptions{MaxRequestBodyBytes: mcpMaxLine}))
+	mux.Handle("/mcp", mcpproxy.Handler(server, up, mcpMaxLine))
 	// No write timeout: a session's event stream stays open.
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, MaxHeaderBytes: 64 << 10}
 	log.Info("gated listening", zap.String("addr", ln.Addr().String()))

@@ -26,7 +26,7 @@ func handleMCP(d *Deps) http.Handler {
 			return c.decide(ctx, d.Engine, event)
 		})
 	}, &sdk.StreamableHTTPOptions{Stateless: true, JSONResponse: true, MaxRequestBodyBytes: limit})
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	inner := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// The SDK reads before it counts, and the first read sends
 		// "100 Continue": refuse a declared oversize body before that.
 		if berr := declaredTooLarge(r, limit); berr != nil {
@@ -35,4 +35,5 @@ func handleMCP(d *Deps) http.Handler {
 		}
 		h.ServeHTTP(w, r)
 	})
+	return mcp.Headers(inner)
 }

@@ -34,7 +34,14 @@ const description = "Ask gated, before executing a tool call, whether it may run
 // NewServer returns an MCP server with the one tool, answering with decide
 // the calls whose arguments are an event nested at most maxDepth deep.
 func NewServer(version string, maxDepth int, decide Decide) *sdk.Server {
-	s := sdk.NewServer(&sdk.Implementation{Name: "gated", Title: "gated policy decisions", Version: version}, nil)
+	// Declared here so that what is not declared can be refused
+	// (Declared). The one tool never changes: no list_changed to expect.
+	// Logging is the go-sdk's default, kept for the clients that set a level.
+	//lint:ignore SA1019 deprecated by 2026-07-28 (SEP-2577), still set by clients of the revisions before
+	caps := &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{}, Logging: &sdk.LoggingCapabilities{}}
+	s := sdk.NewServer(&sdk.Implementation{Name: "gated", Title: "gated policy decisions", Version: version},
+		&sdk.ServerOptions{Capabilities: caps})
+	s.AddReceivingMiddleware(Declared(caps))
 	s.AddTool(&sdk.Tool{
 		Name:        ToolName,
 		Title:       "gated pre-tool check",

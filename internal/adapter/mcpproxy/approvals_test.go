@@ -131,27 +131,31 @@ func TestProxyElicitsWithoutStoredApprovals(t *testing.T) {
 
 // TestProxyApprovalsBeyondElicitation: a defer an approval resolves (an
 // irreversible tool) gets a stored approval even from a client that can be
-// asked, and an ask on protocol 2026-07-28, which the proxy cannot put to
-// the client, gets one too; a defer nothing could approve gets none.
+// asked, and an ask from a client on protocol 2026-07-28 that declared no
+// elicitation gets one too; a defer nothing could approve gets none.
 func TestProxyApprovalsBeyondElicitation(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
-		name, proto, tool string
-		trust, opens      bool
+		name, proto, tool      string
+		trust, opens, noElicit bool
 	}{
-		{"irreversible defer, eliciting client", "2025-11-25", "purge", false, true},
-		{"ask on 2026-07-28", "", "other", true, true},
-		{"uncatalogued defer", "2025-11-25", "other", false, false},
+		{"irreversible defer, eliciting client", "2025-11-25", "purge", false, true, false},
+		{"ask on 2026-07-28 without elicitation", "2026-07-28", "other", true, true, true},
+		{"uncatalogued defer", "2025-11-25", "other", false, false, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			var asked int
-			f := newFixture(t, setup{trust: tc.trust, approvals: true, proto: tc.proto, client: &sdk.ClientOptions{
+			client := &sdk.ClientOptions{
 				ElicitationHandler: func(context.Context, *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
 					asked++
 					return &sdk.ElicitResult{Action: "accept", Content: map[string]any{"approve": true}}, nil
 				},
-			}})
+			}
+			if tc.noElicit {
+				client = nil
+			}
+			f := newFixture(t, setup{trust: tc.trust, approvals: true, proto: tc.proto, client: client})
 			res, got, id := f.callTool(t, tc.tool, map[string]any{})
 			if !res.IsError || asked != 0 || (id != "") != tc.opens || len(f.calls) != 0 {
 				t.Fatalf("approval %q, asked %d: %q", id, asked, got)

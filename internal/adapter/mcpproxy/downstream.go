@@ -32,10 +32,14 @@ type Downstream struct {
 }
 
 // progressTarget is a client's request that the upstream reports progress
-// of: the client's session and its own token.
+// of: the client's session, its own token, and the request's context, which
+// tells the go-sdk the progress belongs to that request: a stateless
+// session (protocol 2026-07-28) can send a notification only on the stream
+// of the request it is about.
 type progressTarget struct {
 	session *sdk.ServerSession
 	token   any
+	request context.Context
 }
 
 // NewDownstream returns a Downstream bound to no server yet.
@@ -146,7 +150,7 @@ func (d *Downstream) logged(ctx context.Context, req *sdk.LoggingMessageRequest)
 // track gives a client's request that asks for progress a token of the
 // proxy's own for the upstream, since two clients may choose the same
 // token; the returned func forgets it once the request is answered.
-func (d *Downstream) track(ss *sdk.ServerSession, params sdk.RequestParams) func() {
+func (d *Downstream) track(ctx context.Context, ss *sdk.ServerSession, params sdk.RequestParams) func() {
 	// A request sent without params (the TypeScript SDK's tools/list and
 	// notifications/initialized) arrives as a typed nil, whose getters panic.
 	if ss == nil || params == nil || reflect.ValueOf(params).IsNil() {
@@ -159,7 +163,7 @@ func (d *Downstream) track(ss *sdk.ServerSession, params sdk.RequestParams) func
 	d.mu.Lock()
 	d.nextID++
 	id := fmt.Sprintf("gated-%d", d.nextID)
-	d.progress[id] = progressTarget{session: ss, token: token}
+	d.progress[id] = progressTarget{session: ss, token: token, request: ctx}
 	d.mu.Unlock()
 	params.SetProgressToken(id)
 	return func() {
@@ -172,7 +176,7 @@ func (d *Downstream) track(ss *sdk.ServerSession, params sdk.RequestParams) func
 // progressed passes the upstream's progress on to the client whose request
 // it reports on, with the client's own token; progress on anything else
 // has no one to go to.
-func (d *Downstream) progressed(ctx context.Context, req *sdk.ProgressNotificationClientRequest) {
+func (d *Downstream) progressed(_ context.Context, req *sdk.ProgressNotificationClientRequest) {
 	id, _ := req.Params.ProgressToken.(string)
 	d.mu.Lock()
 	target, ok := d.progress[id]
@@ -182,7 +186,9 @@ func (d *Downstream) progressed(ctx context.Context, req *sdk.ProgressNotificati
 	}
 	p := *req.Params
 	p.ProgressToken = target.token
-	if err := target.session.NotifyProgress(ctx, &p); err != nil {
+	// The upstream's context is not the client's request's: the client's
+	// request's routes the notification, and ends with it.
+	if err := target.session.NotifyProgress(target.request, &p); err != nil {
 		d.log.Debug("a client did not take the upstream's progress", zap.Error(err))
 	}
 }

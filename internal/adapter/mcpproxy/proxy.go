@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -23,6 +24,7 @@ import (
 
 	"github.com/gatedhq/gated/internal/adapter/hook"
 	"github.com/gatedhq/gated/internal/adapter/hook/wire"
+	"github.com/gatedhq/gated/internal/adapter/mcp"
 	"github.com/gatedhq/gated/internal/contract"
 	"github.com/gatedhq/gated/internal/eventcodec"
 	"github.com/gatedhq/gated/internal/gate"
@@ -91,6 +93,7 @@ type proxy struct {
 	Config
 	pending pending
 	subs    subscriptions
+	asks    *asks
 }
 
 // New returns the server the MCP client talks to. It advertises what the
@@ -106,7 +109,7 @@ func New(cfg Config) *sdk.Server {
 	if cfg.MaxResultBytes <= 0 {
 		cfg.MaxResultBytes = DefaultMaxResultBytes
 	}
-	p := &proxy{Config: cfg}
+	p := &proxy{Config: cfg, asks: newAsks()}
 	caps, upCaps := &sdk.ServerCapabilities{}, (*sdk.ServerCapabilities)(nil)
 	if up := cfg.Upstream.InitializeResult(); up != nil && up.Capabilities != nil {
 		upCaps = up.Capabilities
@@ -126,7 +129,9 @@ func New(cfg Config) *sdk.Server {
 	cfg.Downstream.relayRootChanges(opts)
 	p.relaySubscriptions(opts, upCaps)
 	s := sdk.NewServer(&sdk.Implementation{Name: "gated-mcp-proxy", Title: "gated MCP proxy", Version: cfg.Version}, opts)
-	s.AddReceivingMiddleware(p.forward)
+	// Refused before forwarding: the proxy serves only what it declares,
+	// the upstream's features.
+	s.AddReceivingMiddleware(mcp.Declared(caps), p.forward)
 	cfg.Downstream.bind(s, cfg.Log)
 	return s
 }
@@ -153,28 +158,36 @@ func (p *proxy) forward(next sdk.MethodHandler) sdk.MethodHandler {
 		up := p.Upstream
 		ss, _ := req.GetSession().(*sdk.ServerSession)
 		if params, ok := req.GetParams().(sdk.RequestParams); ok {
-			defer p.Downstream.track(ss, params)()
+			defer p.Downstream.track(ctx, ss, params)()
 		}
 		if method == "logging/setLevel" {
 			return p.setLevel(ctx, next, method, req)
 		}
 		switch params := req.GetParams().(type) {
 		case *sdk.CallToolParamsRaw:
-			return p.callTool(ctx, ss, params), nil
+			how := howToAsk(ss, req)
+			return typed(ss, ownResult(p.callTool(ctx, ss, how, own(params)))), nil
 		case *sdk.ListToolsParams:
-			return p.listTools(ctx, params)
+			res, err := p.listTools(ctx, own(params))
+			return passed(ownResult(res), err)
 		case *sdk.ListResourcesParams:
-			return up.ListResources(ctx, params)
+			res, err := up.ListResources(ctx, own(params))
+			return passed(ownResult(res), err)
 		case *sdk.ListResourceTemplatesParams:
-			return up.ListResourceTemplates(ctx, params)
+			res, err := up.ListResourceTemplates(ctx, own(params))
+			return passed(ownResult(res), err)
 		case *sdk.ReadResourceParams:
-			return up.ReadResource(ctx, params)
+			res, err := up.ReadResource(ctx, own(params))
+			return passed(typed(ss, ownResult(res)), err)
 		case *sdk.ListPromptsParams:
-			return up.ListPrompts(ctx, params)
+			res, err := up.ListPrompts(ctx, own(params))
+			return passed(ownResult(res), err)
 		case *sdk.GetPromptParams:
-			return up.GetPrompt(ctx, params)
+			res, err := up.GetPrompt(ctx, own(params))
+			return passed(typed(ss, ownResult(res)), err)
 		case *sdk.CompleteParams:
-			return up.Complete(ctx, params)
+			res, err := up.Complete(ctx, own(params))
+			return passed(ownResult(res), err)
 		}
 		return next(ctx, method, req)
 	}
@@ -210,7 +223,7 @@ func (p *proxy) listTools(ctx context.Context, params *sdk.ListToolsParams) (*sd
 // execute. Every other outcome, and any failure of the upstream, is a tool
 // error result: the model reads why, where a protocol error would read as
 // a broken server.
-func (p *proxy) callTool(ctx context.Context, ss *sdk.ServerSession, params *sdk.CallToolParamsRaw) *sdk.CallToolResult {
+func (p *proxy) callTool(ctx context.Context, ss *sdk.ServerSession, how askWay, params *sdk.CallToolParamsRaw) *sdk.CallToolResult {
 	args, err := arguments(params.Arguments)
 	if err != nil {
 		return toolError("gated refuses this call: " + err.Error() + ".")
@@ -233,10 +246,36 @@ func (p *proxy) callTool(ctx context.Context, ss *sdk.ServerSession, params *sdk
 			event.EvidenceRefs = append(slices.Clone(event.EvidenceRefs), contract.RefDoc(remembered.EvidenceRef))
 		}
 	}
-	elicit := canElicit(ss)
-	d := p.Decide(ctx, gate.Request{Event: event.Doc(), CategoryVouched: vouched, AsksItself: elicit, Pick: &pick})
-	if d.Route == route.Ask && !d.Execute && elicit && remembered == nil {
-		d = p.ask(ctx, ss, d, event, vouched)
+	var d *gate.Decision
+	switch {
+	case params.RequestState != "" || len(params.InputResponses) > 0:
+		// A retry with the person's answer: only to a question the proxy
+		// put, about this very call.
+		if how != askInputRequired || !keyed {
+			return toolError("gated refuses this call: it answers a question gated mcp-proxy did not ask.")
+		}
+		first, err := p.asks.redeem(params.RequestState, key, time.Now())
+		if err != nil {
+			return toolError("gated refuses this call: " + err.Error() + ".")
+		}
+		if approved(params.InputResponses) {
+			d = p.confirmed(ctx, first, event, vouched)
+		} else {
+			// The person did not approve: decided afresh, never asked
+			// again in this round, so an ask stands.
+			d = p.Decide(ctx, gate.Request{Event: event.Doc(), CategoryVouched: vouched, AsksItself: true, Pick: &pick})
+		}
+	default:
+		// An input-required state binds the call by its key: a call without
+		// one is not asked, as from a client that cannot be.
+		asks := how == askElicit || (how == askInputRequired && keyed)
+		d = p.Decide(ctx, gate.Request{Event: event.Doc(), CategoryVouched: vouched, AsksItself: asks, Pick: &pick})
+		if d.Route == route.Ask && !d.Execute && asks && remembered == nil {
+			if how == askInputRequired {
+				return p.inputRequired(d, event, key)
+			}
+			d = p.ask(ctx, ss, d, event, vouched)
+		}
 	}
 	switch {
 	case d.Approval != nil && keyed:
@@ -309,32 +348,51 @@ var approveSchema = map[string]any{
 }
 
 // multiRoundTrip is the first protocol version where a server may not
-// send a request while it serves one (SEP-2322): it must return input
-// requests for the client to retry with, which the proxy does not do yet.
+// send a request while it serves one (SEP-2322): it returns input
+// requests for the client to retry the call with.
 const multiRoundTrip = "2026-07-28"
 
-// canElicit: the client declared form elicitation (an empty elicitation
-// capability means form), on a protocol version that lets the proxy ask
-// while it serves the call.
-func canElicit(ss *sdk.ServerSession) bool {
-	if ss == nil {
-		return false
+// askWay is how the proxy can put an ask to the person at the client.
+type askWay int
+
+const (
+	// askNone: the client declared no form elicitation; an ask is refused
+	// (naming a stored approval with the approval flow).
+	askNone askWay = iota
+	// askElicit: before 2026-07-28, an elicitation/create request while the
+	// proxy serves the call.
+	askElicit
+	// askInputRequired: from 2026-07-28, an input-required result the
+	// client retries with the person's answer.
+	askInputRequired
+)
+
+// howToAsk: the client must have declared form elicitation (an empty
+// elicitation capability means form). The session's protocol version tells
+// the two ways apart as the go-sdk does (serverMultiRoundTripMiddleware): a
+// session without a handshake is on 2026-07-28 or later. Capabilities come
+// from the request's _meta on 2026-07-28, from the handshake before.
+func howToAsk(ss *sdk.ServerSession, req sdk.Request) askWay {
+	creq, _ := req.(*sdk.CallToolRequest)
+	if ss == nil || creq == nil {
+		return askNone
 	}
-	ip := ss.InitializeParams()
-	return ip != nil && ip.ProtocolVersion < multiRoundTrip && ip.Capabilities != nil && ip.Capabilities.Elicitation != nil &&
-		(ip.Capabilities.Elicitation.Form != nil || ip.Capabilities.Elicitation.URL == nil)
+	caps := creq.ClientCapabilities()
+	if caps == nil || caps.Elicitation == nil || (caps.Elicitation.Form == nil && caps.Elicitation.URL != nil) {
+		return askNone
+	}
+	if ip := ss.InitializeParams(); ip != nil && ip.ProtocolVersion < multiRoundTrip {
+		return askElicit
+	}
+	return askInputRequired
 }
 
 // ask puts an ask decision to the person through the client's
 // elicitation. An approval is decided again, as a retry with an approval
-// is: the event now carries the person's confirmation as verified approval
-// evidence naming the decision that asked, and that second decision is
-// recorded like any other, so the audit trail holds both. Anything but an
-// explicit approval leaves the ask standing, and the call refused.
+// is (confirmed). Anything but an explicit approval leaves the ask
+// standing, and the call refused.
 func (p *proxy) ask(ctx context.Context, ss *sdk.ServerSession, d *gate.Decision, event contract.Event, vouched bool) *gate.Decision {
-	why := reason(asking, d)
-	res, err := ss.Elicit(ctx, &sdk.ElicitParams{Mode: "form", RequestedSchema: approveSchema,
-		Message: fmt.Sprintf("The model wants to call %s. %s", event.ToolName, why)})
+	res, err := ss.Elicit(ctx, question(d, event))
 	if err != nil {
 		p.Log.Warn("the MCP client did not answer gated's approval request", zap.String("decision_id", d.DecisionID), zap.Error(err))
 		return d
@@ -342,14 +400,146 @@ func (p *proxy) ask(ctx context.Context, ss *sdk.ServerSession, d *gate.Decision
 	if res.Action != "accept" || res.Content["approve"] != true {
 		return d
 	}
+	return p.confirmed(ctx, d.DecisionID, event, vouched)
+}
+
+// question is the elicitation that puts the ask d to the person.
+func question(d *gate.Decision, event contract.Event) *sdk.ElicitParams {
+	return &sdk.ElicitParams{Mode: "form", RequestedSchema: approveSchema,
+		Message: fmt.Sprintf("The model wants to call %s. %s", event.ToolName, reason(asking, d))}
+}
+
+// inputRequired answers the ask d on 2026-07-28: the question, and the
+// signed state binding the retry to this decision and this call.
+//
+// The result is decoded from JSON because the go-sdk marks a result
+// input-required (resultType) only in its own tool dispatch, which a
+// receiving middleware's result bypasses, and offers no setter.
+func (p *proxy) inputRequired(d *gate.Decision, event contract.Event, key string) *sdk.CallToolResult {
+	raw, err := json.Marshal(map[string]any{
+		"resultType":    "input_required",
+		"inputRequests": sdk.InputRequestMap{approvalInput: question(d, event)},
+		"requestState":  p.asks.issue(d.DecisionID, key, time.Now()),
+	})
+	var res sdk.CallToolResult
+	if err == nil {
+		err = json.Unmarshal(raw, &res)
+	}
+	if err != nil || !res.NeedsInput() {
+		return refused(d, nil)
+	}
+	return &res
+}
+
+// confirmed decides the call again with the person's approval of the ask
+// decision asked: the event now carries the confirmation as verified
+// approval evidence naming that decision, and this second decision is
+// recorded like any other, so the audit trail holds both.
+func (p *proxy) confirmed(ctx context.Context, asked string, event contract.Event, vouched bool) *gate.Decision {
 	approved := event
 	approved.EvidenceRefs = append(slices.Clone(event.EvidenceRefs), contract.RefDoc(route.EvidenceRef{
-		SourceID: "mcp-proxy.elicitation." + d.DecisionID, Kind: "approval", TrustTier: "verified", RedactionStatus: "redacted",
+		SourceID: "mcp-proxy.elicitation." + asked, Kind: "approval", TrustTier: "verified", RedactionStatus: "redacted",
 		Summary:    "the person at the MCP client approved this call when gated asked",
 		Provenance: "mcp-proxy_elicitation", Freshness: route.Freshness{Status: "fresh"},
 	}))
 	approved.AuthorizationState = route.AuthConfirmed.String()
 	return p.Decide(ctx, gate.Request{Event: approved.Doc(), CategoryVouched: vouched, AsksItself: true})
+}
+
+// passed passes an upstream's answer on: its JSON-RPC error whole (code,
+// message and data, such as the URI of a resource it does not have), where
+// the go-sdk's client wraps it in text of its own.
+func passed[R sdk.Result](res R, err error) (sdk.Result, error) {
+	if err == nil {
+		return res, nil
+	}
+	if rpc, ok := errors.AsType[*jsonrpc.Error](err); ok {
+		return nil, rpc
+	}
+	return nil, err
+}
+
+// typed marks a result the proxy answers a client on 2026-07-28 with as
+// complete (resultType, required there), unless it says what it is
+// already: an input-required result, or an upstream's result that came
+// with its type. The go-sdk marks only the results of its own tool,
+// prompt and resource dispatch, which the proxy's forwarding bypasses,
+// and has no setter: the result is decoded again from JSON with the field
+// put first, where a resultType of the result's own, coming later, wins.
+// A result that cannot be encoded so goes as it is.
+func typed[R any, P interface {
+	*R
+	sdk.Result
+}](ss *sdk.ServerSession, res P) P {
+	if res == nil || ss == nil {
+		return res
+	}
+	if ip := ss.InitializeParams(); ip != nil && ip.ProtocolVersion < multiRoundTrip {
+		return res
+	}
+	raw, err := json.Marshal(res)
+	if err != nil || len(raw) < 2 || raw[0] != '{' {
+		return res
+	}
+	withType := []byte(`{"resultType":"complete"`)
+	if len(raw) > 2 {
+		withType = append(withType, ',')
+	}
+	withType = append(withType, raw[1:]...)
+	var out R
+	if json.Unmarshal(withType, &out) != nil {
+		return res
+	}
+	return &out
+}
+
+// ownResult is a copy of an upstream's result without the protocol's own
+// _meta keys (the upstream's io.modelcontextprotocol/serverInfo on
+// 2026-07-28): the go-sdk adds the proxy's own only where none is, and the
+// client must see whom it speaks to. A copy, as the upstream session may
+// cache what it returned.
+func ownResult[R any, P interface {
+	*R
+	sdk.Result
+}](res P) P {
+	if res == nil {
+		return res
+	}
+	kept, dropped := withoutProtocolMeta(res.GetMeta())
+	if !dropped {
+		return res
+	}
+	cp := *res
+	P(&cp).SetMeta(kept)
+	return &cp
+}
+
+// withoutProtocolMeta is m less the _meta keys the protocol itself defines
+// (io.modelcontextprotocol/…), and whether there were any.
+func withoutProtocolMeta(m map[string]any) (map[string]any, bool) {
+	kept := make(map[string]any, len(m))
+	for k, v := range m {
+		if !strings.HasPrefix(k, "io.modelcontextprotocol/") {
+			kept[k] = v
+		}
+	}
+	return kept, len(kept) != len(m)
+}
+
+// own drops from a request the proxy passes on the protocol's own _meta
+// keys (io.modelcontextprotocol/…: the client's protocol version,
+// capabilities and identity on 2026-07-28): the go-sdk keeps keys a
+// request already has, so the upstream would read the client's where the
+// proxy's session with it must speak for itself. Read the client's
+// capabilities before (howToAsk).
+func own[P sdk.Params](params P) P {
+	if reflect.ValueOf(params).IsNil() {
+		return params
+	}
+	if kept, dropped := withoutProtocolMeta(params.GetMeta()); dropped {
+		params.SetMeta(kept)
+	}
+	return params
 }
 
 // annotatedCategory is the category an uncatalogued tool's annotations, as

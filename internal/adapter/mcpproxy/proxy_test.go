@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -106,6 +107,9 @@ type fixture struct {
 	// approvals is the approval store, when the setup asked for one.
 	approvals *approvalpg.Store
 	dbURL     string
+	// server is the proxy's own; decided counts its decisions.
+	server  *sdk.Server
+	decided atomic.Int64
 }
 
 // setup is how a fixture differs from the default: trusted annotations,
@@ -184,9 +188,11 @@ func newFixture(t *testing.T, o setup) *fixture {
 		TrustAnnotations: o.trust, HideRefused: o.hide, AlwaysRefused: engine.AlwaysRefused, Log: o.log, MaxResultBytes: o.maxResult,
 		Decide: func(ctx context.Context, req gate.Request) *gate.Decision {
 			req.TrustEventPrincipals, req.TokenName = true, token
+			f.decided.Add(1)
 			return engine.Decide(ctx, req)
 		},
 	})
+	f.server = proxy
 	cT, cS := sdk.NewInMemoryTransports()
 	if _, err := proxy.Connect(ctx, cS, nil); err != nil {
 		t.Fatal(err)
@@ -352,49 +358,54 @@ func TestProxyTrustedAnnotations(t *testing.T) {
 // client's elicitation; an approval runs the call, decided again with the
 // approval as evidence, and anything else refuses it. A defer is never put
 // to the person.
+// TestProxyAsksThroughElicitation: an ask is put to the person at a client
+// that declared elicitation, as an elicitation/create request before
+// protocol 2026-07-28 and as an input-required result from it (the go-sdk
+// client answers it from the same handler and retries); only an approval
+// runs the call.
 func TestProxyAsksThroughElicitation(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	for _, tc := range []struct {
-		name   string
-		answer *sdk.ElicitResult
-		runs   bool
-	}{
-		{"approved", &sdk.ElicitResult{Action: "accept", Content: map[string]any{"approve": true}}, true},
-		{"not approved", &sdk.ElicitResult{Action: "accept", Content: map[string]any{"approve": false}}, false},
-		{"declined", &sdk.ElicitResult{Action: "decline"}, false},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			var asked []string
-			f := newFixture(t, setup{trust: true, proto: "2025-11-25", client: &sdk.ClientOptions{
-				ElicitationHandler: func(_ context.Context, req *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
-					asked = append(asked, req.Params.Message)
-					return tc.answer, nil
-				},
-			}})
-			res, err := f.client.CallTool(ctx, &sdk.CallToolParams{Name: "other", Arguments: map[string]any{"table": "secret-table"}})
-			if err != nil || res.IsError == tc.runs {
-				t.Fatalf("%+v, %v", res, err)
-			}
-			if len(asked) != 1 || !strings.Contains(asked[0], "mcp__up__other") || !strings.Contains(asked[0], "gated asks you to approve this call") ||
-				strings.Contains(asked[0], "secret-table") {
-				t.Fatalf("asked %q", asked)
-			}
-			if got := strings.Join(f.calls, ","); got != map[bool]string{true: "other", false: ""}[tc.runs] {
-				t.Fatalf("upstream calls %q", got)
-			}
-		})
+	for _, proto := range []string{"2025-11-25", "2026-07-28"} {
+		for _, tc := range []struct {
+			name   string
+			answer *sdk.ElicitResult
+			runs   bool
+		}{
+			{"approved", &sdk.ElicitResult{Action: "accept", Content: map[string]any{"approve": true}}, true},
+			{"not approved", &sdk.ElicitResult{Action: "accept", Content: map[string]any{"approve": false}}, false},
+			{"declined", &sdk.ElicitResult{Action: "decline"}, false},
+		} {
+			t.Run(proto+" "+tc.name, func(t *testing.T) {
+				t.Parallel()
+				var asked []string
+				f := newFixture(t, setup{trust: true, proto: proto, client: &sdk.ClientOptions{
+					ElicitationHandler: func(_ context.Context, req *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
+						asked = append(asked, req.Params.Message)
+						return tc.answer, nil
+					},
+				}})
+				if got := f.client.InitializeResult().ProtocolVersion; got != proto {
+					t.Fatalf("protocol %s", got)
+				}
+				res, err := f.client.CallTool(ctx, &sdk.CallToolParams{Name: "other", Arguments: map[string]any{"table": "secret-table"}})
+				if err != nil || res.IsError == tc.runs || res.NeedsInput() {
+					t.Fatalf("%+v, %v", res, err)
+				}
+				if len(asked) != 1 || !strings.Contains(asked[0], "mcp__up__other") || !strings.Contains(asked[0], "gated asks you to approve this call") ||
+					strings.Contains(asked[0], "secret-table") {
+					t.Fatalf("asked %q", asked)
+				}
+				if got := strings.Join(f.calls, ","); got != map[bool]string{true: "other", false: ""}[tc.runs] {
+					t.Fatalf("upstream calls %q", got)
+				}
+			})
+		}
 	}
-	// A defer is not put to the person; nor is an ask on the multi
-	// round-trip protocol, which the proxy does not speak yet.
-	for _, tc := range []struct {
-		name  string
-		trust bool
-		proto string
-	}{{"defer", false, "2025-11-25"}, {"ask on 2026-07-28", true, ""}} {
+	// A defer is not put to the person, on either protocol.
+	for _, proto := range []string{"2025-11-25", "2026-07-28"} {
 		var asked int
-		f := newFixture(t, setup{trust: tc.trust, proto: tc.proto, client: &sdk.ClientOptions{
+		f := newFixture(t, setup{proto: proto, client: &sdk.ClientOptions{
 			ElicitationHandler: func(context.Context, *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
 				asked++
 				return &sdk.ElicitResult{Action: "accept", Content: map[string]any{"approve": true}}, nil
@@ -402,7 +413,7 @@ func TestProxyAsksThroughElicitation(t *testing.T) {
 		}})
 		res, err := f.client.CallTool(ctx, &sdk.CallToolParams{Name: "other", Arguments: map[string]any{}})
 		if err != nil || !res.IsError || asked != 0 || len(f.calls) != 0 {
-			t.Fatalf("%s: %+v, %v, asked %d", tc.name, res, err, asked)
+			t.Fatalf("defer on %s: %+v, %v, asked %d", proto, res, err, asked)
 		}
 	}
 }
@@ -440,5 +451,79 @@ func TestProxyHidesAlwaysRefusedTools(t *testing.T) {
 		if err != nil || !res.IsError || len(f.calls) != 0 {
 			t.Errorf("%s: a hidden tool's call: %+v, %v", tc.name, res, err)
 		}
+	}
+}
+
+// TestProxyInputRequiredState drives the 2026-07-28 round trip by hand, as
+// a client that retries itself: the state binds the retry to the ask and
+// the call, is the proxy's own, and runs the call once. Every refused
+// retry leaves the upstream uncalled.
+func TestProxyInputRequiredState(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newFixture(t, setup{trust: true, client: &sdk.ClientOptions{
+		MultiRoundTrip: &sdk.MultiRoundTripOptions{Disabled: true},
+		ElicitationHandler: func(context.Context, *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
+			t.Error("the client's handler is not called when it retries itself")
+			return nil, nil
+		},
+	}})
+	args := map[string]any{"table": "t1"}
+	ask := func() string {
+		t.Helper()
+		res, err := f.client.CallTool(ctx, &sdk.CallToolParams{Name: "other", Arguments: args})
+		if err != nil || !res.NeedsInput() || res.RequestState == "" || len(res.Content) != 0 {
+			t.Fatalf("not input-required: %+v, %v", res, err)
+		}
+		q, ok := res.InputRequests["gated_approval"].(*sdk.ElicitParams)
+		if !ok || len(res.InputRequests) != 1 || !strings.Contains(q.Message, "mcp__up__other") || strings.Contains(q.Message, "t1") {
+			t.Fatalf("input requests %+v", res.InputRequests)
+		}
+		return res.RequestState
+	}
+	approve := sdk.InputResponseMap{"gated_approval": &sdk.ElicitResult{Action: "accept", Content: map[string]any{"approve": true}}}
+	retry := func(args map[string]any, answer sdk.InputResponseMap, state string) string {
+		t.Helper()
+		res, err := f.client.CallTool(ctx, &sdk.CallToolParams{Name: "other", Arguments: args, InputResponses: answer, RequestState: state})
+		if err != nil || res.NeedsInput() {
+			t.Fatalf("retry: %+v, %v", res, err)
+		}
+		if res.IsError {
+			return text(t, res)
+		}
+		return ""
+	}
+	state := ask()
+	i := strings.LastIndexByte(state, '.')
+	forged := state[:i] + "." + strings.Repeat("A", len(state)-i-1)
+	for _, tc := range []struct {
+		name, args, state, want string
+		answer                  sdk.InputResponseMap
+	}{
+		{"an answer without state", "t1", "", "not one this gated mcp-proxy issued", approve},
+		{"a forged signature", "t1", forged, "not one this gated mcp-proxy issued", approve},
+		{"someone else's format", "t1", "step=1", "not one this gated mcp-proxy issued", approve},
+		{"an oversized state", "t1", state + strings.Repeat("x", 1024), "not one this gated mcp-proxy issued", approve},
+		{"other arguments", "t2", state, "issued for another call", approve},
+	} {
+		got := retry(map[string]any{"table": tc.args}, tc.answer, tc.state)
+		if !strings.Contains(got, tc.want) || len(f.calls) != 0 {
+			t.Fatalf("%s: %q, upstream calls %v", tc.name, got, f.calls)
+		}
+	}
+	if got := retry(args, approve, state); got != "" || strings.Join(f.calls, ",") != "other" {
+		t.Fatalf("the approved retry: %q, upstream calls %v", got, f.calls)
+	}
+	if got := retry(args, approve, state); !strings.Contains(got, "answered already") || len(f.calls) != 1 {
+		t.Fatalf("a replayed state: %q, upstream calls %v", got, f.calls)
+	}
+	// Declined: the ask stands, and the state is spent.
+	state = ask()
+	decline := sdk.InputResponseMap{"gated_approval": &sdk.ElicitResult{Action: "decline"}}
+	if got := retry(args, decline, state); !strings.Contains(got, "gated needs a person to approve this call") || len(f.calls) != 1 {
+		t.Fatalf("a declined retry: %q, upstream calls %v", got, f.calls)
+	}
+	if got := retry(args, approve, state); !strings.Contains(got, "answered already") || len(f.calls) != 1 {
+		t.Fatalf("approving after declining: %q, upstream calls %v", got, f.calls)
 	}
 }
