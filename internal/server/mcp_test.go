@@ -32,8 +32,8 @@ func mcpServer(t *testing.T) (url string, m *metrics.Metrics) {
 	return srv.URL + "/mcp", m
 }
 
-// decisions is how many decisions m counted.
-func decisions(t *testing.T, m *metrics.Metrics) int {
+// decisionsCounted is how many decisions m counted.
+func decisionsCounted(t *testing.T, m *metrics.Metrics) int {
 	t.Helper()
 	fams, err := m.Registry().Gather()
 	if err != nil {
@@ -100,7 +100,7 @@ func TestMCPRevisions(t *testing.T) {
 		if got := res.StructuredContent.(map[string]any)["route"]; got != "accept" {
 			t.Fatalf("%s: route %v", proto, got)
 		}
-		if n := decisions(t, m); n != i+1 {
+		if n := decisionsCounted(t, m); n != i+1 {
 			t.Fatalf("%s: %d decisions counted", proto, n)
 		}
 		_ = s.Close()
@@ -187,12 +187,12 @@ func TestMCPRoutingHeaders(t *testing.T) {
 		{"no version header", with(func(h http.Header) { h.Del("Mcp-Protocol-Version") }), "2026-07-28", false},
 		{"the body on an older version", good, "2025-11-25", false},
 	} {
-		before := decisions(t, m)
+		before := decisionsCounted(t, m)
 		status, msg := post(tc.hdr, mcpCall(t, tc.version))
 		if tc.decides {
 			decided++
 			res, _ := msg["result"].(map[string]any)
-			if status != http.StatusOK || res == nil || decisions(t, m) != before+1 {
+			if status != http.StatusOK || res == nil || decisionsCounted(t, m) != before+1 {
 				t.Fatalf("%s: %d %v", tc.name, status, msg)
 			}
 			continue
@@ -201,11 +201,11 @@ func TestMCPRoutingHeaders(t *testing.T) {
 		if status != http.StatusBadRequest || e == nil || e["code"] != float64(-32020) || msg["result"] != nil {
 			t.Fatalf("%s: %d %v", tc.name, status, msg)
 		}
-		if n := decisions(t, m); n != before {
+		if n := decisionsCounted(t, m); n != before {
 			t.Fatalf("%s: refused, yet %d decisions made", tc.name, n-before)
 		}
 	}
-	if n := decisions(t, m); n != decided {
+	if n := decisionsCounted(t, m); n != decided {
 		t.Fatalf("%d decisions for %d accepted requests", n, decided)
 	}
 }
