@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/gatedhq/gated/internal/contract"
 	"github.com/gatedhq/gated/internal/redact"
 	"github.com/gatedhq/gated/internal/route"
 )
@@ -21,7 +22,7 @@ const ExecutorRefPrefix = "gated-executor:"
 // vouchedState is what gated vouches for in an authenticated executor: the
 // runtime is who it says (its token), as a hook's runtime session is. Never
 // validated or confirmed: those come from evidence or approvals.
-const vouchedState = "authenticated"
+const vouchedState = route.AuthAuthenticated
 
 // executorRef is the evidence that an executor gated authenticated by its
 // token sent this very plan. Its text is fixed and its names are plain or
@@ -33,11 +34,19 @@ func (p *Plan) executorRef(token string) (route.EvidenceRef, bool) {
 	if err != nil {
 		return route.EvidenceRef{}, false
 	}
-	return route.EvidenceRef{
+	ref := route.EvidenceRef{
 		SourceID: ExecutorRefPrefix + tokenName(token) + ":plan:" + digest, Kind: "auth_event", TrustTier: "verified",
 		RedactionStatus: "redacted", Summary: "gated checked the bearer token of the executor that sent this action plan",
 		Provenance: "gated_action_check", Freshness: route.Freshness{Status: "fresh"},
-	}, true
+	}
+	// The contract reads confirmation into a source id that says
+	// "confirmed": a plain name such as "unconfirmed-planner" would vouch
+	// that every plan its token sends was confirmed. Such a name is
+	// fingerprinted too.
+	if contract.Supports(ref) != vouchedState {
+		ref.SourceID = ExecutorRefPrefix + "sha256-" + fingerprint([]byte(token)) + ":plan:" + digest
+	}
+	return ref, true
 }
 
 var plainName = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
