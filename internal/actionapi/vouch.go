@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"strings"
 
+	"golang.org/x/text/unicode/norm"
+
 	"github.com/gatedhq/gated/internal/contract"
 	"github.com/gatedhq/gated/internal/redact"
 	"github.com/gatedhq/gated/internal/route"
@@ -87,7 +89,8 @@ func fingerprint(b []byte) string {
 var fingerprintEncoding = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding)
 
 // checkNoExecutorRef refuses a plan whose gated extension carries a ref
-// named as gated's executor ref, in any case: only gated vouches.
+// named as gated's executor ref, in any case or compatibility form
+// (fullwidth letters read as gated's in a record): only gated vouches.
 func checkNoExecutorRef(x *Extension) error {
 	if x == nil {
 		return nil
@@ -100,7 +103,7 @@ func checkNoExecutorRef(x *Extension) error {
 		case map[string]any:
 			id, _ = v["source_id"].(string)
 		}
-		if strings.HasPrefix(strings.ToLower(strings.TrimSpace(id)), ExecutorRefPrefix) {
+		if strings.HasPrefix(strings.ToLower(strings.TrimSpace(norm.NFKC.String(id))), ExecutorRefPrefix) {
 			return fmt.Errorf("the action plan is invalid: gated.evidence_refs.%d has a source_id starting %q, which only gated gives the executor it authenticated", i, ExecutorRefPrefix)
 		}
 	}

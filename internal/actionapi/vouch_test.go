@@ -80,6 +80,8 @@ func TestDecodeRefusesGatedsExecutorRef(t *testing.T) {
 	t.Parallel()
 	for _, ref := range []string{
 		`"gated-executor:runtime"`, `"Gated-Executor:x"`, `"  gated-executor:x"`,
+		// Fullwidth letters read as gated's in a record; NFKC folds them.
+		`"ｇａｔｅｄ-ＥＸＥＣＵＴＯＲ：x"`, `"ｇated-executor:x"`,
 		`{"source_id": "gated-executor:runtime:plan:sha256-x", "kind": "auth_event"}`,
 	} {
 		_, err := Decode([]byte(`{"actionType": "x", "input": {}, "gated": {"evidence_refs": ["ok", ` + ref + `]}}`))
