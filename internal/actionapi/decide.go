@@ -55,7 +55,7 @@ func (p *Plan) Event(category route.Category, executor string) map[string]any {
 	if ref, ok := p.executorRef(executor); ok {
 		ev.EvidenceRefs = append(ev.EvidenceRefs, contract.RefDoc(ref))
 		if s := ev.AuthorizationState; s == "none" || s == "user_claimed" {
-			ev.AuthorizationState = vouchedState
+			ev.AuthorizationState = vouchedState.String()
 		}
 	}
 	return ev.Doc()

@@ -34,7 +34,12 @@ func scopeFindings(p *Plan, v *catalog.View) []route.Finding {
 	}
 	var out []route.Finding
 	for _, name := range names {
-		for _, fp := range filePaths(name, p.Input[name]) {
+		paths, ok := filePaths(name, p.Input[name])
+		if !ok {
+			out = append(out, finding(route.CodePlanPathInvalid, route.Refuse, "input/%s of action %s is neither a path nor a list of paths, so it cannot be checked against the scope", name, p.ActionType))
+			continue
+		}
+		for _, fp := range paths {
 			if f, bad := checkPath(p.ActionType, fp.field, fp.raw, files, dirs, forbidden); bad {
 				out = append(out, f)
 			}
@@ -47,22 +52,29 @@ func scopeFindings(p *Plan, v *catalog.View) []route.Finding {
 type filePath struct{ field, raw string }
 
 // filePaths are the values of one file input: a string, or each string of
-// a list. Other types are the input schema's to refuse.
-func filePaths(name string, v any) []filePath {
+// a list; none when it is absent or null. false for any other shape (an
+// object, a number, a list holding anything but strings): the input schema
+// refuses those only under --argument-validation enforce, and a scope check
+// that skipped them would let a path through unchecked.
+func filePaths(name string, v any) ([]filePath, bool) {
 	field := "input/" + name
 	switch x := v.(type) {
+	case nil:
+		return nil, true
 	case string:
-		return []filePath{{field, x}}
+		return []filePath{{field, x}}, true
 	case []any:
-		var out []filePath
+		out := make([]filePath, 0, len(x))
 		for i, e := range x {
-			if s, ok := e.(string); ok {
-				out = append(out, filePath{field + "/" + strconv.Itoa(i), s})
+			s, ok := e.(string)
+			if !ok {
+				return nil, false
 			}
+			out = append(out, filePath{field + "/" + strconv.Itoa(i), s})
 		}
-		return out
+		return out, true
 	}
-	return nil
+	return nil, false
 }
 
 func checkPath(action, field, raw string, files, dirs, forbidden []string) (route.Finding, bool) {

@@ -8,6 +8,9 @@ import (
 	"regexp"
 	"strings"
 
+	"golang.org/x/text/unicode/norm"
+
+	"github.com/gatedhq/gated/internal/contract"
 	"github.com/gatedhq/gated/internal/redact"
 	"github.com/gatedhq/gated/internal/route"
 )
@@ -21,7 +24,7 @@ const ExecutorRefPrefix = "gated-executor:"
 // vouchedState is what gated vouches for in an authenticated executor: the
 // runtime is who it says (its token), as a hook's runtime session is. Never
 // validated or confirmed: those come from evidence or approvals.
-const vouchedState = "authenticated"
+const vouchedState = route.AuthAuthenticated
 
 // executorRef is the evidence that an executor gated authenticated by its
 // token sent this very plan. Its text is fixed and its names are plain or
@@ -33,11 +36,19 @@ func (p *Plan) executorRef(token string) (route.EvidenceRef, bool) {
 	if err != nil {
 		return route.EvidenceRef{}, false
 	}
-	return route.EvidenceRef{
+	ref := route.EvidenceRef{
 		SourceID: ExecutorRefPrefix + tokenName(token) + ":plan:" + digest, Kind: "auth_event", TrustTier: "verified",
 		RedactionStatus: "redacted", Summary: "gated checked the bearer token of the executor that sent this action plan",
 		Provenance: "gated_action_check", Freshness: route.Freshness{Status: "fresh"},
-	}, true
+	}
+	// The contract reads confirmation into a source id that says
+	// "confirmed": a plain name such as "unconfirmed-planner" would vouch
+	// that every plan its token sends was confirmed. Such a name is
+	// fingerprinted too.
+	if contract.Supports(ref) != vouchedState {
+		ref.SourceID = ExecutorRefPrefix + "sha256-" + fingerprint([]byte(token)) + ":plan:" + digest
+	}
+	return ref, true
 }
 
 var plainName = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
@@ -78,7 +89,8 @@ func fingerprint(b []byte) string {
 var fingerprintEncoding = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding)
 
 // checkNoExecutorRef refuses a plan whose gated extension carries a ref
-// named as gated's executor ref, in any case: only gated vouches.
+// named as gated's executor ref, in any case or compatibility form
+// (fullwidth letters read as gated's in a record): only gated vouches.
 func checkNoExecutorRef(x *Extension) error {
 	if x == nil {
 		return nil
@@ -91,7 +103,7 @@ func checkNoExecutorRef(x *Extension) error {
 		case map[string]any:
 			id, _ = v["source_id"].(string)
 		}
-		if strings.HasPrefix(strings.ToLower(strings.TrimSpace(id)), ExecutorRefPrefix) {
+		if strings.HasPrefix(strings.ToLower(strings.TrimSpace(norm.NFKC.String(id))), ExecutorRefPrefix) {
 			return fmt.Errorf("the action plan is invalid: gated.evidence_refs.%d has a source_id starting %q, which only gated gives the executor it authenticated", i, ExecutorRefPrefix)
 		}
 	}

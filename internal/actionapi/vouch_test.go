@@ -3,7 +3,9 @@ package actionapi
 import (
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/gatedhq/gated/internal/contract"
 	"github.com/gatedhq/gated/internal/route"
 )
 
@@ -78,6 +80,8 @@ func TestDecodeRefusesGatedsExecutorRef(t *testing.T) {
 	t.Parallel()
 	for _, ref := range []string{
 		`"gated-executor:runtime"`, `"Gated-Executor:x"`, `"  gated-executor:x"`,
+		// Fullwidth letters read as gated's in a record; NFKC folds them.
+		`"ｇａｔｅｄ-ＥＸＥＣＵＴＯＲ：x"`, `"ｇated-executor:x"`,
 		`{"source_id": "gated-executor:runtime:plan:sha256-x", "kind": "auth_event"}`,
 	} {
 		_, err := Decode([]byte(`{"actionType": "x", "input": {}, "gated": {"evidence_refs": ["ok", ` + ref + `]}}`))
@@ -87,5 +91,28 @@ func TestDecodeRefusesGatedsExecutorRef(t *testing.T) {
 	}
 	if _, err := Decode([]byte(`{"actionType": "x", "input": {}, "gated": {"evidence_refs": ["runtime.gated-executor:x", {"source_id": "auth.1", "kind": "auth_event"}]}}`)); err != nil {
 		t.Errorf("a plan's own auth_event: %v", err)
+	}
+}
+
+// gated's executor ref supports authenticated and nothing more, whatever
+// the token is called: the contract reads confirmation into any ref whose
+// source id says "confirmed", and a plain token name such as
+// "unconfirmed-planner" would otherwise make gated vouch that every write
+// it sends was confirmed.
+func TestExecutorRefNeverReadsAsConfirmation(t *testing.T) {
+	t.Parallel()
+	p, err := Decode([]byte(`{"actionType": "example_action", "riskTier": "R2", "input": {}, "gated": {"authorization_state": "confirmed"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"runtime", "unconfirmed-planner", "User-Confirmed", "ci.CONFIRMED.bot", "confirmed"} {
+		prep := contract.Prepare(p.Event(route.Write, name))
+		if prep.Event == nil {
+			t.Fatalf("token %q: the event is invalid: %v", name, prep.ValidationErrors)
+		}
+		ev := contract.Evaluate(prep.Event, route.Write, time.Now())
+		if ev.Auth.EvidenceSupportedState != route.AuthAuthenticated || ev.Auth.EffectiveState >= route.AuthConfirmed {
+			t.Errorf("token %q: gated's ref supports %s, the call is decided %s", name, ev.Auth.EvidenceSupportedState, ev.Auth.EffectiveState)
+		}
 	}
 }

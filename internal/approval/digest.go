@@ -12,11 +12,13 @@ import (
 	"strings"
 
 	"github.com/gowebpki/jcs"
+
+	"github.com/gatedhq/gated/internal/route"
 )
 
 // Subject is the call an approval is bound to. Its digest is stored with
 // the approval and recomputed for the retried call: any difference in tool,
-// arguments, requester or agent gives another digest, so an approval cannot
+// arguments, requester, agent or subject gives another digest, so an approval cannot
 // be spent on a call the approver did not see.
 type Subject struct {
 	ToolName          string          `json:"tool_name"`
@@ -25,6 +27,12 @@ type Subject struct {
 	ProposedArguments json.RawMessage `json:"proposed_arguments"`
 	Requester         Identity        `json:"requester"`
 	AgentID           string          `json:"agent_id"`
+	// AuthorizationSubject is the person the call acts for, when the event
+	// names one: a principal as the agent is (user://<subject_ref> for a
+	// token that vouches for its events), so one person's approval allows
+	// no one else's call. Absent for a call without one, whose digest is
+	// what it was before it existed.
+	AuthorizationSubject *route.Subject `json:"authorization_subject,omitempty"`
 	// Plan is what else the call carries that decides what runs, when the
 	// surface has more than arguments (the Action API's rollback plan,
 	// verification, scope and risk tier); absent for every other call, so

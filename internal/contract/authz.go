@@ -27,6 +27,13 @@ var (
 	confirmedWords       = []string{"confirmed", "explicitly confirm", "user-confirmed"}
 )
 
+// Supports is the strongest authorization state ref backs, as authorize
+// reads it. gated checks its own refs with it: a ref gated makes must back
+// what gated vouches for and no more.
+func Supports(ref route.EvidenceRef) route.AuthState {
+	return support(ref.Kind, ref.TrustTier, ref.SourceID, ref.Summary)
+}
+
 // support returns the strongest authorization state one evidence ref backs
 // (section 2 of the reference); text is source_id and summary, lowercased.
 func support(kind, trust, sourceID, summary string) route.AuthState {

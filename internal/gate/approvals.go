@@ -139,7 +139,7 @@ func digestOf(ev *route.Event, category route.Category, req Request) (digest str
 	}
 	digest, err = approval.Digest(approval.Subject{
 		ToolName: ev.ToolName, ToolCategory: string(category), RiskDomain: ev.RiskDomain,
-		ProposedArguments: args, Requester: requesterOf(req), AgentID: ev.AgentID, Plan: plan,
+		ProposedArguments: args, Requester: requesterOf(req), AgentID: ev.AgentID, AuthorizationSubject: ev.AuthorizationSubject, Plan: plan,
 	})
 	return digest, args, err
 }

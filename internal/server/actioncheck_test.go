@@ -170,7 +170,7 @@ func TestActionCheckPlans(t *testing.T) {
 		{"R2 declared R1", jsonWith(t, writePlan, map[string]string{"gated": confirmed, "riskTier": `"R1"`, "rollbackPlan": ""}), "rejected", "refuse", "R2", []string{"plan_rollback_required"}, true},
 
 		// inputSchema and the command allowlist.
-		{"input fails the schema", jsonWith(t, writePlan, map[string]string{"gated": confirmed, "input": `{"file": 7}`}), "rejected", "refuse", "R2", []string{"arguments_invalid"}, true},
+		{"input fails the schema", jsonWith(t, writePlan, map[string]string{"gated": confirmed, "input": `{"file": 7}`}), "rejected", "refuse", "R2", []string{"arguments_invalid", "plan_path_invalid"}, true},
 		{"command not allowed", jsonWith(t, writePlan, map[string]string{"gated": confirmed,
 			"verification": `{"required": true, "commands": ["node --check src/file.js", "rm -rf /"]}`}), "rejected", "refuse", "R2", []string{"plan_verification_command_not_allowed"}, true},
 		{"command with an extra argument", jsonWith(t, writePlan, map[string]string{"gated": confirmed,
