@@ -8,10 +8,12 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"sync"
 
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/gatedhq/gated/internal/envelope"
 	"github.com/gatedhq/gated/internal/eventcodec"
 	"github.com/gatedhq/gated/internal/route"
 	"github.com/gatedhq/gated/internal/tracing"
@@ -44,6 +46,25 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_, _ = w.Write(append(body, '\n'))
+}
+
+// answerBuffers hold answers being written: every decision writes ~2 KB.
+var answerBuffers = sync.Pool{New: func() any { return new([]byte) }}
+
+// writeAnswer answers with a decision, as writeJSON would but without
+// reflection (envelope.Answer.AppendJSON).
+func writeAnswer(w http.ResponseWriter, a *envelope.Answer) {
+	buf := answerBuffers.Get().(*[]byte)
+	defer answerBuffers.Put(buf)
+	body, err := a.AppendJSON((*buf)[:0])
+	if err != nil {
+		writeJSON(w, http.StatusInternalServerError, errorBody{Route: route.Refuse.String(), Error: "could not encode the answer"})
+		return
+	}
+	*buf = append(body, '\n')
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(*buf)
 }
 
 // writeError answers with an error body; it always says refuse.
