@@ -2,6 +2,7 @@ package eventcodec
 
 import (
 	"encoding/json"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -13,7 +14,13 @@ import (
 // only says whether body passed; what it refuses is worded by the checked
 // path, which it must agree with (FuzzDecodeAgrees).
 func parseObject(body []byte, maxDepth int) (map[string]any, bool) {
-	p := parser{b: body, maxDepth: maxDepth}
+	p := parsers.Get().(*parser)
+	defer func() {
+		clear(p.members[:cap(p.members)]) // drop the values read
+		*p = parser{scratch: p.scratch[:0], members: p.members[:0]}
+		parsers.Put(p)
+	}()
+	p.b, p.maxDepth = body, maxDepth
 	p.space()
 	if p.i >= len(p.b) || p.b[p.i] != '{' {
 		return nil, false
@@ -26,12 +33,21 @@ func parseObject(body []byte, maxDepth int) (map[string]any, bool) {
 	return obj, p.i == len(p.b)
 }
 
+// parsers keep their scratch space between events.
+var parsers = sync.Pool{New: func() any { return new(parser) }}
+
 type parser struct {
 	b        []byte
 	i        int
 	depth    int
 	maxDepth int
-	scratch  []byte // unescaped string text, reused
+	scratch  []byte   // unescaped string text, reused
+	members  []member // the members of the objects being read
+}
+
+type member struct {
+	name  string
+	value any
 }
 
 func (p *parser) space() {
@@ -55,7 +71,7 @@ func (p *parser) value() (any, bool) {
 	case c == '[':
 		return p.array()
 	case c == '"':
-		return p.string()
+		return p.stringValue()
 	case c == '-' || '0' <= c && c <= '9':
 		return p.number()
 	case c == 't':
@@ -87,12 +103,14 @@ func (p *parser) object() (map[string]any, bool) {
 	if !p.enter() {
 		return nil, false
 	}
-	obj := make(map[string]any)
+	// The members are gathered first, so the map is made once at its size
+	// rather than grown as members are read.
+	base := len(p.members) // a refused body leaves members behind: parseObject drops them
 	p.space()
 	if p.i < len(p.b) && p.b[p.i] == '}' {
 		p.i++
 		p.depth--
-		return obj, true
+		return map[string]any{}, true
 	}
 	for {
 		if p.i >= len(p.b) || p.b[p.i] != '"' {
@@ -100,9 +118,6 @@ func (p *parser) object() (map[string]any, bool) {
 		}
 		k, ok := p.string()
 		if !ok {
-			return nil, false
-		}
-		if _, dup := obj[k]; dup {
 			return nil, false
 		}
 		p.space()
@@ -115,7 +130,7 @@ func (p *parser) object() (map[string]any, bool) {
 		if !ok {
 			return nil, false
 		}
-		obj[k] = v
+		p.members = append(p.members, member{k, v})
 		p.space()
 		if p.i >= len(p.b) {
 			return nil, false
@@ -127,6 +142,15 @@ func (p *parser) object() (map[string]any, bool) {
 		case '}':
 			p.i++
 			p.depth--
+			ms := p.members[base:]
+			obj := make(map[string]any, len(ms))
+			for _, m := range ms {
+				obj[m.name] = m.value
+			}
+			if len(obj) != len(ms) {
+				return nil, false // a name given twice
+			}
+			p.members = p.members[:base]
 			return obj, true
 		default:
 			return nil, false
@@ -167,6 +191,27 @@ func (p *parser) array() ([]any, bool) {
 			return nil, false
 		}
 	}
+}
+
+// stringValue is string as a value: the contract's values come boxed
+// already, as converting a string to any copies its header to the heap.
+func (p *parser) stringValue() (any, bool) {
+	if j := p.i + 1; j < len(p.b) {
+		// The common values are short and unescaped: look for the closing
+		// quote within a few bytes.
+		for k := j; k < len(p.b) && k-j <= longestCommon; k++ {
+			if c := p.b[k]; c == '"' {
+				if v, ok := commonValues[string(p.b[j:k])]; ok {
+					p.i = k + 1
+					return v, true
+				}
+				break
+			} else if c == '\\' || c < 0x20 || c >= utf8.RuneSelf {
+				break
+			}
+		}
+	}
+	return p.string()
 }
 
 // string reads a string at p.i, which is '"'. Text without escapes is
@@ -337,9 +382,10 @@ func (p *parser) digits() int {
 }
 
 // common holds the contract's member names and enumerated values, so the
-// strings every event repeats are not copied out of each body.
-var common = func() map[string]string {
-	m := map[string]string{}
+// strings every event repeats are not copied out of each body;
+// commonValues holds them boxed.
+var common, commonValues, longestCommon = func() (map[string]string, map[string]any, int) {
+	m, boxed, longest := map[string]string{}, map[string]any{}, 0
 	for _, s := range []string{
 		// Member names (spec/agent_action_contract_v1.schema.json).
 		"age_hours", "agent_id", "authorization_state", "authorization_subject", "checked_at", "citation_url",
@@ -356,7 +402,7 @@ var common = func() map[string]string {
 		"tool_result", "unknown", "unverified", "user", "user_claimed", "user_message", "validated", "verified",
 		"write",
 	} {
-		m[s] = s
+		m[s], boxed[s], longest = s, s, max(longest, len(s))
 	}
-	return m
+	return m, boxed, longest
 }()
