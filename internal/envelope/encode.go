@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math"
 	"runtime"
+	"slices"
 	"strconv"
 	"sync"
 	"weak"
@@ -415,9 +416,30 @@ func appendString(b []byte, s string) []byte {
 	return append(b, '"')
 }
 
+// scoreTexts are the AIX scores and components as text: every answer
+// writes five of them, and formatting a float is most of writing one.
+var scoreTexts = func() (ts []scoreText) {
+	for _, f := range append(aixScore[:], 0.95, 0.75, 0.15) {
+		if f != 0 && !slices.ContainsFunc(ts, func(t scoreText) bool { return t.f == f }) { // 0 would match -0
+			ts = append(ts, scoreText{f, strconv.AppendFloat(nil, f, 'f', -1, 64)})
+		}
+	}
+	return ts
+}()
+
+type scoreText struct {
+	f    float64
+	text []byte
+}
+
 // appendFloat writes f as encoding/json does: the shortest text that reads
 // back as f, in exponent form only when very small or very large.
 func appendFloat(b []byte, f float64) []byte {
+	for _, t := range scoreTexts {
+		if t.f == f {
+			return append(b, t.text...)
+		}
+	}
 	format := byte('f')
 	if abs := math.Abs(f); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
 		format = 'e'

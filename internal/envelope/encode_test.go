@@ -121,7 +121,8 @@ func randomAnswer(r *rand.Rand, text string) *envelope.Answer {
 	}
 	auth := func() route.AuthState { return route.AuthState(r.IntN(6)) }
 	num := func() float64 {
-		return []float64{0, 0.95, 0.15, 1e-7, 1.5e21, -2.5e-9, 123456789, r.Float64(), math.Float64frombits(r.Uint64())}[r.IntN(9)]
+		return []float64{0, math.Copysign(0, -1), 0.95, 0.72, 0.45, 0.15, 0.75, 1e-7, 1.5e21, -2.5e-9, 123456789, r.Float64(),
+			math.Float64frombits(r.Uint64())}[r.IntN(13)]
 	}
 	maybe := func() bool { return r.IntN(2) == 0 }
 	a := &envelope.Answer{
