@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 	"time"
 
@@ -207,4 +208,61 @@ func randomAnswer(r *rand.Rand, text string) *envelope.Answer {
 		a.ArgumentErrors = []catalog.ArgumentError{{Path: str(), Keyword: str(), Message: str()}}
 	}
 	return a
+}
+
+// A field added to the answer and not to AppendJSON is caught here: every
+// exported field of the answer, at every depth, is set, and the two
+// encodings must still agree.
+func TestAppendJSONWritesEveryField(t *testing.T) {
+	t.Parallel()
+	var a envelope.Answer
+	fill(reflect.ValueOf(&a).Elem(), 0)
+	want, err := json.Marshal(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := a.AppendJSON(nil)
+	if err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("AppendJSON wrote (%v)\n%s\nencoding/json writes\n%s", err, got, want)
+	}
+}
+
+// fill sets v to a value that is not its zero value, as far as encoding/json
+// can write it.
+func fill(v reflect.Value, depth int) {
+	if depth > 6 {
+		return
+	}
+	if v.Type() == reflect.TypeFor[json.RawMessage]() {
+		v.SetBytes([]byte(`{"k":[1,"v"]}`))
+		return
+	}
+	switch v.Kind() {
+	case reflect.String:
+		v.SetString("s<&>\u00e9")
+	case reflect.Bool:
+		v.SetBool(true)
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		v.SetInt(1)
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		v.SetUint(1)
+	case reflect.Float32, reflect.Float64:
+		v.SetFloat(0.5)
+	case reflect.Pointer:
+		v.Set(reflect.New(v.Type().Elem()))
+		fill(v.Elem(), depth+1)
+	case reflect.Slice:
+		v.Set(reflect.MakeSlice(v.Type(), 1, 1))
+		fill(v.Index(0), depth+1)
+	case reflect.Struct:
+		if v.Type() == reflect.TypeFor[time.Time]() {
+			v.Set(reflect.ValueOf(time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)))
+			return
+		}
+		for i := range v.NumField() {
+			if v.Type().Field(i).IsExported() {
+				fill(v.Field(i), depth+1)
+			}
+		}
+	}
 }
