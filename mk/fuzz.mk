@@ -6,6 +6,7 @@
 FUZZ_TARGETS := ./internal/server:FuzzDecide ./internal/opfile:FuzzFrontmatter ./internal/policy:FuzzParse ./internal/redact:FuzzDigitGroupBound \
 	./internal/opfile/fastschema:FuzzFastSchema ./internal/opfile/fastschema:FuzzFastSchemaGenerated
 FUZZ_TARGETS += ./internal/pathset:FuzzCanonical ./internal/shell:FuzzParse ./internal/adapter/hook/wire:FuzzParse
+FUZZ_TARGETS += ./internal/eventcodec:FuzzDecodeAgrees ./internal/envelope:FuzzAppendJSONAgrees
 .PHONY: fuzz fuzz-short
 
 fuzz-short:

@@ -24,6 +24,17 @@ const DefaultMaxDepth = 64
 // Numbers stay json.Number so nothing is rounded before the argument
 // fingerprint and schema checks.
 func Decode(body []byte, maxDepth int) (map[string]any, error) {
+	// Every decision decodes its event: one pass reads what passes every
+	// check, and decodeChecked, the checks one by one, words what it refuses.
+	if obj, ok := parseObject(body, maxDepth); ok {
+		return obj, nil
+	}
+	return decodeChecked(body, maxDepth)
+}
+
+// decodeChecked is Decode as separate checks and encoding/json, each
+// refusal in its own words.
+func decodeChecked(body []byte, maxDepth int) (map[string]any, error) {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return nil, errors.New("the body is empty; expected a JSON object")
 	}

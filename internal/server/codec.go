@@ -8,10 +8,12 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"sync"
 
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/gatedhq/gated/internal/envelope"
 	"github.com/gatedhq/gated/internal/eventcodec"
 	"github.com/gatedhq/gated/internal/route"
 	"github.com/gatedhq/gated/internal/tracing"
@@ -46,6 +48,25 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	_, _ = w.Write(append(body, '\n'))
 }
 
+// answerBuffers hold answers being written: every decision writes ~2 KB.
+var answerBuffers = sync.Pool{New: func() any { return new([]byte) }}
+
+// writeAnswer answers with a decision, as writeJSON would but without
+// reflection (envelope.Answer.AppendJSON).
+func writeAnswer(w http.ResponseWriter, a *envelope.Answer) {
+	buf := answerBuffers.Get().(*[]byte)
+	defer answerBuffers.Put(buf)
+	body, err := a.AppendJSON((*buf)[:0])
+	if err != nil {
+		writeJSON(w, http.StatusInternalServerError, errorBody{Route: route.Refuse.String(), Error: "could not encode the answer"})
+		return
+	}
+	*buf = append(body, '\n')
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(*buf)
+}
+
 // writeError answers with an error body; it always says refuse.
 func writeError(w http.ResponseWriter, status int, msg string) {
 	writeJSON(w, status, errorBody{Route: route.Refuse.String(), Error: msg})
@@ -61,7 +82,16 @@ func writeCodedError(w http.ResponseWriter, status int, code, msg string) {
 func decodeEvent(w http.ResponseWriter, r *http.Request, maxBytes int64, maxDepth int) (map[string]any, *bodyError) {
 	span := startDecode(r)
 	defer span.End()
-	body, berr := readJSON(w, r, maxBytes)
+	// The decoded event copies what it keeps, so the body's buffer serves
+	// the next request.
+	buf := eventBuffers.Get().(*[]byte)
+	body, berr := readJSONInto(w, r, maxBytes, (*buf)[:0])
+	defer func() {
+		if cap(body) <= maxPooledBody {
+			*buf = body[:0]
+			eventBuffers.Put(buf)
+		}
+	}()
 	if berr == nil {
 		obj, err := eventcodec.Decode(body, maxDepth)
 		if err == nil {
@@ -72,6 +102,11 @@ func decodeEvent(w http.ResponseWriter, r *http.Request, maxBytes int64, maxDept
 	decodeFailed(span, berr.status)
 	return nil, berr
 }
+
+// eventBuffers hold event bodies being decoded, up to maxPooledBody.
+var eventBuffers = sync.Pool{New: func() any { return new([]byte) }}
+
+const maxPooledBody = 64 << 10
 
 // untraced is the decode span of a request without a server span.
 var untraced = trace.SpanFromContext(context.Background())
@@ -99,20 +134,53 @@ func decodeFailed(span trace.Span, status int) {
 // matters: a web page can post text/plain across sites without asking, but
 // not JSON.
 func readJSON(w http.ResponseWriter, r *http.Request, maxBytes int64) ([]byte, *bodyError) {
+	return readJSONInto(w, r, maxBytes, nil)
+}
+
+// readJSONInto is readJSON reading into buf.
+func readJSONInto(w http.ResponseWriter, r *http.Request, maxBytes int64, buf []byte) ([]byte, *bodyError) {
 	if berr := declaredTooLarge(r, maxBytes); berr != nil {
-		return nil, berr
+		return buf, berr
 	}
-	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
-		return nil, &bodyError{http.StatusUnsupportedMediaType, "the body must be sent with Content-Type: application/json"}
+	if ct := r.Header.Get("Content-Type"); ct != "application/json" { // the usual header needs no parsing
+		if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
+			return buf, &bodyError{http.StatusUnsupportedMediaType, "the body must be sent with Content-Type: application/json"}
+		}
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBytes))
+	if buf == nil {
+		// Sized to what the client declares, within what gated keeps: a
+		// declared length is not yet a body.
+		size := int64(512)
+		if r.ContentLength > 0 {
+			size = min(r.ContentLength+1, maxPooledBody)
+		}
+		buf = make([]byte, 0, size)
+	}
+	body, err := readAll(http.MaxBytesReader(w, r.Body, maxBytes), buf)
 	if err != nil {
 		if _, tooBig := errors.AsType[*http.MaxBytesError](err); tooBig {
-			return nil, &bodyError{http.StatusRequestEntityTooLarge, fmt.Sprintf("request body exceeds %d bytes", maxBytes)}
+			return body, &bodyError{http.StatusRequestEntityTooLarge, fmt.Sprintf("request body exceeds %d bytes", maxBytes)}
 		}
-		return nil, &bodyError{http.StatusBadRequest, "could not read the request body"}
+		return body, &bodyError{http.StatusBadRequest, "could not read the request body"}
 	}
 	return body, nil
+}
+
+// readAll is io.ReadAll appending to buf.
+func readAll(r io.Reader, buf []byte) ([]byte, error) {
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return buf, err
+		}
+	}
 }
 
 // declaredTooLarge refuses a body whose Content-Length already exceeds

@@ -38,7 +38,8 @@ func handlePreToolCheck(d *Deps) http.HandlerFunc {
 				zap.Stringer("route", dec.Route), zap.Bool("execute", dec.Execute), zap.Bool("shadow", dec.Shadow), zap.Bool("shadow_ignored", dec.ShadowIgnored),
 				zap.Strings("hard_blockers", dec.HardBlockers), zap.String("approval_id", dec.ApprovalID), zap.Duration("took", time.Since(start)))
 		}
-		writeJSON(w, http.StatusOK, envelope.From(dec))
+		a := envelope.From(dec)
+		writeAnswer(w, &a)
 	}
 }
 

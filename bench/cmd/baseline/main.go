@@ -1,8 +1,12 @@
 // Command baseline is the reference point of the HTTP ratio harness
 // (bench/cmd/benchhttp): a bare chi server that does, per request, only the
 // JSON work gated's POST /pre-tool-check does around a decision — the same
-// content-type and size checks, the same UTF-8 and nesting scan and decoder
-// (eventcodec.Decode), and json.Marshal of the same envelope.Answer type.
+// content-type and size checks, the same UTF-8, nesting and duplicate-name
+// checks, and encoding/json: the event decoded into map[string]any with
+// UseNumber, the same envelope.Answer type marshalled by reflection. It
+// stays on encoding/json where gated now has readers and writers of its own
+// (eventcodec's one-pass reader, envelope's AppendJSON), so the baseline is
+// what a bare service doing this JSON work costs, not a copy of gated's.
 //
 // The answer is decided once at start from the -event file with gated's
 // defaults, so what it encodes is the answer gated would send; no request is
@@ -12,6 +16,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -31,6 +36,7 @@ import (
 	"github.com/gatedhq/gated/internal/eventcodec"
 	"github.com/gatedhq/gated/internal/gate"
 	"github.com/gatedhq/gated/internal/server"
+	"github.com/gatedhq/gated/internal/strictjson"
 )
 
 func main() {
@@ -103,5 +109,20 @@ func decode(w http.ResponseWriter, r *http.Request) (map[string]any, error) {
 	if err != nil {
 		return nil, errors.New("could not read the request body")
 	}
-	return eventcodec.Decode(body, eventcodec.DefaultMaxDepth)
+	if err := eventcodec.CheckText(body, eventcodec.DefaultMaxDepth); err != nil {
+		return nil, err
+	}
+	if err := strictjson.Check(body); err != nil {
+		return nil, err
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	var ev map[string]any
+	if err := dec.Decode(&ev); err != nil {
+		return nil, err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, errors.New("unexpected data after the top-level value")
+	}
+	return ev, nil
 }
