@@ -109,7 +109,7 @@ func decideAuthZEN(d *Deps, r *http.Request, e authzen.Evaluation) (authzen.Resu
 	}
 	pick := d.Engine.Category(call.Tool)
 	c := callerOf(d, r)
-	c.req.Pick, c.req.RetryByDigest, c.req.Binds = &pick, true, call.Binds
+	c.req.Pick, c.req.RetryByDigest, c.req.Binds, c.req.AuthZEN = &pick, true, call.Binds, call.Request
 	return authzen.Answer(c.decide(r.Context(), d.Engine, call.Event(pick.Category))), nil
 }
 
