@@ -134,9 +134,12 @@ type authzenMetadata struct {
 }
 
 // handleAuthZENDiscovery serves the PDP metadata. The PDP's identifier is
-// --public-url when set, else the URL this request reached (its Host passed
-// the Host guard). The search endpoints are left out: gated offers none
-// (docs/integrations.md says why), and their absence says so.
+// --public-url when set, else the URL this request reached: its Host is the
+// client's to choose unless the Host guard pins it (a loopback listener, or
+// --allowed-hosts), so that answer is marked no-store, for no cache between
+// to serve one client's Host to another. The search endpoints are left
+// out: gated offers none (docs/integrations.md says why), and their absence
+// says so.
 func handleAuthZENDiscovery(d *Deps) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		base := strings.TrimRight(d.PublicURL, "/")
@@ -146,6 +149,7 @@ func handleAuthZENDiscovery(d *Deps) http.HandlerFunc {
 				scheme = "https"
 			}
 			base = scheme + "://" + r.Host
+			w.Header().Set("Cache-Control", "no-store")
 		}
 		writeJSON(w, http.StatusOK, authzenMetadata{
 			PolicyDecisionPoint: base, AccessEvaluationEndpoint: base + authzenEvaluation,
