@@ -29,6 +29,7 @@ type Subject struct {
 	AgentID           string          `json:"agent_id"`
 	// AuthorizationSubject is the person the call acts for, when the event
 	// names one: a principal as the agent is (user://<subject_ref> for a
+	// person, <type>://<subject_ref> for a service or account, with a
 	// token that vouches for its events), so one person's approval allows
 	// no one else's call. Absent for a call without one, whose digest is
 	// what it was before it existed.

@@ -221,6 +221,10 @@ func TestCallGeneric(t *testing.T) {
 	if !reflect.DeepEqual(doc["proposed_arguments"], want) {
 		t.Errorf("arguments %v", doc["proposed_arguments"])
 	}
+	want["profile"] = ProfileAuthZEN
+	if !reflect.DeepEqual(c.Request, want) {
+		t.Errorf("request %v", c.Request)
+	}
 	if doc["tool_name"] != "write" || doc["tool_category"] != "private_read" || doc["agent_id"] != "agent-7" ||
 		doc["authorization_state"] != "authenticated" || doc["risk_domain"] != "finance" || doc["user_intent"] != "tidy up" ||
 		doc["recommended_route"] != "accept" {
@@ -314,13 +318,21 @@ func TestCallCOAZMCPToolsCall(t *testing.T) {
 	if s := doc["authorization_subject"].(map[string]any); s["subject_type"] != "user" || s["subject_ref"] != "alice@example.com" {
 		t.Errorf("subject %v", s)
 	}
-	// The subject and the context are bound by an approval, as the
-	// arguments are the tool's own.
+	// Policy reads the request as input.authzen, apart from the tool's
+	// arguments; an approval binds all of it, as the arguments are the
+	// tool's own.
 	want := map[string]any{
-		"authzen_subject": map[string]any{"type": "identity", "id": "alice@example.com"},
-		"authzen_context": map[string]any{"agent": "http://agentprovider.com/agent-app-id", "case": "case-67890"},
+		"profile": ProfileCOAZMCP,
+		"subject": map[string]any{"type": "identity", "id": "alice@example.com"},
+		"action":  map[string]any{"name": "tools/call"},
+		"resource": map[string]any{"type": "tool", "id": "get_customer",
+			"properties": map[string]any{"arguments": map[string]any{"id": "cust-12345"}}},
+		"context": map[string]any{"agent": "http://agentprovider.com/agent-app-id", "case": "case-67890"},
 	}
-	if !reflect.DeepEqual(c.Binds, want) {
+	if !reflect.DeepEqual(c.Request, want) {
+		t.Errorf("request %v", c.Request)
+	}
+	if !reflect.DeepEqual(c.Binds, map[string]any{"authzen": want}) {
 		t.Errorf("binds %v", c.Binds)
 	}
 	// The draft's default mapping sends no arguments: the tool is checked

@@ -25,6 +25,13 @@ const AgentType = "agent"
 // other member of the context is part of what the call acts on.
 const GatedKey = "gated"
 
+// The profiles an evaluation is read under, input.authzen.profile in
+// policy: a COAZ-MCP tools/call, or any other AuthZEN request.
+const (
+	ProfileAuthZEN = "authzen-1.0"
+	ProfileCOAZMCP = "coaz-mcp-draft-1"
+)
+
 // DefaultAuthorizationState is the state a call starts from: the PEP
 // authenticated to gated with its token and names its subject, which an
 // evidence ref of its own records. More (validated, confirmed) comes from
@@ -40,9 +47,16 @@ type Call struct {
 	// Subject is the event's authorization_subject; nil when the subject
 	// is the agent.
 	Subject *route.Subject
+	// Request is the AuthZEN request as policy reads it (input.authzen):
+	// its profile, subject, action, resource and context less
+	// context.gated. It is a field of its own, never part of
+	// proposed_arguments, so nothing an agent writes into a tool's
+	// arguments can pass for the PEP's request.
+	Request map[string]any
 	// Binds is what an approval binds besides the event: for a COAZ-MCP
-	// tools/call, whose arguments are the tool's own, the subject and the
-	// context, so an approval for one person's call allows no other's.
+	// tools/call, whose arguments are the tool's own, the whole request
+	// policy reads, so an approval for one person's call (or one
+	// resource's properties) allows no other.
 	Binds   any
 	subject string // the subject's fingerprint, for its evidence ref
 	gated   gatedContext
@@ -58,9 +72,10 @@ type gatedContext struct {
 	UserIntent         string
 }
 
-// subjectTypes are the event's authorization_subject types; an AuthZEN
-// subject of another type is "unknown" there, and COAZ's "identity" (the
-// person on whose behalf the agent acts) is a "user".
+// subjectTypes are the event's authorization_subject types, the contract's
+// enum: an AuthZEN subject of another type is "unknown" there, and COAZ's
+// "identity" (the person on whose behalf the agent acts) is a "user".
+// policy.Principals makes only a person's type user://<id>.
 var subjectTypes = map[string]string{
 	"user": "user", "account": "account", "client": "client", "employee": "employee", "student": "student",
 	"patient": "patient", "case": "case", "service": "service", "identity": "user",
@@ -69,9 +84,11 @@ var subjectTypes = map[string]string{
 // Call maps e onto gated's event: the action's name is the tool (for a
 // COAZ-MCP tools/call the resource's id is), the subject is the event's
 // authorization subject (or its agent, for a subject of type agent),
-// context.agent is the agent, context.gated the rest of the event, and
-// the request itself, less context.gated, is what the call acts on: its
-// proposed_arguments. A COAZ-MCP tools/call's arguments are the tool's,
+// context.agent is the agent, context.gated the rest of the event. The
+// request itself, less context.gated, is Request (policy's input.authzen)
+// and, for a general evaluation, also what the call acts on: its
+// proposed_arguments, which an approval binds and argument rules read. A
+// COAZ-MCP tools/call's proposed_arguments are the tool's arguments only,
 // sent in resource.properties.arguments.
 func (e Evaluation) Call() (*Call, error) {
 	c := &Call{Tool: e.Action.Name, subject: fingerprint(e.Subject.Type + ":" + e.Subject.ID)}
@@ -103,8 +120,16 @@ func (e Evaluation) Call() (*Call, error) {
 		}
 		c.Subject = &route.Subject{SubjectType: t, SubjectRef: e.Subject.ID}
 	}
+	profile := ProfileAuthZEN
 	if e.Action.Name == MCPToolsCall {
-		return c, c.mcpToolCall(e, rest)
+		profile = ProfileCOAZMCP
+	}
+	c.Request = map[string]any{
+		"profile": profile, "subject": entityDoc(e.Subject), "action": actionDoc(e.Action),
+		"resource": entityDoc(e.Resource), "context": rest,
+	}
+	if profile == ProfileCOAZMCP {
+		return c, c.mcpToolCall(e)
 	}
 	c.Arguments = map[string]any{"subject": entityDoc(e.Subject), "action": actionDoc(e.Action), "resource": entityDoc(e.Resource)}
 	if len(rest) > 0 {
@@ -118,7 +143,7 @@ func (e Evaluation) Call() (*Call, error) {
 // addition: the draft's default mapping sends none, and a tool the catalog
 // describes is checked against its input schema, so without them it is
 // checked as called with none).
-func (c *Call) mcpToolCall(e Evaluation, rest map[string]any) error {
+func (c *Call) mcpToolCall(e Evaluation) error {
 	if e.Resource.Type != MCPToolType {
 		return fmt.Errorf("a COAZ-MCP %s names its tool as the resource, of type %q, not %q", MCPToolsCall, MCPToolType, e.Resource.Type)
 	}
@@ -130,7 +155,7 @@ func (c *Call) mcpToolCall(e Evaluation, rest map[string]any) error {
 		}
 		c.Arguments = args
 	}
-	c.Binds = map[string]any{"authzen_subject": entityDoc(e.Subject), "authzen_context": rest}
+	c.Binds = map[string]any{"authzen": c.Request}
 	return nil
 }
 

@@ -237,6 +237,7 @@ func (s *decision) evaluatePolicy(ctx context.Context) {
 	in := policy.Input{
 		Event: ev, Category: d.ToolCategory, Now: s.now, ClientIP: req.ClientIP, TokenName: req.TokenName, Limiter: e.limiter,
 		Principals: policy.Principals(req.Principals, req.TrustEventPrincipals, ev), Counted: req.counted,
+		AuthZEN: req.AuthZEN,
 	}
 	if view := s.view(); view != nil {
 		in.ActionID, in.Action = view.ActionID, view

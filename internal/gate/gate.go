@@ -97,6 +97,11 @@ type Request struct {
 	// the parts of an Action API plan outside its input that decide what
 	// runs. nil for every other surface.
 	Binds any
+	// AuthZEN is the AuthZEN request the call came as, which policy reads
+	// as input.authzen; only the AuthZEN surface sets it, so no event body
+	// (a tool's arguments, a /pre-tool-check event) can. nil for every
+	// other surface.
+	AuthZEN map[string]any
 
 	// counted: the first pass of this decision counted the call against
 	// the policy's rate limits already.

@@ -29,6 +29,10 @@ type Limiter interface {
 	// Allow spends one token from the bucket of every key (created with r
 	// when new), or from none when one of them is empty.
 	Allow(ctx context.Context, now time.Time, r Rate, keys ...string) (Result, error)
+	// AllowN is Allow spending n tokens from each bucket: a request that
+	// stands for n (a batch of n decisions). n beyond r.Burst is never
+	// allowed; n below one spends nothing and is allowed.
+	AllowN(ctx context.Context, now time.Time, r Rate, n int, keys ...string) (Result, error)
 	// Peek reports, without spending, whether key holds a token. A key
 	// never seen holds one.
 	Peek(ctx context.Context, now time.Time, r Rate, key string) (Result, error)
@@ -39,7 +43,8 @@ type Limiter interface {
 type Result struct {
 	// OK: the token was spent (Allow) or is there (Peek).
 	OK bool
-	// Wait, when not OK, is how long until every key holds a token again.
+	// Wait, when not OK, is how long until every key holds the tokens
+	// asked for again.
 	Wait time.Duration
 	// Full, when not OK, says the refusal came from the key cap: a new
 	// bucket was needed and MaxKeys are held already (Wait is then zero).
@@ -87,12 +92,21 @@ func New(cfg Config) *Keyed {
 
 // Allow spends one token at now from the bucket of every key (created with
 // r when new), or from none when one of them is empty. It never fails.
-func (k *Keyed) Allow(_ context.Context, now time.Time, r Rate, keys ...string) (Result, error) {
-	ok, wait, full := k.allow(now, r, keys...)
+func (k *Keyed) Allow(ctx context.Context, now time.Time, r Rate, keys ...string) (Result, error) {
+	return k.AllowN(ctx, now, r, 1, keys...)
+}
+
+// AllowN spends n tokens at now from the bucket of every key, or none when
+// one of them holds fewer. It never fails.
+func (k *Keyed) AllowN(_ context.Context, now time.Time, r Rate, n int, keys ...string) (Result, error) {
+	if n < 1 {
+		return Result{OK: true}, nil
+	}
+	ok, wait, full := k.allow(now, r, n, keys...)
 	return Result{OK: ok, Wait: wait, Full: full}, nil
 }
 
-func (k *Keyed) allow(now time.Time, r Rate, keys ...string) (ok bool, wait time.Duration, full bool) {
+func (k *Keyed) allow(now time.Time, r Rate, n int, keys ...string) (ok bool, wait time.Duration, full bool) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	k.sweep(now)
@@ -116,15 +130,15 @@ func (k *Keyed) allow(now time.Time, r Rate, keys ...string) (ok bool, wait time
 	}
 	refused := false
 	for _, b := range bs {
-		if b.lim.TokensAt(now) < 1 {
-			refused, wait = true, max(wait, b.wait(now))
+		if b.lim.TokensAt(now) < float64(n) {
+			refused, wait = true, max(wait, b.wait(now, n))
 		}
 	}
 	if refused {
 		return false, wait, false
 	}
 	for _, b := range bs {
-		b.lim.AllowN(now, 1)
+		b.lim.AllowN(now, n)
 	}
 	return true, 0, false
 }
@@ -139,17 +153,19 @@ func (k *Keyed) Peek(_ context.Context, now time.Time, _ Rate, key string) (Resu
 	if !ok || b.lim.TokensAt(now) >= 1 {
 		return Result{OK: true}, nil
 	}
-	return Result{Wait: b.wait(now)}, nil
+	return Result{Wait: b.wait(now, 1)}, nil
 }
 
-// wait is how long until b, short of a token, holds one.
-func (b *bucket) wait(now time.Time) time.Duration {
+// wait is how long until b, short of n tokens, holds them; zero when it
+// never will (no refill, or n beyond its burst), a refusal without a
+// meaningful wait.
+func (b *bucket) wait(now time.Time, n int) time.Duration {
 	tokens := b.lim.TokensAt(now)
 	lim := float64(b.lim.Limit())
-	if lim <= 0 {
-		return 0 // never refills; refused without a meaningful wait
+	if lim <= 0 || n > b.lim.Burst() {
+		return 0
 	}
-	return time.Duration((1 - tokens) / lim * float64(time.Second))
+	return time.Duration((float64(n) - tokens) / lim * float64(time.Second))
 }
 
 // Len is how many buckets are held.

@@ -144,3 +144,27 @@ func blocked(k *Keyed, now time.Time, key string) (bool, time.Duration) {
 	res, _ := k.Peek(context.Background(), now, Rate{}, key)
 	return !res.OK, res.Wait
 }
+
+// AllowN spends n tokens or none, waits for n, never allows more than a
+// full bucket, and spends nothing for n below one.
+func TestAllowN(t *testing.T) {
+	t.Parallel()
+	k := New(Config{SweepEvery: time.Minute})
+	perMinute6 := Rate{Limit: rate.Limit(6.0 / 60), Burst: 6, Idle: time.Minute}
+	ctx := context.Background()
+	if res, _ := k.AllowN(ctx, t0, perMinute6, 4, "a"); !res.OK {
+		t.Fatal("4 of 6 refused")
+	}
+	if res, _ := k.AllowN(ctx, t0, perMinute6, 3, "a"); res.OK || res.Wait != 10*time.Second {
+		t.Fatalf("3 more of the 2 left: %+v; want refused, 10s", res)
+	}
+	if res, _ := k.AllowN(ctx, t0, perMinute6, 2, "a"); !res.OK {
+		t.Fatal("the 2 left were spent by a refused call")
+	}
+	if res, _ := k.AllowN(ctx, t0, perMinute6, 0, "a"); !res.OK {
+		t.Fatal("spending nothing was refused")
+	}
+	if res, _ := k.AllowN(ctx, t0, perMinute6, 7, "b"); res.OK || res.Wait != 0 {
+		t.Fatalf("7 from a bucket of 6: %+v; want refused, no wait", res)
+	}
+}

@@ -32,8 +32,11 @@ type Input struct {
 	// open. With ClientIP it keys rate limits: the caller cannot choose
 	// either, unlike the event's agent_id.
 	TokenName string
-	Now       time.Time
-	Limiter   *Limiter // rate-limit state kept across reloads; required when limits are configured
+	// AuthZEN is input.authzen: the AuthZEN request the call came as, set
+	// by that surface only; nil (absent from the input) for every other.
+	AuthZEN map[string]any
+	Now     time.Time
+	Limiter *Limiter // rate-limit state kept across reloads; required when limits are configured
 	// Counted: this call was counted against the rate limits already, by
 	// the first pass of the same decision (a hook's retry, decided again
 	// with the approval its digest found), so nothing is spent again.
@@ -463,7 +466,7 @@ func claimedByEvent(p string, ev *route.Event) bool {
 		return true
 	}
 	sub := ev.AuthorizationSubject
-	return sub != nil && sub.SubjectRef != "" && (p == "user://"+sub.SubjectRef || p == "user://current")
+	return sub != nil && sub.SubjectRef != "" && slices.Contains(subjectPrincipals(sub), p)
 }
 
 // applies: an empty applies_to means every action (uncatalogued included).

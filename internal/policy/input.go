@@ -37,6 +37,7 @@ var (
 	keyNow             = ast.StringTerm("now")
 	keyNowNs           = ast.StringTerm("now_ns")
 	keyAuthEventsNs    = ast.StringTerm("auth_events_ns")
+	keyAuthZEN         = ast.StringTerm("authzen")
 
 	keySchemaVersion        = ast.StringTerm("schema_version")
 	keyToolName             = ast.StringTerm("tool_name")
@@ -94,7 +95,7 @@ func inputValue(in Input, action ast.Value) (ast.Object, error) {
 	for i, t := range auth {
 		authNs[i] = ast.InternedTerm(t)
 	}
-	return ast.NewObject(
+	obj := ast.NewObject(
 		[2]*ast.Term{keyEvent, ast.NewTerm(event)},
 		[2]*ast.Term{keyCategory, ast.StringTerm(string(in.Category))},
 		[2]*ast.Term{keyActionID, ast.StringTerm(in.ActionID)},
@@ -107,7 +108,16 @@ func inputValue(in Input, action ast.Value) (ast.Object, error) {
 		[2]*ast.Term{keyNow, ast.StringTerm(in.Now.UTC().Format(time.RFC3339Nano))},
 		[2]*ast.Term{keyNowNs, ast.InternedTerm(unixNanos(in.Now))},
 		[2]*ast.Term{keyAuthEventsNs, ast.ArrayTerm(authNs...)},
-	), nil
+	)
+	if in.AuthZEN != nil {
+		// A member of the input, as the event is: one level deep.
+		v, err := argumentValue(in.AuthZEN, 1)
+		if err != nil {
+			return nil, fmt.Errorf("input.authzen: %w", err)
+		}
+		obj.Insert(keyAuthZEN, ast.NewTerm(v))
+	}
+	return obj, nil
 }
 
 // fields collects an object's members; omit adds an omitempty string.

@@ -66,6 +66,21 @@ func roundTripInput(in Input, action ast.Value) (ast.Value, error) {
 		return nil, err
 	}
 	v.(ast.Object).Insert(ast.InternedTerm("action"), ast.NewTerm(action))
+	if in.AuthZEN != nil {
+		var doc any
+		raw, err := json.Marshal(in.AuthZEN)
+		if err == nil {
+			err = json.Unmarshal(raw, &doc)
+		}
+		if err != nil {
+			return nil, err
+		}
+		a, err := ast.InterfaceToValue(doc)
+		if err != nil {
+			return nil, err
+		}
+		v.(ast.Object).Insert(ast.InternedTerm("authzen"), ast.NewTerm(a))
+	}
 	return v, nil
 }
 
@@ -160,6 +175,10 @@ func inputCases() map[string]Input {
 	many.ClientIP = netip.MustParseAddr("::ffff:192.0.2.7")
 	many.Now = time.Date(2026, 5, 4, 15, 0, 0, 123456789, time.FixedZone("X", 3600))
 	cases["many principals, mapped ip"] = many
+	az := base(fullEvent())
+	az.AuthZEN = map[string]any{"profile": "authzen-1.0", "subject": map[string]any{"type": "user", "id": "alice\xff",
+		"properties": map[string]any{"role": "admin", "n": json.Number("2.50")}}, "context": map[string]any{}}
+	cases["authzen"] = az
 	none := base(fullEvent())
 	none.Principals, none.ActionID, none.Category = nil, "", route.Unknown
 	none.ClientIP = netip.MustParseAddr("2001:db8::1%eth0")

@@ -20,6 +20,10 @@ func (unlimited) Allow(context.Context, time.Time, limit.Rate, ...string) (limit
 	return limit.Result{OK: true}, nil
 }
 
+func (unlimited) AllowN(context.Context, time.Time, limit.Rate, int, ...string) (limit.Result, error) {
+	return limit.Result{OK: true}, nil
+}
+
 func (unlimited) Peek(context.Context, time.Time, limit.Rate, string) (limit.Result, error) {
 	return limit.Result{OK: true}, nil
 }

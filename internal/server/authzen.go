@@ -1,6 +1,7 @@
 package server
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 
@@ -64,8 +65,11 @@ func handleAuthZENEvaluation(d *Deps) http.HandlerFunc {
 
 // handleAuthZENEvaluations decides an Access Evaluations request: without
 // evaluations as one Access Evaluation, else each in order, an evaluation
-// that cannot be decided answering false in its place.
-func handleAuthZENEvaluations(d *Deps) http.HandlerFunc {
+// that cannot be decided answering false in its place. A batch counts as
+// its number of evaluations against the caller's rate limit lim: the
+// middleware took one, the rest are taken before anything is decided, and
+// a batch over the limit is refused whole.
+func handleAuthZENEvaluations(d *Deps, lim *limiter) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		doc, berr := decodeAuthZEN(w, r, d)
 		if berr != nil {
@@ -84,6 +88,15 @@ func handleAuthZENEvaluations(d *Deps) http.HandlerFunc {
 				return
 			}
 			writeJSON(w, http.StatusOK, res)
+			return
+		}
+		if n := len(b.Items); lim != nil && n > lim.perMinute {
+			// No wait makes room for more than a full bucket.
+			w.Header().Set("Retry-After", "60")
+			writeError(w, http.StatusTooManyRequests, fmt.Sprintf("a batch of %d evaluations is more than the rate limit of %d requests per minute allows: send fewer at once", n, lim.perMinute))
+			return
+		}
+		if lim != nil && !limitRequest(w, r, lim, d, len(b.Items)-1, writeError) {
 			return
 		}
 		results := b.Run(func(e authzen.Evaluation) authzen.Result {
@@ -109,7 +122,7 @@ func decideAuthZEN(d *Deps, r *http.Request, e authzen.Evaluation) (authzen.Resu
 	}
 	pick := d.Engine.Category(call.Tool)
 	c := callerOf(d, r)
-	c.req.Pick, c.req.RetryByDigest, c.req.Binds = &pick, true, call.Binds
+	c.req.Pick, c.req.RetryByDigest, c.req.Binds, c.req.AuthZEN = &pick, true, call.Binds, call.Request
 	return authzen.Answer(c.decide(r.Context(), d.Engine, call.Event(pick.Category))), nil
 }
 
@@ -121,9 +134,12 @@ type authzenMetadata struct {
 }
 
 // handleAuthZENDiscovery serves the PDP metadata. The PDP's identifier is
-// --public-url when set, else the URL this request reached (its Host passed
-// the Host guard). The search endpoints are left out: gated offers none
-// (docs/integrations.md says why), and their absence says so.
+// --public-url when set, else the URL this request reached: its Host is the
+// client's to choose unless the Host guard pins it (a loopback listener, or
+// --allowed-hosts), so that answer is marked no-store, for no cache between
+// to serve one client's Host to another. The search endpoints are left
+// out: gated offers none (docs/integrations.md says why), and their absence
+// says so.
 func handleAuthZENDiscovery(d *Deps) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		base := strings.TrimRight(d.PublicURL, "/")
@@ -133,6 +149,7 @@ func handleAuthZENDiscovery(d *Deps) http.HandlerFunc {
 				scheme = "https"
 			}
 			base = scheme + "://" + r.Host
+			w.Header().Set("Cache-Control", "no-store")
 		}
 		writeJSON(w, http.StatusOK, authzenMetadata{
 			PolicyDecisionPoint: base, AccessEvaluationEndpoint: base + authzenEvaluation,

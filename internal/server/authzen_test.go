@@ -154,13 +154,39 @@ func TestAuthZENCOAZMCPToolsCall(t *testing.T) {
 }
 
 // Without --public-url the PDP is the URL the discovery request reached.
+// Its Host is the client's (no Host guard on a listener that is neither
+// loopback nor given --allowed-hosts), so the answer must not be cached
+// and served to another client; with --public-url it may be.
 func TestAuthZENDiscoveryWithoutPublicURL(t *testing.T) {
 	t.Parallel()
 	f := authzenServer(t, nil, func(d *server.Deps) { d.PublicURL = "" })
 	res := f.do(request{method: http.MethodGet, target: "/.well-known/authzen-configuration", header: map[string]string{"X-Request-ID": "disc-1"}})
 	if res.status != http.StatusOK || res.str("policy_decision_point") != "http://example.com" ||
-		res.str("access_evaluation_endpoint") != "http://example.com/access/v1/evaluation" || res.header.Get("X-Request-ID") != "disc-1" {
+		res.str("access_evaluation_endpoint") != "http://example.com/access/v1/evaluation" || res.header.Get("X-Request-ID") != "disc-1" ||
+		res.header.Get("Cache-Control") != "no-store" {
 		t.Errorf("%d %s %v", res.status, res.raw, res.header)
+	}
+	res = f.do(request{method: http.MethodGet, target: "/.well-known/authzen-configuration", host: "evil.example"})
+	if res.str("policy_decision_point") != "http://evil.example" || res.header.Get("Cache-Control") != "no-store" {
+		t.Errorf("a foreign Host: %s %v", res.raw, res.header)
+	}
+	// The Host guard (a loopback listener, or --allowed-hosts) refuses a
+	// Host it does not allow before discovery answers.
+	g := authzenServer(t, nil, func(d *server.Deps) {
+		d.PublicURL, d.Hosts = "", server.Hosts{Enforce: true, Allowed: []string{"pdp.example.com"}}
+	})
+	if res := g.do(request{method: http.MethodGet, target: "/.well-known/authzen-configuration", host: "evil.example"}); res.status != http.StatusForbidden {
+		t.Errorf("a foreign Host past the guard: %d %s", res.status, res.raw)
+	}
+	res = g.do(request{method: http.MethodGet, target: "/.well-known/authzen-configuration", host: "pdp.example.com"})
+	if res.str("policy_decision_point") != "http://pdp.example.com" || res.header.Get("Cache-Control") != "no-store" {
+		t.Errorf("an allowed Host: %s %v", res.raw, res.header)
+	}
+	// --public-url is the identifier whatever the Host: cacheable.
+	h := authzenServer(t, nil, nil)
+	res = h.do(request{method: http.MethodGet, target: "/.well-known/authzen-configuration", host: "evil.example"})
+	if res.str("policy_decision_point") != authzenPDP || res.header.Get("Cache-Control") != "" {
+		t.Errorf("with --public-url: %s %v", res.raw, res.header)
 	}
 }
 

@@ -87,6 +87,7 @@ type request struct {
 	body           io.Reader
 	header         map[string]string
 	remote         string // peer address, host:port
+	host           string // the Host header, example.com when empty
 }
 
 // response is a recorded answer, decoded when it is JSON.
@@ -123,6 +124,9 @@ func (f *fixture) do(rq request) *response {
 	}
 	if rq.remote != "" {
 		req.RemoteAddr = rq.remote
+	}
+	if rq.host != "" {
+		req.Host = rq.host
 	}
 	rec := httptest.NewRecorder()
 	f.h.ServeHTTP(rec, req)

@@ -33,10 +33,11 @@ func newLimiter(perMinute int, backend limit.Backend, namespace string) *limiter
 	}
 }
 
-// allow takes one request for key; when refused it says how long to wait.
-// An error means the count could not be reached (shared limits only).
-func (l *limiter) allow(ctx context.Context, key string, now time.Time) (bool, time.Duration, error) {
-	res, err := l.keys.Allow(ctx, now, l.rate, key)
+// allow takes n requests for key (a request that stands for n, as a batch
+// of decisions does); when refused it says how long to wait. An error means
+// the count could not be reached (shared limits only).
+func (l *limiter) allow(ctx context.Context, key string, n int, now time.Time) (bool, time.Duration, error) {
+	res, err := l.keys.AllowN(ctx, now, l.rate, n, key)
 	return res.OK, res.Wait, err
 }
 

@@ -59,7 +59,7 @@ func TestFailureKey(t *testing.T) {
 
 // allow and blocked drop the error a local limiter never returns.
 func allow(l *limiter, now time.Time) (bool, time.Duration) {
-	ok, wait, _ := l.allow(context.Background(), "k", now)
+	ok, wait, _ := l.allow(context.Background(), "k", 1, now)
 	return ok, wait
 }
 

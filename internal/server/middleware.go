@@ -64,7 +64,7 @@ func authenticate(d *Deps, failures *limiter, scope string, fail failWriter) fun
 				} else {
 					// A failure takes from the budget atomically, so
 					// concurrent guesses cannot overdraw it.
-					allowed, wait, err = failures.allow(r.Context(), key, now)
+					allowed, wait, err = failures.allow(r.Context(), key, 1, now)
 				}
 				if err != nil {
 					limitUnavailable(w, fail)
@@ -120,23 +120,31 @@ func rateLimit(l *limiter, d *Deps, fail failWriter) func(http.Handler) http.Han
 			return next
 		}
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			key := "ip:" + clientIP(r, d.TrustedProxies).String()
-			if t := tokenFrom(r.Context()); t != nil {
-				key = "token:" + t.Name
+			if limitRequest(w, r, l, d, 1, fail) {
+				next.ServeHTTP(w, r)
 			}
-			ok, wait, err := l.allow(r.Context(), key, time.Now())
-			if err != nil {
-				limitUnavailable(w, fail)
-				return
-			}
-			if !ok {
-				w.Header().Set("Retry-After", strconv.Itoa(retryAfterSeconds(wait)))
-				fail(w, http.StatusTooManyRequests, fmt.Sprintf("rate limit of %d requests per minute exceeded", l.perMinute))
-				return
-			}
-			next.ServeHTTP(w, r)
 		})
 	}
+}
+
+// limitRequest takes n requests from the caller's limit (by token name, or
+// by client address when gated runs open) and reports whether they were
+// taken; when not, it has answered 429 with fail.
+func limitRequest(w http.ResponseWriter, r *http.Request, l *limiter, d *Deps, n int, fail failWriter) bool {
+	key := "ip:" + clientIP(r, d.TrustedProxies).String()
+	if t := tokenFrom(r.Context()); t != nil {
+		key = "token:" + t.Name
+	}
+	ok, wait, err := l.allow(r.Context(), key, n, time.Now())
+	if err != nil {
+		limitUnavailable(w, fail)
+		return false
+	}
+	if !ok {
+		w.Header().Set("Retry-After", strconv.Itoa(retryAfterSeconds(wait)))
+		fail(w, http.StatusTooManyRequests, fmt.Sprintf("rate limit of %d requests per minute exceeded", l.perMinute))
+	}
+	return ok
 }
 
 // limitUnavailable refuses a request whose limit could not be counted

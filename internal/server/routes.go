@@ -72,7 +72,7 @@ func routes(d *Deps, lim, failures *limiter) http.Handler {
 		r.Use(echoRequestID)
 		guard(r, auth.ScopePreToolCheck, writeError)
 		r.Post(authzenEvaluation, handleAuthZENEvaluation(d))
-		r.Post(authzenEvaluations, handleAuthZENEvaluations(d))
+		r.Post(authzenEvaluations, handleAuthZENEvaluations(d, lim))
 	})
 	// Hook calls fail with a 2xx deny, never an error status (see hookDeny).
 	for _, rt := range hook.Runtimes {

@@ -109,9 +109,17 @@ func (l *limiter) key(k string) string { return l.prefix + k }
 // spends from each; a replica racing between the two can make a call
 // spend from some buckets and still be refused, which over-counts, never
 // admits past a limit. now is unused: Redis keeps the time.
-func (l *limiter) Allow(ctx context.Context, _ time.Time, r limit.Rate, keys ...string) (limit.Result, error) {
-	if r.Burst < 1 {
-		return limit.Result{}, nil // a bucket of none never holds a token, as in process
+func (l *limiter) Allow(ctx context.Context, now time.Time, r limit.Rate, keys ...string) (limit.Result, error) {
+	return l.AllowN(ctx, now, r, 1, keys...)
+}
+
+// AllowN is Allow spending n tokens from every key's bucket.
+func (l *limiter) AllowN(ctx context.Context, _ time.Time, r limit.Rate, n int, keys ...string) (limit.Result, error) {
+	if n < 1 {
+		return limit.Result{OK: true}, nil
+	}
+	if r.Burst < n {
+		return limit.Result{}, nil // more than a full bucket holds (or a bucket of none), as in process
 	}
 	g, err := gcra(r)
 	if err != nil {
@@ -119,21 +127,21 @@ func (l *limiter) Allow(ctx context.Context, _ time.Time, r limit.Rate, keys ...
 	}
 	ctx, cancel := context.WithTimeout(ctx, l.store.cfg.Timeout)
 	defer cancel()
-	res, err := l.allow(ctx, g, keys)
+	res, err := l.allow(ctx, g, n, keys)
 	return l.store.outcome(res, err)
 }
 
-func (l *limiter) allow(ctx context.Context, g redis_rate.Limit, keys []string) (limit.Result, error) {
+func (l *limiter) allow(ctx context.Context, g redis_rate.Limit, n int, keys []string) (limit.Result, error) {
 	if len(keys) > 1 {
 		for _, k := range keys {
-			res, err := l.peek(ctx, g, k)
+			res, err := l.peek(ctx, g, k, n)
 			if err != nil || !res.OK {
 				return res, err
 			}
 		}
 	}
 	for _, k := range keys {
-		res, err := l.store.rate.Allow(ctx, l.key(k), g)
+		res, err := l.store.rate.AllowN(ctx, l.key(k), g, n)
 		if err != nil {
 			return limit.Result{}, err
 		}
@@ -155,24 +163,25 @@ func (l *limiter) Peek(ctx context.Context, _ time.Time, r limit.Rate, key strin
 	}
 	ctx, cancel := context.WithTimeout(ctx, l.store.cfg.Timeout)
 	defer cancel()
-	res, err := l.peek(ctx, g, key)
+	res, err := l.peek(ctx, g, key, 1)
 	return l.store.outcome(res, err)
 }
 
-// peek asks for zero tokens, which redis_rate answers with what is left
-// and spends nothing (nor creates a key).
-func (l *limiter) peek(ctx context.Context, g redis_rate.Limit, key string) (limit.Result, error) {
+// peek reports whether key holds n tokens. It asks for zero, which
+// redis_rate answers with what is left and spends nothing (nor creates a
+// key).
+func (l *limiter) peek(ctx context.Context, g redis_rate.Limit, key string, n int) (limit.Result, error) {
 	res, err := l.store.rate.AllowN(ctx, l.key(key), g, 0)
 	if err != nil {
 		return limit.Result{}, err
 	}
-	if res.Remaining >= 1 {
+	if res.Remaining >= n {
 		return limit.Result{OK: true}, nil
 	}
-	// ResetAfter is until the bucket is full; one token comes Burst-1
+	// ResetAfter is until the bucket is full; n tokens come Burst-n
 	// emission intervals sooner.
 	interval := g.Period / time.Duration(g.Rate)
-	return limit.Result{Wait: max(0, res.ResetAfter-time.Duration(g.Burst-1)*interval)}, nil
+	return limit.Result{Wait: max(0, res.ResetAfter-time.Duration(g.Burst-n)*interval)}, nil
 }
 
 // outcome applies the fail-open or fail-closed rule to a call Redis could

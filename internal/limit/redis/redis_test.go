@@ -219,3 +219,38 @@ func TestDegenerateRates(t *testing.T) {
 		t.Fatal("a burst that never refills was counted")
 	}
 }
+
+// AllowN spends n tokens or none, and never more than a full bucket holds,
+// as the in-process limiter does.
+func TestAllowN(t *testing.T) {
+	t.Parallel()
+	l := open(t, redis.Config{Prefix: redistest.Prefix(t)}).Backend("requests", limit.Config{})
+	ctx := context.Background()
+	allowN := func(n int, keys ...string) limit.Result {
+		t.Helper()
+		res, err := l.AllowN(ctx, time.Now(), perMinute3, n, keys...)
+		if err != nil {
+			t.Fatalf("allow %d %v: %v", n, keys, err)
+		}
+		return res
+	}
+	if !allowN(2, "a").OK {
+		t.Fatal("2 of 3 refused")
+	}
+	if res := allowN(2, "a"); res.OK || res.Wait <= 0 || res.Wait > 20*time.Second {
+		t.Fatalf("2 more of the 1 left: %+v; want refused, waiting up to the 20 s one token takes", res)
+	}
+	// With several keys, one short of n refuses all.
+	if res := allowN(2, "b", "a"); res.OK {
+		t.Fatal("b+a took 2 where a holds 1")
+	}
+	if !allowN(1, "a").OK || !allowN(3, "b").OK {
+		t.Fatal("a refused call spent tokens")
+	}
+	if !allowN(0, "a").OK {
+		t.Fatal("spending nothing was refused")
+	}
+	if res := allowN(4, "c"); res.OK {
+		t.Fatal("4 from a bucket of 3 were allowed")
+	}
+}

@@ -1,0 +1,66 @@
+package server_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/gatedhq/gated/internal/gate"
+	"github.com/gatedhq/gated/internal/limit/redis"
+	"github.com/gatedhq/gated/internal/metrics"
+	"github.com/gatedhq/gated/internal/redistest"
+	"github.com/gatedhq/gated/internal/server"
+)
+
+// A batch counts as its number of evaluations against the token's HTTP
+// rate limit, in process and in Redis: a batch the limit has no room for
+// is refused whole with 429 and Retry-After, before anything is decided.
+func TestAuthZENBatchCountsItsEvaluations(t *testing.T) {
+	t.Parallel()
+	batch := func(n int) string {
+		return `{"subject":{"type":"user","id":"alice"},"action":{"name":"read"},"evaluations":[` +
+			strings.TrimSuffix(strings.Repeat(`{"resource":{"type":"record","id":"record-1"}},`, n), ",") + `]}`
+	}
+	one := `{"subject":{"type":"user","id":"alice"},"action":{"name":"read"},"resource":{"type":"record","id":"record-1"}}`
+	for name, backend := range map[string]func(*testing.T) func(*server.Deps){
+		"local": func(*testing.T) func(*server.Deps) { return func(d *server.Deps) { d.RateLimit = 5 } },
+		"redis": func(t *testing.T) func(*server.Deps) {
+			store := redisBackend(t, redis.Config{URL: redistest.URL(), Prefix: redistest.Prefix(t)})
+			return func(d *server.Deps) { d.RateLimit, d.Limits = 5, store.Backend }
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			m := metrics.New("test")
+			f := authzenServer(t, []gate.Option{gate.WithMetrics(m)}, backend(t))
+			if res := f.authzen(authzenEvaluations, batch(3), nil); res.status != http.StatusOK || len(decisions(t, res)) != 3 {
+				t.Fatalf("a batch of 3 within 5: %d %s", res.status, res.raw)
+			}
+			// 2 left: the request takes one, the batch needs two more.
+			checkRateLimited(t, f.authzen(authzenEvaluations, batch(3), nil))
+			if n := decisionsCounted(t, m); n != 3 {
+				t.Errorf("%d decisions; the refused batch decided some", n)
+			}
+			// The refused batch spent its request only: one is left.
+			if res := f.authzen(authzenEvaluation, one, nil); res.status != http.StatusOK {
+				t.Fatalf("the last request of the limit: %d %s", res.status, res.raw)
+			}
+			checkRateLimited(t, f.authzen(authzenEvaluation, one, nil))
+		})
+	}
+}
+
+// A batch larger than the whole limit can never be admitted: it is refused
+// saying so, nothing decided.
+func TestAuthZENBatchOverTheWholeLimit(t *testing.T) {
+	t.Parallel()
+	m := metrics.New("test")
+	f := authzenServer(t, []gate.Option{gate.WithMetrics(m)}, func(d *server.Deps) { d.RateLimit = 2 })
+	res := f.authzen(authzenEvaluations, `{"subject":{"type":"user","id":"alice"},"action":{"name":"read"},"resource":{"type":"record","id":"record-1"},
+		"evaluations":[{},{},{}]}`, nil)
+	checkRateLimited(t, res)
+	if !strings.Contains(res.str("error"), "a batch of 3 evaluations is more than the rate limit of 2 requests per minute allows") ||
+		decisionsCounted(t, m) != 0 {
+		t.Errorf("%s, %d decisions", res.raw, decisionsCounted(t, m))
+	}
+}
