@@ -1,8 +1,11 @@
 package policy
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 
@@ -25,6 +28,40 @@ func BenchmarkEvaluate(b *testing.B) {
 		b.Run(fmt.Sprintf("one-action/grants=%d", n), func(b *testing.B) {
 			benchmarkGrants(b, n, func(int) string { return "kind7:verb7" })
 		})
+	}
+	b.Run("harness/grants=1000", benchmarkHarness)
+}
+
+// benchmarkHarness decides what bench/cmd/benchhttp's full path asks of
+// the policy: its ~1.5 KB event (four evidence refs, arguments) as
+// bot://support-agent on tickets:update, against the 1,000 grants its
+// writePolicy generates (the event's grant and 999 on other actions).
+func benchmarkHarness(b *testing.B) {
+	raw, err := os.ReadFile("../../bench/cmd/benchhttp/event.json")
+	if err != nil {
+		b.Fatal(err)
+	}
+	ev := &route.Event{}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber() // as gated's decoder reads arguments
+	if err := dec.Decode(ev); err != nil {
+		b.Fatal(err)
+	}
+	var g strings.Builder
+	g.WriteString("  - {principal: \"bot://support-agent\", actions: [{action: \"tickets:update\"}]}\n")
+	for i := 1; i < 1000; i++ {
+		fmt.Fprintf(&g, "  - {principal: \"operator://u%d\", actions: [{action: \"kind%d:verb%d\"}]}\n", i, i%50, i)
+	}
+	s := mustLoad(b, nil, oneGrant(g.String()))
+	in := Input{Event: ev, Category: ev.ToolCategory, ActionID: "tickets:update",
+		Principals: Principals(nil, true, ev), Now: t0, Limiter: NewLimiter()}
+	if res := s.Evaluate(context.Background(), in); res.Block == nil || res.Block.Decision != "allow" || res.Block.Grant == nil || res.Block.Grant.Index != 0 {
+		b.Fatalf("setup: %+v %+v", res.Findings, res.Block)
+	}
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		s.Evaluate(ctx, in)
 	}
 }
 
