@@ -30,8 +30,7 @@
 //
 // # One evaluation
 //
-// A policy of POLICY.md alone (no custom module, no coverage tracer) is
-// decided without Rego: the native evaluator (native.go), whose index the
+// A policy of POLICY.md alone (no custom module) is decided without Rego: the native evaluator (native.go), whose index the
 // generator builds from the same (grant, action) pairs it writes rules
 // for, finds the same grant candidates the query would, and leaves to the
 // query only what the query would fail on, so that it fails the same way.

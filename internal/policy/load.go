@@ -266,17 +266,16 @@ func Load(dirs []string, res Resolver, opts ...Option) (*Set, error) {
 }
 
 // chooseEvaluator decides, once per revision, whether decisions run the
-// native evaluator or the Rego query.
+// native evaluator or the Rego query. Coverage does not matter: it traces
+// custom rules only, so `gated policy test --coverage` of POLICY.md alone
+// tests the evaluator serve runs.
 func (s *Set) chooseEvaluator(native *nativeGrants) {
-	switch {
-	case len(s.custom) > 0:
+	if len(s.custom) > 0 {
 		s.evaluatorWhy = "custom Rego modules are loaded"
-	case s.cover != nil:
-		s.evaluatorWhy = "Rego coverage is traced"
-	default:
-		s.native = native
-		s.evaluatorWhy = "POLICY.md grants only: evaluated in Go, equivalent to the Rego `gated policy compile` prints"
+		return
 	}
+	s.native = native
+	s.evaluatorWhy = "POLICY.md grants only: evaluated in Go, equivalent to the Rego `gated policy compile` prints"
 }
 
 // Evaluator names how decisions evaluate this set's grants (EvaluatorNative

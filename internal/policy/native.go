@@ -14,8 +14,7 @@ import (
 )
 
 // The native evaluator decides the grants without Rego when a policy is
-// POLICY.md alone (no custom module, and no coverage tracer, which traces
-// Rego). It finds the same candidates as the generated gated.grants
+// POLICY.md alone (no custom module). It finds the same candidates as the generated gated.grants
 // module, from the same (grant, action) pairs, which the generator hands
 // it as it writes the Rego, so the two cannot disagree on which grants
 // exist; how it reads each part of a grant mirrors the Rego and the OPA

@@ -88,9 +88,9 @@ func sortedCandidates(cs []candidate) []candidate {
 	return cs
 }
 
-// A set of POLICY.md alone evaluates natively; custom modules, coverage
-// or a condition the native evaluator cannot read keep the Rego query.
-// Either way `gated policy compile` has the Rego.
+// A set of POLICY.md alone evaluates natively, with Rego coverage asked or
+// not (it traces custom rules); custom modules keep the Rego query. Either
+// way `gated policy compile` has the Rego.
 func TestEvaluatorChoice(t *testing.T) {
 	t.Parallel()
 	grants := oneGrant("  - {principal: \"operator://bob\", actions: [{action: \"storage:commit\"}]}\n")
@@ -118,8 +118,8 @@ func TestEvaluatorChoice(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if name, _ := traced.Evaluator(); name != EvaluatorRego {
-		t.Fatalf("with coverage traced: evaluator %s, want rego", name)
+	if name, _ := traced.Evaluator(); name != EvaluatorNative {
+		t.Fatalf("with coverage traced (custom rules only): evaluator %s, want native", name)
 	}
 }
 
