@@ -127,7 +127,7 @@ func (n *nativeGrants) add(p pattern, g *nativeGrant) {
 	idx.named[g.principal] = append(idx.named[g.principal], g)
 }
 
-// grant builds the native form of a grant the generator writes a rule
+// newNativeGrant is the native form of a grant the generator writes rules
 // for.
 func newNativeGrant(layer, index int, d *Document, gr Grant) *nativeGrant {
 	g := &nativeGrant{policy: d.ID, layer: layer, index: index, revoked: gr.Revoked}
@@ -136,6 +136,7 @@ func newNativeGrant(layer, index int, d *Document, gr Grant) *nativeGrant {
 	}
 	switch {
 	case gr.TTLSeconds == 0:
+		g.expiry = expiryNever
 	case gr.GrantedAt == nil:
 		g.expiry = expiryAlways
 	default:

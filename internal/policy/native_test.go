@@ -340,9 +340,6 @@ func checkShapes(t *testing.T, data []byte) (loaded bool, native int) {
 	}
 	s, err := Load([]string{writeDir(t, files)}, shapeResolver, WithEvalBudget(time.Minute))
 	if err != nil {
-		if os.Getenv("SHAPES_DEBUG") != "" {
-			t.Logf("%v", err)
-		}
 		return false, 0
 	}
 	if name, why := s.Evaluator(); name != EvaluatorNative {
