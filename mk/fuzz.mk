@@ -3,7 +3,7 @@
 # Crashers found land in the package's testdata/fuzz and then run as
 # regression seeds in every `go test`.
 
-FUZZ_TARGETS := ./internal/server:FuzzDecide ./internal/opfile:FuzzFrontmatter ./internal/policy:FuzzParse ./internal/redact:FuzzDigitGroupBound \
+FUZZ_TARGETS := ./internal/server:FuzzDecide ./internal/opfile:FuzzFrontmatter ./internal/policy:FuzzParse ./internal/policy:FuzzNativeMatchesRego ./internal/redact:FuzzDigitGroupBound \
 	./internal/opfile/fastschema:FuzzFastSchema ./internal/opfile/fastschema:FuzzFastSchemaGenerated
 FUZZ_TARGETS += ./internal/pathset:FuzzCanonical ./internal/shell:FuzzParse ./internal/adapter/hook/wire:FuzzParse
 FUZZ_TARGETS += ./internal/eventcodec:FuzzDecodeAgrees ./internal/envelope:FuzzAppendJSONAgrees

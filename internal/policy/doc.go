@@ -1,6 +1,7 @@
 // Package policy decides who may perform which action: operator-written
 // POLICY.md files (AIP-38, policy/v1) and custom Rego modules, compiled
-// into one query that embedded OPA evaluates once per decision. The policy
+// into one query that embedded OPA evaluates once per decision, or, for
+// POLICY.md alone, an index that Go evaluates to the same answer. The policy
 // only tightens: its findings join the contract's and the catalog's, and
 // anything that goes wrong inside it refuses the call
 // (policy_evaluation_error). docs/policy.md is the operator's view.
@@ -29,9 +30,13 @@
 //
 // # One evaluation
 //
-// Set.Evaluate builds the Rego input as an ast.Value straight from the
-// Input (input.go), runs the query under the budget (budget.go) and reads
-// OPA's answer back (output.go). Then, in Go: the grants (an allowing
+// A policy of POLICY.md alone (no custom module) is decided without Rego: the native evaluator (native.go), whose index the
+// generator builds from the same (grant, action) pairs it writes rules
+// for, finds the same grant candidates the query would, and leaves to the
+// query only what the query would fail on, so that it fails the same way.
+// Otherwise Set.Evaluate builds the Rego input as an ast.Value straight
+// from the Input (input.go), runs the query under the budget (budget.go)
+// and reads OPA's answer back (output.go). Then, in Go: the grants (an allowing
 // candidate, or default: allow everywhere, allows; otherwise the candidate
 // that got furthest explains the deny), the requirements (mfa-recent,
 // approval-from, the action's approval policy) and the rate limits, which

@@ -138,22 +138,28 @@ type evalOutput struct {
 
 // Evaluate decides the policy part of one request. It never panics and never
 // allows on error: any failure is a refuse finding policy_evaluation_error.
-func (s *Set) Evaluate(ctx context.Context, in Input) (res Result) {
+func (s *Set) Evaluate(ctx context.Context, in Input) Result {
+	if s == nil {
+		return s.failed(in, errors.New("no policy set"))
+	}
+	return s.evaluate(ctx, in, s.native)
+}
+
+// evaluate is Evaluate with the grants evaluated by native, or by the Rego
+// query when native is nil.
+func (s *Set) evaluate(ctx context.Context, in Input, native *nativeGrants) (res Result) {
 	defer func() {
 		if r := recover(); r != nil {
 			res = s.failed(in, fmt.Errorf("panic: %v", r))
 		}
 	}()
-	if s == nil {
-		return s.failed(in, errors.New("no policy set"))
-	}
 	if in.Event == nil {
 		return s.failed(in, errors.New("no event"))
 	}
 	if in.Limiter == nil && len(s.limits) > 0 {
 		return s.failed(in, errors.New("rate limits are configured but no limiter was given"))
 	}
-	out, err := s.eval(ctx, in)
+	out, err := s.eval(ctx, in, native)
 	if err != nil {
 		return s.failed(in, err)
 	}
@@ -198,7 +204,23 @@ func (s *Set) Evaluate(ctx context.Context, in Input) (res Result) {
 	return res
 }
 
-func (s *Set) eval(ctx context.Context, in Input) (*evalOutput, error) {
+// afterNative, for tests, sees every decision the native evaluator made,
+// so they can hold it to the Rego evaluation's.
+var afterNative func(ctx context.Context, s *Set, in Input, out *evalOutput, err error)
+
+func (s *Set) eval(ctx context.Context, in Input, native *nativeGrants) (*evalOutput, error) {
+	if native != nil {
+		if out, decided, err := s.evalNative(ctx, in, native); decided {
+			if afterNative != nil {
+				afterNative(ctx, s, in, out, err)
+			}
+			return out, err
+		}
+	}
+	return s.evalRego(ctx, in)
+}
+
+func (s *Set) evalRego(ctx context.Context, in Input) (*evalOutput, error) {
 	action, err := s.actionValue(in.Action)
 	if err != nil {
 		return nil, fmt.Errorf("input: %w", err)

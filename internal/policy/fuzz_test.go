@@ -24,7 +24,7 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("invalid document accepted: %+v", doc)
 		}
 		if doc != nil {
-			src, _ := generateGrants([]*Document{doc}, nil)
+			src, _, _ := generateGrants([]*Document{doc}, nil)
 			if _, err := ast.ParseModuleWithOpts("g.rego", src, ast.ParserOptions{RegoVersion: ast.RegoV1}); err != nil {
 				t.Fatalf("generated Rego does not parse: %v\n%s", err, src)
 			}

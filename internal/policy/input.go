@@ -322,18 +322,27 @@ func jsonString(s string) *ast.Term {
 // numberTerm reads a json.Number as json.Marshal and Unmarshal did: a
 // float64, an error when it is not a JSON number or out of range.
 func numberTerm(n json.Number) (*ast.Term, error) {
+	f, err := numberFloat(n)
+	if err != nil {
+		return nil, err
+	}
+	return ast.FloatNumberTerm(f), nil
+}
+
+// numberFloat is numberTerm's float64.
+func numberFloat(n json.Number) (float64, error) {
 	s := string(n)
 	if s == "" {
 		s = "0" // json.Marshal's encoding of the zero Number
 	}
 	if !validNumber(s) {
-		return nil, fmt.Errorf("invalid number literal %q", s)
+		return 0, fmt.Errorf("invalid number literal %q", s)
 	}
 	f, err := strconv.ParseFloat(s, 64)
 	if err != nil {
-		return nil, fmt.Errorf("number %s does not fit a float64", s)
+		return 0, fmt.Errorf("number %s does not fit a float64", s)
 	}
-	return ast.FloatNumberTerm(f), nil
+	return f, nil
 }
 
 // floatTerm is f as a Number; JSON has no NaN or infinities.

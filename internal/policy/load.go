@@ -79,6 +79,8 @@ type Set struct {
 	requirements []requirement
 	limits       []limit
 	grantsModule string
+	native       *nativeGrants // nil: every evaluation runs the Rego query
+	evaluatorWhy string        // why the evaluator in use is the one (Evaluator)
 	query        rego.PreparedEvalQuery
 	budget       time.Duration     // time budget of one evaluation
 	steps        int64             // step budget of one evaluation
@@ -245,7 +247,8 @@ func Load(dirs []string, res Resolver, opts ...Option) (*Set, error) {
 	}
 	errs = append(errs, s.compileRules(res)...)
 	var gwarns []Problem
-	s.grantsModule, gwarns = generateGrants(s.docs, res)
+	var native *nativeGrants
+	s.grantsModule, native, gwarns = generateGrants(s.docs, res)
 	s.warnings = append(s.warnings, gwarns...)
 	if len(errs) == 0 {
 		errs = append(errs, s.prepare(modules)...)
@@ -253,12 +256,35 @@ func Load(dirs []string, res Resolver, opts ...Option) (*Set, error) {
 	if len(errs) > 0 {
 		return nil, &LoadError{Problems: errs, Warnings: s.warnings}
 	}
+	s.chooseEvaluator(native)
 	s.revision = revision(policies, modules, s.grantsModule)
 	for _, m := range modules {
 		sum := sha256.Sum256(m.data)
 		s.modules = append(s.modules, Module{File: m.rel, SHA256: hex.EncodeToString(sum[:])})
 	}
 	return s, nil
+}
+
+// chooseEvaluator decides, once per revision, whether decisions run the
+// native evaluator or the Rego query. Coverage does not matter: it traces
+// custom rules only, so `gated policy test --coverage` of POLICY.md alone
+// tests the evaluator serve runs.
+func (s *Set) chooseEvaluator(native *nativeGrants) {
+	if len(s.custom) > 0 {
+		s.evaluatorWhy = "custom Rego modules are loaded"
+		return
+	}
+	s.native = native
+	s.evaluatorWhy = "POLICY.md grants only: evaluated in Go, equivalent to the Rego `gated policy compile` prints"
+}
+
+// Evaluator names how decisions evaluate this set's grants (EvaluatorNative
+// or EvaluatorRego) and why.
+func (s *Set) Evaluator() (name, why string) {
+	if s.native != nil {
+		return EvaluatorNative, s.evaluatorWhy
+	}
+	return EvaluatorRego, s.evaluatorWhy
 }
 
 // compileRules resolves requirements and limits. Unlike grants (where an

@@ -7,7 +7,8 @@ import (
 )
 
 // Lint prints every error and warning of loading a policy (s, or the error
-// that load returned). ok is false when there is an error.
+// that load returned), and for a loaded policy which evaluator decides its
+// grants. ok is false when there is an error.
 func Lint(s *Set, err error, w io.Writer) (ok bool) {
 	var errs, warns []Problem
 	var le *LoadError
@@ -24,6 +25,10 @@ func Lint(s *Set, err error, w io.Writer) (ok bool) {
 	}
 	for _, p := range warns {
 		fmt.Fprintf(w, "warning: %s\n", p)
+	}
+	if s != nil && err == nil {
+		name, why := s.Evaluator()
+		fmt.Fprintf(w, "evaluator: %s (%s)\n", name, why)
 	}
 	fmt.Fprintf(w, "%d error(s), %d warning(s)\n", len(errs), len(warns))
 	return len(errs) == 0

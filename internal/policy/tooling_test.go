@@ -29,7 +29,7 @@ func TestLint(t *testing.T) {
 	if !lintDir(&out, good) {
 		t.Fatalf("lint failed on warnings only:\n%s", out.String())
 	}
-	for _, want := range []string{"warning:", "default_allow", "condition_unknown", "0 error(s), 2 warning(s)"} {
+	for _, want := range []string{"warning:", "default_allow", "condition_unknown", "evaluator: native (", "0 error(s), 2 warning(s)"} {
 		if !strings.Contains(out.String(), want) {
 			t.Fatalf("lint output lacks %q:\n%s", want, out.String())
 		}
@@ -47,6 +47,18 @@ func TestLint(t *testing.T) {
 		if !strings.Contains(out.String(), want) {
 			t.Fatalf("lint output lacks %q:\n%s", want, out.String())
 		}
+	}
+	if strings.Contains(out.String(), "evaluator:") {
+		t.Fatalf("lint names an evaluator for a policy that does not load:\n%s", out.String())
+	}
+
+	custom := writeDir(t, map[string]string{
+		"POLICY.md": policyMD("schema: policy/v1\nid: \"@a/b\"\n"),
+		"x.rego":    "package gated.custom\n\nfindings contains {\"code\": \"x\", \"route\": \"accept\", \"blocking\": false, \"message\": \"\"} if false\n",
+	})
+	out.Reset()
+	if !lintDir(&out, custom) || !strings.Contains(out.String(), "evaluator: rego (custom Rego modules are loaded)") {
+		t.Fatalf("lint with a custom module:\n%s", out.String())
 	}
 }
 

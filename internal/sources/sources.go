@@ -396,12 +396,16 @@ func (s *Sources) reloaded(log *zap.Logger, what string) func(error) {
 }
 
 // logPolicyWarnings logs what gated policy lint would warn about in the
-// current policy (an unknown condition kind, a default of allow, …).
+// current policy (an unknown condition kind, a default of allow, …), and
+// which evaluator decides its grants.
 func (s *Sources) logPolicyWarnings(log *zap.Logger) {
 	if log == nil {
 		return
 	}
-	for _, w := range s.policy.Current().Warnings() {
+	p := s.policy.Current()
+	for _, w := range p.Warnings() {
 		log.Warn("policy warning", zap.String("problem", w.String()))
 	}
+	name, why := p.Evaluator()
+	log.Info("policy evaluator", zap.String("evaluator", name), zap.String("why", why), zap.String("revision", p.Revision()))
 }

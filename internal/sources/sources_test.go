@@ -1,6 +1,8 @@
 package sources_test
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -54,5 +56,31 @@ func TestDirectoriesWithoutAKeyLoadQuietly(t *testing.T) {
 	}
 	if n := logs.Len(); n != 0 {
 		t.Fatalf("%d warnings: %+v", n, logs.All())
+	}
+}
+
+// The log says which evaluator decides the policy's grants: the examples'
+// custom module keeps them on Rego, their POLICY.md files alone go native.
+func TestPolicyEvaluatorLogged(t *testing.T) {
+	t.Parallel()
+	grantsOnly := t.TempDir()
+	for _, name := range []string{"POLICY.md", "devops.POLICY.md", "production-deploys.POLICY.md"} {
+		raw, err := os.ReadFile(filepath.Join("../../examples/policy", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(grantsOnly, name), raw, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for dir, want := range map[string]string{"../../examples/policy": "rego", grantsOnly: "native"} {
+		core, logs := observer.New(zapcore.InfoLevel)
+		if _, err := sources.Load(sources.Config{CatalogDirs: []string{"../../examples/catalog"}, PolicyDirs: []string{dir}}, zap.New(core)); err != nil {
+			t.Fatal(err)
+		}
+		got := logs.FilterMessage("policy evaluator").All()
+		if len(got) != 1 || got[0].ContextMap()["evaluator"] != want || got[0].ContextMap()["why"] == "" {
+			t.Errorf("%s: logged %+v, want evaluator %s and why", dir, got, want)
+		}
 	}
 }
