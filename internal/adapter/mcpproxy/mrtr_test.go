@@ -1,3 +1,4 @@
+//lint:file-ignore SA1019 sampling is deprecated (SEP-2577) but upstreams still ask for it, and the proxy passes it on
 package mcpproxy_test
 
 import (
