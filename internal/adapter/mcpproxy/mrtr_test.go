@@ -6,6 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -303,4 +306,59 @@ func rpcData(rpc *jsonrpc.Error) string {
 		return ""
 	}
 	return string(rpc.Data)
+}
+
+// TestProxyUpstreamInputOverHTTP: over the proxy's HTTP handler, a go-sdk
+// client on 2026-07-28 (stateless: the proxy cannot send it a request)
+// gets the upstream's questions as input-required results and answers
+// them round after round; one on 2025-11-25 (a session) is asked by
+// request. A question the client cannot take is -32021, as HTTP 400.
+func TestProxyUpstreamInputOverHTTP(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	up := &mrtrUpstream{}
+	f := newFixture(t, setup{trust: true, upstream: up.server()})
+	srv := httptest.NewServer(mcpproxy.Handler(f.server, f.upstream, 1<<20))
+	t.Cleanup(srv.Close)
+	for _, proto := range []string{"2026-07-28", "2025-11-25"} {
+		var mu sync.Mutex
+		var asked []string
+		c := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, answering(&asked, &mu, nil))
+		s, err := c.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: srv.URL}, &sdk.ClientSessionOptions{ProtocolVersion: proto})
+		if err != nil {
+			t.Fatalf("%s: %v", proto, err)
+		}
+		res, err := s.CallTool(ctx, &sdk.CallToolParams{Name: "quiz", Arguments: quiz("rounds")})
+		if err != nil || res.IsError || text(t, res) != "done after r2 with Ada" || len(asked) != 2 {
+			t.Fatalf("%s: %+v, %v, asked %q", proto, res, err, asked)
+		}
+		// Before 2026-07-28 the proxy cannot ask it, as it could not the
+		// upstream's request: a tool error.
+		res, err = s.CallTool(ctx, &sdk.CallToolParams{Name: "quiz", Arguments: quiz("sampling-anyway")})
+		switch {
+		case proto == "2026-07-28" && rpcCode(err) != sdk.CodeMissingRequiredClientCapabilities:
+			t.Fatalf("%s: sampling the client did not declare: %+v, %v", proto, res, err)
+		case proto == "2025-11-25" && (err != nil || !res.IsError || !strings.Contains(text(t, res), "did not declare sampling")):
+			t.Fatalf("%s: sampling the client did not declare: %+v, %v", proto, res, err)
+		}
+		_ = s.Close()
+	}
+	// The status, as a client on 2026-07-28 reads it.
+	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"quiz","arguments":{"what":"sampling-anyway"},` +
+		`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
+	req.Header.Set("Mcp-Method", "tools/call")
+	req.Header.Set("Mcp-Name", "quiz")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(got), "-32021") {
+		t.Fatalf("HTTP %d: %s", resp.StatusCode, got)
+	}
 }
