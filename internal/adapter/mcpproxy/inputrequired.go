@@ -101,6 +101,7 @@ var (
 	errStateExpired  = errors.New("its request state has expired: call the tool again to be asked afresh")
 	errStateSpent    = errors.New("its request state has been answered already: call the tool again to be asked afresh")
 	errStateOther    = errors.New("its request state was issued for another call (another tool or other arguments)")
+	errStateUnbound  = errors.New("the upstream MCP server asks the client for input about a call whose arguments gated mcp-proxy cannot bind a request state to")
 	errStateTooLarge = fmt.Errorf("the upstream MCP server's request state is too large for gated mcp-proxy to pass on (its own state holds at most %d bytes)", maxAskState)
 )
 

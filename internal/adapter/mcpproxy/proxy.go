@@ -337,8 +337,13 @@ func (p *proxy) forwardCall(ctx context.Context, ss *sdk.ServerSession, caps *sd
 	}
 	if err == nil && res.NeedsInput() {
 		var state string
-		if state, err = p.asks.issue(stateUpstream, decision, key, res.RequestState, time.Now()); err == nil {
-			res.RequestState = state
+		switch {
+		case key == "":
+			err = errStateUnbound
+		default:
+			if state, err = p.asks.issue(stateUpstream, decision, key, res.RequestState, time.Now()); err == nil {
+				res.RequestState = state
+			}
 		}
 	}
 	if rpc, ok := errors.AsType[*jsonrpc.Error](err); ok && rpc.Code == sdk.CodeMissingRequiredClientCapabilities {
