@@ -445,7 +445,7 @@ func howToAsk(ss *sdk.ServerSession, req sdk.Request) askWay {
 	if caps == nil || caps.Elicitation == nil || (caps.Elicitation.Form == nil && caps.Elicitation.URL != nil) {
 		return askNone
 	}
-	if ip := ss.InitializeParams(); ip != nil && ip.ProtocolVersion < multiRoundTrip {
+	if !onMultiRoundTrip(ss) {
 		return askElicit
 	}
 	return askInputRequired

@@ -129,8 +129,12 @@ func relayInput[R sdk.Result](ctx context.Context, p *proxy, ss *sdk.ServerSessi
 }
 
 // onMultiRoundTrip: the client is on 2026-07-28 or later, as the go-sdk
-// tells (a session without a handshake is).
+// tells (a session without a handshake is). Without a session nobody can
+// be asked by request either.
 func onMultiRoundTrip(ss *sdk.ServerSession) bool {
+	if ss == nil {
+		return true
+	}
 	ip := ss.InitializeParams()
 	return ip == nil || ip.ProtocolVersion >= multiRoundTrip
 }
