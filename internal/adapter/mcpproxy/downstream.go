@@ -52,9 +52,15 @@ func NewDownstream() *Downstream {
 // declares sampling (with tools), elicitation (form and URL) and roots
 // with list changes before any client of the proxy has declared anything,
 // since the upstream is connected first; a request a client did not
-// declare it takes is an error to the upstream.
+// declare it takes is an error to the upstream. On 2026-07-28 the upstream
+// reads in each request what the client it serves declared (toUpstream).
+// The client leaves the upstream's input-required results to the proxy
+// (rounds.go), which passes them on to a client on 2026-07-28: the
+// go-sdk's own handling would ask the client by request, which such a
+// client cannot take.
 func (d *Downstream) Client(impl *sdk.Implementation) *sdk.Client {
 	c := sdk.NewClient(impl, &sdk.ClientOptions{
+		MultiRoundTrip: &sdk.MultiRoundTripOptions{Disabled: true},
 		Capabilities: &sdk.ClientCapabilities{
 			RootsV2:     &sdk.RootCapabilities{ListChanged: true},
 			Sampling:    &sdk.SamplingCapabilities{Tools: &sdk.SamplingToolsCapabilities{}},
@@ -268,7 +274,7 @@ const UpstreamElicitationPrefix = "[Asked by the upstream MCP server behind gate
 // not logged.
 func (d *Downstream) elicit(ctx context.Context, req *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
 	if d.RefuseElicitation {
-		return nil, errors.New("gated mcp-proxy does not pass the upstream's elicitation requests on (--upstream-elicitation refuse)")
+		return nil, errRefusedElicitation
 	}
 	ss, err := d.asked("elicitation")
 	if err != nil {

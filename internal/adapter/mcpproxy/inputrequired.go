@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"time"
@@ -16,39 +17,54 @@ import (
 
 // On protocol 2026-07-28 a server may not ask the client while it serves a
 // call (multi round-trip requests, SEP-2322): it answers input-required,
-// and the client retries the call with the person's answer and the state
-// the proxy gave it. The state comes back from the client, so the proxy
-// signs it and reads back only what it signed.
+// and the client retries the call with the answers and the state it was
+// given. The proxy hands out two kinds of state, both signed, since they
+// come back from the client and the proxy reads back only what it signed:
+// its own ask's (the person's approval of an ask decision), and an
+// upstream's continuation (the upstream's own input requests, passed on
+// for a call gated allowed, with the upstream's state inside).
 
 // approvalInput is the key of the proxy's one input request, echoed back
 // in the retry's inputResponses.
 const approvalInput = "gated_approval"
 
 // askStateTTL is how long a person has to answer: after it, the retry is
-// refused and the call asks afresh.
+// refused and the call is decided afresh.
 const askStateTTL = 10 * time.Minute
 
-// maxAskState bounds the request state the proxy reads back: its own are
-// under 300 bytes.
-const maxAskState = 1024
+// maxAskState bounds the request state the proxy reads back, and so the
+// upstream's state it wraps: its own asks' are under 300 bytes.
+const maxAskState = 16 << 10
 
 // askStatePrefix names the state's format, so a future one is told apart.
 const askStatePrefix = "gated1."
 
-// askState is what a retry is bound to: the decision that asked and the
-// call it asked about (callKey's digest of the tool and its arguments).
+// The kinds of state: the proxy's own ask, or an upstream's continuation.
+const (
+	stateAsk      = "ask"
+	stateUpstream = "upstream"
+)
+
+// askState is what a retry is bound to: the decision that asked (or that
+// allowed the call the upstream asks about), and the call (callKey's
+// digest of the tool and its arguments). An upstream's continuation also
+// carries the upstream's own state. The nonce makes every state its own,
+// so each is spent once.
 type askState struct {
+	Kind     string `json:"k"`
 	Decision string `json:"d"`
 	Call     string `json:"c"`
+	Upstream string `json:"u,omitempty"`
+	Nonce    string `json:"n"`
 	Expires  int64  `json:"e"`
 }
 
 // asks signs the states the proxy hands out and spends each once: a state
-// replayed with the same approval must not run the call twice.
+// replayed must not run the call twice.
 type asks struct {
 	key   []byte
 	mu    sync.Mutex
-	spent map[string]time.Time // decision id -> the state's expiry
+	spent map[string]time.Time // state signature -> the state's expiry
 }
 
 func newAsks() *asks {
@@ -58,12 +74,20 @@ func newAsks() *asks {
 	return &asks{key: key, spent: map[string]time.Time{}}
 }
 
-// issue is the state of an input-required answer to the call key, asked by
-// decision.
-func (a *asks) issue(decision, key string, now time.Time) string {
-	payload, _ := json.Marshal(askState{Decision: decision, Call: key, Expires: now.Add(askStateTTL).Unix()})
+// issue is the state of an input-required answer to the call key: the
+// proxy's own ask by decision, or (upstream set) the upstream's input
+// requests about a call decision allowed.
+func (a *asks) issue(kind, decision, key, upstream string, now time.Time) (string, error) {
+	nonce := make([]byte, 12)
+	_, _ = rand.Read(nonce)
+	payload, _ := json.Marshal(askState{Kind: kind, Decision: decision, Call: key, Upstream: upstream,
+		Nonce: base64.RawURLEncoding.EncodeToString(nonce), Expires: now.Add(askStateTTL).Unix()})
 	body := askStatePrefix + base64.RawURLEncoding.EncodeToString(payload)
-	return body + "." + base64.RawURLEncoding.EncodeToString(a.mac(body))
+	state := body + "." + base64.RawURLEncoding.EncodeToString(a.mac(body))
+	if len(state) > maxAskState {
+		return "", errStateTooLarge
+	}
+	return state, nil
 }
 
 func (a *asks) mac(body string) []byte {
@@ -73,37 +97,39 @@ func (a *asks) mac(body string) []byte {
 }
 
 var (
-	errStateForeign = errors.New("its request state is not one this gated mcp-proxy issued")
-	errStateExpired = errors.New("its request state has expired: call the tool again to be asked afresh")
-	errStateSpent   = errors.New("its request state has been answered already: call the tool again to be asked afresh")
-	errStateOther   = errors.New("its request state was issued for another call (another tool or other arguments)")
+	errStateForeign  = errors.New("its request state is not one this gated mcp-proxy issued")
+	errStateExpired  = errors.New("its request state has expired: call the tool again to be asked afresh")
+	errStateSpent    = errors.New("its request state has been answered already: call the tool again to be asked afresh")
+	errStateOther    = errors.New("its request state was issued for another call (another tool or other arguments)")
+	errStateUnbound  = errors.New("the upstream MCP server asks the client for input about a call whose arguments gated mcp-proxy cannot bind a request state to")
+	errStateTooLarge = fmt.Errorf("the upstream MCP server's request state is too large for gated mcp-proxy to pass on (its own state holds at most %d bytes)", maxAskState)
 )
 
 // redeem checks a retry's state — the proxy's own, signed, unexpired,
-// unspent, for this very call — and spends it; it returns the id of the
-// decision that asked.
-func (a *asks) redeem(state, key string, now time.Time) (string, error) {
+// unspent, for this very call — and spends it.
+func (a *asks) redeem(state, key string, now time.Time) (askState, error) {
 	if len(state) > maxAskState || !strings.HasPrefix(state, askStatePrefix) {
-		return "", errStateForeign
+		return askState{}, errStateForeign
 	}
 	// The prefix holds the first dot: the signature follows the last one.
 	i := strings.LastIndexByte(state, '.')
 	body, sig := state[:i], state[i+1:]
 	got, err := base64.RawURLEncoding.DecodeString(sig)
 	if i < len(askStatePrefix) || err != nil || !hmac.Equal(got, a.mac(body)) {
-		return "", errStateForeign
+		return askState{}, errStateForeign
 	}
 	payload, err := base64.RawURLEncoding.DecodeString(strings.TrimPrefix(body, askStatePrefix))
 	var s askState
-	if err != nil || json.Unmarshal(payload, &s) != nil || s.Decision == "" || s.Call == "" {
-		return "", errStateForeign
+	if err != nil || json.Unmarshal(payload, &s) != nil || s.Decision == "" || s.Call == "" ||
+		(s.Kind != stateAsk && s.Kind != stateUpstream) {
+		return askState{}, errStateForeign
 	}
 	expires := time.Unix(s.Expires, 0)
 	if !now.Before(expires) {
-		return "", errStateExpired
+		return askState{}, errStateExpired
 	}
 	if s.Call != key {
-		return "", errStateOther
+		return askState{}, errStateOther
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -112,11 +138,11 @@ func (a *asks) redeem(state, key string, now time.Time) (string, error) {
 			delete(a.spent, id)
 		}
 	}
-	if _, ok := a.spent[s.Decision]; ok {
-		return "", errStateSpent
+	if _, ok := a.spent[sig]; ok {
+		return askState{}, errStateSpent
 	}
-	a.spent[s.Decision] = expires
-	return s.Decision, nil
+	a.spent[sig] = expires
+	return s, nil
 }
 
 // approved: the person answered the proxy's question, accepting with

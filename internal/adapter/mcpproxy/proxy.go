@@ -165,8 +165,12 @@ func (p *proxy) forward(next sdk.MethodHandler) sdk.MethodHandler {
 		}
 		switch params := req.GetParams().(type) {
 		case *sdk.CallToolParamsRaw:
-			how := howToAsk(ss, req)
-			return typed(ss, ownResult(p.callTool(ctx, ss, how, own(params)))), nil
+			how, caps := howToAsk(ss, req), clientCapabilities(req)
+			res, err := p.callTool(ctx, ss, how, caps, own(params))
+			if err != nil {
+				return nil, err
+			}
+			return typed(ss, ownResult(res)), nil
 		case *sdk.ListToolsParams:
 			res, err := p.listTools(ctx, own(params))
 			return passed(ownResult(res), err)
@@ -177,13 +181,23 @@ func (p *proxy) forward(next sdk.MethodHandler) sdk.MethodHandler {
 			res, err := up.ListResourceTemplates(ctx, own(params))
 			return passed(ownResult(res), err)
 		case *sdk.ReadResourceParams:
-			res, err := up.ReadResource(ctx, own(params))
+			caps := clientCapabilities(req)
+			p.toUpstream(own(params), caps)
+			res, err := up.ReadResource(ctx, params)
+			if err == nil {
+				res, err = relayInput(ctx, p, ss, caps, resourceRounds(p, params), res)
+			}
 			return passed(typed(ss, ownResult(res)), err)
 		case *sdk.ListPromptsParams:
 			res, err := up.ListPrompts(ctx, own(params))
 			return passed(ownResult(res), err)
 		case *sdk.GetPromptParams:
-			res, err := up.GetPrompt(ctx, own(params))
+			caps := clientCapabilities(req)
+			p.toUpstream(own(params), caps)
+			res, err := up.GetPrompt(ctx, params)
+			if err == nil {
+				res, err = relayInput(ctx, p, ss, caps, promptRounds(p, params), res)
+			}
 			return passed(typed(ss, ownResult(res)), err)
 		case *sdk.CompleteParams:
 			res, err := up.Complete(ctx, own(params))
@@ -222,23 +236,51 @@ func (p *proxy) listTools(ctx context.Context, params *sdk.ListToolsParams) (*sd
 // callTool decides the call and forwards it only when the tool may
 // execute. Every other outcome, and any failure of the upstream, is a tool
 // error result: the model reads why, where a protocol error would read as
-// a broken server.
-func (p *proxy) callTool(ctx context.Context, ss *sdk.ServerSession, how askWay, params *sdk.CallToolParamsRaw) *sdk.CallToolResult {
+// a broken server. The protocol's own errors are a request state the proxy
+// cannot honour (-32602, nothing forwarded) and a capability the upstream
+// needs of the client that it did not declare (-32021).
+//
+// A retry with an upstream's continuation state (rounds.go) is not decided
+// again: the call was decided, and allowed, when the upstream first asked;
+// the retry carries the client's answers to the upstream, bound by the
+// signed state to that decision and this very call.
+func (p *proxy) callTool(ctx context.Context, ss *sdk.ServerSession, how askWay, caps *sdk.ClientCapabilities, params *sdk.CallToolParamsRaw) (*sdk.CallToolResult, error) {
 	args, err := arguments(params.Arguments)
 	if err != nil {
-		return toolError("gated refuses this call: " + err.Error() + ".")
+		return toolError("gated refuses this call: " + err.Error() + "."), nil
 	}
 	tool := p.ToolPrefix + params.Name
+	key, keyed := callKey(tool, args)
+	forward := &sdk.CallToolParams{Meta: params.Meta, Name: params.Name, Arguments: params.Arguments}
+	p.toUpstream(forward, caps)
+	var state askState
+	if params.RequestState != "" {
+		if !keyed {
+			err = errStateForeign
+		} else {
+			state, err = p.asks.redeem(params.RequestState, key, time.Now())
+		}
+		if err != nil {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "gated refuses this call: " + err.Error() + "."}
+		}
+		if state.Kind == stateUpstream {
+			forward.InputResponses, forward.RequestState = params.InputResponses, state.Upstream
+			return p.forwardCall(ctx, ss, caps, tool, key, state.Decision, forward)
+		}
+	} else {
+		// No state: a new call, decided as any other. The answers go on
+		// with it, as the upstream may ask without a state of its own.
+		forward.InputResponses = params.InputResponses
+	}
 	pick := p.Category(tool)
 	category, vouched := pick.Category, false
 	if category == route.Unknown && p.TrustAnnotations {
 		if category, err = p.annotatedCategory(ctx, params.Name); err != nil {
-			return toolError("gated refuses this call: " + err.Error() + ".")
+			return toolError("gated refuses this call: " + err.Error() + "."), nil
 		}
 		vouched = category != route.Unknown
 	}
 	event := runtime.Event(&hook.Input{Tool: tool, Input: args}, hook.Options{Category: category})
-	key, keyed := callKey(tool, args)
 	var remembered *gate.PendingApproval
 	if keyed {
 		if remembered = p.pending.get(key, time.Now()); remembered != nil {
@@ -248,18 +290,14 @@ func (p *proxy) callTool(ctx context.Context, ss *sdk.ServerSession, how askWay,
 	}
 	var d *gate.Decision
 	switch {
-	case params.RequestState != "" || len(params.InputResponses) > 0:
-		// A retry with the person's answer: only to a question the proxy
-		// put, about this very call.
-		if how != askInputRequired || !keyed {
-			return toolError("gated refuses this call: it answers a question gated mcp-proxy did not ask.")
-		}
-		first, err := p.asks.redeem(params.RequestState, key, time.Now())
-		if err != nil {
-			return toolError("gated refuses this call: " + err.Error() + ".")
+	case state.Kind == stateAsk:
+		// A retry with the person's answer to the question the proxy put
+		// about this very call.
+		if how != askInputRequired {
+			return toolError("gated refuses this call: it answers a question gated mcp-proxy did not ask."), nil
 		}
 		if approved(params.InputResponses) {
-			d = p.confirmed(ctx, first, event, vouched)
+			d = p.confirmed(ctx, state.Decision, event, vouched)
 		} else {
 			// The person did not approve: decided afresh, never asked
 			// again in this round, so an ask stands.
@@ -272,7 +310,7 @@ func (p *proxy) callTool(ctx context.Context, ss *sdk.ServerSession, how askWay,
 		d = p.Decide(ctx, gate.Request{Event: event.Doc(), CategoryVouched: vouched, AsksItself: asks, Pick: &pick})
 		if d.Route == route.Ask && !d.Execute && asks && remembered == nil {
 			if how == askInputRequired {
-				return p.inputRequired(d, event, key)
+				return p.inputRequired(d, event, key), nil
 			}
 			d = p.ask(ctx, ss, d, event, vouched)
 		}
@@ -284,31 +322,57 @@ func (p *proxy) callTool(ctx context.Context, ss *sdk.ServerSession, how askWay,
 		p.pending.forget(key, remembered.ID)
 	}
 	if !d.Execute {
-		return refused(d, remembered)
+		return refused(d, remembered), nil
 	}
-	res, err := p.Upstream.CallTool(ctx, &sdk.CallToolParams{Meta: params.Meta, Name: params.Name, Arguments: params.Arguments})
+	return p.forwardCall(ctx, ss, caps, tool, key, d.DecisionID, forward)
+}
+
+// forwardCall forwards a call the decision allowed, passing on the
+// upstream's input requests (relayInput): to a client on 2026-07-28 with
+// the upstream's state wrapped in the proxy's signed continuation state.
+func (p *proxy) forwardCall(ctx context.Context, ss *sdk.ServerSession, caps *sdk.ClientCapabilities, tool, key, decision string, params *sdk.CallToolParams) (*sdk.CallToolResult, error) {
+	res, err := p.Upstream.CallTool(ctx, params)
+	if err == nil {
+		res, err = relayInput(ctx, p, ss, caps, toolRounds(p, params), res)
+	}
+	if err == nil && res.NeedsInput() {
+		var state string
+		switch {
+		case key == "":
+			err = errStateUnbound
+		default:
+			if state, err = p.asks.issue(stateUpstream, decision, key, res.RequestState, time.Now()); err == nil {
+				res.RequestState = state
+			}
+		}
+	}
+	if rpc, ok := errors.AsType[*jsonrpc.Error](err); ok && rpc.Code == sdk.CodeMissingRequiredClientCapabilities {
+		// The client must declare what the upstream needs of it: the
+		// protocol's error tells it so, where a tool error would not.
+		return nil, rpc
+	}
 	if err != nil {
 		p.Log.Warn("the upstream failed a tool call gated allowed", zap.String("tool", tool),
-			zap.String("decision_id", d.DecisionID), upstreamError(err))
+			zap.String("decision_id", decision), upstreamError(err))
 		// The upstream's error message is its own text, as a result is, and
 		// as bounded: it must not carry past the cap what a result cannot.
 		res = toolError(fmt.Sprintf("gated allowed this call (decision %s), but the upstream MCP server failed it: %v.",
-			d.DecisionID, strings.TrimSuffix(err.Error(), ".")))
+			decision, strings.TrimSuffix(err.Error(), ".")))
 	}
 	// Measured once received: the go-sdk's own transports bound what one
 	// message may hold while it is read (16 MiB on stdio).
 	encoded, err := json.Marshal(res)
 	if err != nil {
-		return toolError(fmt.Sprintf("gated allowed this call (decision %s) and the upstream MCP server ran it, but its result cannot be encoded, so it was dropped.", d.DecisionID))
+		return toolError(fmt.Sprintf("gated allowed this call (decision %s) and the upstream MCP server ran it, but its result cannot be encoded, so it was dropped.", decision)), nil
 	}
 	if len(encoded) > p.MaxResultBytes {
 		p.Log.Warn("the upstream's tool result is over the cap, so the client gets a tool error instead", zap.String("tool", tool),
-			zap.String("decision_id", d.DecisionID), zap.Int("result_bytes", len(encoded)), zap.Int("max_result_bytes", p.MaxResultBytes))
+			zap.String("decision_id", decision), zap.Int("result_bytes", len(encoded)), zap.Int("max_result_bytes", p.MaxResultBytes))
 		return toolError(fmt.Sprintf("gated allowed this call (decision %s) and the upstream MCP server ran it, but its result "+
 			"(%d bytes) is larger than the %d bytes gated mcp-proxy passes on (--max-result-bytes), so it was dropped.",
-			d.DecisionID, len(encoded), p.MaxResultBytes))
+			decision, len(encoded), p.MaxResultBytes)), nil
 	}
-	return res
+	return res, nil
 }
 
 // refused is the tool error of a call that may not run. When an approval
@@ -381,7 +445,7 @@ func howToAsk(ss *sdk.ServerSession, req sdk.Request) askWay {
 	if caps == nil || caps.Elicitation == nil || (caps.Elicitation.Form == nil && caps.Elicitation.URL != nil) {
 		return askNone
 	}
-	if ip := ss.InitializeParams(); ip != nil && ip.ProtocolVersion < multiRoundTrip {
+	if !onMultiRoundTrip(ss) {
 		return askElicit
 	}
 	return askInputRequired
@@ -416,13 +480,14 @@ func question(d *gate.Decision, event contract.Event) *sdk.ElicitParams {
 // input-required (resultType) only in its own tool dispatch, which a
 // receiving middleware's result bypasses, and offers no setter.
 func (p *proxy) inputRequired(d *gate.Decision, event contract.Event, key string) *sdk.CallToolResult {
+	state, issued := p.asks.issue(stateAsk, d.DecisionID, key, "", time.Now())
 	raw, err := json.Marshal(map[string]any{
 		"resultType":    "input_required",
 		"inputRequests": sdk.InputRequestMap{approvalInput: question(d, event)},
-		"requestState":  p.asks.issue(d.DecisionID, key, time.Now()),
+		"requestState":  state,
 	})
 	var res sdk.CallToolResult
-	if err == nil {
+	if err == nil && issued == nil {
 		err = json.Unmarshal(raw, &res)
 	}
 	if err != nil || !res.NeedsInput() {

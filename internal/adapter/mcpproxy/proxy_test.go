@@ -2,6 +2,7 @@ package mcpproxy_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -456,8 +457,10 @@ func TestProxyHidesAlwaysRefusedTools(t *testing.T) {
 
 // TestProxyInputRequiredState drives the 2026-07-28 round trip by hand, as
 // a client that retries itself: the state binds the retry to the ask and
-// the call, is the proxy's own, and runs the call once. Every refused
-// retry leaves the upstream uncalled.
+// the call, is the proxy's own, and runs the call once. A state the proxy
+// cannot honour is the protocol's error (-32602), as SEP-2322 has a server
+// reject a state that fails its integrity check. Every refused retry
+// leaves the upstream uncalled.
 func TestProxyInputRequiredState(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -469,9 +472,8 @@ func TestProxyInputRequiredState(t *testing.T) {
 		},
 	}})
 	args := map[string]any{"table": "t1"}
-	ask := func() string {
+	asked := func(res *sdk.CallToolResult, err error) string {
 		t.Helper()
-		res, err := f.client.CallTool(ctx, &sdk.CallToolParams{Name: "other", Arguments: args})
 		if err != nil || !res.NeedsInput() || res.RequestState == "" || len(res.Content) != 0 {
 			t.Fatalf("not input-required: %+v, %v", res, err)
 		}
@@ -481,12 +483,22 @@ func TestProxyInputRequiredState(t *testing.T) {
 		}
 		return res.RequestState
 	}
+	ask := func() string {
+		t.Helper()
+		return asked(f.client.CallTool(ctx, &sdk.CallToolParams{Name: "other", Arguments: args}))
+	}
 	approve := sdk.InputResponseMap{"gated_approval": &sdk.ElicitResult{Action: "accept", Content: map[string]any{"approve": true}}}
 	retry := func(args map[string]any, answer sdk.InputResponseMap, state string) string {
 		t.Helper()
 		res, err := f.client.CallTool(ctx, &sdk.CallToolParams{Name: "other", Arguments: args, InputResponses: answer, RequestState: state})
-		if err != nil || res.NeedsInput() {
-			t.Fatalf("retry: %+v, %v", res, err)
+		if err != nil {
+			if rpc, ok := errors.AsType[*jsonrpc.Error](err); !ok || rpc.Code != jsonrpc.CodeInvalidParams {
+				t.Fatalf("retry: %v", err)
+			}
+			return err.Error()
+		}
+		if res.NeedsInput() {
+			t.Fatalf("retry: %+v", res)
 		}
 		if res.IsError {
 			return text(t, res)
@@ -498,18 +510,22 @@ func TestProxyInputRequiredState(t *testing.T) {
 	forged := state[:i] + "." + strings.Repeat("A", len(state)-i-1)
 	for _, tc := range []struct {
 		name, args, state, want string
-		answer                  sdk.InputResponseMap
 	}{
-		{"an answer without state", "t1", "", "not one this gated mcp-proxy issued", approve},
-		{"a forged signature", "t1", forged, "not one this gated mcp-proxy issued", approve},
-		{"someone else's format", "t1", "step=1", "not one this gated mcp-proxy issued", approve},
-		{"an oversized state", "t1", state + strings.Repeat("x", 1024), "not one this gated mcp-proxy issued", approve},
-		{"other arguments", "t2", state, "issued for another call", approve},
+		{"a forged signature", "t1", forged, "not one this gated mcp-proxy issued"},
+		{"a tampered state", "t1", state + "-TAMPERED", "not one this gated mcp-proxy issued"},
+		{"someone else's format", "t1", "step=1", "not one this gated mcp-proxy issued"},
+		{"an oversized state", "t1", state + strings.Repeat("x", 16<<10), "not one this gated mcp-proxy issued"},
+		{"other arguments", "t2", state, "issued for another call"},
 	} {
-		got := retry(map[string]any{"table": tc.args}, tc.answer, tc.state)
+		got := retry(map[string]any{"table": tc.args}, approve, tc.state)
 		if !strings.Contains(got, tc.want) || len(f.calls) != 0 {
 			t.Fatalf("%s: %q, upstream calls %v", tc.name, got, f.calls)
 		}
+	}
+	// An answer without a state is a new call: asked again, not approved.
+	asked(f.client.CallTool(ctx, &sdk.CallToolParams{Name: "other", Arguments: args, InputResponses: approve}))
+	if len(f.calls) != 0 {
+		t.Fatalf("an answer without state ran the call: %v", f.calls)
 	}
 	if got := retry(args, approve, state); got != "" || strings.Join(f.calls, ",") != "other" {
 		t.Fatalf("the approved retry: %q, upstream calls %v", got, f.calls)
