@@ -24,15 +24,15 @@ type stage struct {
 // stages are the parts the profile table names, in request order. A sample
 // can count in more than one (contract validation is inside the decision).
 var stages = []stage{
-	{"HTTP: read and decode the event", []string{"github.com/gatedhq/gated/internal/server.decodeEvent", "github.com/gatedhq/gated/internal/hook."}},
+	{"HTTP: read and decode the event", []string{"github.com/gatedhq/gated/internal/server.decodeEvent", "github.com/gatedhq/gated/internal/adapter/hook."}},
 	{"decision (the rows below but the policy goroutine)", []string{"github.com/gatedhq/gated/internal/gate.(*Engine).Decide"}},
 	{"· contract: prepare and validate", []string{"github.com/gatedhq/gated/internal/contract.Prepare"}},
 	{"· · of which JSON Schema validation", []string{"github.com/gatedhq/gated/internal/contract.validate"}},
 	{"· contract: rules and evidence", []string{"github.com/gatedhq/gated/internal/contract.Evaluate"}},
-	{"· catalog: join, floors, argument rules", []string{"github.com/gatedhq/gated/internal/gate.(*Engine).joinCatalog", "github.com/gatedhq/gated/internal/catalog."}},
-	{"· policy (OPA), with its evaluation goroutine", []string{"github.com/gatedhq/gated/internal/gate.(*Engine).evaluatePolicy", "github.com/gatedhq/gated/internal/policy.(*Set).run.func"}},
-	{"· audit: build the redacted record", []string{"github.com/gatedhq/gated/internal/gate.(*Engine).record"}},
-	{"HTTP: encode and write the answer", []string{"github.com/gatedhq/gated/internal/server.writeJSON", "github.com/gatedhq/gated/internal/server.writeHookJSON"}},
+	{"· catalog: join, floors, argument rules", []string{"github.com/gatedhq/gated/internal/gate.(*decision).joinCatalog", "github.com/gatedhq/gated/internal/catalog."}},
+	{"· policy (native grants or OPA), with OPA's evaluation goroutine", []string{"github.com/gatedhq/gated/internal/gate.(*decision).evaluatePolicy", "github.com/gatedhq/gated/internal/policy.(*Set).run.func"}},
+	{"· audit: build the redacted record", []string{"github.com/gatedhq/gated/internal/gate.(*decision).record"}},
+	{"HTTP: encode and write the answer", []string{"github.com/gatedhq/gated/internal/server.writeAnswer", "github.com/gatedhq/gated/internal/server.writeJSON"}},
 	{"audit: background writer (sink, spool)", []string{"github.com/gatedhq/gated/internal/audit.(*recorder).writeLoop", "github.com/gatedhq/gated/internal/audit.(*recorder).start", "github.com/jackc/pgx/"}},
 	{"garbage collector (background marking)", []string{"runtime.gcBgMarkWorker"}},
 	{"stack growth (goroutine stacks copied)", []string{"runtime.newstack"}},
