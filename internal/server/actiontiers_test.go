@@ -186,6 +186,25 @@ func TestActionCheckTiers(t *testing.T) {
 		tt.check(t, f.plan(tt.body))
 	}
 
+	// gated recommends accept for the plan; the contract lowers it to ask
+	// for a write at authenticated. The finding and the record say so and
+	// do not put the ask in the runtime's mouth.
+	w := f.plan(edited(t, plan, map[string]any{"actionType": "example_action", "riskTier": "R2", "rollbackPlan": rollback}))
+	found := false
+	for _, x := range w.body["findings"].([]any) {
+		fd := x.(map[string]any)
+		if fd["code"] != "runtime_recommended_ask" {
+			continue
+		}
+		found = true
+		if msg, _ := fd["message"].(string); fd["source"] != "contract" || strings.Contains(msg, "runtime") || !strings.Contains(msg, "lowered") {
+			t.Errorf("the lowered accept is attributed to the runtime: %v", fd)
+		}
+	}
+	if !found {
+		t.Errorf("no runtime_recommended_ask finding for the lowered accept: %s", w.raw)
+	}
+
 	// The record names gated's ref: the executor's token and the plan.
 	r := f.plan(edited(t, plan, nil))
 	rec, err := store.Get(context.Background(), r.str("decisionId"))
