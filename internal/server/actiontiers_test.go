@@ -279,3 +279,25 @@ func TestActionCheckForgedExecutorRef(t *testing.T) {
 		}
 	}
 }
+
+// The answers docs/action-api.md shows ("## Answer"): the spec's plan
+// against the example catalog's diagnose_error (a write: filesystem
+// workspace at R1), as the doc's command sends it and word for word.
+func TestActionCheckDocAnswer(t *testing.T) {
+	t.Parallel()
+	plan, _ := specExamples(t)
+	action, err := os.ReadFile("../../examples/catalog/plugins/diagnose_error/action.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, _ := actionServerOf(t, map[string]string{"diagnose_error/action.json": string(action)}, nil)
+	const confirm = "write_missing_validation_or_confirmation"
+	for _, tt := range []tierCase{
+		{name: "doc's plan", body: edited(t, plan, map[string]any{"input": map[string]any{"service": "api"}}), status: "queued", route: "ask", tier: "R1",
+			blockers: []string{confirm}, exact: true},
+		{name: "spec's plan word for word", body: edited(t, plan, nil), status: "rejected", route: "refuse", tier: "R1",
+			blockers: []string{confirm, "arguments_invalid"}, exact: true},
+	} {
+		tt.check(t, f.plan(tt.body))
+	}
+}
