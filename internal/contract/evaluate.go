@@ -58,8 +58,12 @@ func RuleCategory(ev *route.Event, cat route.Category) route.Category {
 
 // RuntimeFinding turns the runtime's (normalised) recommended route into a
 // finding, so the final route is never looser than the runtime's. It
-// reports false for accept, which adds nothing.
-func RuntimeFinding(r route.Route) (route.Finding, bool) {
+// reports false for accept, which adds nothing. lowered says the event
+// recommended accept and the contract lowered it (an unversioned event's
+// forbidden accept): then the route is the contract's, not the runtime's,
+// and the finding says so. An adapter that builds the event (the Action
+// API, a hook) recommends accept, so this is what its answers carry.
+func RuntimeFinding(r route.Route, lowered bool) (route.Finding, bool) {
 	switch r {
 	case route.Accept:
 		return route.Finding{}, false
@@ -70,6 +74,10 @@ func RuntimeFinding(r route.Route) (route.Finding, bool) {
 	code := route.CodeRuntimeRecommendedAsk
 	if r == route.Defer {
 		code = route.CodeRuntimeRecommendedDefer
+	}
+	if lowered {
+		return route.Finding{Source: route.SourceContract, Code: code, Route: r,
+			Message: "the event recommended accept, which the contract does not allow for its category and authorization state, so it was lowered to " + r.String()}, true
 	}
 	return route.Finding{Source: route.SourceRuntime, Code: code, Route: r,
 		Message: "the runtime recommended " + r.String()}, true

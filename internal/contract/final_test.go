@@ -1,6 +1,7 @@
 package contract_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/gatedhq/gated/internal/contract"
@@ -48,17 +49,38 @@ func TestFinalRoute(t *testing.T) {
 
 func TestRuntimeFinding(t *testing.T) {
 	t.Parallel()
-	if _, ok := contract.RuntimeFinding(route.Accept); ok {
+	if _, ok := contract.RuntimeFinding(route.Accept, false); ok {
 		t.Error("accept produced a finding")
 	}
-	f, ok := contract.RuntimeFinding(route.Refuse)
+	f, ok := contract.RuntimeFinding(route.Refuse, false)
 	if !ok || !f.Blocking || f.Code != route.CodeRuntimeRefusal || f.Route != route.Refuse || f.Source != route.SourceRuntime {
 		t.Errorf("refuse: %+v", f)
 	}
 	for _, r := range []route.Route{route.Ask, route.Defer} {
-		f, ok := contract.RuntimeFinding(r)
-		if !ok || f.Blocking || f.Route != r || f.Code != "runtime_recommended_"+r.String() {
+		f, ok := contract.RuntimeFinding(r, false)
+		if !ok || f.Blocking || f.Route != r || f.Code != "runtime_recommended_"+r.String() || f.Source != route.SourceRuntime {
 			t.Errorf("%s: %+v", r, f)
+		}
+		// A lowered accept is the contract's route, not the runtime's.
+		f, ok = contract.RuntimeFinding(r, true)
+		if !ok || f.Blocking || f.Route != r || f.Source != route.SourceContract || strings.Contains(f.Message, "runtime") {
+			t.Errorf("%s lowered: %+v", r, f)
+		}
+	}
+}
+
+func TestLowered(t *testing.T) {
+	t.Parallel()
+	ev := func(rec, state string) map[string]any {
+		return map[string]any{"tool_name": "t", "tool_category": "write", "authorization_state": state,
+			"evidence_refs": []any{}, "risk_domain": "unknown", "proposed_arguments": map[string]any{}, "recommended_route": rec}
+	}
+	for _, c := range []struct {
+		rec, state string
+		want       bool
+	}{{"accept", "authenticated", true}, {"ask", "authenticated", false}, {"accept", "confirmed", false}} {
+		if got := contract.Prepare(ev(c.rec, c.state)).Lowered(); got != c.want {
+			t.Errorf("%s at %s: Lowered %v, want %v", c.rec, c.state, got, c.want)
 		}
 	}
 }

@@ -128,6 +128,12 @@ func (p *Prepared) Confirmed() *Prepared {
 	return q
 }
 
+// Lowered reports whether the event recommended accept and the contract
+// lowered it: the route in RuntimeRoute is then the contract's.
+func (p *Prepared) Lowered() bool {
+	return p.sentRoute == route.Accept.String() && p.RuntimeRoute != p.sentRoute
+}
+
 func schemaFailed() route.Finding {
 	return route.Finding{
 		Source: route.SourceContract, Code: route.CodeSchemaValidationFailed, Route: route.Refuse, Blocking: true,

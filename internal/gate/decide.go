@@ -106,7 +106,7 @@ func (s *decision) decide(ctx context.Context) {
 	}
 	s.evaluatePolicy(ctx)
 	gateOutcome := route.Combine(s.findings)
-	if f, ok := contract.RuntimeFinding(s.p.Event.RecommendedRoute); ok {
+	if f, ok := contract.RuntimeFinding(s.p.Event.RecommendedRoute, s.p.Lowered()); ok {
 		s.findings = append(s.findings, f)
 	}
 	s.d.finish(s.findings, gateOutcome)

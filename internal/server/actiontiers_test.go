@@ -186,6 +186,25 @@ func TestActionCheckTiers(t *testing.T) {
 		tt.check(t, f.plan(tt.body))
 	}
 
+	// gated recommends accept for the plan; the contract lowers it to ask
+	// for a write at authenticated. The finding and the record say so and
+	// do not put the ask in the runtime's mouth.
+	w := f.plan(edited(t, plan, map[string]any{"actionType": "example_action", "riskTier": "R2", "rollbackPlan": rollback}))
+	found := false
+	for _, x := range w.body["findings"].([]any) {
+		fd := x.(map[string]any)
+		if fd["code"] != "runtime_recommended_ask" {
+			continue
+		}
+		found = true
+		if msg, _ := fd["message"].(string); fd["source"] != "contract" || strings.Contains(msg, "runtime") || !strings.Contains(msg, "lowered") {
+			t.Errorf("the lowered accept is attributed to the runtime: %v", fd)
+		}
+	}
+	if !found {
+		t.Errorf("no runtime_recommended_ask finding for the lowered accept: %s", w.raw)
+	}
+
 	// The record names gated's ref: the executor's token and the plan.
 	r := f.plan(edited(t, plan, nil))
 	rec, err := store.Get(context.Background(), r.str("decisionId"))
@@ -258,5 +277,27 @@ func TestActionCheckForgedExecutorRef(t *testing.T) {
 				t.Errorf("open %v, forged %v: %d %.300s", open, ref, r.status, r.raw)
 			}
 		}
+	}
+}
+
+// The answers docs/action-api.md shows ("## Answer"): the spec's plan
+// against the example catalog's diagnose_error (a write: filesystem
+// workspace at R1), as the doc's command sends it and word for word.
+func TestActionCheckDocAnswer(t *testing.T) {
+	t.Parallel()
+	plan, _ := specExamples(t)
+	action, err := os.ReadFile("../../examples/catalog/plugins/diagnose_error/action.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, _ := actionServerOf(t, map[string]string{"diagnose_error/action.json": string(action)}, nil)
+	const confirm = "write_missing_validation_or_confirmation"
+	for _, tt := range []tierCase{
+		{name: "doc's plan", body: edited(t, plan, map[string]any{"input": map[string]any{"service": "api"}}), status: "queued", route: "ask", tier: "R1",
+			blockers: []string{confirm}, exact: true},
+		{name: "spec's plan word for word", body: edited(t, plan, nil), status: "rejected", route: "refuse", tier: "R1",
+			blockers: []string{confirm, "arguments_invalid"}, exact: true},
+	} {
+		tt.check(t, f.plan(tt.body))
 	}
 }

@@ -192,6 +192,19 @@ func (rt Runtime) Verdict(d *gate.Decision, event string) (wire.Verdict, string)
 	default:
 		verdict, lead = wire.Deny, "gated refuses this call"
 	}
+	return verdict, worded(lead, d)
+}
+
+// Declined words an ask the person at the keyboard was asked and did not
+// approve (declined, dismissed, or answered approve false): the runtime
+// could ask, so the refusal must not say it cannot.
+func Declined(d *gate.Decision) string {
+	return worded("gated needs a person to approve this call, and the person declined it when gated asked", d)
+}
+
+// worded is a verdict's reason: its lead, the findings behind the route,
+// and the decision's id.
+func worded(lead string, d *gate.Decision) string {
 	reason := lead
 	if why := reasons(d.Findings, d.Route); why != "" {
 		reason += ": " + why
@@ -199,7 +212,7 @@ func (rt Runtime) Verdict(d *gate.Decision, event string) (wire.Verdict, string)
 	if d.DecisionID != "" {
 		reason += " (decision " + d.DecisionID + ")"
 	}
-	return verdict, reason + "."
+	return reason + "."
 }
 
 // reasons joins the messages of the blocking findings, strictest first; a

@@ -3,6 +3,7 @@ package mcp
 import (
 	"encoding/base64"
 	"encoding/json"
+	"io"
 	"net/http"
 	"strings"
 	"unicode/utf8"
@@ -23,7 +24,8 @@ var standardHeaders = []struct {
 
 // Headers refuses a request that gives one of the standard MCP headers
 // more than once (as two fields, or as a list in one) with values that
-// differ, before anything reads its body: the go-sdk checks only the first
+// differ, before anything else reads its body (the refusal reads it for the
+// request's id): the go-sdk checks only the first
 // copy against the body, and a gateway may route on another, so none is
 // trusted. Copies that agree are one value (some clients repeat
 // Mcp-Protocol-Version so), which the go-sdk then sees once. It decodes an
@@ -38,7 +40,7 @@ func Headers(next http.Handler) http.Handler {
 		for _, h := range standardHeaders {
 			v, ok := single(r.Header.Values(h.name), h.commaInValue)
 			if !ok {
-				refuseHeaders(w, "the "+h.name+" header is given more than once with different values; it must say one thing, the request body's")
+				refuseHeaders(w, r, "the "+h.name+" header is given more than once with different values; it must say one thing, the request body's")
 				return
 			}
 			if len(r.Header.Values(h.name)) > 1 || (v != "" && v != r.Header.Get(h.name)) {
@@ -51,7 +53,7 @@ func Headers(next http.Handler) http.Handler {
 		if v := r.Header.Get("Mcp-Name"); v != "" {
 			name, ok := DecodeHeaderValue(v)
 			if !ok {
-				refuseHeaders(w, "the Mcp-Name header is marked Base64-encoded (=?base64?…?=) and is not valid Base64 of UTF-8 text")
+				refuseHeaders(w, r, "the Mcp-Name header is marked Base64-encoded (=?base64?…?=) and is not valid Base64 of UTF-8 text")
 				return
 			}
 			if name != v {
@@ -110,7 +112,26 @@ const (
 	base64Suffix = "?="
 )
 
-func refuseHeaders(w http.ResponseWriter, msg string) { RefuseHeaders(w, nil, msg) }
+// refuseHeaders refuses r for its headers, for the id of its body when
+// that reads as one JSON-RPC request within idReadLimit bytes, as the
+// go-sdk's own -32020 refusals do (null otherwise, a batch say).
+func refuseHeaders(w http.ResponseWriter, r *http.Request, msg string) {
+	var req struct {
+		ID json.RawMessage `json:"id"`
+	}
+	if r.Body != nil {
+		body, err := io.ReadAll(io.LimitReader(r.Body, idReadLimit+1))
+		if err != nil || len(body) > idReadLimit || json.Unmarshal(body, &req) != nil {
+			req.ID = nil
+		}
+	}
+	RefuseHeaders(w, req.ID, msg)
+}
+
+// idReadLimit bounds what a refusal reads of a body to find its id: the
+// request is refused whatever it holds, so a larger one is answered with a
+// null id rather than read further.
+const idReadLimit = 1 << 20
 
 // RefuseHeaders answers a request whose MCP headers disagree with its body:
 // HTTP 400 and JSON-RPC error -32020, for the request id when it is known.

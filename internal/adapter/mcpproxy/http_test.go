@@ -103,6 +103,25 @@ func TestProxyRoutingHeaders(t *testing.T) {
 			t.Fatalf("%s: refused, yet %d decisions and upstream calls %v", tc.name, n, f.calls)
 		}
 	}
+	// A body that claims 2026-07-28 without the header: the header is
+	// missing, said so for this request, not that some other version is
+	// unsupported.
+	status, raw := post(func(h http.Header) { h.Del("Mcp-Protocol-Version") })
+	var refusal struct {
+		ID    json.RawMessage `json:"id"`
+		Error struct {
+			Code    int            `json:"code"`
+			Message string         `json:"message"`
+			Data    map[string]any `json:"data"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal([]byte(raw), &refusal); err != nil || status != http.StatusBadRequest || refusal.Error.Code != -32020 ||
+		string(refusal.ID) != "1" || !strings.Contains(refusal.Error.Message, "must carry the Mcp-Protocol-Version header") || refusal.Error.Data != nil {
+		t.Fatalf("no Mcp-Protocol-Version: %d %s", status, raw)
+	}
+	if n := f.decided.Load(); n != 0 || len(f.calls) != 0 {
+		t.Fatalf("no Mcp-Protocol-Version: refused, yet %d decisions and upstream calls %v", n, f.calls)
+	}
 	if status, raw := post(func(http.Header) {}); status != http.StatusOK || !strings.Contains(raw, "echo: hi") || f.decided.Load() != 1 {
 		t.Fatalf("headers as the body: %d %s", status, raw)
 	}

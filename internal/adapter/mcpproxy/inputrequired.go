@@ -152,3 +152,11 @@ func approved(responses sdk.InputResponseMap) bool {
 	r, ok := responses[approvalInput].(*sdk.ElicitResult)
 	return ok && r != nil && r.Action == "accept" && r.Content["approve"] == true
 }
+
+// answered: the retry carries the person's answer to the proxy's question,
+// whatever it is. Without one the client retried without asking, and
+// nobody declined.
+func answered(responses sdk.InputResponseMap) bool {
+	r, ok := responses[approvalInput].(*sdk.ElicitResult)
+	return ok && r != nil
+}

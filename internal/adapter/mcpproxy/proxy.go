@@ -289,6 +289,7 @@ func (p *proxy) callTool(ctx context.Context, ss *sdk.ServerSession, how askWay,
 		}
 	}
 	var d *gate.Decision
+	declined := false // the person was asked about this call and did not approve
 	switch {
 	case state.Kind == stateAsk:
 		// A retry with the person's answer to the question the proxy put
@@ -302,6 +303,7 @@ func (p *proxy) callTool(ctx context.Context, ss *sdk.ServerSession, how askWay,
 			// The person did not approve: decided afresh, never asked
 			// again in this round, so an ask stands.
 			d = p.Decide(ctx, gate.Request{Event: event.Doc(), CategoryVouched: vouched, AsksItself: true, Pick: &pick})
+			declined = answered(params.InputResponses)
 		}
 	default:
 		// An input-required state binds the call by its key: a call without
@@ -312,7 +314,7 @@ func (p *proxy) callTool(ctx context.Context, ss *sdk.ServerSession, how askWay,
 			if how == askInputRequired {
 				return p.inputRequired(d, event, key), nil
 			}
-			d = p.ask(ctx, ss, d, event, vouched)
+			d, declined = p.ask(ctx, ss, d, event, vouched)
 		}
 	}
 	switch {
@@ -322,6 +324,9 @@ func (p *proxy) callTool(ctx context.Context, ss *sdk.ServerSession, how askWay,
 		p.pending.forget(key, remembered.ID)
 	}
 	if !d.Execute {
+		if declined && d.Route == route.Ask {
+			return declinedResult(d), nil
+		}
 		return refused(d, remembered), nil
 	}
 	return p.forwardCall(ctx, ss, caps, tool, key, d.DecisionID, forward)
@@ -395,6 +400,14 @@ func refused(d *gate.Decision, remembered *gate.PendingApproval) *sdk.CallToolRe
 	return res
 }
 
+// declinedResult is the tool error of an ask the person at the client
+// was asked and did not approve.
+func declinedResult(d *gate.Decision) *sdk.CallToolResult {
+	res := toolError(hook.Declined(d) + blockers(d))
+	res.Meta = sdk.Meta{DecisionMetaKey: map[string]any{"decision_id": d.DecisionID, "route": d.Route.String(), "hard_blockers": nonNil(d.HardBlockers)}}
+	return res
+}
+
 // reason words a decision as the hook answer's reason would.
 func reason(rt hook.Runtime, d *gate.Decision) string {
 	_, why := rt.Verdict(d, "")
@@ -454,17 +467,19 @@ func howToAsk(ss *sdk.ServerSession, req sdk.Request) askWay {
 // ask puts an ask decision to the person through the client's
 // elicitation. An approval is decided again, as a retry with an approval
 // is (confirmed). Anything but an explicit approval leaves the ask
-// standing, and the call refused.
-func (p *proxy) ask(ctx context.Context, ss *sdk.ServerSession, d *gate.Decision, event contract.Event, vouched bool) *gate.Decision {
+// standing, and the call refused; declined reports that the person
+// answered without approving (a client that did not answer is not a
+// person who declined).
+func (p *proxy) ask(ctx context.Context, ss *sdk.ServerSession, d *gate.Decision, event contract.Event, vouched bool) (_ *gate.Decision, declined bool) {
 	res, err := ss.Elicit(ctx, question(d, event))
 	if err != nil {
 		p.Log.Warn("the MCP client did not answer gated's approval request", zap.String("decision_id", d.DecisionID), zap.Error(err))
-		return d
+		return d, false
 	}
 	if res.Action != "accept" || res.Content["approve"] != true {
-		return d
+		return d, true
 	}
-	return p.confirmed(ctx, d.DecisionID, event, vouched)
+	return p.confirmed(ctx, d.DecisionID, event, vouched), false
 }
 
 // question is the elicitation that puts the ask d to the person.

@@ -400,6 +400,11 @@ func TestProxyAsksThroughElicitation(t *testing.T) {
 				if got := strings.Join(f.calls, ","); got != map[bool]string{true: "other", false: ""}[tc.runs] {
 					t.Fatalf("upstream calls %q", got)
 				}
+				// The client asked and the person did not approve: the
+				// refusal says so, not that the client cannot ask.
+				if msg := text(t, res); !tc.runs && (!strings.Contains(msg, "the person declined it when gated asked") || strings.Contains(msg, "cannot ask")) {
+					t.Fatalf("a declined ask reads %q", msg)
+				}
 			})
 		}
 	}
@@ -536,7 +541,8 @@ func TestProxyInputRequiredState(t *testing.T) {
 	// Declined: the ask stands, and the state is spent.
 	state = ask()
 	decline := sdk.InputResponseMap{"gated_approval": &sdk.ElicitResult{Action: "decline"}}
-	if got := retry(args, decline, state); !strings.Contains(got, "gated needs a person to approve this call") || len(f.calls) != 1 {
+	if got := retry(args, decline, state); !strings.Contains(got, "gated needs a person to approve this call, and the person declined it when gated asked") ||
+		strings.Contains(got, "cannot ask") || len(f.calls) != 1 {
 		t.Fatalf("a declined retry: %q, upstream calls %v", got, f.calls)
 	}
 	if got := retry(args, approve, state); !strings.Contains(got, "answered already") || len(f.calls) != 1 {
