@@ -227,7 +227,7 @@ func TestProfileStages(t *testing.T) {
 		"| · · of which JSON Schema validation | 33.3 % |",
 		"| garbage collector (background marking) | 33.3 % |",
 		"| HTTP: encode and write the answer | 33.3 % |",
-		"| · policy (OPA), with its evaluation goroutine | 0.0 % |",
+		"| · policy (native grants or OPA), with OPA's evaluation goroutine | 0.0 % |",
 		"| `runtime.memmove` | 66.7 % |",
 	} {
 		if !strings.Contains(out, want) {
