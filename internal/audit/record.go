@@ -14,9 +14,11 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"hash"
 	"net/netip"
 	"reflect"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/gatedhq/gated/internal/redact"
@@ -118,13 +120,17 @@ func Milliseconds(d time.Duration) float64 { return float64(d) / float64(time.Mi
 // Redactor redacts records; its key makes argument and source fingerprints
 // unguessable, so a short secret cannot be recovered by hashing candidates.
 type Redactor struct {
-	key    []byte
+	// macs holds HMACs keyed with the key, reset after each use: hmac.New's
+	// key setup (two SHA-256 blocks and their states) costs more than
+	// hashing a short fingerprint's input.
+	macs   *sync.Pool
 	sealer *Sealer // nil: nothing is sealed (the default)
 }
 
 // NewRedactor returns a Redactor keyed with key (use GenerateKey in dev mode).
 func NewRedactor(key []byte) *Redactor {
-	return &Redactor{key: slices.Clone(key)}
+	k := slices.Clone(key)
+	return &Redactor{macs: &sync.Pool{New: func() any { return hmac.New(sha256.New, k) }}}
 }
 
 // SealingTo returns a Redactor like r that also seals each record's event,
@@ -203,10 +209,19 @@ var screened = func() (s struct{ texts, lists []int }) {
 	return s
 }()
 
+const fingerprintPrefix = "hmac-sha256:"
+
 func (r *Redactor) fingerprint(b []byte) string {
-	m := hmac.New(sha256.New, r.key)
+	m := r.macs.Get().(hash.Hash)
 	m.Write(b)
-	return "hmac-sha256:" + hex.EncodeToString(m.Sum(nil))
+	var sum [sha256.Size]byte
+	m.Sum(sum[:0])
+	m.Reset()
+	r.macs.Put(m)
+	var out [len(fingerprintPrefix) + 2*sha256.Size]byte
+	copy(out[:], fingerprintPrefix)
+	hex.Encode(out[len(fingerprintPrefix):], sum[:])
+	return string(out[:])
 }
 
 // MaskedText is what a nil Redactor's Screen writes for a text that holds

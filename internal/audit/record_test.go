@@ -1,9 +1,13 @@
 package audit
 
 import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -171,4 +175,34 @@ func redacted(rd *Redactor, raw Raw) *Record {
 	rec := &Record{}
 	rd.Redact(rec, raw)
 	return rec
+}
+
+// The redactor reuses its HMACs: each fingerprint must still be the HMAC
+// of its own input alone, whatever was fingerprinted before it, by any
+// goroutine, and a redactor sealing to another key shares them safely.
+func TestFingerprintIsTheHMACOfItsInput(t *testing.T) {
+	t.Parallel()
+	key := []byte("0123456789abcdef0123456789abcdef")
+	want := func(s string) string {
+		m := hmac.New(sha256.New, key)
+		m.Write([]byte(s))
+		return "hmac-sha256:" + hex.EncodeToString(m.Sum(nil))
+	}
+	rd := NewRedactor(key)
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			for i := range 200 {
+				s := strings.Repeat("x", (i*7+g)%150)
+				if got := rd.fingerprint([]byte(s)); got != want(s) {
+					t.Errorf("fingerprint of %d bytes: %s, want %s", len(s), got, want(s))
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if got := NewRedactor([]byte("other")).fingerprint([]byte("a")); got == want("a") {
+		t.Fatal("a redactor with another key gives the same fingerprint")
+	}
 }

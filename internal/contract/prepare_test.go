@@ -345,7 +345,10 @@ func TestLoweringPrecedesLifting(t *testing.T) {
 // Prepare never changes the caller's document.
 func TestPrepareDoesNotMutate(t *testing.T) {
 	t.Parallel()
-	doc := event(t, obj{"tool_category": "write", "authorization_state": "none", "evidence_refs": []any{"draft:1", obj{"source_id": "x"}}})
+	doc := event(t, obj{"tool_category": "write", "authorization_state": "none", "evidence_refs": []any{"draft:1", obj{"source_id": "x"},
+		// Complete (shared, not copied), and lacking one default (copied).
+		obj{"source_id": "y", "kind": "approval", "trust_tier": "verified", "redaction_status": "redacted", "provenance": "p", "freshness": obj{"status": "fresh"}},
+		obj{"source_id": "z", "kind": "approval", "trust_tier": "verified", "redaction_status": "redacted", "provenance": "p"}}})
 	before := roundTrip(t, doc)
 	contract.Prepare(doc)
 	if !reflect.DeepEqual(doc, before) {

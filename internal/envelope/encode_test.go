@@ -29,6 +29,9 @@ func FuzzAppendJSONAgrees(f *testing.F) {
 	f.Add(uint64(1), "plain")
 	f.Add(uint64(2), "<a href=\"x\">&amp;</a>\\\n\t\u2028\u2029é\x00\x7f")
 	f.Add(uint64(3), "\xff\xfe bad \xc3")
+	for c := range 256 { // each byte alone in a string: plain or escaped
+		f.Add(uint64(4+c), "a"+string([]byte{byte(c)})+"b")
+	}
 	f.Fuzz(func(t *testing.T, seed uint64, text string) {
 		a := randomAnswer(rand.New(rand.NewPCG(seed, 0)), text)
 		want, err := json.Marshal(a)

@@ -197,6 +197,11 @@ type server struct {
 	cmd        *exec.Cmd
 	exited     chan struct{} // closed once the process has been waited for
 	log        string
+	// fresh, when set, is a directory the server fills as it runs (the
+	// db-away row's spool): before each load on it the server is stopped,
+	// the directory removed and the server started again, so every measured
+	// window starts from an empty one.
+	fresh string
 }
 
 func run(ctx context.Context, c config, out io.Writer) (err error) {
@@ -340,13 +345,18 @@ func run(ctx context.Context, c config, out io.Writer) (err error) {
 			full("full-async-compare", c.compareGated, "async", dbs[2], "as full-async, served by `"+c.compareGated+"` (`-compare-gated`)")
 		}
 		// The audit database away: every record is fsynced to the spool,
-		// the appends waiting at one moment sharing one write and fsync.
+		// the appends waiting at one moment sharing one write and fsync. At
+		// full speed the records fill the spool's 1 GiB in well under a
+		// minute, after which gated refuses every decision (fail closed), so
+		// the server starts afresh on an empty spool before each window:
+		// one window's records fit in it with room to spare.
 		a = mustAddr()
-		add(&server{name: "full-async-db-away",
-			desc: "as full-async, with `--database-url` naming a port nothing listens on: every record goes to the local spool (fsynced; appends waiting together share one fsync)",
+		away := filepath.Join(work, "away-spool")
+		add(&server{name: "full-async-db-away", fresh: away,
+			desc: "as full-async, with `--database-url` naming a port nothing listens on: every record goes to the local spool (fsynced; appends waiting together share one fsync); the server is restarted on an empty spool before each measured window (one window fills a fraction of the spool's 1 GiB; the rounds together would fill it, and a full spool refuses every decision); its peak RSS is the last window's process's",
 			args: []string{c.gated, "serve", "--addr", a, "--log-level", "error", "--catalog", c.catalog, "--policy", policyDir,
 				"--database-url", "postgres://gated@" + closedPort() + "/gated?sslmode=disable&connect_timeout=1", "--audit-hmac-key", strings.Repeat("k", 32),
-				"--audit-durability", "async", "--spool-dir", filepath.Join(work, "away-spool")},
+				"--audit-durability", "async", "--spool-dir", away},
 			url: "http://" + a + "/pre-tool-check", health: "http://" + a + "/healthz", body: eventFile, check: accept})
 	}
 	if !c.skipOPA {
@@ -414,6 +424,9 @@ func run(ctx context.Context, c config, out io.Writer) (err error) {
 	if c.warmup > 0 {
 		for _, s := range servers {
 			fmt.Fprintf(progress, "warm-up %s %s\n", s.name, c.warmup)
+			if err := s.restartFresh(ctx); err != nil {
+				return err
+			}
 			if _, err := drive(ctx, gen, s, c.warmup, c.concurrency); err != nil {
 				return fmt.Errorf("%s: %w", s.name, err)
 			}
@@ -426,6 +439,9 @@ func run(ctx context.Context, c config, out io.Writer) (err error) {
 			// same one (or always runs first, on a cold machine).
 			i := (k + r) % len(jobs)
 			l := jobs[i]
+			if err := l.s.restartFresh(ctx); err != nil {
+				return err
+			}
 			time.Sleep(c.pause)
 			sm, err := drive(ctx, gen, l.s, c.duration, l.c)
 			if err != nil {
@@ -454,6 +470,9 @@ func run(ctx context.Context, c config, out io.Writer) (err error) {
 			return fmt.Errorf("-profile: there is no server %q in this run", name)
 		}
 		fmt.Fprintf(progress, "profile %s %s\n", name, c.duration)
+		if err := servers[i].restartFresh(ctx); err != nil {
+			return err
+		}
 		p, err := profileRun(ctx, perf, gen, servers[i], c.duration, c.concurrency, work)
 		if err != nil {
 			return fmt.Errorf("profile %s: %w", name, err)

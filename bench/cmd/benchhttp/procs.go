@@ -30,6 +30,21 @@ func (s *server) stop() error {
 	}
 }
 
+// restartFresh stops a server that has a fresh directory, removes the
+// directory and starts the server again; other servers are left running.
+func (s *server) restartFresh(ctx context.Context) error {
+	if s.fresh == "" {
+		return nil
+	}
+	if err := s.stop(); err != nil {
+		return err
+	}
+	if err := os.RemoveAll(s.fresh); err != nil {
+		return err
+	}
+	return s.start(ctx)
+}
+
 // tail is the end of a server's log, for errors.
 func tail(path string) string {
 	raw, _ := os.ReadFile(path)
