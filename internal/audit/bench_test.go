@@ -14,6 +14,7 @@ import (
 	"github.com/gatedhq/gated/internal/audit"
 	"github.com/gatedhq/gated/internal/audit/audittest"
 	"github.com/gatedhq/gated/internal/audit/chain"
+	"github.com/gatedhq/gated/internal/testcpu"
 )
 
 // BenchmarkRecorderSustained drives the whole async recorder (queue, writer,
@@ -25,7 +26,7 @@ func BenchmarkRecorderSustained(b *testing.B) {
 	r := open(b, config{DatabaseURL: u, Config: audit.Config{SpoolDir: filepath.Join(b.TempDir(), "spool"), QueueSize: 100000}})
 	recs := audittest.Records(b.N)
 	b.ResetTimer()
-	start, cpu0 := time.Now(), cpuTime(b)
+	start, cpu0 := time.Now(), testcpu.Time(b)
 	for _, rec := range recs {
 		if _, err := r.Record(context.Background(), rec); err != nil {
 			b.Fatal(err)
@@ -35,7 +36,7 @@ func BenchmarkRecorderSustained(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "records/s")
-	b.ReportMetric(float64((cpuTime(b)-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/record")
+	b.ReportMetric(float64((testcpu.Time(b)-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/record")
 }
 
 func openBench(b *testing.B, mode audit.Durability) audit.Recorder {
@@ -166,9 +167,9 @@ func BenchmarkRecordOverload(b *testing.B) {
 func BenchmarkChainLink(b *testing.B) {
 	rec := audittest.Record(1, time.Now())
 	var prev chain.Hash
-	cpu0 := cpuTime(b)
+	cpu0 := testcpu.Time(b)
 	for i := 0; b.Loop(); i++ {
 		prev = chain.Link("gated-0.0123456789abcdef", int64(i), prev, audit.ContentHash(rec))
 	}
-	b.ReportMetric(float64((cpuTime(b)-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/record")
+	b.ReportMetric(float64((testcpu.Time(b)-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/record")
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/gatedhq/gated/internal/route"
+	"github.com/gatedhq/gated/internal/testcpu"
 )
 
 // BenchmarkEvaluate measures one decision against 10, 1,000 and 10,000
@@ -116,9 +117,9 @@ func BenchmarkEvaluateWithAction(b *testing.B) {
 func evaluateLoop(b *testing.B, s *Set, in Input) {
 	ctx := context.Background()
 	b.ReportAllocs()
-	cpu0 := cpuTime(b)
+	cpu0 := testcpu.Time(b)
 	for b.Loop() {
 		s.Evaluate(ctx, in)
 	}
-	b.ReportMetric(float64((cpuTime(b)-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/op")
+	b.ReportMetric(float64((testcpu.Time(b)-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/op")
 }

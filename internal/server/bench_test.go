@@ -16,6 +16,7 @@ import (
 	"github.com/gatedhq/gated/internal/gate"
 	"github.com/gatedhq/gated/internal/policy"
 	"github.com/gatedhq/gated/internal/server"
+	"github.com/gatedhq/gated/internal/testcpu"
 )
 
 // Concurrent callers share the limiter and the engine; run with -race.
@@ -58,7 +59,7 @@ func BenchmarkPreToolCheck(b *testing.B) {
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			b.ReportAllocs()
-			cpu0 := cpuTime(b)
+			cpu0 := testcpu.Time(b)
 			for b.Loop() {
 				req := httptest.NewRequest(http.MethodPost, "/pre-tool-check", strings.NewReader(bc.body))
 				req.Header.Set("Authorization", "Bearer "+runtimeSecret)
@@ -112,7 +113,7 @@ func BenchmarkPreToolCheckFull(b *testing.B) {
 		d.Tokens = nil
 	}).h
 	b.ReportAllocs()
-	cpu0 := cpuTime(b)
+	cpu0 := testcpu.Time(b)
 	for b.Loop() {
 		req := httptest.NewRequest(http.MethodPost, "/pre-tool-check", strings.NewReader(string(event)))
 		req.Header.Set("Content-Type", "application/json")
@@ -129,5 +130,5 @@ func BenchmarkPreToolCheckFull(b *testing.B) {
 // garbage collector's included: on a shared machine it moves far less than
 // the time per operation, which counts waiting for a core.
 func reportCPU(b *testing.B, cpu0 time.Duration) {
-	b.ReportMetric(float64((cpuTime(b)-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/op")
+	b.ReportMetric(float64((testcpu.Time(b)-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/op")
 }

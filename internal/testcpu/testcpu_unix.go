@@ -1,6 +1,6 @@
 //go:build unix
 
-package audit_test
+package testcpu
 
 import (
 	"syscall"
@@ -8,11 +8,11 @@ import (
 	"time"
 )
 
-// cpuTime is the user and system CPU time this process has used.
-func cpuTime(b *testing.B) time.Duration {
+// Time is the user and system CPU time this process has used.
+func Time(tb testing.TB) time.Duration {
 	var u syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &u); err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
 	return time.Duration(u.Utime.Nano() + u.Stime.Nano())
 }
