@@ -202,6 +202,9 @@ type server struct {
 	// the directory removed and the server started again, so every measured
 	// window starts from an empty one.
 	fresh string
+	// postmaster, when not 0, is the local PostgreSQL cluster this server
+	// writes its audit to: its CPU is measured beside the server's.
+	postmaster int
 }
 
 func run(ctx context.Context, c config, out io.Writer) (err error) {
@@ -323,19 +326,26 @@ func run(ctx context.Context, c config, out io.Writer) (err error) {
 		if c.compareGated != "" {
 			names = append(names, "compare")
 		}
-		dbs, pgVersion, cleanup, err := createDatabases(ctx, c.databaseURL, names...)
+		dbs, pgVersion, backend, cleanup, err := createDatabases(ctx, c.databaseURL, names...)
 		if err != nil {
 			return err
 		}
 		defer cleanup()
 		m = append(m, "PostgreSQL "+pgVersion+" on the same machine")
+		// Without the postmaster (a database elsewhere, or in another pid
+		// namespace) the PostgreSQL columns read "–"; the run goes on.
+		postmaster, perr := postmasterOf("/proc", backend)
+		if perr != nil {
+			fmt.Fprintf(os.Stderr, "benchhttp: PostgreSQL's CPU is not measured: %v\n", perr)
+		}
 		full := func(name, bin, mode, db, desc string) {
 			a := mustAddr()
 			add(&server{name: name, desc: desc,
 				args: []string{bin, "serve", "--addr", a, "--log-level", "error", "--catalog", c.catalog, "--policy", policyDir,
 					"--database-url", db, "--audit-hmac-key", strings.Repeat("k", 32), "--audit-durability", mode,
 					"--spool-dir", filepath.Join(work, name+"-spool")},
-				url: "http://" + a + "/pre-tool-check", health: "http://" + a + "/healthz", body: eventFile, check: accept})
+				url: "http://" + a + "/pre-tool-check", health: "http://" + a + "/healthz", body: eventFile, check: accept,
+				postmaster: postmaster})
 		}
 		for i, mode := range []string{"async", "sync"} {
 			full("full-"+mode, c.gated, mode, dbs[i],
@@ -447,14 +457,14 @@ func run(ctx context.Context, c config, out io.Writer) (err error) {
 			if err != nil {
 				return fmt.Errorf("%s at %d connections: %w", l.s.name, l.c, err)
 			}
-			fmt.Fprintf(progress, "round %d/%d %-16s c=%-4d %8.0f req/s  CPU %.1f µs/req  p50 %s  p99 %s  cores: server %.2f, wrk %.2f\n",
-				r+1, c.rounds, l.s.name, l.c, sm.rps, float64(sm.cpuPerOp)/1e3, ms(sm.p50), ms(sm.p99), sm.serverCores, sm.loadCores)
+			fmt.Fprintf(progress, "round %d/%d %-16s c=%-4d %8.0f req/s  CPU %.1f µs/req  p50 %s  p99 %s  cores: server %.2f, wrk %.2f, PostgreSQL %.2f\n",
+				r+1, c.rounds, l.s.name, l.c, sm.rps, float64(sm.cpuPerOp)/1e3, ms(sm.p50), ms(sm.p99), sm.serverCores, sm.loadCores, sm.pgCores)
 			samples[i] = append(samples[i], sm)
 		}
 	}
 	results := make([]result, len(jobs))
 	for i, l := range jobs {
-		results[i] = result{name: l.s.name, desc: l.s.desc, c: l.c, med: medians(samples[i]), rounds: len(samples[i]), peakRSS: peakRSS(l.s.cmd.Process.Pid), gated: l.s.metrics != ""}
+		results[i] = result{name: l.s.name, desc: l.s.desc, c: l.c, med: medians(samples[i]), rounds: len(samples[i]), peakRSS: peakRSS(l.s.cmd.Process.Pid), gated: l.s.metrics != "", pg: l.s.postmaster != 0}
 	}
 	if why := generatorBound(results, runtime.NumCPU()); why != "" {
 		if !c.quick {
