@@ -457,8 +457,12 @@ func run(ctx context.Context, c config, out io.Writer) (err error) {
 			if err != nil {
 				return fmt.Errorf("%s at %d connections: %w", l.s.name, l.c, err)
 			}
-			fmt.Fprintf(progress, "round %d/%d %-16s c=%-4d %8.0f req/s  CPU %.1f µs/req  p50 %s  p99 %s  cores: server %.2f, wrk %.2f, PostgreSQL %.2f\n",
-				r+1, c.rounds, l.s.name, l.c, sm.rps, float64(sm.cpuPerOp)/1e3, ms(sm.p50), ms(sm.p99), sm.serverCores, sm.loadCores, sm.pgCores)
+			pg := ""
+			if l.s.postmaster != 0 {
+				pg = fmt.Sprintf(", PostgreSQL %.2f", sm.pgCores)
+			}
+			fmt.Fprintf(progress, "round %d/%d %-16s c=%-4d %8.0f req/s  CPU %.1f µs/req  p50 %s  p99 %s  cores: server %.2f, wrk %.2f%s\n",
+				r+1, c.rounds, l.s.name, l.c, sm.rps, float64(sm.cpuPerOp)/1e3, ms(sm.p50), ms(sm.p99), sm.serverCores, sm.loadCores, pg)
 			samples[i] = append(samples[i], sm)
 		}
 	}
