@@ -24,6 +24,11 @@ type sample struct {
 	// load generator each used over the round, in cores (CPU time over
 	// wall time): beside each other they say which of the two set the pace.
 	serverCores, loadCores float64
+	// pgCores and pgCPUPerOp are the local PostgreSQL cluster's CPU over
+	// the round, in cores and per request (0 for servers that do not write
+	// to it): the audit's cost beyond gated's own process.
+	pgCores    float64
+	pgCPUPerOp time.Duration
 	// notAccepted counts the decisions gated's metrics show with a route
 	// other than accept during the round (0 for servers without them): an
 	// overloaded gated that refused would otherwise look fast.
@@ -94,6 +99,12 @@ func drive(ctx context.Context, g loadGen, s *server, d time.Duration, c int) (s
 	if err != nil {
 		return sample{}, err
 	}
+	var pgBefore, pgAfter time.Duration
+	if s.postmaster != 0 {
+		if pgBefore, err = clusterCPU("/proc", s.postmaster); err != nil {
+			return sample{}, err
+		}
+	}
 	decided, err := notAccepted(s.metrics)
 	if err != nil {
 		return sample{}, err
@@ -113,6 +124,11 @@ func drive(ctx context.Context, g loadGen, s *server, d time.Duration, c int) (s
 	after, err := procCPU(pid)
 	if err != nil {
 		return sample{}, err
+	}
+	if s.postmaster != 0 {
+		if pgAfter, err = clusterCPU("/proc", s.postmaster); err != nil {
+			return sample{}, err
+		}
 	}
 	decidedAfter, err := notAccepted(s.metrics)
 	if err != nil {
@@ -138,6 +154,8 @@ func drive(ctx context.Context, g loadGen, s *server, d time.Duration, c int) (s
 		requests:    r.requests,
 		serverCores: float64(after-before) / float64(wall),
 		loadCores:   float64(loadCPU) / float64(wall),
+		pgCores:     float64(pgAfter-pgBefore) / float64(wall),
+		pgCPUPerOp:  (pgAfter - pgBefore) / time.Duration(r.requests),
 		notAccepted: decidedAfter - decided,
 	}, nil
 }
@@ -186,32 +204,11 @@ const clockTick = 10 * time.Millisecond
 // procCPU is the user+system CPU time process pid has used so far, all
 // threads together (fields 14 and 15 of /proc/<pid>/stat).
 func procCPU(pid int) (time.Duration, error) {
-	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	st, err := readStat("/proc", pid)
 	if err != nil {
 		return 0, fmt.Errorf("the server's CPU time: %w (the harness needs Linux's /proc)", err)
 	}
-	return parseStatCPU(string(raw))
-}
-
-// parseStatCPU reads utime and stime from a /proc/<pid>/stat line. The
-// command name (field 2) may hold spaces, so fields are counted from its
-// closing parenthesis.
-func parseStatCPU(stat string) (time.Duration, error) {
-	i := strings.LastIndexByte(stat, ')')
-	if i < 0 {
-		return 0, fmt.Errorf("unexpected /proc stat line %q", stat)
-	}
-	f := strings.Fields(stat[i+1:])
-	// f[0] is field 3 (state); utime and stime are fields 14 and 15.
-	if len(f) < 13 {
-		return 0, fmt.Errorf("unexpected /proc stat line %q", stat)
-	}
-	u, err1 := strconv.ParseInt(f[11], 10, 64)
-	s, err2 := strconv.ParseInt(f[12], 10, 64)
-	if err1 != nil || err2 != nil {
-		return 0, fmt.Errorf("unexpected /proc stat line %q", stat)
-	}
-	return time.Duration(u+s) * clockTick, nil
+	return st.cpu, nil
 }
 
 // peakRSS is process pid's peak resident memory (VmHWM in

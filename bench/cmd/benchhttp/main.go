@@ -202,6 +202,9 @@ type server struct {
 	// the directory removed and the server started again, so every measured
 	// window starts from an empty one.
 	fresh string
+	// postmaster, when not 0, is the local PostgreSQL cluster this server
+	// writes its audit to: its CPU is measured beside the server's.
+	postmaster int
 }
 
 func run(ctx context.Context, c config, out io.Writer) (err error) {
@@ -323,19 +326,26 @@ func run(ctx context.Context, c config, out io.Writer) (err error) {
 		if c.compareGated != "" {
 			names = append(names, "compare")
 		}
-		dbs, pgVersion, cleanup, err := createDatabases(ctx, c.databaseURL, names...)
+		dbs, pgVersion, backend, cleanup, err := createDatabases(ctx, c.databaseURL, names...)
 		if err != nil {
 			return err
 		}
 		defer cleanup()
 		m = append(m, "PostgreSQL "+pgVersion+" on the same machine")
+		// Without the postmaster (a database elsewhere, or in another pid
+		// namespace) the PostgreSQL columns read "–"; the run goes on.
+		postmaster, perr := postmasterOf("/proc", backend)
+		if perr != nil {
+			fmt.Fprintf(os.Stderr, "benchhttp: PostgreSQL's CPU is not measured: %v\n", perr)
+		}
 		full := func(name, bin, mode, db, desc string) {
 			a := mustAddr()
 			add(&server{name: name, desc: desc,
 				args: []string{bin, "serve", "--addr", a, "--log-level", "error", "--catalog", c.catalog, "--policy", policyDir,
 					"--database-url", db, "--audit-hmac-key", strings.Repeat("k", 32), "--audit-durability", mode,
 					"--spool-dir", filepath.Join(work, name+"-spool")},
-				url: "http://" + a + "/pre-tool-check", health: "http://" + a + "/healthz", body: eventFile, check: accept})
+				url: "http://" + a + "/pre-tool-check", health: "http://" + a + "/healthz", body: eventFile, check: accept,
+				postmaster: postmaster})
 		}
 		for i, mode := range []string{"async", "sync"} {
 			full("full-"+mode, c.gated, mode, dbs[i],
@@ -447,14 +457,18 @@ func run(ctx context.Context, c config, out io.Writer) (err error) {
 			if err != nil {
 				return fmt.Errorf("%s at %d connections: %w", l.s.name, l.c, err)
 			}
-			fmt.Fprintf(progress, "round %d/%d %-16s c=%-4d %8.0f req/s  CPU %.1f µs/req  p50 %s  p99 %s  cores: server %.2f, wrk %.2f\n",
-				r+1, c.rounds, l.s.name, l.c, sm.rps, float64(sm.cpuPerOp)/1e3, ms(sm.p50), ms(sm.p99), sm.serverCores, sm.loadCores)
+			pg := ""
+			if l.s.postmaster != 0 {
+				pg = fmt.Sprintf(", PostgreSQL %.2f", sm.pgCores)
+			}
+			fmt.Fprintf(progress, "round %d/%d %-16s c=%-4d %8.0f req/s  CPU %.1f µs/req  p50 %s  p99 %s  cores: server %.2f, wrk %.2f%s\n",
+				r+1, c.rounds, l.s.name, l.c, sm.rps, float64(sm.cpuPerOp)/1e3, ms(sm.p50), ms(sm.p99), sm.serverCores, sm.loadCores, pg)
 			samples[i] = append(samples[i], sm)
 		}
 	}
 	results := make([]result, len(jobs))
 	for i, l := range jobs {
-		results[i] = result{name: l.s.name, desc: l.s.desc, c: l.c, med: medians(samples[i]), rounds: len(samples[i]), peakRSS: peakRSS(l.s.cmd.Process.Pid), gated: l.s.metrics != ""}
+		results[i] = result{name: l.s.name, desc: l.s.desc, c: l.c, med: medians(samples[i]), rounds: len(samples[i]), peakRSS: peakRSS(l.s.cmd.Process.Pid), gated: l.s.metrics != "", pg: l.s.postmaster != 0}
 	}
 	if why := generatorBound(results, runtime.NumCPU()); why != "" {
 		if !c.quick {
@@ -502,7 +516,7 @@ func writeReport(w io.Writer, c config, started time.Time, m []string, rs []resu
 	fmt.Fprintf(w, "Measured %s with `make bench-http`, which ran:\n\n", started.Format("2006-01-02 15:04 MST"))
 	fmt.Fprintf(w, "```sh\n%s\n```\n\n", c.commandLine)
 	fmt.Fprintf(w, "Machine: %s.\n\n", strings.Join(m, "; "))
-	fmt.Fprintf(w, "POST of the same %d-byte event (bench/cmd/benchhttp/event.json; the hook row posts its own hook input), %d connections, %d round(s) of %s per server in rotating order; medians of the rounds. Ratios are to the baseline of this run (req/s: higher is better; CPU and latency: lower is better). CPU/req is the server process's own user+system time per answer, the figure least moved by what else shares the cores; PostgreSQL's is not counted. Cores: the CPU the server process and the load generator (wrk, %s) each used, per second of the round; a run is refused when the baseline used under %.2f of the %d cores while wrk used more than %.2f, since wrk and not the server would then have set the baseline's pace. Peak RSS is the server process's over the whole run. Not accepted: gated's decisions with another route over all rounds, from its `gated_decisions_total` (the event is one every gated row accepts, so anything else is a refusal under load, such as the policy's time budget).\n\n",
+	fmt.Fprintf(w, "POST of the same %d-byte event (bench/cmd/benchhttp/event.json; the hook row posts its own hook input), %d connections, %d round(s) of %s per server in rotating order; medians of the rounds. Ratios are to the baseline of this run (req/s: higher is better; CPU and latency: lower is better). CPU/req is the server process's own user+system time per answer, the figure least moved by what else shares the cores. PostgreSQL CPU µs/req and cores: PostgreSQL are the local PostgreSQL cluster's CPU (postmaster and every child, those that ended in the round included) for the rows that audit to it; the whole cluster's, so other work on it counts too. Cores: the CPU the server process and the load generator (wrk, %s) each used, per second of the round; a run is refused when the baseline used under %.2f of the %d cores while wrk used more than %.2f, since wrk and not the server would then have set the baseline's pace. Peak RSS is the server process's over the whole run. Not accepted: gated's decisions with another route over all rounds, from its `gated_decisions_total` (the event is one every gated row accepts, so anything else is a refusal under load, such as the policy's time budget).\n\n",
 		len(event), c.concurrency, c.rounds, c.duration, plural(c.wrkThreads, "thread"), minServerCores(runtime.NumCPU()), runtime.NumCPU(), maxLoadCores(runtime.NumCPU()))
 	writeTable(w, rs)
 	by := map[string]sample{}

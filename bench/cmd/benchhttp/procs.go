@@ -59,21 +59,23 @@ func tail(path string) string {
 }
 
 // createDatabases creates one fresh database per suffix next to base and
-// returns their URLs, the server's version and a cleanup that drops them
-// (WITH (FORCE), so a server left connected does not keep one alive).
-func createDatabases(ctx context.Context, base string, suffixes ...string) (urls []string, version string, cleanup func(), err error) {
+// returns their URLs, the server's version, the pid of the harness's own
+// backend (whose parent is the postmaster, for the cluster's CPU) and a
+// cleanup that drops them (WITH (FORCE), so a server left connected does
+// not keep one alive).
+func createDatabases(ctx context.Context, base string, suffixes ...string) (urls []string, version string, backend int, cleanup func(), err error) {
 	conn, err := pgx.Connect(ctx, base)
 	if err != nil {
-		return nil, "", nil, fmt.Errorf("connect to PostgreSQL for the full path (set -database-url, or pass -skip-db): %w", err)
+		return nil, "", 0, nil, fmt.Errorf("connect to PostgreSQL for the full path (set -database-url, or pass -skip-db): %w", err)
 	}
-	if err := conn.QueryRow(ctx, "SHOW server_version").Scan(&version); err != nil {
+	if err := conn.QueryRow(ctx, "SELECT current_setting('server_version'), pg_backend_pid()").Scan(&version, &backend); err != nil {
 		_ = conn.Close(ctx)
-		return nil, "", nil, err
+		return nil, "", 0, nil, err
 	}
 	u, err := url.Parse(base)
 	if err != nil {
 		_ = conn.Close(ctx)
-		return nil, "", nil, err
+		return nil, "", 0, nil, err
 	}
 	var names []string
 	cleanup = func() {
@@ -92,14 +94,14 @@ func createDatabases(ctx context.Context, base string, suffixes ...string) (urls
 		n := stamp + "_" + sfx
 		if _, err := conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{n}.Sanitize()); err != nil {
 			cleanup()
-			return nil, "", nil, fmt.Errorf("create database %s: %w", n, err)
+			return nil, "", 0, nil, fmt.Errorf("create database %s: %w", n, err)
 		}
 		names = append(names, n)
 		du := *u
 		du.Path = "/" + n
 		urls = append(urls, du.String())
 	}
-	return urls, version, cleanup, nil
+	return urls, version, backend, cleanup, nil
 }
 
 // allocBenchmarks runs the in-process benchmarks whose allocs/op the

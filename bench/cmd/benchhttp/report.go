@@ -19,6 +19,7 @@ type result struct {
 	rounds     int
 	peakRSS    int64 // the process's peak resident memory over the whole run, bytes (0: unknown)
 	gated      bool  // counts its decisions (notAccepted means something)
+	pg         bool  // writes to the local PostgreSQL, whose CPU was measured
 }
 
 // median of xs (the mean of the two middle values for an even count).
@@ -50,10 +51,11 @@ func medians(samples []sample) sample {
 	reqs := make([]int, len(samples))
 	serverCores := make([]float64, len(samples))
 	loadCores := make([]float64, len(samples))
+	pgCores := make([]float64, len(samples))
 	refused := 0
 	for i, s := range samples {
 		rps[i], reqs[i] = s.rps, s.requests
-		serverCores[i], loadCores[i] = s.serverCores, s.loadCores
+		serverCores[i], loadCores[i], pgCores[i] = s.serverCores, s.loadCores, s.pgCores
 		refused += s.notAccepted
 	}
 	return sample{
@@ -64,6 +66,8 @@ func medians(samples []sample) sample {
 		requests:    median(reqs),
 		serverCores: median(serverCores),
 		loadCores:   median(loadCores),
+		pgCores:     median(pgCores),
+		pgCPUPerOp:  pick(func(s sample) time.Duration { return s.pgCPUPerOp }),
 		// Summed, not a median: one refusal in any round counts.
 		notAccepted: refused,
 	}
@@ -123,8 +127,8 @@ func writeTable(w io.Writer, rs []result) {
 			fmt.Fprintf(w, "\nAt %d connections (overload), ratios to the baseline at %d:\n\n", c, c)
 		}
 		var b *sample
-		fmt.Fprintln(w, "| server | req/s | CPU/req | p50 | p99 | req/s (abs) | CPU µs/req (abs) | p50 (abs) | p99 (abs) | cores: server | cores: wrk | peak RSS (abs) | not accepted |")
-		fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+		fmt.Fprintln(w, "| server | req/s | CPU/req | p50 | p99 | req/s (abs) | CPU µs/req (abs) | PostgreSQL CPU µs/req | p50 (abs) | p99 (abs) | cores: server | cores: wrk | cores: PostgreSQL | peak RSS (abs) | not accepted |")
+		fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 		for _, r := range rs {
 			if r.c != c {
 				continue
@@ -137,11 +141,25 @@ func writeTable(w io.Writer, rs []result) {
 			if r.gated {
 				na = strconv.Itoa(m.notAccepted)
 			}
-			fmt.Fprintf(w, "| %s | %.2f× | %.2f× | %.2f× | %.2f× | %s | %.1f | %s | %s | %.2f | %.2f | %s | %s |\n", r.name,
+			pgPerOp, pgCores := "–", "–"
+			if r.pg {
+				pgPerOp = strconv.FormatFloat(float64(m.pgCPUPerOp)/float64(time.Microsecond), 'f', 1, 64)
+				pgCores = strconv.FormatFloat(m.pgCores, 'f', 2, 64)
+			}
+			fmt.Fprintf(w, "| %s | %.2f× | %.2f× | %.2f× | %.2f× | %s | %.1f | %s | %s | %s | %.2f | %.2f | %s | %s | %s |\n", r.name,
 				ratio(m.rps, b.rps), ratio(float64(m.cpuPerOp), float64(b.cpuPerOp)),
 				ratio(float64(m.p50), float64(b.p50)), ratio(float64(m.p99), float64(b.p99)),
-				thousands(m.rps), float64(m.cpuPerOp)/float64(time.Microsecond), ms(m.p50), ms(m.p99),
-				m.serverCores, m.loadCores, mib(r.peakRSS), na)
+				thousands(m.rps), float64(m.cpuPerOp)/float64(time.Microsecond), pgPerOp, ms(m.p50), ms(m.p99),
+				m.serverCores, m.loadCores, pgCores, mib(r.peakRSS), na)
+		}
+		// Where the cores went on the full path: the three processes that
+		// share them, measured, not inferred from what gated leaves.
+		for _, r := range rs {
+			if r.c == c && r.name == "full-async" && r.pg {
+				m := r.med
+				fmt.Fprintf(w, "\nfull-async at %d connections: gated %.2f + PostgreSQL %.2f + wrk %.2f = %.2f cores.\n",
+					c, m.serverCores, m.pgCores, m.loadCores, m.serverCores+m.pgCores+m.loadCores)
+			}
 		}
 	}
 	fmt.Fprintln(w)

@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -104,23 +105,101 @@ func TestGeneratorBound(t *testing.T) {
 	}
 }
 
-func TestParseStatCPU(t *testing.T) {
-	// The command name holds a space and a parenthesis; utime 250, stime 50.
-	stat := "4242 (ga ted) S 1 4242 4242 0 -1 4194560 900 0 0 0 250 50 0 0 20 0 9 0 100 0 0"
-	got, err := parseStatCPU(stat)
-	if err != nil || got != 3*time.Second {
-		t.Errorf("got %v, %v; want 3s", got, err)
+func TestParseStat(t *testing.T) {
+	// The command name holds a space and a parenthesis; ppid 1, utime 250,
+	// stime 50, cutime 7, cstime 3.
+	stat := "4242 (ga ted) S 1 4242 4242 0 -1 4194560 900 0 0 0 250 50 7 3 20 0 9 0 100 0 0"
+	got, err := parseStat(stat)
+	want := procStat{comm: "ga ted", ppid: 1, cpu: 3 * time.Second, childrenCPU: 100 * time.Millisecond}
+	if err != nil || got != want {
+		t.Errorf("got %+v, %v; want %+v", got, err, want)
+	}
+	for _, bad := range []string{"", "4242 (gated S 1", "4242 (gated) S 1 2 3", "4242 (gated) S 1 4242 4242 0 -1 4194560 900 0 0 0 x 50 7 3 20"} {
+		if st, err := parseStat(bad); err == nil {
+			t.Errorf("%q parsed as %+v", bad, st)
+		}
+	}
+}
+
+// testdata/proc is a fake /proc: cluster 100 (postmaster 100 with a
+// checkpointer 101, a backend 102 whose comm is not postgres but whose
+// title is, and a shell 103 it spawned), another cluster 200 with a child
+// 201, and gated 300.
+func TestPostmasterOf(t *testing.T) {
+	for backend, want := range map[int]int{102: 100, 101: 100, 201: 200} {
+		if got, err := postmasterOf("testdata/proc", backend); err != nil || got != want {
+			t.Errorf("backend %d: got %d, %v; want %d", backend, got, err, want)
+		}
+	}
+	for _, backend := range []int{
+		300, // gated, not PostgreSQL
+		103, // the shell, not PostgreSQL
+		200, // a postmaster: its parent (1) is not one
+		999, // no such process (the database elsewhere)
+	} {
+		if got, err := postmasterOf("testdata/proc", backend); err == nil {
+			t.Errorf("backend %d: got postmaster %d, want an error", backend, got)
+		}
+	}
+}
+
+func TestClusterCPU(t *testing.T) {
+	// Postmaster 100: 10+5 own, 300+200 reaped children; checkpointer
+	// 20+30; backend 102 1000+400. Not the shell, cluster 200 or gated.
+	got, err := clusterCPU("testdata/proc", 100)
+	if want := 1965 * clockTick; err != nil || got != want {
+		t.Errorf("got %v, %v; want %v", got, err, want)
+	}
+	if _, err := clusterCPU("testdata/proc", 999); err == nil {
+		t.Error("a postmaster that is not there was read")
+	}
+}
+
+// Over a window a backend that ends is counted through the postmaster's
+// cutime and one that starts through its own stat: the difference of the
+// two readings holds both, with no pid followed between them.
+func TestClusterCPUWindow(t *testing.T) {
+	root := t.TempDir()
+	write := func(pid int, stat string) {
+		t.Helper()
+		dir := filepath.Join(root, strconv.Itoa(pid))
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "stat"), []byte(stat), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Before: backend 11 has used 100 ticks, none reaped yet.
+	write(10, "10 (postgres) S 1 10 10 0 -1 0 0 0 0 0 5 5 0 0 20 0 1 0 1 0 0")
+	write(11, "11 (postgres) S 10 10 10 0 -1 0 0 0 0 0 60 40 0 0 20 0 1 0 2 0 0")
+	before, err := clusterCPU(root, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// After: 11 used 50 more, ended and was reaped; 12 started and used 30.
+	write(10, "10 (postgres) S 1 10 10 0 -1 0 0 0 0 0 5 5 100 50 20 0 1 0 1 0 0")
+	if err := os.RemoveAll(filepath.Join(root, "11")); err != nil {
+		t.Fatal(err)
+	}
+	write(12, "12 (postgres) S 10 10 10 0 -1 0 0 0 0 0 20 10 0 0 20 0 1 0 3 0 0")
+	after, err := clusterCPU(root, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := after-before, 80*clockTick; got != want {
+		t.Errorf("the window's CPU is %v, want %v", got, want)
 	}
 }
 
 func TestMedians(t *testing.T) {
 	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
 	got := medians([]sample{
-		{rps: 100, p50: ms(3), p99: ms(9), cpuPerOp: 10, requests: 1, serverCores: 1.7, loadCores: 0.2},
-		{rps: 300, p50: ms(1), p99: ms(7), cpuPerOp: 30, requests: 3, serverCores: 1.5, loadCores: 0.4},
-		{rps: 200, p50: ms(2), p99: ms(8), cpuPerOp: 20, requests: 2, serverCores: 1.6, loadCores: 0.3},
+		{rps: 100, p50: ms(3), p99: ms(9), cpuPerOp: 10, requests: 1, serverCores: 1.7, loadCores: 0.2, pgCores: 0.5, pgCPUPerOp: 6},
+		{rps: 300, p50: ms(1), p99: ms(7), cpuPerOp: 30, requests: 3, serverCores: 1.5, loadCores: 0.4, pgCores: 0.3, pgCPUPerOp: 4},
+		{rps: 200, p50: ms(2), p99: ms(8), cpuPerOp: 20, requests: 2, serverCores: 1.6, loadCores: 0.3, pgCores: 0.4, pgCPUPerOp: 5},
 	})
-	want := sample{rps: 200, p50: ms(2), p99: ms(8), cpuPerOp: 20, requests: 2, serverCores: 1.6, loadCores: 0.3}
+	want := sample{rps: 200, p50: ms(2), p99: ms(8), cpuPerOp: 20, requests: 2, serverCores: 1.6, loadCores: 0.3, pgCores: 0.4, pgCPUPerOp: 5}
 	if got != want {
 		t.Errorf("got %+v, want %+v", got, want)
 	}
@@ -134,20 +213,30 @@ func TestWriteTableRatios(t *testing.T) {
 	writeTable(&b, []result{
 		{name: "baseline", desc: "b", c: 32, peakRSS: 20 << 20, med: sample{rps: 10000, p50: 2 * time.Millisecond, p99: 10 * time.Millisecond, cpuPerOp: 100 * time.Microsecond, serverCores: 1.62, loadCores: 0.31}},
 		{name: "defaults", desc: "d", c: 32, gated: true, med: sample{rps: 7000, p50: 3 * time.Millisecond, p99: 20 * time.Millisecond, cpuPerOp: 150 * time.Microsecond}},
+		{name: "full-async", desc: "f", c: 32, peakRSS: 70 << 20, gated: true, pg: true, med: sample{rps: 5000, p50: 6 * time.Millisecond, p99: 30 * time.Millisecond, cpuPerOp: 250 * time.Microsecond, pgCPUPerOp: 80 * time.Microsecond, serverCores: 1.26, pgCores: 0.41, loadCores: 0.31}},
+		{name: "full-async-db-away", desc: "w", c: 32, gated: true, med: sample{rps: 6000, p50: 5 * time.Millisecond, p99: 25 * time.Millisecond, cpuPerOp: 200 * time.Microsecond}},
 		{name: "baseline", desc: "b", c: 128, peakRSS: 20 << 20, med: sample{rps: 8000, p50: 8 * time.Millisecond, p99: 40 * time.Millisecond, cpuPerOp: 100 * time.Microsecond}},
-		{name: "full-async", desc: "f", c: 128, peakRSS: 70 << 20, gated: true, med: sample{notAccepted: 3, rps: 4000, p50: 16 * time.Millisecond, p99: 60 * time.Millisecond, cpuPerOp: 200 * time.Microsecond}},
+		{name: "full-async", desc: "f", c: 128, peakRSS: 70 << 20, gated: true, pg: true, med: sample{notAccepted: 3, rps: 4000, p50: 16 * time.Millisecond, p99: 60 * time.Millisecond, cpuPerOp: 200 * time.Microsecond, pgCPUPerOp: 90 * time.Microsecond, serverCores: 1.2, pgCores: 0.5, loadCores: 0.25}},
 	})
 	out := b.String()
 	for _, want := range []string{
-		"| baseline | 1.00× | 1.00× | 1.00× | 1.00× | 10,000 | 100.0 | 2.00 ms | 10.00 ms | 1.62 | 0.31 | 20 MiB | – |",
-		"| defaults | 0.70× | 1.50× | 1.50× | 2.00× | 7,000 | 150.0 | 3.00 ms | 20.00 ms | 0.00 | 0.00 | – | 0 |",
+		"| server | req/s | CPU/req | p50 | p99 | req/s (abs) | CPU µs/req (abs) | PostgreSQL CPU µs/req | p50 (abs) | p99 (abs) | cores: server | cores: wrk | cores: PostgreSQL | peak RSS (abs) | not accepted |",
+		"| baseline | 1.00× | 1.00× | 1.00× | 1.00× | 10,000 | 100.0 | – | 2.00 ms | 10.00 ms | 1.62 | 0.31 | – | 20 MiB | – |",
+		"| defaults | 0.70× | 1.50× | 1.50× | 2.00× | 7,000 | 150.0 | – | 3.00 ms | 20.00 ms | 0.00 | 0.00 | – | – | 0 |",
+		"| full-async | 0.50× | 2.50× | 3.00× | 3.00× | 5,000 | 250.0 | 80.0 | 6.00 ms | 30.00 ms | 1.26 | 0.31 | 0.41 | 70 MiB | 0 |",
+		"| full-async-db-away | 0.60× | 2.00× | 2.50× | 2.50× | 6,000 | 200.0 | – | 5.00 ms | 25.00 ms | 0.00 | 0.00 | – | – | 0 |",
+		"full-async at 32 connections: gated 1.26 + PostgreSQL 0.41 + wrk 0.31 = 1.98 cores.",
 		"At 128 connections (overload), ratios to the baseline at 128:",
-		"| full-async | 0.50× | 2.00× | 2.00× | 1.50× | 4,000 | 200.0 | 16.00 ms | 60.00 ms | 0.00 | 0.00 | 70 MiB | 3 |",
+		"| full-async | 0.50× | 2.00× | 2.00× | 1.50× | 4,000 | 200.0 | 90.0 | 16.00 ms | 60.00 ms | 1.20 | 0.25 | 0.50 | 70 MiB | 3 |",
+		"full-async at 128 connections: gated 1.20 + PostgreSQL 0.50 + wrk 0.25 = 1.95 cores.",
 		"- **defaults**: d",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("table lacks %q:\n%s", want, out)
 		}
+	}
+	if n := strings.Count(out, "full-async at "); n != 2 {
+		t.Errorf("%d lines of where the cores went, want one per table:\n%s", n, out)
 	}
 	if n := strings.Count(out, "- **baseline**"); n != 1 {
 		t.Errorf("the baseline is described %d times, want once:\n%s", n, out)
