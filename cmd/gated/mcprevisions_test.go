@@ -41,19 +41,11 @@ func connectAt(t *testing.T, tr sdk.Transport, proto string, opts *sdk.ClientOpt
 // each revision.
 func TestMCPStdioRevisions(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
 	for _, proto := range revisions {
 		dir := t.TempDir()
 		cmd := exec.Command(testgated.Binary(t), "mcp", "--audit-file", filepath.Join(dir, "audit.jsonl"), "--spool-dir", filepath.Join(dir, "spool"))
 		s := connectAt(t, &sdk.CommandTransport{Command: cmd}, proto, nil)
-		tools, err := s.ListTools(ctx, nil)
-		if err != nil || len(tools.Tools) != 1 || tools.Tools[0].Name != "aana_pre_tool_check" {
-			t.Fatalf("%s: tools %+v, %v", proto, tools, err)
-		}
-		res, err := s.CallTool(ctx, &sdk.CallToolParams{Name: "aana_pre_tool_check", Arguments: map[string]any{"tool_name": "x"}})
-		if err != nil || res.IsError || !strings.Contains(res.Content[0].(*sdk.TextContent).Text, "gated route: refuse") {
-			t.Fatalf("%s: %+v, %v", proto, res, err)
-		}
+		decidesThroughTool(t, s, proto)
 	}
 }
 
@@ -61,7 +53,6 @@ func TestMCPStdioRevisions(t *testing.T) {
 // `gated mcp`, lists and forwards for a client on each revision.
 func TestMCPProxyStdioRevisions(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
 	bin := testgated.Binary(t)
 	for _, proto := range revisions {
 		dir := t.TempDir()
@@ -76,14 +67,22 @@ func TestMCPProxyStdioRevisions(t *testing.T) {
 			"--audit-file", filepath.Join(dir, "audit.jsonl"), "--spool-dir", filepath.Join(dir, "spool"),
 			"--", "mcp", "--audit-file", filepath.Join(dir, "up-audit.jsonl"), "--spool-dir", filepath.Join(dir, "up-spool"))
 		s := connectAt(t, &sdk.CommandTransport{Command: cmd}, proto, nil)
-		tools, err := s.ListTools(ctx, nil)
-		if err != nil || len(tools.Tools) != 1 || tools.Tools[0].Name != "aana_pre_tool_check" {
-			t.Fatalf("%s: tools %+v, %v", proto, tools, err)
-		}
-		res, err := s.CallTool(ctx, &sdk.CallToolParams{Name: "aana_pre_tool_check", Arguments: map[string]any{"tool_name": "x"}})
-		if err != nil || res.IsError || !strings.Contains(res.Content[0].(*sdk.TextContent).Text, "gated route: refuse") {
-			t.Fatalf("%s: %+v, %v", proto, res, err)
-		}
+		decidesThroughTool(t, s, proto)
+	}
+}
+
+// decidesThroughTool checks that the session lists gated's one decision
+// tool and that calling it about an uncatalogued tool answers refuse.
+func decidesThroughTool(t *testing.T, s *sdk.ClientSession, proto string) {
+	t.Helper()
+	ctx := context.Background()
+	tools, err := s.ListTools(ctx, nil)
+	if err != nil || len(tools.Tools) != 1 || tools.Tools[0].Name != "aana_pre_tool_check" {
+		t.Fatalf("%s: tools %+v, %v", proto, tools, err)
+	}
+	res, err := s.CallTool(ctx, &sdk.CallToolParams{Name: "aana_pre_tool_check", Arguments: map[string]any{"tool_name": "x"}})
+	if err != nil || res.IsError || !strings.Contains(res.Content[0].(*sdk.TextContent).Text, "gated route: refuse") {
+		t.Fatalf("%s: %+v, %v", proto, res, err)
 	}
 }
 
