@@ -235,7 +235,14 @@ func run(ctx context.Context, c config, out io.Writer) (err error) {
 	if err != nil {
 		return err
 	}
-	defer func() { _ = os.RemoveAll(work) }()
+	// A failed run keeps its directory: the servers' logs say why one died.
+	defer func() {
+		if err != nil {
+			err = fmt.Errorf("%w (the servers' logs are kept in %s)", err, work)
+			return
+		}
+		_ = os.RemoveAll(work)
+	}()
 	eventFile := filepath.Join(work, "event.json")
 	if err := os.WriteFile(eventFile, event, 0o644); err != nil {
 		return err
