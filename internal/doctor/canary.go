@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/gatedhq/gated/internal/adapter/hook/wire"
@@ -153,14 +154,25 @@ func runCanary(ctx context.Context, o *Options, rt *runtime, h hook, input []byt
 	ctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	argv := rt.shell(o, h.command)
-	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	cmd.Dir, cmd.Env, cmd.Stdin = o.Dir, o.Environ, bytes.NewReader(input)
-	if rt.id == "amp" {
-		cmd.Env = append(append([]string{}, o.Environ...), ampCanaryEnv(marker)...)
-	}
 	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
+	var err error
+	// A hook file written a moment ago can still be open for writing in a
+	// process forked meanwhile (an installer, a test), and exec then fails
+	// with "text file busy" until that process execs: try again briefly.
+	for attempt := range 5 {
+		stdout.Reset()
+		stderr.Reset()
+		cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+		cmd.Dir, cmd.Env, cmd.Stdin = o.Dir, o.Environ, bytes.NewReader(input)
+		if rt.id == "amp" {
+			cmd.Env = append(append([]string{}, o.Environ...), ampCanaryEnv(marker)...)
+		}
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		if err = cmd.Run(); !errors.Is(err, syscall.ETXTBSY) {
+			break
+		}
+		time.Sleep(time.Duration(attempt+1) * 10 * time.Millisecond)
+	}
 	code := 0
 	var exit *exec.ExitError
 	switch {
