@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gatedhq/gated/internal/route"
+	"github.com/gatedhq/gated/internal/testwait"
 )
 
 func assertProblems(t *testing.T, err error, codes ...string) *LoadError {
@@ -237,8 +238,9 @@ findings contains {"code": "never", "route": "accept", "blocking": false, "messa
 }
 `
 
+// Not parallel: its overrun would refuse the evaluations of tests running
+// beside it.
 func TestEvaluationErrorsRefuse(t *testing.T) {
-	t.Parallel()
 	slow := mustLoad(t, nil, map[string]string{"slow.rego": slowModule})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
@@ -246,15 +248,6 @@ func TestEvaluationErrorsRefuse(t *testing.T) {
 	if o := route.Combine(res.Findings); o.Route != route.Refuse || o.HardBlockers[0] != route.CodePolicyEvaluationError {
 		t.Fatalf("slow module under a caller deadline: %+v", res.Findings)
 	}
-	budgeted, err := Load([]string{writeDir(t, map[string]string{"slow.rego": slowModule})}, nil, WithEvalBudget(10*time.Millisecond))
-	if err != nil {
-		t.Fatal(err)
-	}
-	res = assertOutcome(t, budgeted, input("", "x"), route.Refuse, route.CodePolicyBudgetExceeded)
-	if !strings.Contains(res.Findings[0].Message, "budget") {
-		t.Fatalf("message %q does not name the budget", res.Findings[0].Message)
-	}
-
 	strict := mustLoad(t, nil, map[string]string{"div.rego": `package gated.custom
 
 findings contains {"code": "c", "route": "accept", "blocking": false, "message": ""} if {
@@ -272,6 +265,18 @@ findings contains {"code": "c", "route": "accept", "blocking": false, "message":
 	}
 	var nilSet *Set
 	assertOutcome(t, nilSet, input("a:b"), route.Refuse, route.CodePolicyEvaluationError)
+
+	// Last: an overrun makes every evaluation in the process refuse until it
+	// stops, so the test waits for that before the parallel tests start.
+	budgeted, err := Load([]string{writeDir(t, map[string]string{"slow.rego": slowModule})}, nil, WithEvalBudget(10*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res = assertOutcome(t, budgeted, input("", "x"), route.Refuse, route.CodePolicyBudgetExceeded)
+	if !strings.Contains(res.Findings[0].Message, "budget") {
+		t.Fatalf("message %q does not name the budget", res.Findings[0].Message)
+	}
+	testwait.Until(t, "the overrunning evaluation to stop", func() bool { return overrunning.Load() == 0 })
 }
 
 func TestCustomModuleCannotShadowGenerated(t *testing.T) {
