@@ -76,10 +76,13 @@ func TestServeCandidate(t *testing.T) {
 	}
 
 	var sum map[string]any
+	// The process's counts are read before the stored rows, so a row
+	// written between the two reads shows in one and not yet the other:
+	// wait for both.
 	testwait.Until(t, "the candidate's three rows", func() bool {
 		_, sum = get(t, g.URL+"/v1/candidate", reader)
 		st, _ := sum["stored"].(map[string]any)
-		return st != nil && st["decided"] == float64(3)
+		return st != nil && st["decided"] == float64(3) && sum["decided"] == float64(3)
 	})
 	st := sum["stored"].(map[string]any)
 	if st["same"] != float64(1) || st["wider"] != float64(1) || st["narrower"] != float64(1) || sum["decided"] != float64(3) || sum["skipped"] != float64(0) {
