@@ -171,7 +171,11 @@ func (s *decision) checkApprovalRef(ctx context.Context) {
 	if s.followed != nil {
 		s.use = s.followedApproval(u)
 	} else {
-		s.use = s.e.checkApproval(ctx, u, ev, contract.RuleCategory(ev, s.category), s.req, s.now)
+		var approvers []string
+		if s.d.Action != nil {
+			approvers = s.d.Action.Approvers
+		}
+		s.use = s.e.checkApproval(ctx, u, ev, contract.RuleCategory(ev, s.category), s.req, s.now, approvers)
 	}
 	if !s.use.ok {
 		return
@@ -184,8 +188,9 @@ func (s *decision) checkApprovalRef(ctx context.Context) {
 // checkApproval checks the approval u names against the store, for ev
 // routed on category (the category the rules run on, as the asking
 // decision had it: the contract's identity-bound rule can turn a public
-// read private).
-func (e *Engine) checkApproval(ctx context.Context, u *approvalUse, ev *route.Event, category route.Category, req Request, now time.Time) *approvalUse {
+// read private), and its approver against approvers, the tool's approvers
+// in this decision's catalog.
+func (e *Engine) checkApproval(ctx context.Context, u *approvalUse, ev *route.Event, category route.Category, req Request, now time.Time, approvers []string) *approvalUse {
 	u.requester = requesterOf(req)
 	digest, _, err := digestOf(ev, category, req)
 	if err != nil {
@@ -201,7 +206,11 @@ func (e *Engine) checkApproval(ctx context.Context, u *approvalUse, ev *route.Ev
 		}
 		return u.refuse(route.CodeApprovalUnavailable, "the approval cannot be read from the approval store, so it cannot allow the call (fail closed)")
 	}
-	if err := approval.CheckUse(a, digest, u.requester, now); err != nil {
+	err = approval.CheckUse(a, digest, u.requester, now)
+	if err == nil {
+		err = approval.CheckApprover(a, approvers)
+	}
+	if err != nil {
 		if aerr, ok := errors.AsType[*approval.Error](err); ok {
 			return u.refuse(aerr.Code, aerr.Message)
 		}

@@ -400,3 +400,40 @@ func TestApprovalOffersPauseWhileTheStoreHangs(t *testing.T) {
 		t.Fatalf("after the pause, with the database back, the ask got no approval: %s %v", d.Route, d.HardBlockers)
 	}
 }
+
+// The catalog's approvers are checked again when an approval is used: a
+// catalog reloaded between the approving and the retry, so that the
+// person who approved no longer holds one of the tool's approvers, refuses
+// the retry and leaves the approval unspent; the catalog as it was
+// accepts the same retry.
+func TestApprovalApproversCheckedAtUse(t *testing.T) {
+	t.Parallel()
+	var cur atomic.Pointer[catalog.Catalog]
+	cur.Store(loadCatalog(t))
+	f := newApprovals(t, "", gate.WithCatalog(cur.Load, gate.UnknownDefer, catalog.ArgumentsEnforce))
+	ask := f.decide(t, runtimeA, event(t, refundEvent))
+	if ask.Approval == nil {
+		t.Fatalf("no approval: %s %v", ask.Route, ask.HardBlockers)
+	}
+	if _, err := f.store.Decide(context.Background(), ask.Approval.ID, alice, true, "", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	before := cur.Load()
+	dir := t.TempDir()
+	testtree.Write(t, dir, map[string]string{"refund/TOOL.md": strings.Replace(approvalCatalog["refund/TOOL.md"],
+		"group://payments-leads", "group://finance-leads", 1), "wipe/TOOL.md": approvalCatalog["wipe/TOOL.md"]})
+	narrowed, err := catalog.Load([]string{dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur.Store(narrowed)
+	retry := withRef(event(t, refundEvent), refOf(t, ask.Approval))
+	refusedWith(t, f.decide(t, runtimeA, retry), route.CodeApprovalApproverNotAllowed)
+	if a := f.approval(t, ask.Approval.ID); a.Status != approval.StatusApproved {
+		t.Fatalf("a refused retry spent the approval: %s", a.Status)
+	}
+	cur.Store(before)
+	if ok := f.decide(t, runtimeA, retry); ok.Route != route.Accept || ok.ApprovalID != ask.Approval.ID {
+		t.Fatalf("with the catalog as it was: route %s blockers %v", ok.Route, ok.HardBlockers)
+	}
+}
