@@ -174,7 +174,7 @@ var codes = [...]codeInfo{
 	{CodeApprovalRequesterMismatch, OwnerApproval, "the approval was asked for by another requester (refuse)"},
 	{CodeApprovalApproverAnonymous, OwnerApproval, "deciding an approval without a named token; not a blocker"},
 	{CodeApprovalSelfApproval, OwnerApproval, "the requester deciding its own approval; not a blocker"},
-	{CodeApprovalApproverNotAllowed, OwnerApproval, "an approver holding none of the required principals; not a blocker"},
+	{CodeApprovalApproverNotAllowed, OwnerApproval, "an approver holding none of the required principals: refused when deciding, and a retry whose approver the catalog no longer names (refuse)"},
 	{CodeKillSwitch, OwnerKill, "a kill in force matches the call (refuse)"},
 	{CodeKillSwitchUnavailable, OwnerKill, "the kill list cannot be confirmed current (refuse)"},
 	{CodeAuditUnavailable, OwnerAudit, "the decision could not be recorded (refuse)"},
