@@ -104,14 +104,15 @@ type EvidenceMeta struct {
 
 // Raw is what a record is derived from but never holds in the clear: the
 // call's arguments (nil, or not even an object, for an invalid event) and
-// its evidence refs; and, sealed only, the event as sent, the workspace and
-// the client address.
+// its evidence refs; and, sealed only, the event as sent, the workspace,
+// the client address and the AuthZEN request the call came as.
 type Raw struct {
 	Arguments any
 	Evidence  []route.EvidenceRef
 	Event     map[string]any
 	Workspace string
 	ClientIP  netip.Addr
+	AuthZEN   map[string]any
 }
 
 // Milliseconds is a latency as a record holds it.
@@ -174,7 +175,7 @@ func (r *Redactor) Redact(rec *Record, raw Raw) {
 	rec.ArgumentsHMAC = r.jsonHMAC(raw.Arguments)
 	rec.Sealed = ""
 	if r.sealer != nil && raw.Event != nil {
-		s := Sealed{Event: raw.Event, Workspace: raw.Workspace}
+		s := Sealed{Event: raw.Event, Workspace: raw.Workspace, AuthZEN: raw.AuthZEN}
 		if raw.ClientIP.IsValid() {
 			s.ClientIP = raw.ClientIP.String()
 		}

@@ -17,12 +17,15 @@ import (
 // Sealed is what a sealed record keeps, encrypted, for `gated replay` to
 // decide the call again exactly: the event as the runtime sent it (its
 // arguments and evidence text included), the workspace its paths were
-// judged against, and the client address ip-range conditions read. Only an
-// operator holding an age identity of the sealer's recipients reads it.
+// judged against, the client address ip-range conditions read, and the
+// AuthZEN request policy reads as input.authzen (for a call that came as
+// one). Only an operator holding an age identity of the sealer's
+// recipients reads it.
 type Sealed struct {
 	Event     map[string]any `json:"event"`
 	Workspace string         `json:"workspace,omitempty"`
 	ClientIP  string         `json:"client_ip,omitempty"`
+	AuthZEN   map[string]any `json:"authzen,omitempty"`
 }
 
 // maxSealedBytes bounds what Unseal decrypts: the decrypted event cannot be
@@ -107,7 +110,8 @@ func (u *Unsealer) Unseal(rec *Record) (*Sealed, error) {
 	// The event is decoded as every surface decodes one (exact numbers
 	// included), so the replayed call is the call that was decided.
 	var wire struct {
-		Event json.RawMessage `json:"event"`
+		Event   json.RawMessage `json:"event"`
+		AuthZEN json.RawMessage `json:"authzen"`
 		Sealed
 	}
 	if err := json.Unmarshal(plain, &wire); err != nil {
@@ -116,6 +120,11 @@ func (u *Unsealer) Unseal(rec *Record) (*Sealed, error) {
 	s := wire.Sealed
 	if s.Event, err = eventcodec.Decode(wire.Event, eventcodec.DefaultMaxDepth); err != nil {
 		return nil, fmt.Errorf("the sealed event of decision %s does not decode: %w", rec.DecisionID, err)
+	}
+	if len(wire.AuthZEN) > 0 {
+		if s.AuthZEN, err = eventcodec.Decode(wire.AuthZEN, eventcodec.DefaultMaxDepth); err != nil {
+			return nil, fmt.Errorf("the sealed AuthZEN request of decision %s does not decode: %w", rec.DecisionID, err)
+		}
 	}
 	return &s, nil
 }

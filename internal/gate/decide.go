@@ -300,7 +300,7 @@ func (s *decision) auditRecord(approvalID string) *audit.Record {
 		TokenName: s.req.TokenName, GatedVersion: s.e.version, LatencyMS: audit.Milliseconds(time.Since(s.start)),
 		ApprovalID: approvalID,
 	}
-	raw := audit.Raw{Event: s.req.Event, Workspace: s.req.Workspace, ClientIP: s.req.ClientIP}
+	raw := audit.Raw{Event: s.req.Event, Workspace: s.req.Workspace, ClientIP: s.req.ClientIP, AuthZEN: s.req.AuthZEN}
 	var ev *route.Event
 	if p := s.p; p != nil {
 		ev = p.Event

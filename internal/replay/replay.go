@@ -104,7 +104,7 @@ func replayOne(ctx context.Context, seen, blind *gate.Engine, u *audit.Unsealer,
 	e := seen
 	if sealed != nil {
 		o.sealed = true
-		req.Event, req.Workspace = sealed.Event, sealed.Workspace
+		req.Event, req.Workspace, req.AuthZEN = sealed.Event, sealed.Workspace, sealed.AuthZEN
 		req.ClientIP, _ = netip.ParseAddr(sealed.ClientIP)
 	} else {
 		if invalidEvent(rec) {

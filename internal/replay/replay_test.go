@@ -495,3 +495,63 @@ func sealedTrail(t *testing.T) (string, replay.Window, *audit.Unsealer) {
 	w := record(t, sink, audit.NewRedactor([]byte("k")).SealingTo(sealer))
 	return path, w, unsealer
 }
+
+// A call that came as an AuthZEN request replays with the request sealed
+// beside its event, so policy reads input.authzen as it did: a rule on the
+// request's subject, added after the call was recorded, narrows it, and
+// nothing is marked unseen.
+func TestReplaySealedAuthZEN(t *testing.T) {
+	t.Parallel()
+	id, err := age.GenerateX25519Identity()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sealer, err := audit.ParseSealer(id.Recipient().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	unsealer, err := audit.ParseUnsealer(id.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	sink, err := file.Open(path, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	rec, err := audit.NewRecorder(ctx, sink, audit.Config{SpoolDir: t.TempDir(), Durability: audit.Sync})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := gate.New(append(load(t, grantSupport).Opts, gate.WithAudit(rec, audit.NewRedactor([]byte("k")).SealingTo(sealer), "test"))...)
+	w := replay.Window{Since: time.Now().Add(-time.Minute)}
+	req := gate.Request{Event: event(t, email), Principals: []string{"bot://support-agent"}, TokenName: "support",
+		AuthZEN: map[string]any{"profile": "authzen-1.0", "subject": map[string]any{"type": "agent", "id": "mallory"}}}
+	if d := e.Decide(ctx, req); d.Route != route.Accept {
+		t.Fatalf("recorded %s %v, want accept", d.Route, d.HardBlockers)
+	}
+	if err := rec.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	w.Until = time.Now().Add(time.Minute)
+
+	dir := testtree.Write(t, t.TempDir(), map[string]string{"POLICY.md": grantSupport, "rules/subject.rego": `package gated.custom.subject
+
+findings contains {"code": "subject_barred", "route": "refuse", "blocking": true, "message": "this subject is barred"} if {
+	input.authzen.subject.id == "mallory"
+}
+`})
+	src, err := sources.Load(sources.Config{CatalogDirs: []string{"../../examples/catalog"}, PolicyDirs: []string{dir}, Limits: replay.Unlimited}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := replay.Run(ctx, replay.File(path), replay.Engine{Options: src.Opts, Blind: src.ArgumentsOpts(catalog.ArgumentsOff), Unsealer: unsealer}, w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Sealed != 1 || r.Narrowed != 1 || len(r.Changes) != 1 || len(r.Changes[0].Unseen) != 0 ||
+		!slices.Contains(r.Changes[0].NewBlockers, "subject_barred") {
+		t.Fatalf("sealed %d narrowed %d changes %+v; want the AuthZEN call narrowed by the rule on its subject, nothing unseen", r.Sealed, r.Narrowed, r.Changes)
+	}
+}
