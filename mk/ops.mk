@@ -78,7 +78,7 @@ helm-validate: helm-render $(KUBECONFORM) $(KUBE_SCHEMAS)/.done
 helm-schema-rejects: $(HELM)
 	@for bad in 'image.pullPolicy=Sometimes' 'replicaCount=-1' 'logLevel=loud' 'sevice.port=80' \
 			'service.port=0' 'serviceMonitor.interval=often' 'catalog.files.a/b=x' \
-			'secrets.auditHMACKey=short' 'secrets.auditSigningKey=not-a-pem' 'audit.signed=yes' 'audit.fail=maybe' 'redis.limitsFail=maybe' 'redis.url=localhost:6379'; do \
+			'secrets.auditHMACKey=short' 'secrets.auditSigningKey=not-a-pem' 'audit.signed=yes' 'audit.sealTo=AGE-SECRET-KEY-1QQQ' 'audit.fail=maybe' 'redis.limitsFail=maybe' 'redis.url=localhost:6379'; do \
 		if out=$$($(HELM) template gated $(CHART) --kube-version $(K8S_VERSION) \
 				-f $(CHART)/ci/defaults-values.yaml --set "$$bad" 2>&1); then \
 			echo "values.schema.json accepted $$bad"; exit 1; \
