@@ -6,7 +6,9 @@ import (
 	"crypto/ed25519"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -553,5 +555,65 @@ findings contains {"code": "subject_barred", "route": "refuse", "blocking": true
 	if r.Sealed != 1 || r.Narrowed != 1 || len(r.Changes) != 1 || len(r.Changes[0].Unseen) != 0 ||
 		!slices.Contains(r.Changes[0].NewBlockers, "subject_barred") {
 		t.Fatalf("sealed %d narrowed %d changes %+v; want the AuthZEN call narrowed by the rule on its subject, nothing unseen", r.Sealed, r.Narrowed, r.Changes)
+	}
+}
+
+// A file read twice must be the same file both times: one rewritten while
+// replay decides its records fails the replay, naming what happened,
+// rather than leaving decisions out in silence.
+func TestReplayFileChangedUnderfoot(t *testing.T) {
+	t.Parallel()
+	path, w, _ := sealedTrail(t)
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Many more decisions than one read of the file takes in, so the
+	// second pass is still reading when the file is rewritten.
+	var line map[string]any
+	first := raw[:bytes.IndexByte(raw, '\n')+1]
+	if err := json.Unmarshal(first, &line); err != nil {
+		t.Fatal(err)
+	}
+	// Each line is padded to 4 KiB, so a truncation at 64 KiB (the
+	// reader's buffer) ends the file cleanly between two lines: what is
+	// left reads as a shorter trail, not as a broken line.
+	const lineSize = 4 << 10
+	var big bytes.Buffer
+	for i := range 500 {
+		line["decision_id"] = fmt.Sprintf("0193a5b4-7c3e-7a1b-8f00-%012d", i)
+		line["reasons"] = []string{""}
+		b, err := json.Marshal(line)
+		if err != nil {
+			t.Fatal(err)
+		}
+		line["reasons"] = []string{strings.Repeat("x", lineSize-len(b)-1)}
+		if b, err = json.Marshal(line); err != nil || len(b) != lineSize-1 {
+			t.Fatalf("padded line of %d bytes: %v", len(b), err)
+		}
+		big.Write(append(b, '\n'))
+	}
+	if err := os.WriteFile(path, big.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	calls := 0
+	err = replay.File(path).Each(context.Background(), w, func(*audit.Record) error {
+		if calls++; calls == 1 {
+			if err := os.Truncate(path, 64<<10); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return nil
+	})
+	if err == nil || !strings.Contains(err.Error(), "changed while replay read it") {
+		t.Fatalf("replay of a file rewritten underfoot: %v after %d decisions", err, calls)
+	}
+	// Left alone, every decision of the window is read once.
+	if err := os.WriteFile(path, big.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	calls = 0
+	if err := replay.File(path).Each(context.Background(), w, func(*audit.Record) error { calls++; return nil }); err != nil || calls != 500 {
+		t.Fatalf("replay of the file: %v after %d decisions, want 500", err, calls)
 	}
 }

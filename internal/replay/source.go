@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/gatedhq/gated/internal/audit"
@@ -71,14 +69,17 @@ func (s storeSource) Each(ctx context.Context, w Window, fn func(*audit.Record) 
 }
 
 // File is the Source of a JSON-lines audit file (internal/audit/file).
-// It holds the window's records in memory, as a correction may come any
-// number of lines after the record it supersedes.
+// A correction may come any number of lines after the record it
+// supersedes, so the file is read twice: once to find the line of each
+// decision's latest form, keeping only its line number, and once to
+// decide those lines. Memory grows with the window's decisions, not with
+// their records.
 func File(path string) Source { return fileSource(path) }
 
 type fileSource string
 
 func (p fileSource) Each(ctx context.Context, w Window, fn func(*audit.Record) error) error {
-	byID := map[string]*audit.Record{}
+	latest := map[string]int{} // decision id → the line of its latest form
 	var seen audit.Occurrences
 	err := file.Read(string(p), func(n int, fr audit.Frame) error {
 		if fr.Checkpoint != nil {
@@ -93,7 +94,7 @@ func (p fileSource) Each(ctx context.Context, w Window, fn func(*audit.Record) e
 			return fmt.Errorf("audit file %s, line %d: decision %s is stored again, not as a correction of its record; run `gated audit verify` on the file", p, n, fr.DecisionID)
 		}
 		if w.holds(fr.DecidedAt) {
-			byID[fr.DecisionID] = fr.Record // a correction's line comes after the line it corrects
+			latest[fr.DecisionID] = n // a correction's line comes after the line it corrects
 		}
 		if n%1024 == 0 {
 			return ctx.Err()
@@ -103,20 +104,21 @@ func (p fileSource) Each(ctx context.Context, w Window, fn func(*audit.Record) e
 	if err != nil {
 		return err
 	}
-	recs := make([]*audit.Record, 0, len(byID))
-	for _, r := range byID {
-		recs = append(recs, r)
-	}
-	slices.SortFunc(recs, func(a, b *audit.Record) int {
-		if c := a.DecidedAt.Compare(b.DecidedAt); c != 0 {
-			return c
+	found := 0
+	err = file.Read(string(p), func(n int, fr audit.Frame) error {
+		if fr.Checkpoint != nil || latest[fr.DecisionID] != n {
+			return nil
 		}
-		return strings.Compare(a.DecisionID, b.DecisionID)
+		found++
+		if n%1024 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		return fn(fr.Record)
 	})
-	for _, r := range recs {
-		if err := fn(r); err != nil {
-			return err
-		}
+	if err == nil && found != len(latest) {
+		err = fmt.Errorf("audit file %s changed while replay read it (%d of the window's %d decisions found again): replay a copy, or one that is only appended to", p, found, len(latest))
 	}
-	return nil
+	return err
 }
