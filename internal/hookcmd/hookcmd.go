@@ -80,7 +80,7 @@ func Input(c *wire.Codec, getenv func(string) string, stdin io.Reader) ([]byte, 
 }
 
 // WorkspaceUsage describes the --workspace flag of the hook commands.
-const WorkspaceUsage = "the session's workspace, for a runtime whose cwd is where the agent chose to run a command (Codex); default: the folder the hook runs in"
+const WorkspaceUsage = "the session's workspace, for a runtime whose cwd is where the agent chose to run a command (Codex, Windsurf); default: the folder the hook runs in"
 
 // Rebase moves a shell call the runtime reports with a cwd outside the
 // workspace onto it (wire.Codec.Rebase): the workspace is the folder the

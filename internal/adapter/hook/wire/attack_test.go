@@ -203,6 +203,44 @@ func TestAttackedCodexWorkdirIsNotTheWorkspace(t *testing.T) {
 	}
 }
 
+// Windsurf's hooks carry only tool_info.cwd, which Cascade's run_command
+// takes from the model: a command run in /etc, or a relative file read
+// there, is moved onto the workspace the hook runs in, as Codex's is.
+func TestAttackedWindsurfCwdIsNotTheWorkspace(t *testing.T) {
+	t.Parallel()
+	const inEtc = `{"agent_action_name":"pre_run_command","trajectory_id":"t-1","execution_id":"e-1","tool_info":{"command_line":"cat passwd","cwd":"/etc"}}`
+	doc := decode(t, inEtc)
+	if !Windsurf.Rebase(doc, "/home/u/project") {
+		t.Fatal("a command run in /etc was not moved onto the workspace")
+	}
+	c, err := Windsurf.Parse(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Cwd != "/home/u/project" || c.Input["command"] != "cd '/etc' && cat passwd" {
+		t.Errorf("got cwd %q, command %q", c.Cwd, c.Input["command"])
+	}
+	// A relative file path is read from where the model said: joined to it.
+	read := decode(t, `{"agent_action_name":"pre_read_code","tool_info":{"file_path":"passwd","cwd":"/etc"}}`)
+	if !Windsurf.Rebase(read, "/home/u/project") {
+		t.Fatal("a read in /etc was not moved onto the workspace")
+	}
+	if c, err := Windsurf.Parse(read); err != nil || c.Cwd != "/home/u/project" || c.Input["file_path"] != "/etc/passwd" {
+		t.Errorf("read: %+v %v", c, err)
+	}
+	for name, tc := range map[string]struct{ in, where string }{
+		"in the workspace":          {strings.Replace(inEtc, `"/etc"`, `"/home/u/project/sub"`, 1), "/home/u/project"},
+		"an MCP tool":               {`{"agent_action_name":"pre_mcp_tool_use","tool_info":{"mcp_server_name":"s","mcp_tool_name":"t","cwd":"/etc"}}`, "/home/u/project"},
+		"a hook started in /":       {inEtc, "/"},
+		"no workspace to rebase":    {inEtc, ""},
+		"command_line not a string": {strings.Replace(inEtc, `"cat passwd"`, `["cat","passwd"]`, 1), "/home/u/project"},
+	} {
+		if Windsurf.Rebase(decode(t, tc.in), tc.where) {
+			t.Errorf("%s: moved", name)
+		}
+	}
+}
+
 // The forwarding command passes the text on as it came unless the call
 // moves, and refuses a text that repeats a key rather than re-encoding it.
 func TestAttackedCodexRebaseBody(t *testing.T) {

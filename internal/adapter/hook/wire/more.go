@@ -2,6 +2,7 @@ package wire
 
 import (
 	"fmt"
+	"path"
 	"reflect"
 	"strings"
 )
@@ -118,7 +119,50 @@ var Windsurf = register(&Codec{
 	},
 	encode: exitCoded,
 	read:   readDecision,
+	rebase: rebaseWindsurf,
 })
+
+// rebaseWindsurf moves a call whose tool_info.cwd lies outside the
+// workspace onto it, as Codex's calls are moved (withRebase). Cascade's
+// run_command takes its Cwd from the model, and its hooks carry no other
+// folder, so that cwd cannot be taken for the workspace: a command runs
+// there from the workspace (cd '<cwd>' && …), a relative file path is
+// joined to it. The hook runs where Cascade starts it: if that is not the
+// workspace either, the move still never widens what was decided before (a
+// hook started in / moves nothing), and --workspace names the workspace
+// outright.
+func rebaseWindsurf(doc map[string]any, workspace string) bool {
+	info, _ := doc["tool_info"].(map[string]any)
+	cwd, _ := info["cwd"].(string)
+	if cwd == "" || within(cwd, workspace) {
+		return false
+	}
+	moved := make(map[string]any, len(info))
+	for k, v := range info {
+		moved[k] = v
+	}
+	switch doc["agent_action_name"] {
+	case "pre_run_command":
+		cmd, isStr := info["command_line"].(string)
+		if !isStr {
+			return false
+		}
+		moved["command_line"] = inDir(cwd, cmd)
+	case "pre_read_code", "pre_write_code":
+		file, isStr := info["file_path"].(string)
+		if !isStr {
+			return false
+		}
+		if !path.IsAbs(file) {
+			moved["file_path"] = path.Join(cwd, file)
+		}
+	default:
+		return false
+	}
+	moved["cwd"] = workspace
+	doc["tool_info"] = moved
+	return true
+}
 
 // Kiro CLI: the preToolUse hook of an agent configuration
 // ({hook_event_name, cwd, tool_name, tool_input}). Exit 2 blocks, stderr
