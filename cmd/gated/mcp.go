@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 
@@ -21,21 +22,15 @@ import (
 // stderr, and every decision is recorded like one of gated serve's.
 func runMCP(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := newFlagSet("mcp", stderr)
-	shadow := fs.Bool("shadow", false, "shadow mode for every call")
-	logLevel := fs.String("log-level", "warn", "log level on stderr: debug, info, warn, error")
-	var sf sourceFlags
-	sf.register(fs)
-	var af auditFlags
-	af.register(fs)
-	var kf killFlags
-	kf.register(fs)
+	var lf localFlags
+	lf.register(fs)
 	if err := parseFlags(fs, args, getenv); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return usageError("mcp takes no arguments, got %q", fs.Args())
 	}
-	l, err := openLocal(ctx, &sf, &af, &kf, *logLevel, *shadow, stderr)
+	l, err := openLocal(ctx, &lf, stderr)
 	if err != nil {
 		return err
 	}
@@ -52,6 +47,24 @@ func runMCP(ctx context.Context, args []string, getenv func(string) string, stdi
 	return nil
 }
 
+// localFlags are the flags of the stdio commands (gated mcp, gated
+// mcp-proxy) that decide in their own process.
+type localFlags struct {
+	shadow   bool
+	logLevel string
+	sources  sourceFlags
+	audit    auditFlags
+	kill     killFlags
+}
+
+func (f *localFlags) register(fs *flag.FlagSet) {
+	fs.BoolVar(&f.shadow, "shadow", false, "shadow mode for every call")
+	fs.StringVar(&f.logLevel, "log-level", "warn", "log level on stderr: debug, info, warn, error")
+	f.sources.register(fs)
+	f.audit.register(fs)
+	f.kill.register(fs)
+}
+
 // local is what the stdio commands (gated mcp, gated mcp-proxy) decide
 // with, in their own process: a logger on stderr, the sources kept
 // current, metrics, the audit recorder and, with a database, the kill
@@ -66,8 +79,9 @@ type local struct {
 	close func()
 }
 
-func openLocal(ctx context.Context, sf *sourceFlags, af *auditFlags, kf *killFlags, logLevel string, shadow bool, stderr io.Writer) (*local, error) {
-	log, err := newLogger(stderr, logLevel)
+func openLocal(ctx context.Context, lf *localFlags, stderr io.Writer) (*local, error) {
+	sf, af, kf := &lf.sources, &lf.audit, &lf.kill
+	log, err := newLogger(stderr, lf.logLevel)
 	if err != nil {
 		return nil, usageError("%v", err)
 	}
@@ -91,7 +105,7 @@ func openLocal(ctx context.Context, sf *sourceFlags, af *auditFlags, kf *killFla
 		closeDatabase(db)
 		return nil, err
 	}
-	opts := append(src.Opts, gate.WithShadow(shadow), gate.WithAudit(rec, red, gatedVersion()), gate.WithMetrics(m))
+	opts := append(src.Opts, gate.WithShadow(lf.shadow), gate.WithAudit(rec, red, gatedVersion()), gate.WithMetrics(m))
 	var ks *watch.Switch
 	if killOn {
 		ks = watch.Open(ctx, db, kf.config(af.spoolDir), m, log.Named("kill"))

@@ -37,23 +37,17 @@ func runMCPProxy(ctx context.Context, args []string, getenv func(string) string,
 	hideRefused := fs.Bool("hide-refused", false, "leave out of tools/list the tools every call of which is refused (never-executing tools; uncatalogued ones under --unknown-tools refuse)")
 	maxResult := fs.Int("max-result-bytes", mcpproxy.DefaultMaxResultBytes, "the largest tool result, encoded, passed on to the client; a larger one becomes a tool error")
 	elicitation := fs.String("upstream-elicitation", "mark", "the upstream's elicitation requests: mark (passed on, the message saying the upstream asks, not gated) or refuse")
-	shadow := fs.Bool("shadow", false, "shadow mode for every call")
-	logLevel := fs.String("log-level", "warn", "log level on stderr: debug, info, warn, error")
-	var sf sourceFlags
-	sf.register(fs)
+	var lf localFlags
+	lf.register(fs)
 	requester := fs.String("requester", "", "with --database-url, the requester of the approvals the proxy opens, as gated serve's approvers see it; default mcp-proxy:<server-name>")
-	var af auditFlags
-	af.register(fs)
 	var apf approvalFlags
 	apf.register(fs)
-	var kf killFlags
-	kf.register(fs)
 	if err := parseFlags(fs, args, getenv); err != nil {
 		return err
 	}
 	// The proxy has no tokens: its requester is the configured identity,
 	// so a database is all approvals need.
-	approvalsOn, err := apf.check(af.databaseURL != "", true)
+	approvalsOn, err := apf.check(lf.audit.databaseURL != "", true)
 	if err != nil {
 		return err
 	}
@@ -77,14 +71,14 @@ func runMCPProxy(ctx context.Context, args []string, getenv func(string) string,
 			return usageError("--http-addr: %v", err)
 		}
 	}
-	l, err := openLocal(ctx, &sf, &af, &kf, *logLevel, *shadow, stderr)
+	l, err := openLocal(ctx, &lf, stderr)
 	if err != nil {
 		return err
 	}
 	defer l.close()
 	log, m, opts := l.log, l.m, l.opts
 	if approvalsOn {
-		a, err := openApprovals(ctx, &apf, l.db, af.retention, m, log.Named("approvals"))
+		a, err := openApprovals(ctx, &apf, l.db, lf.audit.retention, m, log.Named("approvals"))
 		if err != nil {
 			return err
 		}

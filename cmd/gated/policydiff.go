@@ -77,19 +77,7 @@ func (r *replayFlags) window(now time.Time) (w replay.Window, err error) {
 	if r.since == "" {
 		return w, usageError("--replay needs --since: the window of decisions to replay")
 	}
-	if w.Since, err = parseWhen(r.since, now); err != nil {
-		return w, usageError("--since: %v", err)
-	}
-	w.Until = now
-	if r.until != "" {
-		if w.Until, err = parseWhen(r.until, now); err != nil {
-			return w, usageError("--until: %v", err)
-		}
-	}
-	if !w.Until.After(w.Since) {
-		return w, usageError("--until %s is not after --since %s", w.Until.Format(time.RFC3339), w.Since.Format(time.RFC3339))
-	}
-	return w, nil
+	return replayWindow(r.since, r.until, now)
 }
 
 // engine joins a gate to one side's catalog and policy, with the argument

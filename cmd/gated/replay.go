@@ -42,22 +42,12 @@ func runReplay(ctx context.Context, args []string, getenv func(string) string, s
 	if err != nil {
 		return usageError("--format: %v", err)
 	}
-	now := time.Now()
 	if *since == "" {
 		return usageError("--since is required: the window of decisions to replay")
 	}
-	var w replay.Window
-	if w.Since, err = parseWhen(*since, now); err != nil {
-		return usageError("--since: %v", err)
-	}
-	w.Until = now
-	if *until != "" {
-		if w.Until, err = parseWhen(*until, now); err != nil {
-			return usageError("--until: %v", err)
-		}
-	}
-	if !w.Until.After(w.Since) {
-		return usageError("--until %s is not after --since %s", w.Until.Format(time.RFC3339), w.Since.Format(time.RFC3339))
+	w, err := replayWindow(*since, *until, time.Now())
+	if err != nil {
+		return err
 	}
 	eng := replay.Engine{}
 	if eng.Unsealer, err = unsealer(*identity); err != nil {
@@ -119,6 +109,24 @@ func replaySource(ctx context.Context, dbURL, auditFile string) (_ replay.Source
 		return nil, nil, err
 	}
 	return replay.Store(postgres.NewStore(db)), db.Close, nil
+}
+
+// replayWindow is the window of decisions from --since to --until (now when
+// empty), as gated replay and gated policy diff --replay read them.
+func replayWindow(since, until string, now time.Time) (w replay.Window, err error) {
+	if w.Since, err = parseWhen(since, now); err != nil {
+		return w, usageError("--since: %v", err)
+	}
+	w.Until = now
+	if until != "" {
+		if w.Until, err = parseWhen(until, now); err != nil {
+			return w, usageError("--until: %v", err)
+		}
+	}
+	if !w.Until.After(w.Since) {
+		return w, usageError("--until %s is not after --since %s", w.Until.Format(time.RFC3339), w.Since.Format(time.RFC3339))
+	}
+	return w, nil
 }
 
 // parseWhen reads an RFC 3339 time, or a duration before now.

@@ -226,17 +226,11 @@ func (c *Call) Event(category route.Category) map[string]any {
 		domain = "unknown"
 	}
 	refs := append([]any{contract.RefDoc(c.subjectRef())}, c.gated.EvidenceRefs...)
-	doc := contract.Event{
+	return contract.Event{
 		ToolName: c.Tool, Category: category, AuthorizationState: state, EvidenceRefs: refs,
 		RiskDomain: domain, Arguments: c.Arguments, RecommendedRoute: rec, AgentID: c.AgentID,
+		AuthorizationSubject: c.Subject, UserIntent: c.gated.UserIntent,
 	}.Doc()
-	if c.Subject != nil {
-		doc["authorization_subject"] = map[string]any{"subject_type": c.Subject.SubjectType, "subject_ref": c.Subject.SubjectRef}
-	}
-	if c.gated.UserIntent != "" {
-		doc["user_intent"] = c.gated.UserIntent
-	}
-	return doc
 }
 
 // subjectRef is the evidence the PEP's request is: its subject,

@@ -20,6 +20,9 @@ type Event struct {
 	RecommendedRoute route.Route
 	RequestID        string // left out when empty
 	AgentID          string // left out when empty
+	// AuthorizationSubject is whom the call acts for; left out when nil.
+	AuthorizationSubject *route.Subject
+	UserIntent           string // left out when empty
 }
 
 // Doc is the event as the decoded JSON object a runtime would send.
@@ -38,6 +41,12 @@ func (e Event) Doc() map[string]any {
 	}
 	if e.AgentID != "" {
 		doc["agent_id"] = e.AgentID
+	}
+	if s := e.AuthorizationSubject; s != nil {
+		doc["authorization_subject"] = map[string]any{"subject_type": s.SubjectType, "subject_ref": s.SubjectRef}
+	}
+	if e.UserIntent != "" {
+		doc["user_intent"] = e.UserIntent
 	}
 	return doc
 }

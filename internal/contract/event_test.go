@@ -42,6 +42,7 @@ func TestEventDocPrepares(t *testing.T) {
 	ev := contract.Event{
 		ToolName: "get_weather", Category: route.PublicRead, AuthorizationState: "none", RiskDomain: "public_information",
 		Arguments: map[string]any{"city": "Lisbon"}, RecommendedRoute: route.Accept, AgentID: "agent-1",
+		AuthorizationSubject: &route.Subject{SubjectType: "user", SubjectRef: "u-1"}, UserIntent: "plan a trip",
 		EvidenceRefs: []any{contract.RefDoc(route.EvidenceRef{SourceID: "doc.weather", Kind: "other", TrustTier: "verified",
 			RedactionStatus: "redacted", Provenance: "fixture", Freshness: route.Freshness{Status: "fresh"}})},
 	}
@@ -52,7 +53,12 @@ func TestEventDocPrepares(t *testing.T) {
 	if p.Event.AgentID != "agent-1" || p.Event.RequestID != "" || len(p.Event.EvidenceRefs) != 1 || p.Event.RecommendedRoute != route.Accept {
 		t.Errorf("prepared %+v", p.Event)
 	}
-	if _, ok := (contract.Event{}).Doc()["request_id"]; ok {
-		t.Error("an empty request id is sent")
+	if s := p.Event.AuthorizationSubject; s == nil || *s != *ev.AuthorizationSubject || p.Event.UserIntent != "plan a trip" {
+		t.Errorf("prepared subject %+v, intent %q", s, p.Event.UserIntent)
+	}
+	for _, key := range []string{"request_id", "authorization_subject", "user_intent"} {
+		if _, ok := (contract.Event{}).Doc()[key]; ok {
+			t.Errorf("an empty %s is sent", key)
+		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -250,11 +251,7 @@ func joinJSON(b *strings.Builder, open, close byte, n int, member func(i int)) {
 func canonicalJSON(b *strings.Builder, v any) {
 	switch v := v.(type) {
 	case map[string]any:
-		keys := make([]string, 0, len(v))
-		for k := range v {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
+		keys := slices.Sorted(maps.Keys(v))
 		joinJSON(b, '{', '}', len(keys), func(i int) {
 			jsonString(b, keys[i])
 			b.WriteByte(':')

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/gatedhq/gated/internal/audit"
+	"github.com/gatedhq/gated/internal/contract"
 	"github.com/gatedhq/gated/internal/gate"
 	"github.com/gatedhq/gated/internal/route"
 )
@@ -154,11 +155,11 @@ const replayProvenance = "audit_record"
 func rebuild(rec *audit.Record) map[string]any {
 	refs := make([]any, len(rec.Evidence))
 	for i, m := range rec.Evidence {
-		refs[i] = map[string]any{
-			"source_id": firstNonEmpty(m.SourceID, m.SourceFingerprint), "kind": m.Kind, "trust_tier": m.TrustTier,
-			"redaction_status": m.RedactionStatus, "freshness": map[string]any{"status": m.Freshness},
-			"provenance": replayProvenance,
-		}
+		refs[i] = contract.RefDoc(route.EvidenceRef{
+			SourceID: firstNonEmpty(m.SourceID, m.SourceFingerprint), Kind: m.Kind, TrustTier: m.TrustTier,
+			RedactionStatus: m.RedactionStatus, Freshness: route.Freshness{Status: m.Freshness},
+			Provenance: replayProvenance,
+		})
 	}
 	doc := map[string]any{
 		"tool_name": rec.ToolName, "tool_category": rec.DeclaredCategory, "authorization_state": rec.DeclaredAuth,

@@ -16,6 +16,7 @@ import (
 	"github.com/gatedhq/gated/internal/envelope"
 	"github.com/gatedhq/gated/internal/eventcodec"
 	"github.com/gatedhq/gated/internal/gate"
+	"github.com/gatedhq/gated/internal/route"
 )
 
 // ToolName is the reference's tool name, so MCP clients configured for the
@@ -83,7 +84,7 @@ func undecided(err error) *sdk.CallToolResult {
 	return &sdk.CallToolResult{
 		IsError:           true,
 		Content:           []sdk.Content{&sdk.TextContent{Text: msg}},
-		StructuredContent: map[string]any{"route": "refuse", "execute": false, "error": err.Error()},
+		StructuredContent: map[string]any{"route": route.Refuse.String(), "execute": false, "error": err.Error()},
 	}
 }
 

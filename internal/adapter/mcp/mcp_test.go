@@ -1,0 +1,40 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/gatedhq/gated/internal/gate"
+)
+
+// Arguments gated will not decide on are refused as the HTTP surface
+// refuses a body: a tool error saying refuse, and no decision.
+func TestUndecidableArgumentsAreRefused(t *testing.T) {
+	t.Parallel()
+	decided := false
+	h := handler(4, func(context.Context, map[string]any) *gate.Decision {
+		decided = true
+		return nil
+	})
+	for name, args := range map[string]string{
+		"too deep":    `{"a":{"b":{"c":{"d":{"e":{}}}}}}`,
+		"not UTF-8":   "{\"tool_name\":\"\xff\"}",
+		"not one obj": `[1]`,
+	} {
+		req := &sdk.CallToolRequest{Params: &sdk.CallToolParamsRaw{Arguments: json.RawMessage(args)}}
+		res, err := h(context.Background(), req)
+		if err != nil || !res.IsError {
+			t.Fatalf("%s: got %+v, %v; want a tool error", name, res, err)
+		}
+		body, _ := res.StructuredContent.(map[string]any)
+		if body["route"] != "refuse" || body["execute"] != false {
+			t.Errorf("%s: structured content %v, want route refuse and execute false", name, body)
+		}
+	}
+	if decided {
+		t.Error("arguments gated refuses were decided")
+	}
+}
