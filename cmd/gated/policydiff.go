@@ -10,17 +10,14 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
-	"github.com/gatedhq/gated/internal/bundle"
 	"github.com/gatedhq/gated/internal/catalog"
+	"github.com/gatedhq/gated/internal/diffside"
 	"github.com/gatedhq/gated/internal/gate"
 	"github.com/gatedhq/gated/internal/policy"
-	"github.com/gatedhq/gated/internal/policy/cases"
 	"github.com/gatedhq/gated/internal/policydiff"
 	"github.com/gatedhq/gated/internal/replay"
-	"github.com/gatedhq/gated/internal/sources"
 )
 
 const policyDiffUsage = `usage: gated policy diff [flags] OLD NEW
@@ -80,14 +77,10 @@ func (r *replayFlags) window(now time.Time) (w replay.Window, err error) {
 	return replayWindow(r.since, r.until, now)
 }
 
-// engine joins a gate to one side's catalog and policy, with the argument
-// validation and the rate-limit counts given.
-type engine func(args catalog.ArgumentMode, limits *policy.Limiter) []gate.Option
-
 // replayDiff is gated replay over the flags' window and source, deciding
 // with the new side's catalog and policy: its counts, and its sections of
 // the report.
-func replayDiff(ctx context.Context, rf replayFlags, w replay.Window, newSide engine, args catalog.ArgumentMode) (*policydiff.Replay, error) {
+func replayDiff(ctx context.Context, rf replayFlags, w replay.Window, newSide diffside.Engine, args catalog.ArgumentMode) (*policydiff.Replay, error) {
 	u, err := unsealer(rf.identity)
 	if err != nil {
 		return nil, err
@@ -166,13 +159,20 @@ func runPolicyDiff(ctx context.Context, args []string, getenv func(string) strin
 	}
 	defer os.RemoveAll(tmp)
 	var loaded [2]policydiff.Side
-	var engines [2]engine
+	var engines [2]diffside.Engine
+	var policyPath string // what a bare REV side reads
+	if len(sf.policyDirs) > 0 {
+		policyPath = sf.policyDirs[0]
+	}
 	for i, spec := range sides {
-		place, err := locate(spec, &sf, df.repo, filepath.Join(tmp, fmt.Sprint(i)), bundles.Limits)
+		place, err := diffside.Locate(spec, sf.catalogDirs, policyPath, df.repo, filepath.Join(tmp, fmt.Sprint(i)), bundles.Limits)
+		if errors.Is(err, diffside.ErrNoPath) {
+			return usageError("%v", err)
+		}
 		if err != nil {
 			return err
 		}
-		if loaded[i], engines[i], err = place.load(ctx, bundles, unknown, argMode); err != nil {
+		if loaded[i], engines[i], err = place.Load(ctx, bundles, unknown, argMode); err != nil {
 			return err
 		}
 	}
@@ -189,134 +189,4 @@ func runPolicyDiff(ctx context.Context, args []string, getenv func(string) strin
 		return exitError{code: exitBlocked}
 	}
 	return nil
-}
-
-// place is where one side's sources are on disk.
-type place struct {
-	label    string
-	policy   []string // a directory or one manifest
-	catalogs []string
-	cases    string // where its *_test.yaml files are
-}
-
-// locate finds a side on disk, writing it below dir when it names a git
-// revision.
-func locate(spec string, sf *sourceFlags, repo, dir string, limits bundle.Limits) (place, error) {
-	if _, err := os.Stat(spec); err == nil {
-		p := place{label: spec, policy: []string{spec}, catalogs: sf.catalogDirs, cases: casesDir(spec)}
-		if len(p.catalogs) == 0 {
-			named, err := cases.Catalogs([]string{p.cases})
-			if err != nil && !errors.Is(err, cases.ErrNoTestFiles) {
-				return place{}, err
-			}
-			p.catalogs = named
-		}
-		return p, nil
-	}
-	rev, path, hasPath := strings.Cut(spec, ":")
-	if !hasPath {
-		if len(sf.policyDirs) == 0 {
-			return place{}, usageError("%s is not a file or folder here; as a git revision it needs its policy's path: REV:PATH, or --policy PATH", spec)
-		}
-		path = sf.policyDirs[0]
-	}
-	r, err := bundle.OpenGitRevision(repo, rev, limits)
-	if err != nil {
-		return place{}, err
-	}
-	write := func(p string) (string, error) {
-		tree := p
-		if bundle.IsManifest(p) {
-			tree = casesDir(p) // a manifest's local sources are in its folder
-		}
-		if err := r.WriteTo(dir, tree); err != nil {
-			return "", err
-		}
-		return filepath.Join(dir, filepath.FromSlash(p)), nil
-	}
-	p := place{label: fmt.Sprintf("%s:%s (%s)", rev, path, r.Commit[:12])}
-	local, err := write(path)
-	if errors.Is(err, bundle.ErrNotInRevision) {
-		// A policy the revision does not have (yet): gated without one,
-		// which enforces no grants.
-		local, err = filepath.Join(dir, "no-policy"), os.MkdirAll(filepath.Join(dir, "no-policy"), 0o700)
-		p.label = fmt.Sprintf("%s:%s (%s: no policy there)", rev, path, r.Commit[:12])
-	}
-	if err != nil {
-		return place{}, err
-	}
-	p.policy, p.cases = []string{local}, casesDir(local)
-	for _, c := range sf.catalogDirs {
-		local, err := write(c)
-		if errors.Is(err, bundle.ErrNotInRevision) {
-			continue // as gated without this --catalog
-		}
-		if err != nil {
-			return place{}, fmt.Errorf("--catalog: %w", err)
-		}
-		p.catalogs = append(p.catalogs, local)
-	}
-	if len(sf.catalogDirs) == 0 {
-		named, err := cases.Catalogs([]string{p.cases})
-		if err != nil && !errors.Is(err, cases.ErrNoTestFiles) {
-			return place{}, err
-		}
-		for _, c := range named {
-			rel, err := filepath.Rel(dir, c)
-			if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-				return place{}, fmt.Errorf("the test files of %s name the catalog %s, which is outside the repository", spec, c)
-			}
-			local, err := write(filepath.ToSlash(rel))
-			if err != nil {
-				return place{}, fmt.Errorf("the catalog the test files of %s name: %w", spec, err)
-			}
-			p.catalogs = append(p.catalogs, local)
-		}
-	}
-	return p, nil
-}
-
-// casesDir is where a policy's test files are: the directory itself, or a
-// manifest's folder.
-func casesDir(p string) string {
-	if bundle.IsManifest(p) {
-		return filepath.Dir(p)
-	}
-	return p
-}
-
-// load loads a side's catalog, policy and test cases, and the gate that
-// decides them; join joins another gate to the side's catalog and policy.
-func (p place) load(ctx context.Context, bundles sources.Bundles, unknown gate.UnknownTools, args catalog.ArgumentMode) (s policydiff.Side, join engine, err error) {
-	s = policydiff.Side{Label: p.label}
-	var cat *catalog.Catalog
-	var res policy.Resolver
-	if len(p.catalogs) > 0 {
-		if cat, err = sources.LoadCatalog(p.catalogs, bundles); err != nil {
-			return s, nil, fmt.Errorf("%s: the catalog: %w", p.label, err)
-		}
-		s.Catalog, res = cat, cat
-	}
-	pol, err := sources.LoadPolicy(p.policy, bundles, res)
-	if err != nil {
-		return s, nil, fmt.Errorf("%s: the policy: %w", p.label, err)
-	}
-	s.Policy = pol
-	if s.Cases, err = cases.Read([]string{p.cases}); err != nil {
-		return s, nil, fmt.Errorf("%s: %w", p.label, err)
-	}
-	join = func(args catalog.ArgumentMode, limits *policy.Limiter) []gate.Option {
-		opts := []gate.Option{gate.WithPolicy(func() *policy.Set { return pol }, limits)}
-		if cat != nil {
-			opts = append(opts, gate.WithCatalog(func() *catalog.Catalog { return cat }, unknown, args))
-		}
-		return opts
-	}
-	s.Decide = func(ev map[string]any, principals []string, now time.Time) (string, []string) {
-		// An engine per case: rate limits count one case only.
-		e := gate.New(append(join(args, policy.NewLimiter()), gate.WithClock(func() time.Time { return now }))...)
-		d := e.Decide(ctx, gate.Request{Event: ev, Principals: principals})
-		return d.Route.String(), d.HardBlockers
-	}
-	return s, join, nil
 }

@@ -77,6 +77,9 @@ var stack = []layer{
 	{"around the engine: its answer on the wire, and its sources kept current", []string{
 		"internal/envelope", "internal/sources", "internal/policy/coverage", "internal/replay", "internal/candidate",
 	}},
+	{"review on the loaded sources: the sides of a policy diff", []string{
+		"internal/diffside",
+	}},
 	{"translators onto the engine", []string{
 		"internal/actionapi", "internal/adapter/hook", "internal/adapter/mcp", "internal/authzen",
 	}},
