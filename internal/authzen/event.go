@@ -1,8 +1,6 @@
 package authzen
 
 import (
-	"crypto/sha256"
-	"encoding/base32"
 	"fmt"
 
 	"github.com/gatedhq/gated/internal/contract"
@@ -91,7 +89,7 @@ var subjectTypes = map[string]string{
 // COAZ-MCP tools/call's proposed_arguments are the tool's arguments only,
 // sent in resource.properties.arguments.
 func (e Evaluation) Call() (*Call, error) {
-	c := &Call{Tool: e.Action.Name, subject: fingerprint(e.Subject.Type + ":" + e.Subject.ID)}
+	c := &Call{Tool: e.Action.Name, subject: contract.Fingerprint(e.Subject.Type + ":" + e.Subject.ID)}
 	rest := map[string]any{}
 	for k, v := range e.Context {
 		if k != GatedKey {
@@ -248,13 +246,6 @@ func (c *Call) subjectRef() route.EvidenceRef {
 
 // fingerprint is base32, not hex: a hex fingerprint can be all digits,
 // which the secret scan may take for a card number.
-func fingerprint(s string) string {
-	sum := sha256.Sum256([]byte(s))
-	return "sha256-" + encoding.EncodeToString(sum[:10])
-}
-
-var encoding = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding)
-
 func entityDoc(e *Entity) map[string]any {
 	doc := map[string]any{"type": e.Type, "id": e.ID}
 	if e.Properties != nil {

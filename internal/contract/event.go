@@ -1,6 +1,11 @@
 package contract
 
-import "github.com/gatedhq/gated/internal/route"
+import (
+	"crypto/sha256"
+	"encoding/base32"
+
+	"github.com/gatedhq/gated/internal/route"
+)
 
 // Event is an event an adapter builds for the runtime it speaks for (a
 // coding agent's hook, an MCP proxy, an Action API plan), typed. Doc makes
@@ -94,3 +99,16 @@ func texts(ss []string) []any {
 	}
 	return out
 }
+
+// Fingerprint names a caller's identifier (a session id, an AuthZEN
+// subject) in an evidence ref's source id without carrying it: it may be
+// free text, personal or secret. The name is base32, not hex: one hex
+// fingerprint in two thousand is all digits, and some of those read as
+// card numbers to the secret scan, which would refuse every call bearing
+// it.
+func Fingerprint(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return "sha256-" + fingerprintEncoding.EncodeToString(sum[:10])
+}
+
+var fingerprintEncoding = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding)

@@ -5,8 +5,6 @@
 package hook
 
 import (
-	"crypto/sha256"
-	"encoding/base32"
 	"fmt"
 	"regexp"
 	"slices"
@@ -125,9 +123,7 @@ var (
 // sessionName keeps a UUID session id as it is and fingerprints anything
 // else, so the source id never carries free text, nor a long run of digits
 // (Cline's task id is a timestamp in milliseconds) that the secret scan
-// would take for a card or account number and refuse every call. The
-// fingerprint is base32, not hex: one hex fingerprint in two thousand is
-// all digits, and some of those are card numbers to the scan.
+// would take for a card or account number and refuse every call.
 func sessionName(s string) string {
 	switch {
 	case s == "":
@@ -135,11 +131,8 @@ func sessionName(s string) string {
 	case uuidID.MatchString(s):
 		return s
 	}
-	sum := sha256.Sum256([]byte(s))
-	return "sha256-" + sessionEncoding.EncodeToString(sum[:10])
+	return contract.Fingerprint(s)
 }
-
-var sessionEncoding = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding)
 
 func plainID(s string) string {
 	if plainRe.MatchString(s) {
