@@ -259,11 +259,7 @@ func TestReplayFileSealed(t *testing.T) {
 // one escapes a tool name that would break its table.
 func TestRenderings(t *testing.T) {
 	t.Parallel()
-	path := filepath.Join(t.TempDir(), "audit.jsonl")
-	sink, err := file.Open(path, true)
-	if err != nil {
-		t.Fatal(err)
-	}
+	path, sink := fileSink(t)
 	w := record(t, sink, audit.NewRedactor([]byte("k")))
 	r, err := replay.Run(context.Background(), replay.File(path), engine(t, grantOther, nil), w)
 	if err != nil {
@@ -316,11 +312,7 @@ func TestBadWindowAndFormat(t *testing.T) {
 // writeRecords writes hand-made records as the file sink's lines.
 func writeRecords(t *testing.T, recs ...*audit.Record) string {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "audit.jsonl")
-	sink, err := file.Open(path, true)
-	if err != nil {
-		t.Fatal(err)
-	}
+	path, sink := fileSink(t)
 	if err := sink.Write(context.Background(), audit.Batch{Records: recs}); err != nil {
 		t.Fatal(err)
 	}
@@ -477,6 +469,16 @@ func TestDuplicateRefused(t *testing.T) {
 // window holding them and what opens them.
 func sealedTrail(t *testing.T) (string, replay.Window, *audit.Unsealer) {
 	t.Helper()
+	sealer, unsealer := sealing(t)
+	path, sink := fileSink(t)
+	w := record(t, sink, audit.NewRedactor([]byte("k")).SealingTo(sealer))
+	return path, w, unsealer
+}
+
+// sealing is a fresh age identity: what seals records to it and what
+// opens them.
+func sealing(t *testing.T) (*audit.Sealer, *audit.Unsealer) {
+	t.Helper()
 	id, err := age.GenerateX25519Identity()
 	if err != nil {
 		t.Fatal(err)
@@ -489,13 +491,18 @@ func sealedTrail(t *testing.T) (string, replay.Window, *audit.Unsealer) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return sealer, unsealer
+}
+
+// fileSink is an audit file sink in a temporary folder, and its path.
+func fileSink(t *testing.T) (string, audit.Sink) {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "audit.jsonl")
 	sink, err := file.Open(path, true)
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := record(t, sink, audit.NewRedactor([]byte("k")).SealingTo(sealer))
-	return path, w, unsealer
+	return path, sink
 }
 
 // A call that came as an AuthZEN request replays with the request sealed
@@ -504,23 +511,8 @@ func sealedTrail(t *testing.T) (string, replay.Window, *audit.Unsealer) {
 // nothing is marked unseen.
 func TestReplaySealedAuthZEN(t *testing.T) {
 	t.Parallel()
-	id, err := age.GenerateX25519Identity()
-	if err != nil {
-		t.Fatal(err)
-	}
-	sealer, err := audit.ParseSealer(id.Recipient().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	unsealer, err := audit.ParseUnsealer(id.String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "audit.jsonl")
-	sink, err := file.Open(path, true)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sealer, unsealer := sealing(t)
+	path, sink := fileSink(t)
 	ctx := context.Background()
 	rec, err := audit.NewRecorder(ctx, sink, audit.Config{SpoolDir: t.TempDir(), Durability: audit.Sync})
 	if err != nil {
