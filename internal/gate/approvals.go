@@ -234,8 +234,13 @@ func (s *decision) offerApproval(ctx context.Context) {
 	if err != nil {
 		return
 	}
-	// Too large to keep whole: the preview is all there is.
-	masked, _ := approval.MaskedArguments(args, d.Action.SensitiveArguments())
+	// Arguments an approver could not read whole (too large or too deep to
+	// show) get no approval: the preview alone would have them approve
+	// what they could not see. The ask stands without one.
+	masked, err := approval.MaskedArguments(args, d.Action.SensitiveArguments())
+	if err != nil {
+		return
+	}
 	a := &approval.Approval{
 		ID: newID(), Status: approval.StatusPending, Digest: digest,
 		CreatedAt: now, ExpiresAt: approval.ExpiresAt(now, d.Action.ApprovalExpiry()),
