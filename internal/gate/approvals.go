@@ -319,7 +319,9 @@ func blockingFindings(fs []route.Finding) []approval.Finding {
 	out := []approval.Finding{}
 	for _, f := range fs {
 		if f.Blocking {
-			out = append(out, approval.Finding{Code: f.Code, Route: f.Route.String(), Message: f.Message})
+			// A message may quote the caller's names (an Action API plan's
+			// actionType), shown to approvers and sent to the webhook.
+			out = append(out, approval.Finding{Code: f.Code, Route: f.Route.String(), Message: redact.Mask(f.Message)})
 		}
 	}
 	return out
