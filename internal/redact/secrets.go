@@ -449,10 +449,10 @@ const privateKeyKind = "private-key"
 
 // pemBlock reports whether a private-key block holds only what a PEM block
 // holds between its BEGIN and END lines: the RFC 1421 headers of an
-// encrypted key (Proc-Type, DEK-Info) or an OpenPGP armor's, then lines of base64 of one width
-// (at least minKeyLine) but the last, which may be shorter. Lines break at
-// CR, LF or their escapes \r and \n (a key in a JSON or shell string); a
-// key flattened into one line breaks at spaces instead.
+// encrypted key (Proc-Type, DEK-Info) or an OpenPGP armor's, then lines of
+// base64 of one width (at least minKeyLine) but the last, which may be
+// shorter. Lines break at CR, LF or their escapes \r and \n (a key in a
+// JSON or shell string); a key flattened into one line breaks at spaces.
 func pemBlock(block string) bool {
 	_, rest, ok := strings.Cut(block[min(len(block), len("-----BEGIN")):], "-----")
 	end := strings.LastIndex(strings.ToUpper(rest), "-----END")
