@@ -29,25 +29,31 @@ const (
 	previewReserve = 2 << 10
 	// maxMaskedBytes bounds the full masked arguments. A mask's marker is
 	// longer than a short secret, so they may outgrow the 64 KiB body they
-	// came in; past this they are not kept and the preview is all there is.
+	// came in; past this they cannot be shown, and no approval is offered.
 	maxMaskedBytes = 256 << 10
+	// maxMaskedDepth bounds the nesting of the full masked arguments. It is
+	// eventcodec.DefaultMaxDepth, so arguments inside any event gated takes
+	// (nested one level down) are shown to their last level.
+	maxMaskedDepth = 64
 )
 
 // ErrMaskedTooLarge: the masked arguments are over maxMaskedBytes.
-var ErrMaskedTooLarge = errors.New("the masked arguments are over 256 KiB, so only the preview is kept")
+var ErrMaskedTooLarge = errors.New("the masked arguments are over 256 KiB, so an approver could not read them")
+
+// ErrMaskedTooDeep: the arguments nest deeper than maxMaskedDepth.
+var ErrMaskedTooDeep = errors.New("the arguments nest more than 64 levels deep, so an approver could not read them")
 
 // Preview returns the arguments as an approver sees them: enough to decide,
 // without the secrets. Masked whole, by a marker that says what was there
 // (redact.MaskWhole: "[secret:write-only len=7 fp=ab12cd]",
 // "[secret:sensitive-key object len=42 fp=…]"), are the values at the
 // catalog's sensitive fields (RFC 6901 JSON Pointers; "" is the whole
-// document) and the values under keys that name a credential (the audit
-// record's detector: "password", "api_key", "sessionToken", …). In every
-// other string and number each secret redact.Mask finds is replaced by a
-// marker that names it ("[secret:github-pat len=40 fp=ab12cd]") and the
-// text around it is kept, so a value cannot hide a command from the
-// approver by carrying a secret. A key that itself holds a secret or
-// personal data is shown as "[redacted_sensitive_key]".
+// document) and the values under keys that name a credential
+// (redact.CredentialKey: "password", "api_key", "sessionToken", …). In
+// every other string and number, and in every key, each secret redact.Mask
+// finds is replaced by a marker that names it ("[secret:github-pat len=40
+// fp=ab12cd]") and the text around it is kept, so neither a value nor a
+// key can hide a command from the approver by carrying a secret.
 //
 // The preview is bounded, and says what it cut and how much: strings (after
 // masking) over 200 runes keep 200 and say how many more there were; arrays
@@ -68,15 +74,19 @@ func Preview(args json.RawMessage, sensitive []string) (json.RawMessage, error) 
 
 // MaskedArguments returns the arguments masked as Preview masks them, but
 // whole: no string, array or object is cut, so an approver can read what
-// the preview had to leave out. Containers nested deeper than 32 still
-// become "[too deep]" (gated's own request limit is lower). Over 256 KiB
-// it returns ErrMaskedTooLarge.
+// the preview had to leave out. What it cannot show whole is an error, not
+// a cut: arguments over 256 KiB masked (ErrMaskedTooLarge) or nested more
+// than 64 deep (ErrMaskedTooDeep), since an approval of a call nobody could
+// read would be a blind one.
 func MaskedArguments(args json.RawMessage, sensitive []string) (json.RawMessage, error) {
 	p, err := mask(args, sensitive, true)
 	if err != nil {
 		return nil, err
 	}
-	if p.buf.Len() > maxMaskedBytes {
+	switch {
+	case p.tooDeep:
+		return nil, ErrMaskedTooDeep
+	case p.buf.Len() > maxMaskedBytes:
 		return nil, ErrMaskedTooLarge
 	}
 	return json.RawMessage(p.buf.Bytes()), nil
@@ -122,6 +132,8 @@ type previewer struct {
 	full bool
 	// whole: nothing is cut (MaskedArguments).
 	whole bool
+	// tooDeep: whole, and a container past maxMaskedDepth was reached.
+	tooDeep bool
 }
 
 // value writes the preview of v, which sits where t points, inside depth
@@ -143,13 +155,13 @@ func (p *previewer) value(v any, t *pathTree, depth int) {
 	case bool:
 		p.buf.WriteString(strconv.FormatBool(v))
 	case map[string]any:
-		if depth >= maxDepth {
+		if p.deep(depth) {
 			p.str(tooDeep)
 		} else {
 			p.object(v, t, depth+1)
 		}
 	case []any:
-		if depth >= maxDepth {
+		if p.deep(depth) {
 			p.str(tooDeep)
 		} else {
 			p.array(v, t, depth+1)
@@ -157,6 +169,18 @@ func (p *previewer) value(v any, t *pathTree, depth int) {
 	default:
 		p.buf.WriteString("null")
 	}
+}
+
+// deep reports whether a container inside depth others is past the bound,
+// and notes it when whole.
+func (p *previewer) deep(depth int) bool {
+	if !p.whole {
+		return depth >= maxDepth
+	}
+	if depth >= maxMaskedDepth {
+		p.tooDeep = true
+	}
+	return p.tooDeep
 }
 
 // maskWhole writes the marker that stands for v, masked whole as kind: a
@@ -206,7 +230,7 @@ func (p *previewer) object(m map[string]any, t *pathTree, depth int) {
 		name := uniqueName(names, p.keyName(k))
 		p.str(name)
 		p.buf.WriteByte(':')
-		if child := t.child(k); redact.SensitiveKey(k) && !child.isMasked() {
+		if child := t.child(k); redact.CredentialKey(k) && !child.isMasked() {
 			p.maskWhole(redact.KindSensitiveKey, m[k])
 		} else {
 			p.value(m[k], child, depth)
@@ -278,19 +302,15 @@ func (p *previewer) str(s string) {
 	p.buf.Write(b)
 }
 
-// keyName is how key k is shown: masked when it holds a secret or personal
-// data, else truncated like a value (and masked if the cut looks secret).
+// keyName is how key k is shown: like a value, its secrets masked where
+// they stand and, in the preview, truncated. A key that holds a secret or
+// personal data is no reason to hide the rest of it, or its value: an
+// agent could hide a path or a command in one.
 func (p *previewer) keyName(k string) string {
-	if redact.KeyLeaks(k) {
-		return redact.MaskedKey
-	}
 	if p.whole {
-		return k
+		return redact.Mask(k)
 	}
-	if short := truncate(k); !redact.KeyLeaks(short) {
-		return short
-	}
-	return redact.MaskedKey
+	return redact.Mask(truncate(redact.Mask(k)))
 }
 
 // uniqueName returns name, or name with " #2", " #3", … when masking,

@@ -243,8 +243,13 @@ func (s *decision) offerApproval(ctx context.Context) {
 	if err != nil {
 		return
 	}
-	// Too large to keep whole: the preview is all there is.
-	masked, _ := approval.MaskedArguments(args, d.Action.SensitiveArguments())
+	// Arguments an approver could not read whole (too large or too deep to
+	// show) get no approval: the preview alone would have them approve
+	// what they could not see. The ask stands without one.
+	masked, err := approval.MaskedArguments(args, d.Action.SensitiveArguments())
+	if err != nil {
+		return
+	}
 	a := &approval.Approval{
 		ID: newID(), Status: approval.StatusPending, Digest: digest,
 		CreatedAt: now, ExpiresAt: approval.ExpiresAt(now, d.Action.ApprovalExpiry()),
@@ -323,7 +328,9 @@ func blockingFindings(fs []route.Finding) []approval.Finding {
 	out := []approval.Finding{}
 	for _, f := range fs {
 		if f.Blocking {
-			out = append(out, approval.Finding{Code: f.Code, Route: f.Route.String(), Message: f.Message})
+			// A message may quote the caller's names (an Action API plan's
+			// actionType), shown to approvers and sent to the webhook.
+			out = append(out, approval.Finding{Code: f.Code, Route: f.Route.String(), Message: redact.Mask(f.Message)})
 		}
 	}
 	return out

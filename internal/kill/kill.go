@@ -150,14 +150,22 @@ func (k *Kill) Matches(t Target, now time.Time) bool {
 	case ScopeAgent:
 		return same(t.AgentID, k.Value) || anySame(t.Principals, "bot://"+clean(k.Value))
 	case ScopeTool:
-		return same(t.ToolName, k.Value) || same(mcpTool(t.ToolName), k.Value) ||
-			same(t.ToolID, k.Value) || anySame(t.ToolAliases, k.Value)
+		// A kill set on an MCP name, as an audit record shows it, stops its
+		// <tool> part too: the <server> part is the name the upstream
+		// reports, which the upstream can change.
+		return t.tool(k.Value) || mcpTool(k.Value) != "" && t.tool(mcpTool(k.Value))
 	case ScopeAction:
 		return same(t.ActionID, k.Value)
 	case ScopePrincipal:
 		return anySame(t.Principals, k.Value)
 	}
 	return false
+}
+
+// tool reports whether v names t's tool: as sent, as an MCP tool's <tool>
+// part, or as the catalog tool it resolved to by any of its names.
+func (t Target) tool(v string) bool {
+	return same(t.ToolName, v) || same(mcpTool(t.ToolName), v) || same(t.ToolID, v) || anySame(t.ToolAliases, v)
 }
 
 // mcpTool is the upstream's own name of a tool called as MCP tools are

@@ -111,6 +111,9 @@ func TestMatchesClean(t *testing.T) {
 		{"tool, as an MCP tool, case", Kill{Scope: ScopeTool, Value: "Send_Email"}, Target{ToolName: "MCP__mail__send_email"}, true},
 		{"tool, an MCP server's name is no tool", Kill{Scope: ScopeTool, Value: "mail"}, Target{ToolName: "mcp__mail__send_email"}, false},
 		{"tool, another MCP tool", Kill{Scope: ScopeTool, Value: "send_email"}, Target{ToolName: "mcp__mail__send_email_draft"}, false},
+		{"tool, an MCP name, its upstream renamed", Kill{Scope: ScopeTool, Value: "mcp__mail__send_email"}, Target{ToolName: "mcp__mail-v2__send_email"}, true},
+		{"tool, an MCP name, by a catalog alias", Kill{Scope: ScopeTool, Value: "mcp__mail__send_email"}, Target{ToolName: "email_customer", ToolAliases: []string{"send_email"}}, true},
+		{"tool, an MCP name, another tool", Kill{Scope: ScopeTool, Value: "mcp__mail__send_email"}, Target{ToolName: "mcp__mail__send_email_draft"}, false},
 		{"principal, case", Kill{Scope: ScopePrincipal, Value: "group://Ops"}, Target{Principals: []string{"group://ops"}}, true},
 		{"action, space", Kill{Scope: ScopeAction, Value: "billing:refund "}, Target{ActionID: "billing:refund"}, true},
 	} {

@@ -64,7 +64,7 @@ func setOf(words ...string) map[string]bool {
 // personal identifier, or itself holds a secret or personal data: its value
 // (and, when KeyLeaks, the key too) must not be shown.
 func SensitiveKey(k string) bool {
-	return credentialKey(k) || KeyLeaks(k)
+	return CredentialKey(k) || KeyLeaks(k)
 }
 
 // KeyLeaks reports whether the key itself holds a secret or personal data,
@@ -75,12 +75,12 @@ func KeyLeaks(k string) bool { return HasSecret(k) || HasPII(k) }
 // its first words (a credential's name is short and comes early enough).
 const maxKeyWords = 32
 
-// credentialKey reports whether k's words name a credential (see
+// CredentialKey reports whether k's words name a credential (see
 // credentialWords) that its first or last word does not say is only
 // described (see aboutWords and countWords). It runs on every top-level
 // argument key of every decision, so it allocates only for a key with a
 // capital letter, once.
-func credentialKey(k string) bool {
+func CredentialKey(k string) bool {
 	lower := k
 	for i := 0; i < len(k); i++ {
 		if isUpper(k[i]) {

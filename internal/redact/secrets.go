@@ -416,6 +416,16 @@ func (r *rule) find(sc *scratch, index int) bool {
 			}
 		}
 		secret := s[start:end]
+		if r.kind == privateKeyKind && !pemBlock(secret) {
+			// Not a key between its BEGIN and END: mask what could be key
+			// material and show the rest, or the block hides a command.
+			for _, run := range keyMaterial(secret) {
+				if !sc.add(Secret{Start: start + run[0], End: start + run[1], Kind: r.kind, rule: index}) {
+					return false
+				}
+			}
+			continue
+		}
 		if r.entropy != 0 && entropy(secret) <= r.entropy {
 			continue
 		}
@@ -430,6 +440,112 @@ func (r *rule) find(sc *scratch, index int) bool {
 		}
 	}
 	return true
+}
+
+// privateKeyKind is gitleaks' rule for a private-key block. It takes
+// anything between "-----BEGIN … PRIVATE KEY-----" and the next
+// "KEY-----", so a block is masked whole only when pemBlock holds.
+const privateKeyKind = "private-key"
+
+// pemBlock reports whether a private-key block holds only what a PEM block
+// holds between its BEGIN and END lines: the RFC 1421 headers of an
+// encrypted key (Proc-Type, DEK-Info) or an OpenPGP armor's, then lines of
+// base64 of one width (at least minKeyLine) but the last, which may be
+// shorter. Lines break at CR, LF or their escapes \r and \n (a key in a
+// JSON or shell string); a key flattened into one line breaks at spaces.
+func pemBlock(block string) bool {
+	_, rest, ok := strings.Cut(block[min(len(block), len("-----BEGIN")):], "-----")
+	end := strings.LastIndex(strings.ToUpper(rest), "-----END")
+	if !ok || end < 0 {
+		return false
+	}
+	lines := strings.FieldsFunc(lineBreaks.Replace(rest[:end]), func(r rune) bool { return r == '\n' })
+	for i := range lines {
+		lines[i] = strings.TrimSpace(lines[i])
+	}
+	lines = slices.DeleteFunc(lines, func(l string) bool { return l == "" })
+	if len(lines) == 1 {
+		lines = strings.Fields(lines[0])
+	}
+	for len(lines) > 0 {
+		name, value, header := strings.Cut(lines[0], ":")
+		if !header || !(strings.EqualFold(name, "Proc-Type") && procTypeRE.MatchString(value) ||
+			strings.EqualFold(name, "DEK-Info") && dekInfoRE.MatchString(value) ||
+			armorHeaders[strings.ToLower(name)] && armorValueRE.MatchString(value)) {
+			break
+		}
+		lines = lines[1:]
+	}
+	// An OpenPGP armor ends with its checksum, "=" and four base64 digits.
+	if n := len(lines); n > 1 && len(lines[n-1]) == 5 && lines[n-1][0] == '=' && base64Line(lines[n-1][1:]) {
+		lines = lines[:n-1]
+	}
+	if len(lines) == 0 {
+		return false
+	}
+	width := len(lines[0])
+	if len(lines) == 1 && width < minKeyLine {
+		return false // no key is that short
+	}
+	for i, line := range lines {
+		last := i == len(lines)-1
+		if !base64Line(line) || !last && (len(line) != width || width < minKeyLine) || last && len(line) > width {
+			return false
+		}
+	}
+	return true
+}
+
+// minKeyLine is the narrowest a PEM block's lines are (64 characters, 70 in
+// OpenSSH's; 40 leaves room for others): a block of short lines is words.
+const minKeyLine = 40
+
+var (
+	lineBreaks = strings.NewReplacer(`\r`, "\n", `\n`, "\n", "\r", "\n")
+	// An OpenPGP armor's headers (RFC 4880 6.2), whose values are free
+	// text: one that could end a command and start another is no header.
+	armorHeaders = map[string]bool{"version": true, "comment": true, "hash": true, "charset": true, "messageid": true}
+	armorValueRE = regexp.MustCompile(`^[^;|&$<>\x60\\]*$`)
+	procTypeRE   = regexp.MustCompile(`^\s*\d+,[A-Z-]+$`)
+	dekInfoRE    = regexp.MustCompile(`^\s*[A-Z0-9-]+(?:,[0-9A-Fa-f]+)?$`)
+)
+
+func base64Line(s string) bool {
+	for i := range len(s) {
+		if !isBase64(s[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func isBase64(c byte) bool {
+	return 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '+' || c == '/' || c == '='
+}
+
+// minKeyRun is the shortest run of base64 that keyMaterial masks in a
+// block that is not a key: shorter runs are words and paths.
+const minKeyRun = 16
+
+// keyMaterial returns the [start, end) of each run of at least minKeyRun
+// base64 characters in block, a \n or \r escape ending a run.
+func keyMaterial(block string) [][2]int {
+	var runs [][2]int
+	start := -1
+	for i := 0; i <= len(block); i++ {
+		in := i < len(block) && isBase64(block[i]) &&
+			!(i > 0 && block[i-1] == '\\' && (block[i] == 'n' || block[i] == 'r'))
+		switch {
+		case in && start < 0:
+			start = i
+		case !in && start >= 0:
+			if i-start >= minKeyRun {
+				runs = append(runs, [2]int{start, i})
+			}
+			start = -1
+		}
+	}
+	return runs
 }
 
 // excused reports whether an allowlist excuses a finding, as gitleaks
