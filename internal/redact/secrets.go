@@ -57,8 +57,12 @@ var gatedRules = []struct {
 	{rule{kind: "sk-api-key", re: regexp.MustCompile(`sk-[A-Za-z0-9_-]{12,}`)}, []string{"sk-"}},
 	{rule{kind: "aws-access-key-id", re: regexp.MustCompile(`AKIA[0-9A-Z]{16}`)}, []string{"akia"}},
 	{rule{kind: "aws-secret-access-key", re: regexp.MustCompile(`(?i)aws_?secret_?(?:access_?)?key["']?\s*[:=]\s*["']?([A-Za-z0-9/+=]{16,})`)}, []string{"aws_secret", "awssecret"}},
-	{rule{kind: "credential-assignment", re: regexp.MustCompile(`(?i:api_key|secret|token|password)\s*[:=]\s*(\S{8,})`)}, assignmentWords},
-	{rule{kind: "url-password", re: regexp.MustCompile(`[A-Za-z][A-Za-z0-9+.-]*://[^\s:/?#@]*:([^\s/?#@]+)@`)}, []string{"://"}},
+	// A value ends at a shell metacharacter (;|&()<> and the backtick):
+	// what follows one may be a command of its own, which masking with the
+	// value would hide from an approver. A password holding one shows its
+	// rest: a smaller harm than a hidden command.
+	{rule{kind: "credential-assignment", re: regexp.MustCompile(`(?i:api_key|secret|token|password)\s*[:=]\s*([^\s;|&()<>` + "`" + `]{8,})`)}, assignmentWords},
+	{rule{kind: "url-password", re: regexp.MustCompile(`[A-Za-z][A-Za-z0-9+.-]*://[^\s:/?#@]*:([^\s/?#@;|&()<>` + "`" + `]+)@`)}, []string{"://"}},
 	// A credential is not a word: "bearer instruments" is prose.
 	{rule{kind: "authorization-header", re: regexp.MustCompile(`(?i)(?:authorization["']?\s*[:=]\s*["']?(?:(?:bearer|basic|token|digest)\s+)?|\bbearer\s+)([A-Za-z0-9._~+/=-]{8,})`), entropy: 2.75, shape: notAWord}, []string{"authorization", "bearer"}},
 	// US social security numbers and 13–16 digit card numbers; the digit
