@@ -195,8 +195,17 @@ func TestKillStopsEverySurface(t *testing.T) {
 		}
 		return res.Content[0].(*sdk.TextContent).Text
 	}
+	// What the proxy passes on undecided (a resource read) a scope all
+	// kill stops too; a tool kill leaves it.
+	read := func() error {
+		_, err := viaProxy.ReadResource(ctx, &sdk.ReadResourceParams{URI: "note://1"})
+		return err
+	}
 	if isErr, text := proxied(); isErr || text != "echoed" {
 		t.Fatalf("before the kill, the proxy: %q\n%s", text, proxy.Logs())
+	}
+	if err := read(); err != nil {
+		t.Fatalf("before the kill, a resource read through the proxy: %v", err)
 	}
 	if text := checked(); !strings.Contains(text, "gated route: accept") {
 		t.Fatalf("before the kill, gated mcp: %q", text)
@@ -217,6 +226,9 @@ func TestKillStopsEverySurface(t *testing.T) {
 	if b := served(); len(b) != 0 {
 		t.Fatalf("a tool kill of echo, gated serve's get_weather: %v", b)
 	}
+	if err := read(); err != nil {
+		t.Fatalf("a tool kill of echo, a resource read through the proxy: %v", err)
+	}
 	if code, k := post(t, base+"/v1/kill", `{"scope":"all","reason":"incident 25"}`, map[string]string{"Authorization": "Bearer " + adminSecret}); code != http.StatusCreated {
 		t.Fatalf("kill: %d %v", code, k)
 	}
@@ -228,6 +240,9 @@ func TestKillStopsEverySurface(t *testing.T) {
 		isErr, text := proxied()
 		return isErr && strings.Contains(text, "kill_switch")
 	})
+	if err := read(); err == nil || !strings.Contains(err.Error(), "kill switch") || !strings.Contains(err.Error(), "scope all") {
+		t.Fatalf("under a scope all kill, a resource read through the proxy: %v", err)
+	}
 	testwait.Until(t, "gated mcp to refuse the call", func() bool {
 		return strings.Contains(checked(), "gated route: refuse. Execute: false. Hard blockers: kill_switch.")
 	})

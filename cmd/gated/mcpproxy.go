@@ -126,7 +126,7 @@ func runMCPProxy(ctx context.Context, args []string, getenv func(string) string,
 	server := mcpproxy.New(mcpproxy.Config{
 		Upstream: up, Downstream: down, ToolPrefix: prefix, Category: engine.Category, Version: gatedVersion(), Log: log,
 		TrustAnnotations: slices.Contains(trusted, name),
-		HideRefused:      *hideRefused, AlwaysRefused: engine.AlwaysRefused, MaxResultBytes: *maxResult,
+		HideRefused:      *hideRefused, AlwaysRefused: engine.AlwaysRefused, MaxResultBytes: *maxResult, Stopped: engine.Stopped,
 		Decide: func(ctx context.Context, req gate.Request) *gate.Decision {
 			req.TrustEventPrincipals = true
 			req.TokenName = who

@@ -221,6 +221,9 @@ func echoUpstream(t *testing.T) (catalogDir string, upstream *httptest.Server) {
 	up.AddTool(&sdk.Tool{Name: "echo", InputSchema: map[string]any{"type": "object"}}, func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "echoed"}}}, nil
 	})
+	up.AddResource(&sdk.Resource{URI: "note://1", Name: "note"}, func(context.Context, *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
+		return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{{URI: "note://1", Text: "noted"}}}, nil
+	})
 	upstream = httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return up }, nil))
 	t.Cleanup(upstream.Close)
 	return dir, upstream

@@ -1,8 +1,12 @@
 package gate
 
 import (
+	"errors"
+	"fmt"
+
 	"github.com/gatedhq/gated/internal/catalog"
 	"github.com/gatedhq/gated/internal/contract"
+	"github.com/gatedhq/gated/internal/kill"
 	"github.com/gatedhq/gated/internal/route"
 )
 
@@ -82,4 +86,25 @@ func (e *Engine) OutputConforms(tool string, output any) *bool {
 		return new(false)
 	}
 	return v.OutputConforms(output)
+}
+
+// Stopped reports, as an error that says why, whether a kill switch stops
+// every request a surface passes on for agentID whatever it asks: a kill
+// of scope all or of the agent, or a kill list too old to rule one out
+// (fail closed). A surface checks it before what it passes on undecided
+// (gated mcp-proxy's resources/read, prompts/get and completion/complete),
+// so that a kill stops those too. nil without a kill switch, in shadow
+// mode, and when no kill stops the agent.
+func (e *Engine) Stopped(agentID string) error {
+	if e.kills == nil || e.shadow {
+		return nil
+	}
+	k, err := e.kills.Check(kill.Target{AgentID: agentID}, nil)
+	switch {
+	case err != nil:
+		return errors.New("the kill switch list could not be confirmed recently, so gated passes nothing on (fail closed)")
+	case k != nil:
+		return fmt.Errorf("kill switch %s (scope %s) stops every request", k.ID, k.Scope)
+	}
+	return nil
 }

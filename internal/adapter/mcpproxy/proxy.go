@@ -62,6 +62,11 @@ type Config struct {
 	// still decided (and refused).
 	HideRefused   bool
 	AlwaysRefused func(tool string, vouched bool) bool
+	// Stopped, when set, reports a kill switch that stops every request of
+	// the proxy's agent (gate.Engine.Stopped): the requests the proxy
+	// passes on undecided (resources/read, prompts/get,
+	// completion/complete) are refused while it does, as tools/call is.
+	Stopped func(agentID string) error
 	// MaxResultBytes bounds the encoded size of a tool result passed on to
 	// the client (DefaultMaxResultBytes when 0): a larger one is replaced
 	// by a tool error.
@@ -163,6 +168,12 @@ func (p *proxy) forward(next sdk.MethodHandler) sdk.MethodHandler {
 		if method == "logging/setLevel" {
 			return p.setLevel(ctx, next, method, req)
 		}
+		switch req.GetParams().(type) {
+		case *sdk.ReadResourceParams, *sdk.GetPromptParams, *sdk.CompleteParams:
+			if err := p.stopped(); err != nil {
+				return nil, err
+			}
+		}
 		switch params := req.GetParams().(type) {
 		case *sdk.CallToolParamsRaw:
 			how, caps := howToAsk(ss, req), clientCapabilities(req)
@@ -205,6 +216,18 @@ func (p *proxy) forward(next sdk.MethodHandler) sdk.MethodHandler {
 		}
 		return next(ctx, method, req)
 	}
+}
+
+// stopped is the refusal of a request the proxy passes on undecided while a
+// kill switch stops its agent: a JSON-RPC error naming the kill.
+func (p *proxy) stopped() error {
+	if p.Stopped == nil {
+		return nil
+	}
+	if err := p.Stopped(runtime.ID); err != nil {
+		return fmt.Errorf("gated refused this request: %w", err)
+	}
+	return nil
 }
 
 // clientProgressed passes on the progress a client reports of a request
