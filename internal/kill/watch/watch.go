@@ -100,7 +100,11 @@ func Open(ctx context.Context, db *postgres.DB, cfg Config, m *metrics.Metrics, 
 			},
 			Failed: func(err error) {
 				if !down.Swap(true) {
-					log.Warn("the kill switch list cannot be read; gated decides from the last list read until --kill-max-stale, then refuses every call until it is", zap.Error(err))
+					if _, ok := s.board.Age(); ok {
+						log.Warn("the kill switch list cannot be read; gated decides from the last list read until --kill-max-stale, then refuses every call until it is", zap.Error(err))
+					} else {
+						log.Warn("the kill switch list cannot be read, and gated has read none (nor a saved one): it refuses every call until it can", zap.Error(err))
+					}
 				}
 				if age, ok := s.board.Age(); ok && age <= cfg.MaxStale {
 					once.Do(func() { close(first) })
