@@ -306,8 +306,11 @@ func (m *CommandMatch) matches(call *Call, i int, prove bool) bool {
 	if len(m.WithoutFlags) > 0 && slices.ContainsFunc(opts, func(w shell.Word) bool { return hasFlag(w, m.WithoutFlags, prove) }) {
 		return false
 	}
+	// an option's value is matched attached too (curl -d@.env, -T.env):
+	// a cluster of flags (-rf) read as -r with value f matches nothing a
+	// rule names
 	if m.Args != nil && !slices.ContainsFunc(operands, func(w shell.Word) bool { return m.Args.matches(w, at) }) &&
-		!slices.ContainsFunc(opts, func(w shell.Word) bool { v, ok := optionValue(w, false); return ok && m.Args.matches(v, at) }) {
+		!slices.ContainsFunc(opts, func(w shell.Word) bool { v, ok := optionValue(w, true); return ok && m.Args.matches(v, at) }) {
 		return false
 	}
 	if m.PipedFrom != nil && !call.pipedFrom(i, m.PipedFrom, prove) {
@@ -417,14 +420,11 @@ type stagesKey struct {
 // matched as written ($HOME/.ssh/id_rsa still names .ssh), and may lead
 // outside the workspace.
 func (a *ArgMatch) matches(w shell.Word, at place) bool {
+	// the word, and what braces make of it ({.,}env is .env)
+	if a.matchesText(w.Text, at) || slices.ContainsFunc(w.Alts, func(t string) bool { return a.matchesText(t, at) }) {
+		return true
+	}
 	t := w.Text
-	if slices.ContainsFunc(a.regexes, func(re *regexp.Regexp) bool { return re.MatchString(t) }) ||
-		slices.ContainsFunc(a.Prefix, func(p string) bool { return strings.HasPrefix(t, p) }) {
-		return true
-	}
-	if a.secrets && pathset.Secrets().Match(t) || a.globs != nil && a.globs.Match(t) {
-		return true
-	}
 	for _, p := range a.Path {
 		switch p {
 		case pathOutsideWorkspace:
@@ -446,4 +446,24 @@ func (a *ArgMatch) matches(w shell.Word, at place) bool {
 		}
 	}
 	return false
+}
+
+// matchesText reports whether a word's text matches a regex, prefix or
+// glob; a relative path is also matched as the path it leads to from the
+// workspace, so ../.npmrc from /home/u/project is ~/.npmrc.
+func (a *ArgMatch) matchesText(t string, at place) bool {
+	if slices.ContainsFunc(a.regexes, func(re *regexp.Regexp) bool { return re.MatchString(t) }) ||
+		slices.ContainsFunc(a.Prefix, func(p string) bool { return strings.HasPrefix(t, p) }) {
+		return true
+	}
+	if !a.secrets && a.globs == nil {
+		return false
+	}
+	paths := []string{t}
+	if r, ok := at.resolve(t); ok && !path.IsAbs(t) {
+		paths = append(paths, r)
+	}
+	return slices.ContainsFunc(paths, func(p string) bool {
+		return a.secrets && pathset.Secrets().Match(p) || a.globs != nil && a.globs.Match(p)
+	})
 }
