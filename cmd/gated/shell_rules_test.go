@@ -107,6 +107,7 @@ func TestStarterRulesRefuseEverySpelling(t *testing.T) {
 		`cat ../.npmrc`, `cat ../.kube/config`, `cat ../.docker/config.json`, `cat %HOMEPATH%/.npmrc`, `cat /proc/self/root/etc/shadow`,
 		`dd of=//dev/sda if=x`, `dd if=x of=../../../dev/sda`, `dd of=/proc/self/root/dev/sda`, `cat x > /proc/self/root/dev/sda`,
 		`mkfs.exfat /dev/sdb`, `mkfs.f2fs /dev/sdb`,
+		`echo / | xargs -I{} sh -c 'rm -rf {}'`, `find / -maxdepth 0 -exec sh -c 'rm -rf {}' \;`,
 	} {
 		t.Run(line, func(t *testing.T) {
 			t.Parallel()

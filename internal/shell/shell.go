@@ -638,8 +638,18 @@ func (r *reader) unwrap(name string, args []Word, s *syntax.Stmt, src string, st
 		if len(rest) == 0 {
 			return nil
 		}
-		// xargs appends what it reads, which gated cannot see.
-		return append(rest[:len(rest):len(rest)], Word{Text: "", Static: false})
+		// xargs appends what it reads, which gated cannot see, or puts it
+		// in place of -I's string, inside words too: xargs -I{} sh -c
+		// 'rm -rf {}' runs text gated cannot read
+		cmd := slices.Clone(rest)
+		if repl := xargsReplace(args[:len(args)-len(rest)]); repl != "" {
+			for i, w := range cmd {
+				if w.Static && strings.Contains(w.Text, repl) {
+					cmd[i].Static = false
+				}
+			}
+		}
+		return append(cmd, Word{Text: "", Static: false})
 	case name == "watch":
 		rest, flags := options(args, "nq", []string{"--interval", "--equexit", "--chgexit"})
 		if strings.Contains(flags, "x") {
@@ -679,6 +689,43 @@ func (r *reader) unwrap(name string, args []Word, s *syntax.Stmt, src string, st
 		r.gitConfig(args, *st)
 	}
 	return nil
+}
+
+// xargsReplace is the string xargs' options say to replace with what it
+// reads (-I R, -IR, -i, -iR, --replace, --replace=R, BSD's -J R), "" for
+// none.
+func xargsReplace(opts []Word) string {
+	repl := ""
+	for i, a := range opts {
+		t := a.Text
+		switch {
+		case !a.Static || !strings.HasPrefix(t, "-") || t == "--":
+		case t == "--replace":
+			repl = "{}"
+		case strings.HasPrefix(t, "--replace="):
+			repl = strings.TrimPrefix(t, "--replace=")
+		case strings.HasPrefix(t, "--"):
+		default:
+			for j := 1; j < len(t); j++ {
+				switch t[j] {
+				case 'i':
+					if repl = t[j+1:]; repl == "" {
+						repl = "{}"
+					}
+				case 'I', 'J':
+					if repl = t[j+1:]; repl == "" && i+1 < len(opts) {
+						repl = opts[i+1].Text
+					}
+				default:
+					if strings.IndexByte("adELnPsRS", t[j]) < 0 {
+						continue // a flag: the cluster goes on
+					}
+				}
+				break // the rest of the word is this option's value
+			}
+		}
+	}
+	return repl
 }
 
 // placeholder stands for what fd and parallel put in place of {} (a path
@@ -1200,11 +1247,21 @@ func (r *reader) find(args []Word, st state) {
 					break
 				}
 				braces = args[i].Static && t == "{}"
-				if args[i].Static && strings.Contains(t, "{}") {
+				switch {
+				case braces:
 					cmd = append(cmd, starts...)
-					continue
+				case args[i].Static && strings.Contains(t, "{}"):
+					// GNU find replaces {} inside a word too: sh -c 'rm -rf {}'
+					w := args[i]
+					if len(starts) == 1 && starts[0].Static {
+						w.Text = strings.ReplaceAll(t, "{}", starts[0].Text)
+					} else {
+						w.Static = false
+					}
+					cmd = append(cmd, w)
+				default:
+					cmd = append(cmd, args[i])
 				}
-				cmd = append(cmd, args[i])
 			}
 			r.run(cmd, nil, "", st)
 		case a.Static && (a.Text == "-fprint" || a.Text == "-fprint0" || a.Text == "-fls" || a.Text == "-fprintf"):

@@ -104,10 +104,10 @@ func TestParseUnwraps(t *testing.T) {
 		// verifying issue 25: options that take no separate value (xargs -i,
 		// -l), or do (BSD's xargs -J, doas -a, sudo -R, chroot --userspec,
 		// BSD's env -P, env -iu), and env's -S in a cluster
-		{`echo / | xargs -i rm -rf {}`, []string{"echo /", "xargs -i rm -rf {}", "rm -rf {} <>"}},
+		{`echo / | xargs -i rm -rf {}`, []string{"echo /", "xargs -i rm -rf {}", "rm -rf <{}> <>"}},
 		{`echo / | xargs -l rm -rf`, []string{"echo /", "xargs -l rm -rf", "rm -rf <>"}},
-		{`echo / | xargs --replace rm -rf {}`, []string{"echo /", "xargs --replace rm -rf {}", "rm -rf {} <>"}},
-		{`echo / | xargs -J % rm -rf %`, []string{"echo /", "xargs -J % rm -rf %", "rm -rf % <>"}},
+		{`echo / | xargs --replace rm -rf {}`, []string{"echo /", "xargs --replace rm -rf {}", "rm -rf <{}> <>"}},
+		{`echo / | xargs -J % rm -rf %`, []string{"echo /", "xargs -J % rm -rf %", "rm -rf <%> <>"}},
 		{`doas -a x rm -rf /`, []string{"doas -a x rm -rf /", "rm -rf /"}},
 		{`sudo -R / rm -rf /`, []string{"sudo -R / rm -rf /", "rm -rf /"}},
 		{`sudo --chroot / rm -rf /`, []string{"sudo --chroot / rm -rf /", "rm -rf /"}},
@@ -121,6 +121,11 @@ func TestParseUnwraps(t *testing.T) {
 		{`- rm -rf /`, []string{"- rm -rf /", "rm -rf /"}},
 		{`repeat 2 rm -rf /`, []string{"repeat 2 rm -rf /", "rm -rf /"}},
 		{`emulate sh -c 'rm -rf /'`, []string{"emulate sh -c rm -rf /", "rm -rf /"}},
+		// xargs' replacement string and find's {} inside a word
+		{`echo / | xargs -I{} rm -rf {}`, []string{"echo /", "xargs -I{} rm -rf {}", "rm -rf <{}> <>"}},
+		{`echo / | xargs -I % rm -rf %/`, []string{"echo /", "xargs -I % rm -rf %/", "rm -rf <%/> <>"}},
+		{`echo / | xargs -0i rm -rf x{}`, []string{"echo /", "xargs -0i rm -rf x{}", "rm -rf <x{}> <>"}},
+		{`find / -maxdepth 0 -exec sh -c 'rm -rf {}' \;`, []string{"find / -maxdepth 0 -exec sh -c rm -rf {} ;", "sh -c rm -rf /", "rm -rf /"}},
 		// a script given as standard input's descriptor is standard input
 		{`bash /dev/stdin <<< 'rm -rf /'`, []string{"bash /dev/stdin", "rm -rf /"}},
 		{`source /dev/stdin <<< 'rm -rf /'`, []string{"source /dev/stdin", "rm -rf /"}},
@@ -172,6 +177,8 @@ func TestParseDynamic(t *testing.T) {
 		`[[ -v 'a[$(rm -rf /)]' ]]`, `declare "a[\$(rm -rf /)]=1"`, `x='a[$(rm -rf /)]'; echo $((x))`,
 		`read 'a[$(rm -rf /)]' <<< x`, `read x <<< 'a[$(rm -rf /)]'; [[ $x -eq 1 ]]`, "let 'a[`rm -rf /`]'", `printf -v $'a[\x24(rm -rf /)]' x`,
 		`x=(); unset 'x[$(rm -rf /)]'`, `declare -n r='a[$(rm -rf /)]'; echo $r`,
+		// the text xargs or find runs has what they read in it
+		`echo / | xargs -I{} sh -c 'rm -rf {}'`, `echo / | xargs --replace=X bash -c 'rm -rf X'`, `find / /tmp -exec sh -c 'rm -rf {}' \;`,
 		// a script from a descriptor gated cannot see; hash -p binds a name
 		`bash /dev/fd/3`, `source /dev/stdin`, `fish /dev/stdin <<< 'rm -rf /'`, `hash -p /bin/rm ls; ls -rf /`,
 		// braces that make too many words to match each
