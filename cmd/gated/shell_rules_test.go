@@ -108,6 +108,8 @@ func TestStarterRulesRefuseEverySpelling(t *testing.T) {
 		`dd of=//dev/sda if=x`, `dd if=x of=../../../dev/sda`, `dd of=/proc/self/root/dev/sda`, `cat x > /proc/self/root/dev/sda`,
 		`mkfs.exfat /dev/sdb`, `mkfs.f2fs /dev/sdb`,
 		`echo / | xargs -I{} sh -c 'rm -rf {}'`, `find / -maxdepth 0 -exec sh -c 'rm -rf {}' \;`,
+		`tar -cf /dev/null x --checkpoint=1 --checkpoint-action=exec='rm -rf /'`, `tar -xf x.tar --to-command='rm -rf /'`,
+		`rsync -e 'sh -c "rm -rf /"' a h:b`, `ssh -o ProxyCommand='rm -rf /' h`, `zip -TT 'rm -rf /' a.zip b`,
 	} {
 		t.Run(line, func(t *testing.T) {
 			t.Parallel()

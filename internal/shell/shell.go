@@ -687,8 +687,110 @@ func (r *reader) unwrap(name string, args []Word, s *syntax.Stmt, src string, st
 		}
 	case name == "git":
 		r.gitConfig(args, *st)
+	case textOptions[name] != nil:
+		r.optionTexts(name, args, *st)
 	}
 	return nil
+}
+
+// textOptions are, per program, the options whose value it runs as a
+// shell command: tar's --to-command, -I and --checkpoint-action=exec=…,
+// rsync's -e, zip's -TT, ssh's -o ProxyCommand=… (the short ones value
+// options whose letters are listed, with "o" for ssh's -o KEY=VALUE).
+var textOptions = map[string]*textOption{
+	"tar":    {short: "IF", long: []string{"--to-command", "--use-compress-program", "--info-script", "--new-volume-script", "--checkpoint-action"}},
+	"gtar":   {short: "IF", long: []string{"--to-command", "--use-compress-program", "--info-script", "--new-volume-script", "--checkpoint-action"}},
+	"bsdtar": {long: []string{"--use-compress-program"}},
+	"rsync":  {short: "e", long: []string{"--rsh"}},
+	"zip":    {long: []string{"-TT", "--unzip-command"}},
+	"ssh":    {short: "o", sshOption: true},
+	"scp":    {short: "oS", sshOption: true},
+	"sftp":   {short: "oS", sshOption: true},
+}
+
+type textOption struct {
+	short     string   // letters whose value (attached or the next word) is run
+	long      []string // options whose value (--x=v or the next word) is run
+	sshOption bool     // -o's value is KEY=VALUE, run for the ssh_config keys that run commands
+}
+
+// sshCommandKeys are the ssh_config keys whose value ssh runs with the
+// user's shell.
+var sshCommandKeys = []string{"proxycommand", "localcommand", "knownhostscommand"}
+
+// optionTexts reads, as shell text, the option values a program runs.
+func (r *reader) optionTexts(name string, args []Word, st state) {
+	spec := textOptions[name]
+	for i := 0; i < len(args) && r.line.Dynamic == ""; i++ {
+		a := args[i]
+		if a.Static && a.Text == "--" {
+			return
+		}
+		if !a.Static || !strings.HasPrefix(a.Text, "-") {
+			continue
+		}
+		var val Word
+		found := false
+		next := func() {
+			if i+1 < len(args) {
+				i++
+				val, found = args[i], true
+			}
+		}
+		switch t := a.Text; {
+		case slices.Contains(spec.long, t):
+			next()
+		case strings.HasPrefix(t, "--") || slices.ContainsFunc(spec.long, func(l string) bool { return strings.HasPrefix(t, l+"=") }):
+			if k, v, ok := strings.Cut(t, "="); ok && slices.Contains(spec.long, k) {
+				val, found = Word{Text: v, Static: true}, true
+			}
+		default:
+			for j := 1; j < len(t); j++ {
+				if strings.IndexByte(spec.short, t[j]) < 0 {
+					continue
+				}
+				if j+1 < len(t) {
+					val, found = Word{Text: t[j+1:], Static: true}, true
+				} else {
+					next()
+				}
+				if spec.sshOption && t[j] == 'o' {
+					val, found = sshCommand(val, found)
+				}
+				break
+			}
+		}
+		if !found {
+			continue
+		}
+		if strings.HasPrefix(a.Text, "--checkpoint-action") && val.Static {
+			v, ok := strings.CutPrefix(val.Text, "exec=")
+			if !ok {
+				continue // another action: dot, echo, ttyout …
+			}
+			val.Text = v
+		}
+		r.shellText(val, st)
+	}
+}
+
+// sshCommand is the command an ssh -o value runs: the value of a key that
+// runs one (ProxyCommand=…, "ProxyCommand …"), or none.
+func sshCommand(v Word, found bool) (Word, bool) {
+	if !found {
+		return v, false
+	}
+	if !v.Static {
+		return v, true // any key, any command
+	}
+	key, val, ok := strings.Cut(strings.TrimSpace(v.Text), "=")
+	if !ok {
+		key, val, ok = strings.Cut(strings.TrimSpace(v.Text), " ")
+	}
+	if !ok || !slices.Contains(sshCommandKeys, strings.ToLower(strings.TrimSpace(key))) {
+		return v, false
+	}
+	return Word{Text: strings.TrimSpace(val), Static: true}, true
 }
 
 // xargsReplace is the string xargs' options say to replace with what it

@@ -126,6 +126,15 @@ func TestParseUnwraps(t *testing.T) {
 		{`echo / | xargs -I % rm -rf %/`, []string{"echo /", "xargs -I % rm -rf %/", "rm -rf <%/> <>"}},
 		{`echo / | xargs -0i rm -rf x{}`, []string{"echo /", "xargs -0i rm -rf x{}", "rm -rf <x{}> <>"}},
 		{`find / -maxdepth 0 -exec sh -c 'rm -rf {}' \;`, []string{"find / -maxdepth 0 -exec sh -c rm -rf {} ;", "sh -c rm -rf /", "rm -rf /"}},
+		// option values a program runs as a shell command
+		{`tar -cf /dev/null x --checkpoint=1 --checkpoint-action=exec='rm -rf /'`, []string{"tar -cf /dev/null x --checkpoint=1 --checkpoint-action=exec=rm -rf /", "rm -rf /"}},
+		{`tar -xf x.tar --to-command 'rm -rf /'`, []string{"tar -xf x.tar --to-command rm -rf /", "rm -rf /"}},
+		{`tar -I 'rm -rf /' -xf x.tar`, []string{"tar -I rm -rf / -xf x.tar", "rm -rf /"}},
+		{`tar --checkpoint-action=dot -cf a.tar b`, []string{"tar --checkpoint-action=dot -cf a.tar b"}},
+		{`rsync -e 'sh -c "rm -rf /"' a h:b`, []string{`rsync -e sh -c "rm -rf /" a h:b`, "sh -c rm -rf /", "rm -rf /"}},
+		{`ssh -o ProxyCommand='rm -rf /' h`, []string{"ssh -o ProxyCommand=rm -rf / h", "rm -rf /"}},
+		{`scp -o 'LocalCommand rm -rf /' -oPort=22 a h:b`, []string{"scp -o LocalCommand rm -rf / -oPort=22 a h:b", "rm -rf /"}},
+		{`zip -T -TT 'rm -rf /' a.zip b`, []string{"zip -T -TT rm -rf / a.zip b", "rm -rf /"}},
 		// a script given as standard input's descriptor is standard input
 		{`bash /dev/stdin <<< 'rm -rf /'`, []string{"bash /dev/stdin", "rm -rf /"}},
 		{`source /dev/stdin <<< 'rm -rf /'`, []string{"source /dev/stdin", "rm -rf /"}},
