@@ -66,6 +66,14 @@ func TestCommandRules(t *testing.T) {
 		{"rm --recursive --force .", ws, []string{"rm_rf"}},
 		{"rm --rec --for /x", ws, []string{"rm_rf"}},
 		{"rm -r -f /home/u/p", ws, []string{"rm_rf"}},
+		// every spelling docs/catalog.md promises for this rule
+		{"rm -fr /", ws, []string{"rm_rf"}},
+		{"rm -Rf /", ws, []string{"rm_rf"}},
+		{"rm -vfR /", ws, []string{"rm_rf"}},
+		{`\rm -r"f" /`, ws, []string{"rm_rf"}},
+		{"sudo rm -rf /", ws, []string{"rm_rf"}},
+		{"bash -c 'rm --recursive --force /'", ws, []string{"rm_rf"}},
+		{"find / -delete", ws, []string{"rm_rf", "find_delete"}},
 		{"rm -rf *", ws, []string{"rm_rf"}}, // everything in the workspace
 		{"rm -rf ./** /home/u/p/*", ws, []string{"rm_rf"}},
 		{"rm -rf *.o build/*", ws, nil},
