@@ -191,6 +191,12 @@ func TestStarterRulesReadOnlyLines(t *testing.T) {
 		// environment (allowed before)
 		{`printf -v PATH .; ls`, ws, false},
 		{`tree -R -H . -L 1`, ws, false},
+		// verifying issue 25 (allowed before): rg runs --hostname-bin's
+		// program, and ./cat is whatever the agent wrote there
+		{`rg --hostname-bin ./x --hyperlink-format '{host}' foo`, ws, false},
+		{`./cat README.md`, ws, false},
+		{`node_modules/.bin/rg foo`, ws, false},
+		{`/usr/bin/cat README.md`, ws, true},
 		{`jq -r .config.env package.json`, ws, true},
 		{`printf 'a\n' b`, ws, true},
 	}

@@ -200,7 +200,7 @@ func (v *View) readOnly(c *Call) bool {
 		}
 	}
 	for i, cmd := range l.Commands {
-		if cmd.Env || !slices.ContainsFunc(v.CommandLine.Reads, func(m *CommandMatch) bool { return m.matches(c, i, true) }) {
+		if cmd.Env || !systemProgram(cmd.Path) || !slices.ContainsFunc(v.CommandLine.Reads, func(m *CommandMatch) bool { return m.matches(c, i, true) }) {
 			return false
 		}
 		for _, w := range cmd.Args {
@@ -215,6 +215,16 @@ func (v *View) readOnly(c *Call) bool {
 		}
 	}
 	return true
+}
+
+// systemDirs are where a read-only program named by its path is trusted
+// to be the one its name says: not ./cat, which the agent may have written.
+var systemDirs = []string{"/bin", "/usr/bin", "/usr/local/bin", "/opt/homebrew/bin", "/sbin", "/usr/sbin"}
+
+// systemProgram reports whether a command word that names a file ("" for
+// one the shell looks up) is in a system directory.
+func systemProgram(p string) bool {
+	return p == "" || path.IsAbs(p) && slices.Contains(systemDirs, path.Dir(path.Clean(p)))
 }
 
 // optionValue is the value an option word carries: --file=x, -f=x and,

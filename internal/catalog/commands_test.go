@@ -159,6 +159,10 @@ func TestReadOnlyLines(t *testing.T) {
 		"ls": true, "cat a b | grep -n x": true, "git log -n 3": true, "ls 2>/dev/null": true,
 		"ls /": false, "cat ../x": false, "git -c a=b log": false, "git push": false, "ls > f": false,
 		"A=1 ls": false, "ls $D": false, "cd x; ls": false, "rm x": false, "ls | sh": false, "grep -f/etc/x y": false,
+		// a program named by its path is trusted only in a system directory:
+		// ./cat may be anything the agent wrote
+		"/bin/cat a": true, "/usr/bin/grep x a": true, "./cat a": false, "bin/ls": false, "/w/cat a": false,
+		"/tmp/ls": false, "/usr/bin/../../w/cat a": false,
 	} {
 		call := v.Call(map[string]any{"command": line}, "/w")
 		if call.Read() != read {

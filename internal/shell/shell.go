@@ -81,6 +81,10 @@ type Command struct {
 	// Name is the program: the base name of its command word, in lower
 	// case and without .exe, so /bin/rm, ./rm, RM and rm.exe are rm.
 	Name string
+	// Path is the command word as written when it names a file (./cat,
+	// /usr/bin/cat, node_modules/.bin/rg) rather than a program the shell
+	// looks up.
+	Path string
 	// Args are the words after the command word. A wrapper's own options
 	// stay in the wrapper's Args; the wrapped command is a Command of its
 	// own. Arguments xargs adds from its input are one word that is not
@@ -476,7 +480,11 @@ func (r *reader) run(words []Word, s *syntax.Stmt, src string, st state) {
 		if changesDir(name, args) {
 			r.line.Chdir = true
 		}
-		r.line.Commands = append(r.line.Commands, Command{Name: name, Args: args, Env: st.env,
+		var at string
+		if strings.ContainsAny(w.Text, `/\`) {
+			at = w.Text
+		}
+		r.line.Commands = append(r.line.Commands, Command{Name: name, Path: at, Args: args, Env: st.env,
 			Pipes: st.pipes, Recursive: st.recursive})
 		words = r.unwrap(name, args, s, src, &st)
 	}
