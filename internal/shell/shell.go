@@ -128,6 +128,9 @@ type Line struct {
 	Dynamic string
 }
 
+// panicked is the Dynamic reason of a line the reader panicked on.
+const panicked = "the command line could not be parsed"
+
 // Parse reads a command line. It never fails: what it cannot read makes
 // the Line Dynamic.
 func Parse(src string) (line *Line) {
@@ -135,7 +138,7 @@ func Parse(src string) (line *Line) {
 		// A parser bug on hostile input must not fail open, nor crash a
 		// decision: the line is one gated could not read.
 		if recover() != nil {
-			line = &Line{Dynamic: "the command line could not be parsed"}
+			line = &Line{Dynamic: panicked}
 		}
 	}()
 	r := &reader{line: &Line{}, prev: map[*syntax.Stmt]*syntax.Stmt{}}
