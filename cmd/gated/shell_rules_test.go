@@ -110,6 +110,7 @@ func TestStarterRulesRefuseEverySpelling(t *testing.T) {
 		`echo / | xargs -I{} sh -c 'rm -rf {}'`, `find / -maxdepth 0 -exec sh -c 'rm -rf {}' \;`,
 		`tar -cf /dev/null x --checkpoint=1 --checkpoint-action=exec='rm -rf /'`, `tar -xf x.tar --to-command='rm -rf /'`,
 		`rsync -e 'sh -c "rm -rf /"' a h:b`, `ssh -o ProxyCommand='rm -rf /' h`, `zip -TT 'rm -rf /' a.zip b`,
+		`GIT_SSH_COMMAND='rm -rf /' git fetch`, `PAGER='rm -rf /' git log`, `export GIT_EDITOR='rm -rf /'; git commit`,
 	} {
 		t.Run(line, func(t *testing.T) {
 			t.Parallel()

@@ -254,7 +254,13 @@ func (r *reader) parse(src string, depth int, st state) {
 		case *syntax.ExtGlob:
 			r.dynamic("a word has a pattern zsh reads as glob qualifiers, which can run commands")
 			return false
-		case *syntax.DeclClause, *syntax.ForClause, *syntax.ArithmCmd, *syntax.ArithmExp, *syntax.LetClause:
+		case *syntax.DeclClause:
+			r.line.Assigns = true
+			r.subscripts(n, src)
+			for _, a := range n.Args {
+				r.assigned(a, src, st)
+			}
+		case *syntax.ForClause, *syntax.ArithmCmd, *syntax.ArithmExp, *syntax.LetClause:
 			r.line.Assigns = true
 			r.subscripts(n, src)
 		case *syntax.TestClause:
@@ -292,6 +298,7 @@ func (r *reader) parse(src string, depth int, st state) {
 			if call, ok := n.Cmd.(*syntax.CallExpr); ok {
 				for _, a := range call.Assigns {
 					r.subscripts(a, src)
+					r.assigned(a, src, st)
 				}
 				if len(call.Args) == 0 {
 					r.line.Assigns = true // x=1 alone sets x for the rest of the line
@@ -321,6 +328,38 @@ func (r *reader) parse(src string, depth int, st state) {
 		frames = append(frames, fr)
 		return true
 	})
+}
+
+// commandVars are the environment variables whose value a program runs
+// as a command: PAGER='rm -rf /' git log runs rm.
+var commandVars = map[string]bool{"GIT_SSH_COMMAND": true, "GIT_SSH": true, "GIT_PAGER": true, "PAGER": true,
+	"GIT_EDITOR": true, "GIT_SEQUENCE_EDITOR": true, "EDITOR": true, "VISUAL": true, "GIT_EXTERNAL_DIFF": true,
+	"GIT_PROXY_COMMAND": true, "GIT_ASKPASS": true, "SSH_ASKPASS": true, "SUDO_ASKPASS": true, "MANPAGER": true,
+	"SYSTEMD_PAGER": true, "LESSOPEN": true, "LESSCLOSE": true, "BASH_ENV": true, "PROMPT_COMMAND": true,
+	"RSYNC_RSH": true}
+
+// assigned reads an assignment (X=v cmd, X=v alone, export X=v) whose
+// variable is one a program runs as a command.
+func (r *reader) assigned(a *syntax.Assign, src string, st state) {
+	if a.Name == nil || a.Value == nil || a.Index != nil || !commandVars[a.Name.Value] {
+		return
+	}
+	r.commandVar(a.Name.Value, word(a.Value, src), st)
+}
+
+// commandVar reads the value of a command variable as shell text; LESSOPEN's
+// leading | (or ||) only says how less reads its output.
+func (r *reader) commandVar(name string, v Word, st state) {
+	if !commandVars[name] || r.line.Dynamic != "" {
+		return
+	}
+	if name == "LESSOPEN" || name == "LESSCLOSE" {
+		v.Text = strings.TrimLeft(v.Text, "|")
+	}
+	if v.Static && strings.TrimSpace(v.Text) == "" {
+		return
+	}
+	r.shellText(v, st)
 }
 
 // subscripted are the builtins that read an argument as a variable name,
@@ -1297,6 +1336,8 @@ func (r *reader) env(args []Word, st *state) []Word {
 			}
 		case strings.Contains(a.Text, "=") && syntax.ValidName(a.Text[:strings.IndexByte(a.Text, '=')]):
 			st.env = true
+			name, val, _ := strings.Cut(a.Text, "=")
+			r.commandVar(name, Word{Text: val, Static: true}, *st)
 		default:
 			return args[i:]
 		}

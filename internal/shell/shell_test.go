@@ -135,6 +135,12 @@ func TestParseUnwraps(t *testing.T) {
 		{`ssh -o ProxyCommand='rm -rf /' h`, []string{"ssh -o ProxyCommand=rm -rf / h", "rm -rf /"}},
 		{`scp -o 'LocalCommand rm -rf /' -oPort=22 a h:b`, []string{"scp -o LocalCommand rm -rf / -oPort=22 a h:b", "rm -rf /"}},
 		{`zip -T -TT 'rm -rf /' a.zip b`, []string{"zip -T -TT rm -rf / a.zip b", "rm -rf /"}},
+		// variables whose value a program runs as a command
+		{`GIT_SSH_COMMAND='rm -rf /' git fetch`, []string{"rm -rf /", "git fetch"}},
+		{`PAGER='rm -rf /' git log`, []string{"rm -rf /", "git log"}},
+		{`export EDITOR='rm -rf /'; git commit`, []string{"rm -rf /", "git commit"}},
+		{`env LESSOPEN='|rm -rf / %s' less x`, []string{"env LESSOPEN=|rm -rf / %s less x", "rm -rf / %s", "less x"}},
+		{`EDITOR=vim git commit`, []string{"vim", "git commit"}},
 		// a script given as standard input's descriptor is standard input
 		{`bash /dev/stdin <<< 'rm -rf /'`, []string{"bash /dev/stdin", "rm -rf /"}},
 		{`source /dev/stdin <<< 'rm -rf /'`, []string{"source /dev/stdin", "rm -rf /"}},
@@ -188,6 +194,7 @@ func TestParseDynamic(t *testing.T) {
 		`x=(); unset 'x[$(rm -rf /)]'`, `declare -n r='a[$(rm -rf /)]'; echo $r`,
 		// the text xargs or find runs has what they read in it
 		`echo / | xargs -I{} sh -c 'rm -rf {}'`, `echo / | xargs --replace=X bash -c 'rm -rf X'`, `find / /tmp -exec sh -c 'rm -rf {}' \;`,
+		`GIT_SSH_COMMAND="$X" git fetch`,
 		// a script from a descriptor gated cannot see; hash -p binds a name
 		`bash /dev/fd/3`, `source /dev/stdin`, `fish /dev/stdin <<< 'rm -rf /'`, `hash -p /bin/rm ls; ls -rf /`,
 		// braces that make too many words to match each
