@@ -316,7 +316,7 @@ func (r *reader) parse(src string, depth int, st state) {
 				for i, w := range call.Args {
 					words[i] = word(w, src)
 				}
-				if words[0].Static && subscripted[program(words[0].Text)] {
+				if words[0].Static && subscripts(program(words[0].Text), words[1:]) {
 					r.subscripts(n, src) // its here-string too: read x <<< 'a[$(…)]'
 				}
 				if words[0].Static && slices.Contains(funcs, words[0].Text) {
@@ -364,10 +364,18 @@ func (r *reader) commandVar(name string, v Word, st state) {
 
 // subscripted are the builtins that read an argument as a variable name,
 // whose array subscript bash expands, running what a $(…) there holds:
-// printf -v 'a[$(rm -rf /)]' x runs rm though the word is quoted.
-var subscripted = map[string]bool{"test": true, "[": true, "printf": true, "read": true, "declare": true,
-	"typeset": true, "local": true, "export": true, "readonly": true, "let": true, "unset": true,
-	"mapfile": true, "readarray": true, "wait": true, "getopts": true}
+// printf -v 'a[$(rm -rf /)]' x runs rm though the word is quoted. Some do
+// only with an option, which is given ("" for none).
+var subscripted = map[string]string{"test": "-v", "[": "-v", "printf": "-v", "wait": "-p", "read": "",
+	"declare": "", "typeset": "", "local": "", "export": "", "readonly": "", "let": "", "unset": "",
+	"mapfile": "", "readarray": "", "getopts": ""}
+
+// subscripts reports whether a command is a builtin that reads one of its
+// arguments as a variable name.
+func subscripts(name string, args []Word) bool {
+	opt, ok := subscripted[name]
+	return ok && (opt == "" || slices.ContainsFunc(args, func(a Word) bool { return !a.Static || a.Text == opt }))
+}
 
 // subscriptCode matches a subscript holding a command substitution.
 var subscriptCode = regexp.MustCompile(`\[[^\]]*(?:\$\(|` + "`)")

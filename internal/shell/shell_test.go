@@ -148,6 +148,8 @@ func TestParseUnwraps(t *testing.T) {
 		// a subscript holding $( in a word that is not evaluated
 		{`grep -n 'a[$(x)]' f`, []string{"grep -n a[$(x)] f"}},
 		{`msg="[$(date)] x"; echo "$msg"`, []string{"date", "echo <$msg>"}},
+		{`printf '%s\n' 'a[$(x)]'`, []string{`printf %s\n a[$(x)]`}},
+		{`test 'a[$(x)]' = y`, []string{"test a[$(x)] = y"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.line, func(t *testing.T) {
