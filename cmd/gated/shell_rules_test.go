@@ -198,6 +198,10 @@ func TestStarterRulesReadOnlyLines(t *testing.T) {
 		{`./cat README.md`, ws, false},
 		{`node_modules/.bin/rg foo`, ws, false},
 		{`/usr/bin/cat README.md`, ws, true},
+		// braces: each word they make must stay inside (any brace line was
+		// unparseable or unknown before)
+		{`cat src/{a,b}.go`, ws, true},
+		{`cat {README.md,/etc/passwd}`, ws, false},
 		{`jq -r .config.env package.json`, ws, true},
 		{`printf 'a\n' b`, ws, true},
 	}

@@ -265,6 +265,12 @@ func (at place) resolve(p string) (string, bool) {
 // expansion builds is not known to; a glob is judged as written, unless its
 // last part could match "..".
 func (at place) inside(w shell.Word) bool {
+	// each word braces make must be: src/{a,b}.go
+	return !slices.ContainsFunc(w.Words(), func(e shell.Word) bool { return !at.inside1(e) })
+}
+
+// inside1 is inside for a word the shell does not split.
+func (at place) inside1(w shell.Word) bool {
 	ws := at.ws
 	if !w.Static || ws == "" {
 		return false
@@ -361,6 +367,10 @@ func (m *CommandMatch) split(args []shell.Word) (opts, operands []shell.Word) {
 // the whole word. A word an expansion builds is every option when unknown
 // counts.
 func hasFlag(w shell.Word, spellings []string, unknown bool) bool {
+	if ws := w.Words(); !w.Static && ws[0].Static {
+		// the words braces make: {-r,-v} is -r and -v
+		return slices.ContainsFunc(ws, func(e shell.Word) bool { return hasFlag(e, spellings, unknown) })
+	}
 	if !w.Static || w.Glob {
 		return unknown
 	}
@@ -445,17 +455,23 @@ func (a *ArgMatch) matches(w shell.Word, at place) bool {
 				return true
 			}
 		case pathWorkspaceRoot:
-			if r, ok := at.resolve(t); w.Static && !w.Glob && ok && r == at.ws {
-				return true
-			}
-			// *, ./* and $WS/* name everything in the workspace: rm -rf *
-			// deletes it as surely as rm -rf . does
-			if r, ok := at.resolve(path.Dir(t)); w.Static && w.Glob && ok && r == at.ws && strings.Trim(path.Base(t), "*") == "" {
+			if slices.ContainsFunc(w.Words(), at.root) {
 				return true
 			}
 		}
 	}
 	return false
+}
+
+// root reports whether a word names the workspace itself, or everything
+// in it: *, ./* and $WS/* delete it as surely as rm -rf . does.
+func (at place) root(w shell.Word) bool {
+	t := w.Text
+	if r, ok := at.resolve(t); w.Static && !w.Glob && ok && r == at.ws {
+		return true
+	}
+	r, ok := at.resolve(path.Dir(t))
+	return w.Static && w.Glob && ok && r == at.ws && strings.Trim(path.Base(t), "*") == ""
 }
 
 // matchesText reports whether a word's text matches a regex, prefix or

@@ -62,8 +62,28 @@ type Word struct {
 	Alts []string
 	// unlisted: the word has braces that make too many words to list.
 	unlisted bool
+	// altGlob, altDynamic: some word the braces make has a glob, or an
+	// expansion.
+	altGlob, altDynamic bool
 	// lead is the literal text before the first expansion, brace or glob.
 	lead string
+}
+
+// Words are the words the shell makes of w: w itself, unless it is
+// static but for its braces, and then each word they make (src/{a,b}.go is
+// src/a.go and src/b.go).
+func (w Word) Words() []Word {
+	if w.Static || len(w.Alts) == 0 || w.altDynamic || w.unlisted {
+		return []Word{w}
+	}
+	out := make([]Word, len(w.Alts))
+	for i, t := range w.Alts {
+		out[i] = Word{Text: t, Static: true, Glob: w.altGlob}
+		if !w.altGlob {
+			out[i].lead = t
+		}
+	}
+	return out
 }
 
 // MayBeOption reports whether the word may be an option (start with '-')
@@ -1466,7 +1486,10 @@ func words(w *syntax.Word, src string, hdoc bool) Word {
 			out.Alts, out.unlisted = nil, true
 			break
 		}
-		out.Alts = append(out.Alts, read(alt, src, false).Text)
+		a := read(alt, src, false)
+		out.Alts = append(out.Alts, a.Text)
+		out.altGlob = out.altGlob || a.Glob
+		out.altDynamic = out.altDynamic || !a.Static
 	}
 	return out
 }
