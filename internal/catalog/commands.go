@@ -203,14 +203,16 @@ func (v *View) readOnly(c *Call) bool {
 		if cmd.Env || !systemProgram(cmd.Path) || !slices.ContainsFunc(v.CommandLine.Reads, func(m *CommandMatch) bool { return m.matches(c, i, true) }) {
 			return false
 		}
-		for _, w := range cmd.Args {
-			if val, ok := optionValue(w, true); ok {
-				w = val
-			} else if w.Static && !w.Glob && strings.HasPrefix(w.Text, "-") {
-				continue // a flag, or "-" for standard input
-			}
-			if !at.inside(w) {
-				return false
+		for _, arg := range cmd.Args {
+			for _, w := range arg.Words() { // {-f/etc/x,a} is -f/etc/x and a
+				if val, ok := optionValue(w, true); ok {
+					w = val
+				} else if w.Static && !w.Glob && strings.HasPrefix(w.Text, "-") {
+					continue // a flag, or "-" for standard input
+				}
+				if !at.inside(w) {
+					return false
+				}
 			}
 		}
 	}

@@ -172,6 +172,7 @@ func TestReadOnlyLines(t *testing.T) {
 		"/tmp/ls": false, "/usr/bin/../../w/cat a": false,
 		// braces: each word they make must stay inside
 		"cat src/{a,b}.go": true, "cat {a,/etc/passwd}": false, "cat {a,$X}": false, "cat x{1..3}": true,
+		"grep {-f/etc/x,a} b": false, "ls {-la,src}": true,
 	} {
 		call := v.Call(map[string]any{"command": line}, "/w")
 		if call.Read() != read {

@@ -773,8 +773,7 @@ func (r *reader) unwrap(name string, args []Word, s *syntax.Stmt, src string, st
 
 // textOptions are, per program, the options whose value it runs as a
 // shell command: tar's --to-command, -I and --checkpoint-action=exec=…,
-// rsync's -e, zip's -TT, ssh's -o ProxyCommand=… (the short ones value
-// options whose letters are listed, with "o" for ssh's -o KEY=VALUE).
+// rsync's -e, zip's -TT, ssh's -o ProxyCommand=….
 var textOptions = map[string]*textOption{
 	"tar":    {short: "IF", long: []string{"--to-command", "--use-compress-program", "--info-script", "--new-volume-script", "--checkpoint-action"}},
 	"gtar":   {short: "IF", long: []string{"--to-command", "--use-compress-program", "--info-script", "--new-volume-script", "--checkpoint-action"}},
