@@ -10,6 +10,7 @@ package pathset
 
 import (
 	"path"
+	"regexp"
 	"slices"
 	"strings"
 )
@@ -235,6 +236,12 @@ func windows(p string) string {
 			break
 		}
 	}
+	if len(p) >= 4 && strings.EqualFold(p[:4], "unc/") {
+		p = "//" + p[4:] // \\?\UNC\server\share is \\server\share
+	}
+	if m := localShare.FindStringSubmatch(p); m != nil {
+		p = m[1] + ":/" + strings.TrimPrefix(p[len(m[0]):], "/") // \\localhost\c$\x is C:\x
+	}
 	var b strings.Builder
 	b.Grow(len(p) + len(homeMark))
 	if len(p) >= 2 && p[1] == ':' && isLetter(p[0]) {
@@ -261,6 +268,10 @@ func windows(p string) string {
 	}
 	return b.String()
 }
+
+// localShare matches a UNC path to a drive's administrative share on this
+// machine: \\localhost\c$, \\127.0.0.1\C$.
+var localShare = regexp.MustCompile(`(?i)^//(?:localhost|127\.0\.0\.1|\[?::1\]?)/([a-z])\$(?:/|$)`)
 
 func isLetter(c byte) bool {
 	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'

@@ -35,7 +35,8 @@ func TestSecrets(t *testing.T) {
 		"~/.cargo/credentials.toml", "~/.gem/credentials", "~/.terraform.d/credentials.tfrc.json", "~/.config/hub",
 		"~/.bash_history", "/home/u/.zsh_history", "~/.psql_history", "/etc/shadow", "//etc/./gshadow",
 		// Windows' other spellings of home (verifying issue 25: these were ordinary)
-		"/proc/self/root/etc/shadow", `%HOMEPATH%\.npmrc`, `%HOMEDRIVE%%HOMEPATH%\.kube\config`, "$env:HOMEPATH/.docker/config.json",
+		"/proc/self/root/etc/shadow", `\\localhost\c$\Users\u\.npmrc`, `\\?\UNC\127.0.0.1\C$\Users\u\.kube\config`,
+		`%HOMEPATH%\.npmrc`, `%HOMEDRIVE%%HOMEPATH%\.kube\config`, "$env:HOMEPATH/.docker/config.json",
 	}
 	ordinary := []string{
 		".env.example", ".env.sample", ".env.template", "config/.env.example", ".ENV.EXAMPLE",
