@@ -87,3 +87,35 @@ func TestStarterRulesRefuseEverySecretSpelling(t *testing.T) {
 		})
 	}
 }
+
+// Grep's glob filter and Glob's pattern name files in the directory the
+// call searches: {path: "~", glob: ".npmrc"} reads ~/.npmrc. (Verifying
+// issue 25: these were allowed, and Grep returned the file's lines.)
+func TestStarterRulesRefuseASecretInTheSearchedDirectory(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		tool  string
+		input map[string]any
+		deny  bool
+	}{
+		{"Grep", map[string]any{"pattern": "KEY", "path": "~", "glob": ".npmrc"}, true},
+		{"Grep", map[string]any{"pattern": "KEY", "path": "/proc/self", "glob": "environ"}, true},
+		{"Grep", map[string]any{"pattern": "KEY", "path": "/home/u", "glob": ".docker/config.json"}, true},
+		{"Glob", map[string]any{"pattern": ".npmrc", "path": "~"}, true},
+		{"Glob", map[string]any{"pattern": ".kube/config", "path": "$HOME"}, true},
+		{"Grep", map[string]any{"pattern": "KEY", "path": "/home/u/project", "glob": "*.go"}, false},
+		{"Glob", map[string]any{"pattern": "**/*.md", "path": "/home/u/project"}, false},
+	} {
+		t.Run(fmt.Sprintf("%s/%v", tc.tool, tc.input), func(t *testing.T) {
+			t.Parallel()
+			code, out, stderr := runCommandHook(t, hookInput(tc.tool, tc.input), nil, "--catalog", claudeCatalog)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			want := map[bool]string{true: "deny", false: "allow"}[tc.deny]
+			if got := out.HookSpecificOutput.PermissionDecision; got != want {
+				t.Fatalf("%s, want %s: %s", got, want, out.HookSpecificOutput.PermissionDecisionReason)
+			}
+		})
+	}
+}

@@ -200,21 +200,33 @@ func (v *View) readOnly(c *Call) bool {
 		}
 	}
 	for i, cmd := range l.Commands {
-		if cmd.Env || !slices.ContainsFunc(v.CommandLine.Reads, func(m *CommandMatch) bool { return m.matches(c, i, true) }) {
+		if cmd.Env || !systemProgram(cmd.Path) || !slices.ContainsFunc(v.CommandLine.Reads, func(m *CommandMatch) bool { return m.matches(c, i, true) }) {
 			return false
 		}
-		for _, w := range cmd.Args {
-			if val, ok := optionValue(w, true); ok {
-				w = val
-			} else if w.Static && !w.Glob && strings.HasPrefix(w.Text, "-") {
-				continue // a flag, or "-" for standard input
-			}
-			if !at.inside(w) {
-				return false
+		for _, arg := range cmd.Args {
+			for _, w := range arg.Words() { // {-f/etc/x,a} is -f/etc/x and a
+				if val, ok := optionValue(w, true); ok {
+					w = val
+				} else if w.Static && !w.Glob && strings.HasPrefix(w.Text, "-") {
+					continue // a flag, or "-" for standard input
+				}
+				if !at.inside(w) {
+					return false
+				}
 			}
 		}
 	}
 	return true
+}
+
+// systemDirs are where a read-only program named by its path is trusted
+// to be the one its name says: not ./cat, which the agent may have written.
+var systemDirs = []string{"/bin", "/usr/bin", "/usr/local/bin", "/opt/homebrew/bin", "/sbin", "/usr/sbin"}
+
+// systemProgram reports whether a command word that names a file ("" for
+// one the shell looks up) is in a system directory.
+func systemProgram(p string) bool {
+	return p == "" || path.IsAbs(p) && slices.Contains(systemDirs, path.Dir(path.Clean(p)))
 }
 
 // optionValue is the value an option word carries: --file=x, -f=x and,
@@ -255,6 +267,12 @@ func (at place) resolve(p string) (string, bool) {
 // expansion builds is not known to; a glob is judged as written, unless its
 // last part could match "..".
 func (at place) inside(w shell.Word) bool {
+	// each word braces make must be: src/{a,b}.go
+	return !slices.ContainsFunc(w.Words(), func(e shell.Word) bool { return !at.inside1(e) })
+}
+
+// inside1 is inside for a word the shell does not split.
+func (at place) inside1(w shell.Word) bool {
 	ws := at.ws
 	if !w.Static || ws == "" {
 		return false
@@ -306,8 +324,11 @@ func (m *CommandMatch) matches(call *Call, i int, prove bool) bool {
 	if len(m.WithoutFlags) > 0 && slices.ContainsFunc(opts, func(w shell.Word) bool { return hasFlag(w, m.WithoutFlags, prove) }) {
 		return false
 	}
+	// an option's value is matched attached too (curl -d@.env, -T.env):
+	// a cluster of flags (-rf) read as -r with value f matches nothing a
+	// rule names
 	if m.Args != nil && !slices.ContainsFunc(operands, func(w shell.Word) bool { return m.Args.matches(w, at) }) &&
-		!slices.ContainsFunc(opts, func(w shell.Word) bool { v, ok := optionValue(w, false); return ok && m.Args.matches(v, at) }) {
+		!slices.ContainsFunc(opts, func(w shell.Word) bool { v, ok := optionValue(w, true); return ok && m.Args.matches(v, at) }) {
 		return false
 	}
 	if m.PipedFrom != nil && !call.pipedFrom(i, m.PipedFrom, prove) {
@@ -348,6 +369,10 @@ func (m *CommandMatch) split(args []shell.Word) (opts, operands []shell.Word) {
 // the whole word. A word an expansion builds is every option when unknown
 // counts.
 func hasFlag(w shell.Word, spellings []string, unknown bool) bool {
+	if ws := w.Words(); !w.Static && ws[0].Static {
+		// the words braces make: {-r,-v} is -r and -v
+		return slices.ContainsFunc(ws, func(e shell.Word) bool { return hasFlag(e, spellings, unknown) })
+	}
 	if !w.Static || w.Glob {
 		return unknown
 	}
@@ -417,14 +442,11 @@ type stagesKey struct {
 // matched as written ($HOME/.ssh/id_rsa still names .ssh), and may lead
 // outside the workspace.
 func (a *ArgMatch) matches(w shell.Word, at place) bool {
+	// the word, and what braces make of it ({.,}env is .env)
+	if a.matchesText(w.Text, at) || slices.ContainsFunc(w.Alts, func(t string) bool { return a.matchesText(t, at) }) {
+		return true
+	}
 	t := w.Text
-	if slices.ContainsFunc(a.regexes, func(re *regexp.Regexp) bool { return re.MatchString(t) }) ||
-		slices.ContainsFunc(a.Prefix, func(p string) bool { return strings.HasPrefix(t, p) }) {
-		return true
-	}
-	if a.secrets && pathset.Secrets().Match(t) || a.globs != nil && a.globs.Match(t) {
-		return true
-	}
 	for _, p := range a.Path {
 		switch p {
 		case pathOutsideWorkspace:
@@ -435,15 +457,41 @@ func (a *ArgMatch) matches(w shell.Word, at place) bool {
 				return true
 			}
 		case pathWorkspaceRoot:
-			if r, ok := at.resolve(t); w.Static && !w.Glob && ok && r == at.ws {
-				return true
-			}
-			// *, ./* and $WS/* name everything in the workspace: rm -rf *
-			// deletes it as surely as rm -rf . does
-			if r, ok := at.resolve(path.Dir(t)); w.Static && w.Glob && ok && r == at.ws && strings.Trim(path.Base(t), "*") == "" {
+			if slices.ContainsFunc(w.Words(), at.root) {
 				return true
 			}
 		}
 	}
 	return false
+}
+
+// root reports whether a word names the workspace itself, or everything
+// in it: *, ./* and $WS/* delete it as surely as rm -rf . does.
+func (at place) root(w shell.Word) bool {
+	t := w.Text
+	if r, ok := at.resolve(t); w.Static && !w.Glob && ok && r == at.ws {
+		return true
+	}
+	r, ok := at.resolve(path.Dir(t))
+	return w.Static && w.Glob && ok && r == at.ws && strings.Trim(path.Base(t), "*") == ""
+}
+
+// matchesText reports whether a word's text matches a regex, prefix or
+// glob; a relative path is also matched as the path it leads to from the
+// workspace, so ../.npmrc from /home/u/project is ~/.npmrc.
+func (a *ArgMatch) matchesText(t string, at place) bool {
+	if slices.ContainsFunc(a.regexes, func(re *regexp.Regexp) bool { return re.MatchString(t) }) ||
+		slices.ContainsFunc(a.Prefix, func(p string) bool { return strings.HasPrefix(t, p) }) {
+		return true
+	}
+	if !a.secrets && a.globs == nil {
+		return false
+	}
+	paths := []string{t}
+	if r, ok := at.resolve(t); ok && !path.IsAbs(t) {
+		paths = append(paths, r)
+	}
+	return slices.ContainsFunc(paths, func(p string) bool {
+		return a.secrets && pathset.Secrets().Match(p) || a.globs != nil && a.globs.Match(p)
+	})
 }

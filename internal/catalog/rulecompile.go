@@ -100,9 +100,9 @@ func (l *loader) parseRule(f file, field string, m map[string]json.RawMessage) *
 		switch {
 		case slices.Contains(ruleKinds, k):
 			kinds = append(kinds, k)
-		case k == "code" || k == "pointer" || k == "route" || k == "message" || k == "negate" || k == "paths_from":
+		case k == "code" || k == "pointer" || k == "route" || k == "message" || k == "negate" || k == "paths_from" || k == "under":
 		default:
-			bad(opfile.Pointer(k), "unknown_field", "is not a rule field: a rule has code, pointer, route, optional message, negate and paths_from, and one matcher of regex, glob, prefix, host, command or files")
+			bad(opfile.Pointer(k), "unknown_field", "is not a rule field: a rule has code, pointer, route, optional message, negate, paths_from and under, and one matcher of regex, glob, prefix, host, command or files")
 		}
 	}
 
@@ -155,6 +155,18 @@ func (l *loader) parseRule(f file, field string, m map[string]json.RawMessage) *
 			bad("/paths_from", "invalid_rule_paths_from", "is for a glob rule: the paths it reads are matched by globs")
 		default:
 			r.PathsFrom = pf
+		}
+	}
+
+	if u, ok := str("under", false); ok {
+		toks, err := parsePointer(u)
+		switch {
+		case err != nil:
+			bad("/under", "invalid_rule_under", "%q %v", u, err)
+		case !slices.Equal(kinds, []string{ruleGlob}) || r.PathsFrom != "":
+			bad("/under", "invalid_rule_under", "is for a glob rule without paths_from: the value is matched as a path in the directory under names")
+		default:
+			r.Under, r.underTokens = u, toks
 		}
 	}
 

@@ -69,11 +69,17 @@ type Rule struct {
 	// PathsFrom, for a glob, names the format the value is in when it is
 	// not a path: "apply_patch" matches the files a Codex patch names.
 	PathsFrom string `json:"paths_from,omitempty"`
+	// Under, for a glob, is the pointer of a directory the value names
+	// files in (Grep's path, for its glob filter): the value is matched as
+	// it is and as a path in each directory there, so {path: "~", glob:
+	// ".npmrc"} is ~/.npmrc.
+	Under string `json:"under,omitempty"`
 
-	tokens  []string         // the pointer's reference tokens, unescaped
-	regexes []*regexp.Regexp // Kind regex, one per pattern
-	globs   *pathset.Set     // Kind glob: the patterns other than SecretPaths
-	secrets bool             // Kind glob: SecretPaths is among the patterns
+	underTokens []string
+	tokens      []string         // the pointer's reference tokens, unescaped
+	regexes     []*regexp.Regexp // Kind regex, one per pattern
+	globs       *pathset.Set     // Kind glob: the patterns other than SecretPaths
+	secrets     bool             // Kind glob: SecretPaths is among the patterns
 }
 
 // ruleFindings is one blocking finding per rule of the call's view that
@@ -205,6 +211,9 @@ func allOf(items []string, f func(string) bool) bool {
 // an array.
 func (r *Rule) values(args map[string]any) (items []string, isArray, ok bool) {
 	items, isArray, ok = r.pointed(args)
+	if ok && r.Under != "" {
+		return r.under(args, items, isArray)
+	}
 	if !ok || r.PathsFrom == "" {
 		return items, isArray, ok
 	}
@@ -215,10 +224,33 @@ func (r *Rule) values(args map[string]any) (items []string, isArray, ok bool) {
 	return paths, true, true
 }
 
+// under adds to a glob rule's values each of them as a path in each
+// directory at its Under pointer (a string, or an array of strings).
+func (r *Rule) under(args map[string]any, items []string, isArray bool) ([]string, bool, bool) {
+	dirs, _, ok := pointedAt(r.underTokens, args)
+	if !ok || len(dirs) == 0 {
+		return items, isArray, true
+	}
+	out := slices.Clone(items)
+	for _, d := range dirs {
+		for _, it := range items {
+			out = append(out, strings.TrimRight(d, `/\`)+"/"+it)
+		}
+	}
+	return out, true, true
+}
+
 // pointed is the value at the rule's pointer, as values returns it before
 // PathsFrom.
 func (r *Rule) pointed(args map[string]any) (items []string, isArray, ok bool) {
-	cur := valueAt(r.tokens, args)
+	return pointedAt(r.tokens, args)
+}
+
+// pointedAt is the value at a pointer's tokens as strings: one for a
+// string, one per element for an array of strings; ok is false for
+// anything else.
+func pointedAt(tokens []string, args map[string]any) (items []string, isArray, ok bool) {
+	cur := valueAt(tokens, args)
 	switch c := cur.(type) {
 	case string:
 		return []string{c}, false, true

@@ -66,6 +66,7 @@ func TestRuleMatching(t *testing.T) {
 		allowGit  = `{code: not_git_read, pointer: /argv, regex: '^git (status|log)( |$)', route: ask, negate: true}`
 		nested    = `{code: nested, pointer: /opts/paths/1, glob: '**/.env', route: refuse}`
 		escaped   = `{code: escaped, pointer: '/a~1b/~0k', prefix: x, route: refuse}`
+		under     = `{code: secrets_file, pointer: /glob, glob: '@secrets', under: /path, route: refuse}`
 	)
 	tests := []struct {
 		name, rule, args string
@@ -120,6 +121,16 @@ func TestRuleMatching(t *testing.T) {
 		{"patch body mentions .env", patch, `{"command": "*** Begin Patch\n*** Update File: README.md\n+*** Add File: .env\n*** End Patch"}`, false},
 		{"patch allowlist inside", patchSrc, `{"command": "*** Begin Patch\n*** Add File: src/a.go\n*** Update File: src/b.go\n*** End Patch"}`, false},
 		{"patch allowlist one outside", patchSrc, `{"command": "*** Begin Patch\n*** Add File: src/a.go\n*** Update File: src/../go.mod\n*** End Patch"}`, true},
+		// under: a glob filter in a directory (verifying issue 25: Grep
+		// {path: "~", glob: ".npmrc"} and {path: "/proc/self", glob:
+		// "environ"} were allowed)
+		{"under home", under, `{"path": "~", "glob": ".npmrc"}`, true},
+		{"under /proc/self", under, `{"path": "/proc/self/", "glob": "environ"}`, true},
+		{"under a Windows home", under, `{"path": "C:\\Users\\u", "glob": ".docker/config.json"}`, true},
+		{"under each of paths", under, `{"path": ["src", "/home/u"], "glob": ".kube/config"}`, true},
+		{"under, the value alone", under, `{"path": "src", "glob": ".env"}`, true},
+		{"under an ordinary directory", under, `{"path": "src", "glob": "*.go"}`, false},
+		{"under nothing", under, `{"glob": ".npmrc"}`, false},
 		{"glob array, one element", secretsV, `{"paths": ["README.md", "app/.env"]}`, true},
 		{"glob array, none", secretsV, `{"paths": ["README.md", "app/main.go"]}`, false},
 		// host
@@ -224,6 +235,8 @@ func TestRuleLoadProblems(t *testing.T) {
 		{"lone !", []string{`{code: c_bad, pointer: /p, glob: ['**/.env', '!'], route: ask}`}, "/metadata/gated/rules/0/glob/1", "invalid_rule_pattern", []string{"lone !"}},
 		{"@secrets in an allowlist", []string{`{code: c_bad, pointer: /p, glob: ['@secrets'], route: ask, negate: true}`}, "/metadata/gated/rules/0/glob/0", "invalid_rule_pattern", []string{"negated rule"}},
 		{"paths_from unknown", []string{`{code: c_bad, pointer: /p, glob: '**', paths_from: diff, route: ask}`}, "/metadata/gated/rules/0/paths_from", "invalid_rule_paths_from", []string{"apply_patch"}},
+		{"under not a pointer", []string{`{code: c_bad, pointer: /p, glob: '**', under: p, route: ask}`}, "/metadata/gated/rules/0/under", "invalid_rule_under", nil},
+		{"under on a regex", []string{`{code: c_bad, pointer: /p, regex: x, under: /d, route: ask}`}, "/metadata/gated/rules/0/under", "invalid_rule_under", []string{"glob rule"}},
 		{"paths_from on a regex", []string{`{code: c_bad, pointer: /p, regex: x, paths_from: apply_patch, route: ask}`}, "/metadata/gated/rules/0/paths_from", "invalid_rule_paths_from", []string{"glob rule"}},
 		{"unknown @set", []string{`{code: c_bad, pointer: /p, glob: '@credentials', route: ask}`}, "/metadata/gated/rules/0/glob", "invalid_rule_pattern", []string{"@secrets"}},
 		{"host pattern in upper case", []string{`{code: c_bad, pointer: /url, host: [Example.com], route: ask}`}, "/metadata/gated/rules/0/host/0", "invalid_rule_pattern", []string{"lower-case"}},

@@ -10,12 +10,13 @@ package pathset
 
 import (
 	"path"
+	"regexp"
 	"slices"
 	"strings"
 )
 
 // Home is how the canonical forms spell the agent's home directory, which
-// gated does not know: "~", "$HOME", "${HOME}", "%USERPROFILE%",
+// gated does not know: "~", "$HOME", "${HOME}", "%USERPROFILE%", "%HOMEPATH%",
 // "/home/<user>", "/Users/<user>", "C:\Users\<user>", "/root" and
 // "/var/root" all become it in a path's home form.
 const Home = "~"
@@ -36,6 +37,8 @@ const homeMark = "/home/~"
 //     ignores;
 //   - each of those in lower case, since macOS and Windows disks ignore case
 //     by default and open ".ENV" for ".env";
+//   - a path through a process's root directory as the path it is:
+//     "/proc/self/root/etc/shadow" is also "/etc/shadow";
 //   - for a path under a home directory, each of those relative to it:
 //     "/home/u/.ssh/id_rsa", "/Users/u/.ssh/id_rsa" and
 //     "C:\Users\u\.ssh\id_rsa" all have the home form "~/.ssh/id_rsa".
@@ -53,12 +56,39 @@ func Canonical(p string) []string {
 	for _, r := range rs[:n] {
 		add(r.full)
 		add(r.home)
+		add(procRoot(r.full))
 	}
 	for _, r := range rs[:n] {
 		add(strings.ToLower(r.full))
 		add(strings.ToLower(r.home))
+		add(strings.ToLower(procRoot(r.full)))
 	}
 	return out
+}
+
+// procRoot is a cleaned absolute path seen through a process's root
+// directory (/proc/self/root/etc/shadow) as the path it is (/etc/shadow),
+// or "" when it is not one.
+func procRoot(c string) string {
+	rest, seen := c, false
+	for {
+		after, ok := strings.CutPrefix(rest, "/proc/")
+		if !ok {
+			break
+		}
+		pid, r, _ := strings.Cut(after, "/")
+		if pid == "" || (r != "root" && !strings.HasPrefix(r, "root/")) {
+			break
+		}
+		rest, seen = r[len("root"):], true
+	}
+	switch {
+	case !seen:
+		return ""
+	case rest == "":
+		return "/"
+	}
+	return rest
 }
 
 // reading is one way to read a path: cleaned, and relative to the home
@@ -101,6 +131,10 @@ var homeSpellings = []struct{ word, means string }{
 	{"${XDG_CONFIG_HOME}", homeMark + "/.config"},
 	{"$XDG_CONFIG_HOME", homeMark + "/.config"},
 	{"%USERPROFILE%", homeMark},
+	{"%HOMEDRIVE%%HOMEPATH%", homeMark},
+	{"%HOMEPATH%", homeMark},
+	{"$env:HOMEPATH", homeMark},
+	{"${env:HOMEPATH}", homeMark},
 	{"$env:USERPROFILE", homeMark},
 	{"${env:USERPROFILE}", homeMark},
 	{"%APPDATA%", homeMark + "/AppData/Roaming"},
@@ -202,6 +236,12 @@ func windows(p string) string {
 			break
 		}
 	}
+	if len(p) >= 4 && strings.EqualFold(p[:4], "unc/") {
+		p = "//" + p[4:] // \\?\UNC\server\share is \\server\share
+	}
+	if m := localShare.FindStringSubmatch(p); m != nil {
+		p = m[1] + ":/" + strings.TrimPrefix(p[len(m[0]):], "/") // \\localhost\c$\x is C:\x
+	}
 	var b strings.Builder
 	b.Grow(len(p) + len(homeMark))
 	if len(p) >= 2 && p[1] == ':' && isLetter(p[0]) {
@@ -228,6 +268,10 @@ func windows(p string) string {
 	}
 	return b.String()
 }
+
+// localShare matches a UNC path to a drive's administrative share on this
+// machine: \\localhost\c$, \\127.0.0.1\C$.
+var localShare = regexp.MustCompile(`(?i)^//(?:localhost|127\.0\.0\.1|\[?::1\]?)/([a-z])\$(?:/|$)`)
 
 func isLetter(c byte) bool {
 	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'

@@ -34,6 +34,9 @@ func TestSecrets(t *testing.T) {
 		"~/.local/share/keyrings/login.keyring", "~/.pgpass", "/home/u/.my.cnf", "~/.vault-token", "~/.cargo/credentials",
 		"~/.cargo/credentials.toml", "~/.gem/credentials", "~/.terraform.d/credentials.tfrc.json", "~/.config/hub",
 		"~/.bash_history", "/home/u/.zsh_history", "~/.psql_history", "/etc/shadow", "//etc/./gshadow",
+		// Windows' other spellings of home (verifying issue 25: these were ordinary)
+		"/proc/self/root/etc/shadow", `\\localhost\c$\Users\u\.npmrc`, `\\?\UNC\127.0.0.1\C$\Users\u\.kube\config`,
+		`%HOMEPATH%\.npmrc`, `%HOMEDRIVE%%HOMEPATH%\.kube\config`, "$env:HOMEPATH/.docker/config.json",
 	}
 	ordinary := []string{
 		".env.example", ".env.sample", ".env.template", "config/.env.example", ".ENV.EXAMPLE",

@@ -59,6 +59,9 @@ func (s *Set) Match(p string) bool {
 		if s.hasEither(r.full) || s.home && r.home != "" && s.hasEither(r.home) {
 			return true
 		}
+		if pr := procRoot(r.full); pr != "" && s.hasEither(pr) {
+			return true
+		}
 	}
 	return false
 }

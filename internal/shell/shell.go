@@ -56,8 +56,34 @@ type Word struct {
 	// Glob: the word has unquoted glob characters (*, ?, [), so the shell
 	// replaces it with the names it matches.
 	Glob bool
+	// Alts are the words a brace expansion makes of it ({.,}env is .env
+	// and env), when there are few enough to list; rules match them as
+	// well as Text.
+	Alts []string
+	// unlisted: the word has braces that make too many words to list.
+	unlisted bool
+	// altGlob, altDynamic: some word the braces make has a glob, or an
+	// expansion.
+	altGlob, altDynamic bool
 	// lead is the literal text before the first expansion, brace or glob.
 	lead string
+}
+
+// Words are the words the shell makes of w: w itself, unless it is
+// static but for its braces, and then each word they make (src/{a,b}.go is
+// src/a.go and src/b.go).
+func (w Word) Words() []Word {
+	if w.Static || len(w.Alts) == 0 || w.altDynamic || w.unlisted {
+		return []Word{w}
+	}
+	out := make([]Word, len(w.Alts))
+	for i, t := range w.Alts {
+		out[i] = Word{Text: t, Static: true, Glob: w.altGlob}
+		if !w.altGlob {
+			out[i].lead = t
+		}
+	}
+	return out
 }
 
 // MayBeOption reports whether the word may be an option (start with '-')
@@ -75,6 +101,10 @@ type Command struct {
 	// Name is the program: the base name of its command word, in lower
 	// case and without .exe, so /bin/rm, ./rm, RM and rm.exe are rm.
 	Name string
+	// Path is the command word as written when it names a file (./cat,
+	// /usr/bin/cat, node_modules/.bin/rg) rather than a program the shell
+	// looks up.
+	Path string
 	// Args are the words after the command word. A wrapper's own options
 	// stay in the wrapper's Args; the wrapped command is a Command of its
 	// own. Arguments xargs adds from its input are one word that is not
@@ -118,6 +148,9 @@ type Line struct {
 	Dynamic string
 }
 
+// panicked is the Dynamic reason of a line the reader panicked on.
+const panicked = "the command line could not be parsed"
+
 // Parse reads a command line. It never fails: what it cannot read makes
 // the Line Dynamic.
 func Parse(src string) (line *Line) {
@@ -125,7 +158,7 @@ func Parse(src string) (line *Line) {
 		// A parser bug on hostile input must not fail open, nor crash a
 		// decision: the line is one gated could not read.
 		if recover() != nil {
-			line = &Line{Dynamic: "the command line could not be parsed"}
+			line = &Line{Dynamic: panicked}
 		}
 	}()
 	r := &reader{line: &Line{}, prev: map[*syntax.Stmt]*syntax.Stmt{}}
@@ -238,8 +271,20 @@ func (r *reader) parse(src string, depth int, st state) {
 		}
 		var fr frame
 		switch n := n.(type) {
-		case *syntax.DeclClause, *syntax.ForClause, *syntax.ArithmCmd, *syntax.ArithmExp, *syntax.LetClause:
+		case *syntax.ExtGlob:
+			r.dynamic("a word has a pattern zsh reads as glob qualifiers, which can run commands")
+			return false
+		case *syntax.DeclClause:
 			r.line.Assigns = true
+			r.subscripts(n, src)
+			for _, a := range n.Args {
+				r.assigned(a, src, st)
+			}
+		case *syntax.ForClause, *syntax.ArithmCmd, *syntax.ArithmExp, *syntax.LetClause:
+			r.line.Assigns = true
+			r.subscripts(n, src)
+		case *syntax.TestClause:
+			r.subscripts(n, src)
 		case *syntax.ParamExp:
 			if n.Exp != nil && (n.Exp.Op == syntax.AssignUnset || n.Exp.Op == syntax.AssignUnsetOrNull) {
 				r.line.Assigns = true
@@ -270,8 +315,14 @@ func (r *reader) parse(src string, depth int, st state) {
 				fr.stage = true
 			}
 			r.redirects(n, src)
-			if call, ok := n.Cmd.(*syntax.CallExpr); ok && len(call.Args) == 0 {
-				r.line.Assigns = true // x=1 alone sets x for the rest of the line
+			if call, ok := n.Cmd.(*syntax.CallExpr); ok {
+				for _, a := range call.Assigns {
+					r.subscripts(a, src)
+					r.assigned(a, src, st)
+				}
+				if len(call.Args) == 0 {
+					r.line.Assigns = true // x=1 alone sets x for the rest of the line
+				}
 			}
 			if call, ok := n.Cmd.(*syntax.CallExpr); ok && len(call.Args) > 0 {
 				cs := st
@@ -285,6 +336,9 @@ func (r *reader) parse(src string, depth int, st state) {
 				for i, w := range call.Args {
 					words[i] = word(w, src)
 				}
+				if words[0].Static && subscripts(program(words[0].Text), words[1:]) {
+					r.subscripts(n, src) // its here-string too: read x <<< 'a[$(…)]'
+				}
 				if words[0].Static && slices.Contains(funcs, words[0].Text) {
 					cs.recursive = true
 				}
@@ -294,6 +348,101 @@ func (r *reader) parse(src string, depth int, st state) {
 		frames = append(frames, fr)
 		return true
 	})
+}
+
+// commandVars are the environment variables whose value a program runs
+// as a command: PAGER='rm -rf /' git log runs rm.
+var commandVars = map[string]bool{"GIT_SSH_COMMAND": true, "GIT_SSH": true, "GIT_PAGER": true, "PAGER": true,
+	"GIT_EDITOR": true, "GIT_SEQUENCE_EDITOR": true, "EDITOR": true, "VISUAL": true, "GIT_EXTERNAL_DIFF": true,
+	"GIT_PROXY_COMMAND": true, "GIT_ASKPASS": true, "SSH_ASKPASS": true, "SUDO_ASKPASS": true, "MANPAGER": true,
+	"SYSTEMD_PAGER": true, "LESSOPEN": true, "LESSCLOSE": true, "BASH_ENV": true, "PROMPT_COMMAND": true,
+	"RSYNC_RSH": true}
+
+// assigned reads an assignment (X=v cmd, X=v alone, export X=v) whose
+// variable is one a program runs as a command.
+func (r *reader) assigned(a *syntax.Assign, src string, st state) {
+	if a.Name == nil || a.Value == nil || a.Index != nil || !commandVars[a.Name.Value] {
+		return
+	}
+	r.commandVar(a.Name.Value, word(a.Value, src), st)
+}
+
+// commandVar reads the value of a command variable as shell text; LESSOPEN's
+// leading | (or ||) only says how less reads its output.
+func (r *reader) commandVar(name string, v Word, st state) {
+	if !commandVars[name] || r.line.Dynamic != "" {
+		return
+	}
+	if name == "LESSOPEN" || name == "LESSCLOSE" {
+		v.Text = strings.TrimLeft(v.Text, "|")
+	}
+	if v.Static && strings.TrimSpace(v.Text) == "" {
+		return
+	}
+	r.shellText(v, st)
+}
+
+// subscripted are the builtins that read an argument as a variable name,
+// whose array subscript bash expands, running what a $(…) there holds:
+// printf -v 'a[$(rm -rf /)]' x runs rm though the word is quoted. Some do
+// only with an option, which is given ("" for none).
+var subscripted = map[string]string{"test": "-v", "[": "-v", "printf": "-v", "wait": "-p", "read": "",
+	"declare": "", "typeset": "", "local": "", "export": "", "readonly": "", "let": "", "unset": "",
+	"mapfile": "", "readarray": "", "getopts": ""}
+
+// subscripts reports whether a command is a builtin that reads one of its
+// arguments as a variable name.
+func subscripts(name string, args []Word) bool {
+	opt, ok := subscripted[name]
+	return ok && (opt == "" || slices.ContainsFunc(args, func(a Word) bool { return !a.Static || a.Text == opt }))
+}
+
+// subscriptCode matches a subscript holding a command substitution.
+var subscriptCode = regexp.MustCompile(`\[[^\]]*(?:\$\(|` + "`)")
+
+// subscripts makes the line Dynamic when a word under n, as bash reads it
+// after quote removal, is an array subscript holding a command
+// substitution: in a test ([[ -v 'a[$(…)]' ]]), an arithmetic context, an
+// assignment's value (which arithmetic later evaluates) or an argument of a
+// builtin that takes a variable name, bash runs that command, which gated
+// would not see.
+func (r *reader) subscripts(n syntax.Node, src string) {
+	syntax.Walk(n, func(m syntax.Node) bool {
+		if w, ok := m.(*syntax.Word); ok && r.line.Dynamic == "" && subscriptCode.MatchString(literal(w)) {
+			r.dynamic("a quoted array subscript holds a command substitution, which bash runs")
+		}
+		return r.line.Dynamic == ""
+	})
+}
+
+// literal is a word's quoted and unquoted text after quote removal, with
+// each expansion a NUL: a $( in it was quoted, so the walk did not see a
+// command there.
+func literal(w *syntax.Word) string {
+	var b strings.Builder
+	for _, p := range w.Parts {
+		switch p := p.(type) {
+		case *syntax.Lit:
+			unquoted(&b, p.Value)
+		case *syntax.SglQuoted:
+			v := p.Value
+			if p.Dollar { // $'a[\x24(…)]': decoded, every % a plain one
+				v, _, _ = printfFormat(strings.ReplaceAll(v, "%", "%%"), nil)
+			}
+			b.WriteString(v)
+		case *syntax.DblQuoted:
+			for _, q := range p.Parts {
+				if l, ok := q.(*syntax.Lit); ok {
+					b.WriteString(unescape(l.Value, `$`+"`"+`"\`))
+				} else {
+					b.WriteByte(0)
+				}
+			}
+		default:
+			b.WriteByte(0)
+		}
+	}
+	return b.String()
 }
 
 // frame is what entering a syntax node entered.
@@ -369,6 +518,10 @@ func isDigits(s string) bool {
 // name, in lower case and without .exe, since macOS and Windows file
 // systems ignore case (RM runs rm there) and Windows finds rm.exe as rm.
 func program(word string) string {
+	// zsh runs =rm as the rm its PATH finds (EQUALS, set by default)
+	if len(word) > 1 && word[0] == '=' {
+		word = word[1:]
+	}
 	name := strings.ToLower(path.Base(word))
 	if trimmed := strings.TrimSuffix(name, ".exe"); trimmed != "" {
 		name = trimmed
@@ -390,10 +543,18 @@ func (r *reader) run(words []Word, s *syntax.Stmt, src string, st state) {
 		}
 		name := program(w.Text)
 		args := words[1:]
+		if slices.ContainsFunc(args, func(a Word) bool { return a.unlisted }) {
+			r.dynamic("an argument expands to more than %d words", maxAlts)
+			return
+		}
 		if changesDir(name, args) {
 			r.line.Chdir = true
 		}
-		r.line.Commands = append(r.line.Commands, Command{Name: name, Args: args, Env: st.env,
+		var at string
+		if strings.ContainsAny(w.Text, `/\`) {
+			at = w.Text
+		}
+		r.line.Commands = append(r.line.Commands, Command{Name: name, Path: at, Args: args, Env: st.env,
 			Pipes: st.pipes, Recursive: st.recursive})
 		words = r.unwrap(name, args, s, src, &st)
 	}
@@ -423,8 +584,11 @@ type wrapper struct {
 }
 
 var wrappers = map[string]wrapper{
-	"sudo":         {short: "ugpCDrtTUh", long: []string{"--user", "--group", "--prompt", "--close-from", "--chdir", "--role", "--type", "--command-timeout", "--other-user", "--host"}},
-	"doas":         {short: "uC"},
+	// sudo's getopt string, "+Aa:BbC:c:D:Eeg:Hh::iKklNnPp:R:r:SsT:t:U:u:Vv":
+	// -h takes a value only when attached
+	"sudo": {short: "aCcDgpRrTtUu", long: []string{"--auth-type", "--close-from", "--login-class", "--chdir", "--group",
+		"--host", "--prompt", "--chroot", "--role", "--type", "--command-timeout", "--other-user", "--user"}},
+	"doas":         {short: "auC"},
 	"nice":         {short: "n", long: []string{"--adjustment"}},
 	"nohup":        {},
 	"timeout":      {short: "sk", long: []string{"--signal", "--kill-after"}, operands: 1},
@@ -438,8 +602,10 @@ var wrappers = map[string]wrapper{
 	"time":         {short: "fo", long: []string{"--format", "--output"}},
 	"nocorrect":    {},
 	"noglob":       {},
+	"-":            {}, // zsh's precommand modifier: - rm runs rm
+	"repeat":       {operands: 1},
 	"ionice":       {short: "cnp", long: []string{"--class", "--classdata", "--pid"}},
-	"chroot":       {operands: 1},
+	"chroot":       {long: []string{"--userspec", "--groups"}, operands: 1},
 	"taskset":      {operands: 1},
 	"unbuffer":     {},
 	"caffeinate":   {short: "tw"},
@@ -519,6 +685,8 @@ func (r *reader) unwrap(name string, args []Word, s *syntax.Stmt, src string, st
 		return r.env(args, st)
 	case name == "eval":
 		r.reparse(args, *st)
+	case name == "emulate":
+		r.su(args, *st) // zsh's emulate sh -c TEXT runs TEXT
 	case name == "su" || name == "runuser":
 		if !r.su(args, *st) && name == "su" {
 			r.stdin(s, src, *st) // a login shell, reading its input
@@ -531,15 +699,35 @@ func (r *reader) unwrap(name string, args []Word, s *syntax.Stmt, src string, st
 				r.dynamic("source runs a file gated cannot name")
 				return nil
 			}
+			if r.descriptor(args[0], s, src, *st) {
+				return nil
+			}
 			r.line.Files = append(r.line.Files, File{Word: args[0]})
 		}
+	case name == "hash" && slices.ContainsFunc(args, func(a Word) bool {
+		return !a.Static || len(a.Text) > 1 && a.Text[0] == '-' && strings.Contains(a.Text, "p")
+	}):
+		r.dynamic("the line binds a command name to another program (hash -p), which gated does not follow")
 	case name == "xargs":
-		rest, _ := options(args, "adEILlnPsie", []string{"--arg-file", "--delimiter", "--eof", "--replace", "--max-lines", "--max-args", "--max-procs", "--max-chars", "--process-slot-var"})
+		// GNU's -e, -i and -l (--eof, --replace) take a value only when
+		// attached (-i{}), so `xargs -i rm -rf {}` runs rm; BSD's -J, -R
+		// and -S take the next word.
+		rest, _ := options(args, "adEILnPsJRS", []string{"--arg-file", "--delimiter", "--max-lines", "--max-args", "--max-procs", "--max-chars", "--process-slot-var"})
 		if len(rest) == 0 {
 			return nil
 		}
-		// xargs appends what it reads, which gated cannot see.
-		return append(rest[:len(rest):len(rest)], Word{Text: "", Static: false})
+		// xargs appends what it reads, which gated cannot see, or puts it
+		// in place of -I's string, inside words too: xargs -I{} sh -c
+		// 'rm -rf {}' runs text gated cannot read
+		cmd := slices.Clone(rest)
+		if repl := xargsReplace(args[:len(args)-len(rest)]); repl != "" {
+			for i, w := range cmd {
+				if w.Static && strings.Contains(w.Text, repl) {
+					cmd[i].Static = false
+				}
+			}
+		}
+		return append(cmd, Word{Text: "", Static: false})
 	case name == "watch":
 		rest, flags := options(args, "nq", []string{"--interval", "--equexit", "--chgexit"})
 		if strings.Contains(flags, "x") {
@@ -577,8 +765,146 @@ func (r *reader) unwrap(name string, args []Word, s *syntax.Stmt, src string, st
 		}
 	case name == "git":
 		r.gitConfig(args, *st)
+	case textOptions[name] != nil:
+		r.optionTexts(name, args, *st)
 	}
 	return nil
+}
+
+// textOptions are, per program, the options whose value it runs as a
+// shell command: tar's --to-command, -I and --checkpoint-action=exec=…,
+// rsync's -e, zip's -TT, ssh's -o ProxyCommand=….
+var textOptions = map[string]*textOption{
+	"tar":    {short: "IF", long: []string{"--to-command", "--use-compress-program", "--info-script", "--new-volume-script", "--checkpoint-action"}},
+	"gtar":   {short: "IF", long: []string{"--to-command", "--use-compress-program", "--info-script", "--new-volume-script", "--checkpoint-action"}},
+	"bsdtar": {long: []string{"--use-compress-program"}},
+	"rsync":  {short: "e", long: []string{"--rsh"}},
+	"zip":    {long: []string{"-TT", "--unzip-command"}},
+	"ssh":    {short: "o", sshOption: true},
+	"scp":    {short: "oS", sshOption: true},
+	"sftp":   {short: "oS", sshOption: true},
+}
+
+type textOption struct {
+	short     string   // letters whose value (attached or the next word) is run
+	long      []string // options whose value (--x=v or the next word) is run
+	sshOption bool     // -o's value is KEY=VALUE, run for the ssh_config keys that run commands
+}
+
+// sshCommandKeys are the ssh_config keys whose value ssh runs with the
+// user's shell.
+var sshCommandKeys = []string{"proxycommand", "localcommand", "knownhostscommand"}
+
+// optionTexts reads, as shell text, the option values a program runs.
+func (r *reader) optionTexts(name string, args []Word, st state) {
+	spec := textOptions[name]
+	for i := 0; i < len(args) && r.line.Dynamic == ""; i++ {
+		a := args[i]
+		if a.Static && a.Text == "--" {
+			return
+		}
+		if !a.Static || !strings.HasPrefix(a.Text, "-") {
+			continue
+		}
+		var val Word
+		found := false
+		next := func() {
+			if i+1 < len(args) {
+				i++
+				val, found = args[i], true
+			}
+		}
+		switch t := a.Text; {
+		case slices.Contains(spec.long, t):
+			next()
+		case strings.HasPrefix(t, "--") || slices.ContainsFunc(spec.long, func(l string) bool { return strings.HasPrefix(t, l+"=") }):
+			if k, v, ok := strings.Cut(t, "="); ok && slices.Contains(spec.long, k) {
+				val, found = Word{Text: v, Static: true}, true
+			}
+		default:
+			for j := 1; j < len(t); j++ {
+				if strings.IndexByte(spec.short, t[j]) < 0 {
+					continue
+				}
+				if j+1 < len(t) {
+					val, found = Word{Text: t[j+1:], Static: true}, true
+				} else {
+					next()
+				}
+				if spec.sshOption && t[j] == 'o' {
+					val, found = sshCommand(val, found)
+				}
+				break
+			}
+		}
+		if !found {
+			continue
+		}
+		if strings.HasPrefix(a.Text, "--checkpoint-action") && val.Static {
+			v, ok := strings.CutPrefix(val.Text, "exec=")
+			if !ok {
+				continue // another action: dot, echo, ttyout …
+			}
+			val.Text = v
+		}
+		r.shellText(val, st)
+	}
+}
+
+// sshCommand is the command an ssh -o value runs: the value of a key that
+// runs one (ProxyCommand=…, "ProxyCommand …"), or none.
+func sshCommand(v Word, found bool) (Word, bool) {
+	if !found {
+		return v, false
+	}
+	if !v.Static {
+		return v, true // any key, any command
+	}
+	key, val, ok := strings.Cut(strings.TrimSpace(v.Text), "=")
+	if !ok {
+		key, val, ok = strings.Cut(strings.TrimSpace(v.Text), " ")
+	}
+	if !ok || !slices.Contains(sshCommandKeys, strings.ToLower(strings.TrimSpace(key))) {
+		return v, false
+	}
+	return Word{Text: strings.TrimSpace(val), Static: true}, true
+}
+
+// xargsReplace is the string xargs' options say to replace with what it
+// reads (-I R, -IR, -i, -iR, --replace, --replace=R, BSD's -J R), "" for
+// none.
+func xargsReplace(opts []Word) string {
+	repl := ""
+	for i, a := range opts {
+		t := a.Text
+		switch {
+		case !a.Static || !strings.HasPrefix(t, "-") || t == "--":
+		case t == "--replace":
+			repl = "{}"
+		case strings.HasPrefix(t, "--replace="):
+			repl = strings.TrimPrefix(t, "--replace=")
+		case strings.HasPrefix(t, "--"):
+		default:
+			for j := 1; j < len(t); j++ {
+				switch t[j] {
+				case 'i':
+					if repl = t[j+1:]; repl == "" {
+						repl = "{}"
+					}
+				case 'I', 'J':
+					if repl = t[j+1:]; repl == "" && i+1 < len(opts) {
+						repl = opts[i+1].Text
+					}
+				default:
+					if strings.IndexByte("adELnPsRS", t[j]) < 0 {
+						continue // a flag: the cluster goes on
+					}
+				}
+				break // the rest of the word is this option's value
+			}
+		}
+	}
+	return repl
 }
 
 // placeholder stands for what fd and parallel put in place of {} (a path
@@ -647,22 +973,46 @@ var gitShellKeys = []string{"core.pager", "core.editor", "core.sshcommand", "cor
 
 // gitConfig reads git -c KEY=VALUE: an alias whose value starts with !,
 // a credential helper that does, and the keys git runs as shell
-// commands (core.pager, core.sshCommand …) run VALUE as shell text.
+// commands (core.pager, core.sshCommand …) run VALUE as shell text. An
+// alias of another git command (alias.p=push, then git p -f) and any of
+// those keys given by --config-env (whose value is in the environment)
+// make the line Dynamic: gated would judge the alias's name, not what
+// git runs.
 func (r *reader) gitConfig(args []Word, st state) {
-	for i := 0; i+1 < len(args); i++ {
-		if !args[i].Static || args[i].Text != "-c" {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		var v Word
+		fromEnv := false
+		switch {
+		case !a.Static:
+			continue
+		case a.Text == "-c" || a.Text == "--config-env":
+			if i+1 == len(args) {
+				return
+			}
+			i++
+			v, fromEnv = args[i], a.Text == "--config-env"
+		case strings.HasPrefix(a.Text, "--config-env="):
+			v, fromEnv = Word{Text: strings.TrimPrefix(a.Text, "--config-env="), Static: a.Static}, true
+		default:
 			continue
 		}
-		v := args[i+1]
 		key, val, _ := strings.Cut(v.Text, "=")
 		key = strings.ToLower(key)
-		bang := strings.HasPrefix(key, "alias.") || strings.HasPrefix(key, "credential.") && strings.HasSuffix(key, ".helper") || key == "credential.helper"
+		alias := strings.HasPrefix(key, "alias.")
+		bang := alias || strings.HasPrefix(key, "credential.") && strings.HasSuffix(key, ".helper") || key == "credential.helper"
+		shellKey := slices.Contains(gitShellKeys, key) || strings.HasPrefix(key, "pager.")
 		switch {
 		case !v.Static:
 			r.dynamic("git is run with configuration gated cannot read")
+		case fromEnv && (bang || shellKey):
+			r.dynamic("git is run with an alias or a command in configuration taken from the environment")
+		case fromEnv:
 		case bang && strings.HasPrefix(val, "!"):
 			r.shellText(Word{Text: val[1:], Static: true}, st)
-		case slices.Contains(gitShellKeys, key) || strings.HasPrefix(key, "pager."):
+		case alias:
+			r.dynamic("git is run with an alias the line defines, which gated does not follow")
+		case shellKey:
 			r.shellText(Word{Text: val, Static: true}, st)
 		}
 	}
@@ -749,11 +1099,35 @@ func (r *reader) shell(args []Word, s *syntax.Stmt, src string, st state) []Word
 			r.dynamic("a shell runs a script gated cannot name")
 			return nil
 		}
+		if r.descriptor(rest[0], s, src, st) {
+			return nil
+		}
 		r.line.Files = append(r.line.Files, File{Word: rest[0]})
 	case !onlyAsksAbout(args):
 		r.stdin(s, src, st)
 	}
 	return nil
+}
+
+// fdPath matches the paths that name an open descriptor: /dev/stdin,
+// /dev/fd/N, /proc/self/fd/N.
+var fdPath = regexp.MustCompile(`^/+(?:dev/+(?:stdin|fd/+(\d+))|proc/+[^/]+/+fd/+(\d+))/*$`)
+
+// descriptor reads a script a shell or source is given as a path to a
+// descriptor: standard input's (bash /dev/stdin <<< 'rm -rf /') is read as
+// a shell's input is, any other's is Dynamic. It reports whether the path
+// was one.
+func (r *reader) descriptor(w Word, s *syntax.Stmt, src string, st state) bool {
+	m := fdPath.FindStringSubmatch(path.Clean(w.Text))
+	switch {
+	case m == nil:
+		return false
+	case m[1] == "" && m[2] == "" || m[1] == "0" || m[2] == "0":
+		r.stdin(s, src, st)
+	default:
+		r.dynamic("a shell reads a script from a descriptor gated cannot see")
+	}
+	return true
 }
 
 // onlyAsksAbout reports whether a shell is run only to print its version
@@ -905,7 +1279,8 @@ func (r *reader) foreign(name string, args []Word) {
 			rest = nil
 		}
 	}
-	if len(rest) > 0 && rest[0].Static && !rest[0].Glob && !strings.HasPrefix(rest[0].Text, "-") && !strings.HasPrefix(rest[0].Text, "+") {
+	if len(rest) > 0 && rest[0].Static && !rest[0].Glob && !strings.HasPrefix(rest[0].Text, "-") && !strings.HasPrefix(rest[0].Text, "+") &&
+		!fdPath.MatchString(path.Clean(rest[0].Text)) { // fish /dev/stdin reads its input
 		r.line.Files = append(r.line.Files, File{Word: rest[0]})
 		return
 	}
@@ -954,6 +1329,8 @@ func (r *reader) shellText(w Word, st state) {
 }
 
 // env skips env's options and assignments; -S text is split and run.
+// Short options cluster as getopt's do (-iu NAME, -iS 'text'), and BSD's
+// -P, -L and -U take a value as -u and -C do.
 func (r *reader) env(args []Word, st *state) []Word {
 	for i := 0; i < len(args); i++ {
 		a := args[i]
@@ -962,14 +1339,32 @@ func (r *reader) env(args []Word, st *state) []Word {
 			return args[i:]
 		case a.Text == "--":
 			return args[i+1:]
-		case a.Text == "-S" || a.Text == "--split-string" || strings.HasPrefix(a.Text, "-S") || strings.HasPrefix(a.Text, "--split-string="):
+		case a.Text == "--split-string" || strings.HasPrefix(a.Text, "--split-string="):
 			r.reparse(args[i:], *st)
 			return nil
-		case a.Text == "-u" || a.Text == "--unset" || a.Text == "-C" || a.Text == "--chdir":
+		case a.Text == "--unset" || a.Text == "--chdir":
 			i++
+		case strings.HasPrefix(a.Text, "--") || a.Text == "-":
 		case strings.HasPrefix(a.Text, "-"):
+			for j := 1; j < len(a.Text); j++ {
+				c := a.Text[j]
+				if c == 'S' {
+					// the text runs with the words after it
+					text := Word{Text: "-S" + a.Text[j+1:], Static: true}
+					r.reparse(append([]Word{text}, args[i+1:]...), *st)
+					return nil
+				}
+				if strings.IndexByte("uCPLU", c) >= 0 {
+					if j == len(a.Text)-1 {
+						i++
+					}
+					break
+				}
+			}
 		case strings.Contains(a.Text, "=") && syntax.ValidName(a.Text[:strings.IndexByte(a.Text, '=')]):
 			st.env = true
+			name, val, _ := strings.Cut(a.Text, "=")
+			r.commandVar(name, Word{Text: val, Static: true}, *st)
 		default:
 			return args[i:]
 		}
@@ -1033,11 +1428,21 @@ func (r *reader) find(args []Word, st state) {
 					break
 				}
 				braces = args[i].Static && t == "{}"
-				if args[i].Static && strings.Contains(t, "{}") {
+				switch {
+				case braces:
 					cmd = append(cmd, starts...)
-					continue
+				case args[i].Static && strings.Contains(t, "{}"):
+					// GNU find replaces {} inside a word too: sh -c 'rm -rf {}'
+					w := args[i]
+					if len(starts) == 1 && starts[0].Static {
+						w.Text = strings.ReplaceAll(t, "{}", starts[0].Text)
+					} else {
+						w.Static = false
+					}
+					cmd = append(cmd, w)
+				default:
+					cmd = append(cmd, args[i])
 				}
-				cmd = append(cmd, args[i])
 			}
 			r.run(cmd, nil, "", st)
 		case a.Static && (a.Text == "-fprint" || a.Text == "-fprint0" || a.Text == "-fls" || a.Text == "-fprintf"):
@@ -1056,16 +1461,66 @@ func word(w *syntax.Word, src string) Word {
 // words reads a word; hdoc reads a here-document body, where quotes are
 // plain text and nothing is globbed or brace-expanded.
 func words(w *syntax.Word, src string, hdoc bool) Word {
-	out := Word{Static: true}
 	if w == nil {
+		return Word{Static: true}
+	}
+	if hdoc {
+		return read(w, src, true)
+	}
+	// on a copy: the walk that is reading the syntax tree knows no brace
+	// nodes
+	w = &syntax.Word{Parts: slices.Clone(w.Parts)}
+	if !syntax.SplitBraces(w) {
+		return read(w, src, false)
+	}
+	out := read(w, src, false)
+	// what the braces make of the word, matched besides it: cat {.,}env
+	// reads .env
+	if countBraces(w, 0) > maxBraces {
+		out.unlisted = true
 		return out
 	}
-	if !hdoc {
-		// on a copy: the walk that is reading the syntax tree knows no
-		// brace nodes
-		w = &syntax.Word{Parts: slices.Clone(w.Parts)}
-		syntax.SplitBraces(w)
+	for alt, err := range expand.BracesSeq(nil, w) {
+		if err != nil || len(out.Alts) == maxAlts {
+			out.Alts, out.unlisted = nil, true
+			break
+		}
+		a := read(alt, src, false)
+		out.Alts = append(out.Alts, a.Text)
+		out.altGlob = out.altGlob || a.Glob
+		out.altDynamic = out.altDynamic || !a.Static
 	}
+	return out
+}
+
+// countBraces counts the brace expansions of w, nested ones too, adding
+// to n and stopping past maxBraces (syntax.Walk does not know brace nodes).
+func countBraces(w *syntax.Word, n int) int {
+	for _, p := range w.Parts {
+		if b, ok := p.(*syntax.BraceExp); ok {
+			n++
+			for _, e := range b.Elems {
+				if n > maxBraces {
+					return n
+				}
+				n = countBraces(e, n)
+			}
+		}
+	}
+	return n
+}
+
+// Bounds on the words a brace expansion is matched as: the braces of one
+// word, and the words they make. Past them the line is Dynamic.
+const (
+	maxBraces = 8
+	maxAlts   = 64
+)
+
+// read reads a word whose braces, if any, are split; hdoc reads a
+// here-document body.
+func read(w *syntax.Word, src string, hdoc bool) Word {
+	out := Word{Static: true}
 	var b strings.Builder
 	lead := true
 	expansion := func(n syntax.Node) {
@@ -1100,7 +1555,24 @@ func words(w *syntax.Word, src string, hdoc bool) Word {
 				}
 				expansion(q)
 			}
-		default: // $x, ${x}, $(…), `…`, $((…)), <(…), {a,b}, @(…)
+		case *syntax.BraceExp:
+			// written out, not sliced from the source: a brace node made
+			// by SplitBraces has no usable position (and one with an empty
+			// element, {.,}env, panics when asked for its end)
+			out.Static, lead = false, false
+			sep := ","
+			if p.Sequence {
+				sep = ".."
+			}
+			b.WriteByte('{')
+			for i, e := range p.Elems {
+				if i > 0 {
+					b.WriteString(sep)
+				}
+				b.WriteString(read(e, src, false).Text)
+			}
+			b.WriteByte('}')
+		default: // $x, ${x}, $(…), `…`, $((…)), <(…), @(…)
 			expansion(p)
 		}
 		if lead {

@@ -101,6 +101,55 @@ func TestParseUnwraps(t *testing.T) {
 		{`fish build.fish`, []string{"fish build.fish"}},
 		{`pwsh -NoProfile -File build.ps1`, []string{"pwsh -NoProfile -File build.ps1"}},
 		{`bash --version`, []string{"bash --version"}},
+		// verifying issue 25: options that take no separate value (xargs -i,
+		// -l), or do (BSD's xargs -J, doas -a, sudo -R, chroot --userspec,
+		// BSD's env -P, env -iu), and env's -S in a cluster
+		{`echo / | xargs -i rm -rf {}`, []string{"echo /", "xargs -i rm -rf {}", "rm -rf <{}> <>"}},
+		{`echo / | xargs -l rm -rf`, []string{"echo /", "xargs -l rm -rf", "rm -rf <>"}},
+		{`echo / | xargs --replace rm -rf {}`, []string{"echo /", "xargs --replace rm -rf {}", "rm -rf <{}> <>"}},
+		{`echo / | xargs -J % rm -rf %`, []string{"echo /", "xargs -J % rm -rf %", "rm -rf <%> <>"}},
+		{`doas -a x rm -rf /`, []string{"doas -a x rm -rf /", "rm -rf /"}},
+		{`sudo -R / rm -rf /`, []string{"sudo -R / rm -rf /", "rm -rf /"}},
+		{`sudo --chroot / rm -rf /`, []string{"sudo --chroot / rm -rf /", "rm -rf /"}},
+		{`chroot --userspec u:g / rm -rf /`, []string{"chroot --userspec u:g / rm -rf /", "rm -rf /"}},
+		{`env -P /bin rm -rf /`, []string{"env -P /bin rm -rf /", "rm -rf /"}},
+		{`env -iu X rm -rf /`, []string{"env -iu X rm -rf /", "rm -rf /"}},
+		{`env -iS 'rm -rf /'`, []string{"env -iS rm -rf /", "rm -rf /"}},
+		// zsh, which Claude Code runs where it is the user's shell: =rm is
+		// rm, - and repeat run a command, emulate -c runs text
+		{`=rm -rf /`, []string{"rm -rf /"}},
+		{`- rm -rf /`, []string{"- rm -rf /", "rm -rf /"}},
+		{`repeat 2 rm -rf /`, []string{"repeat 2 rm -rf /", "rm -rf /"}},
+		{`emulate sh -c 'rm -rf /'`, []string{"emulate sh -c rm -rf /", "rm -rf /"}},
+		// xargs' replacement string and find's {} inside a word
+		{`echo / | xargs -I{} rm -rf {}`, []string{"echo /", "xargs -I{} rm -rf {}", "rm -rf <{}> <>"}},
+		{`echo / | xargs -I % rm -rf %/`, []string{"echo /", "xargs -I % rm -rf %/", "rm -rf <%/> <>"}},
+		{`echo / | xargs -0i rm -rf x{}`, []string{"echo /", "xargs -0i rm -rf x{}", "rm -rf <x{}> <>"}},
+		{`find / -maxdepth 0 -exec sh -c 'rm -rf {}' \;`, []string{"find / -maxdepth 0 -exec sh -c rm -rf {} ;", "sh -c rm -rf /", "rm -rf /"}},
+		// option values a program runs as a shell command
+		{`tar -cf /dev/null x --checkpoint=1 --checkpoint-action=exec='rm -rf /'`, []string{"tar -cf /dev/null x --checkpoint=1 --checkpoint-action=exec=rm -rf /", "rm -rf /"}},
+		{`tar -xf x.tar --to-command 'rm -rf /'`, []string{"tar -xf x.tar --to-command rm -rf /", "rm -rf /"}},
+		{`tar -I 'rm -rf /' -xf x.tar`, []string{"tar -I rm -rf / -xf x.tar", "rm -rf /"}},
+		{`tar --checkpoint-action=dot -cf a.tar b`, []string{"tar --checkpoint-action=dot -cf a.tar b"}},
+		{`rsync -e 'sh -c "rm -rf /"' a h:b`, []string{`rsync -e sh -c "rm -rf /" a h:b`, "sh -c rm -rf /", "rm -rf /"}},
+		{`ssh -o ProxyCommand='rm -rf /' h`, []string{"ssh -o ProxyCommand=rm -rf / h", "rm -rf /"}},
+		{`scp -o 'LocalCommand rm -rf /' -oPort=22 a h:b`, []string{"scp -o LocalCommand rm -rf / -oPort=22 a h:b", "rm -rf /"}},
+		{`zip -T -TT 'rm -rf /' a.zip b`, []string{"zip -T -TT rm -rf / a.zip b", "rm -rf /"}},
+		// variables whose value a program runs as a command
+		{`GIT_SSH_COMMAND='rm -rf /' git fetch`, []string{"rm -rf /", "git fetch"}},
+		{`PAGER='rm -rf /' git log`, []string{"rm -rf /", "git log"}},
+		{`export EDITOR='rm -rf /'; git commit`, []string{"rm -rf /", "git commit"}},
+		{`env LESSOPEN='|rm -rf / %s' less x`, []string{"env LESSOPEN=|rm -rf / %s less x", "rm -rf / %s", "less x"}},
+		{`EDITOR=vim git commit`, []string{"vim", "git commit"}},
+		// a script given as standard input's descriptor is standard input
+		{`bash /dev/stdin <<< 'rm -rf /'`, []string{"bash /dev/stdin", "rm -rf /"}},
+		{`source /dev/stdin <<< 'rm -rf /'`, []string{"source /dev/stdin", "rm -rf /"}},
+		{`echo 'rm -rf /' | . /proc/self/fd/0`, []string{"echo rm -rf /", ". /proc/self/fd/0", "rm -rf /"}},
+		// a subscript holding $( in a word that is not evaluated
+		{`grep -n 'a[$(x)]' f`, []string{"grep -n a[$(x)] f"}},
+		{`msg="[$(date)] x"; echo "$msg"`, []string{"date", "echo <$msg>"}},
+		{`printf '%s\n' 'a[$(x)]'`, []string{`printf %s\n a[$(x)]`}},
+		{`test 'a[$(x)]' = y`, []string{"test a[$(x)] = y"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.line, func(t *testing.T) {
@@ -136,6 +185,22 @@ func TestParseDynamic(t *testing.T) {
 		`powershell -Command 'Remove-Item -Recurse /'`, `powershell.exe build.ps1`, `cmd.exe /c 'rd /s /q C:\'`,
 		`nu -c 'rm -rf /'`, `xonsh -c 'rm -rf /'`, `curl -s x | sudo -i`, `curl -s x | sudo --login`, `curl -s x | doas -s`,
 		`base64 -d <<< x | su`, `su root`,
+		// verifying issue 25: zsh's glob qualifiers run code (read by
+		// bash's parser as extended globs); a git alias of another git
+		// command; configuration from the environment; a quoted array
+		// subscript that bash expands, running the command in it
+		`ls *(e:'rm -rf /':)`, `ls -d *(+f)`, `git -c alias.p=push p -f origin main`, `git --config-env=core.pager=X log`,
+		`git --config-env alias.p=X p`, `printf -v 'a[$(rm -rf /)]' x`, `test -v 'a[$(rm -rf /)]'`, `[ -v "a[\$(rm -rf /)]" ]`,
+		`[[ -v 'a[$(rm -rf /)]' ]]`, `declare "a[\$(rm -rf /)]=1"`, `x='a[$(rm -rf /)]'; echo $((x))`,
+		`read 'a[$(rm -rf /)]' <<< x`, `read x <<< 'a[$(rm -rf /)]'; [[ $x -eq 1 ]]`, "let 'a[`rm -rf /`]'", `printf -v $'a[\x24(rm -rf /)]' x`,
+		`x=(); unset 'x[$(rm -rf /)]'`, `declare -n r='a[$(rm -rf /)]'; echo $r`,
+		// the text xargs or find runs has what they read in it
+		`echo / | xargs -I{} sh -c 'rm -rf {}'`, `echo / | xargs --replace=X bash -c 'rm -rf X'`, `find / /tmp -exec sh -c 'rm -rf {}' \;`,
+		`GIT_SSH_COMMAND="$X" git fetch`,
+		// a script from a descriptor gated cannot see; hash -p binds a name
+		`bash /dev/fd/3`, `source /dev/stdin`, `fish /dev/stdin <<< 'rm -rf /'`, `hash -p /bin/rm ls; ls -rf /`,
+		// braces that make too many words to match each
+		`cat ` + strings.Repeat("{a,b}", 9), `cat {` + strings.Repeat("a,", 70) + `.}env`,
 	} {
 		t.Run(line, func(t *testing.T) {
 			t.Parallel()
@@ -245,8 +310,14 @@ func FuzzParse(f *testing.F) {
 	for _, s := range []string{`\rm -rf /`, `eval "$(x)"`, "bash <<E\nrm -rf /\nE", `find . -exec sh -c 'a|b' {} +`, `su -c'x'`, `a=(1 2); "${a[@]}"`} {
 		f.Add(s)
 	}
+	f.Add(`cat {.,}env x{1..3} {a,{b,}}`)
 	f.Fuzz(func(t *testing.T, s string) {
 		l := Parse(s)
+		if l.Dynamic == panicked {
+			// fails closed, but refuses a line it could read: a brace word
+			// with an empty element ({.,}env) did, hidden by the recover
+			t.Errorf("the reader panicked on %q", s)
+		}
 		if l.Dynamic != "" {
 			return
 		}
@@ -280,6 +351,27 @@ func TestDecodedTextIsEachLinesOwn(t *testing.T) {
 	for range 64 / len(lines) * len(lines) {
 		if msg := <-done; msg != "" {
 			t.Error(msg)
+		}
+	}
+}
+
+// A word with braces is matched as each word they make, when few enough:
+// cat {.,}env reads .env.
+func TestParseBraceAlternatives(t *testing.T) {
+	t.Parallel()
+	for line, want := range map[string][]string{
+		`cat {.,}env`:           {".env", "env"},
+		`cat .{e,}nv`:           {".env", ".nv"},
+		`cat ~/.{ssh,x}/id_rsa`: {"~/.ssh/id_rsa", "~/.x/id_rsa"},
+		`cat x{1..3}`:           {"x1", "x2", "x3"},
+		`cat a`:                 nil,
+	} {
+		l := Parse(line)
+		if l.Dynamic != "" || len(l.Commands) != 1 {
+			t.Fatalf("%q: %q, dynamic %q", line, commands(l), l.Dynamic)
+		}
+		if got := l.Commands[0].Args[0].Alts; !slices.Equal(got, want) {
+			t.Errorf("%q: alternatives %q, want %q", line, got, want)
 		}
 	}
 }
