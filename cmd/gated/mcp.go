@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/zap"
 
 	"github.com/gatedhq/gated/internal/adapter/mcp"
@@ -41,7 +40,7 @@ func runMCP(ctx context.Context, args []string, getenv func(string) string, stdi
 	server := mcp.NewServer(gatedVersion(), eventcodec.DefaultMaxDepth, func(ctx context.Context, event map[string]any) *gate.Decision {
 		return engine.Decide(ctx, gate.Request{Event: event, TrustEventPrincipals: true})
 	})
-	if err := server.Run(ctx, &sdk.IOTransport{Reader: io.NopCloser(stdin), Writer: nopWriteCloser{stdout}, MaxLineLength: mcpMaxLine}); err != nil && ctx.Err() == nil {
+	if err := server.Run(ctx, mcp.Stdio(stdin, stdout, mcpMaxLine)); err != nil && ctx.Err() == nil {
 		return fmt.Errorf("mcp: %w", err)
 	}
 	return nil
@@ -132,10 +131,6 @@ func openLocal(ctx context.Context, lf *localFlags, stderr io.Writer) (*local, e
 // mcpMaxLine bounds one JSON-RPC message on stdin: an event's largest body
 // and room for the envelope.
 const mcpMaxLine = 1 << 20
-
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }
 
 // closeDatabase closes db, if there is one.
 func closeDatabase(db *pgdb.DB) {

@@ -1,10 +1,15 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -70,6 +75,80 @@ func TestMCPStdio(t *testing.T) {
 			}
 			if text := res.Content[0].(*sdk.TextContent).Text; text == "" {
 				t.Fatal("no text content")
+			}
+		})
+	}
+}
+
+// One bad message on stdio costs only itself: a request over the line
+// limit, a line that is not JSON and a batch are each answered with a
+// JSON-RPC error (the over-long request's own id), and the session goes on
+// to answer the request after them, under gated mcp and gated mcp-proxy.
+// The SDK ended the process on the first of them, and every request still
+// waiting lost its answer.
+func TestMCPStdioSurvivesBadLines(t *testing.T) {
+	t.Parallel()
+	dir, upstream := echoUpstream(t)
+	for name, args := range map[string][]string{
+		"mcp":       {"mcp", "--catalog", "../../examples/catalog", "--audit-file", filepath.Join(dir, "mcp-audit.jsonl"), "--spool-dir", filepath.Join(dir, "mcp-spool")},
+		"mcp-proxy": {"mcp-proxy", "--upstream-url", upstream.URL, "--catalog", dir, "--audit-file", filepath.Join(dir, "proxy-audit.jsonl"), "--spool-dir", filepath.Join(dir, "proxy-spool")},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			cmd := exec.Command(testgated.Binary(t), args...)
+			stdin, err := cmd.StdinPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			stdout, err := cmd.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			huge := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"x","arguments":{"path":"` + strings.Repeat("x", 1100_000) + `"}}}`
+			go func() {
+				for _, l := range []string{
+					`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`,
+					`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+					huge, `not json`, `[{"jsonrpc":"2.0","id":9,"method":"ping"}]`,
+					`{"jsonrpc":"2.0","id":3,"method":"tools/list"}`,
+				} {
+					if _, err := io.WriteString(stdin, l+"\n"); err != nil {
+						return
+					}
+				}
+			}()
+			answers := map[string]map[string]any{}
+			nulls := 0
+			sc := bufio.NewScanner(stdout)
+			sc.Buffer(nil, 4<<20)
+			for len(answers) < 3 || nulls < 2 {
+				if !sc.Scan() {
+					t.Fatalf("stdout ended with answers %v and %d errors without an id: %v\n%s", answers, nulls, sc.Err(), stderr.String())
+				}
+				var m map[string]any
+				if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+					t.Fatalf("line %q: %v", sc.Text(), err)
+				}
+				if m["id"] == nil {
+					nulls++
+					continue
+				}
+				answers[fmt.Sprint(m["id"])] = m
+			}
+			if e, _ := answers["2"]["error"].(map[string]any); e == nil || !strings.Contains(fmt.Sprint(e["message"]), "longer than") {
+				t.Errorf("the over-long request: %v", answers["2"])
+			}
+			if r, _ := answers["3"]["result"].(map[string]any); r == nil || r["tools"] == nil {
+				t.Errorf("tools/list after the bad lines: %v", answers["3"])
+			}
+			_ = stdin.Close()
+			if err := cmd.Wait(); err != nil {
+				t.Errorf("gated %s exited with %v once stdin closed:\n%s", name, err, stderr.String())
 			}
 		})
 	}

@@ -16,6 +16,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/zap"
 
+	"github.com/gatedhq/gated/internal/adapter/mcp"
 	"github.com/gatedhq/gated/internal/adapter/mcpproxy"
 	"github.com/gatedhq/gated/internal/gate"
 )
@@ -136,7 +137,7 @@ func runMCPProxy(ctx context.Context, args []string, getenv func(string) string,
 	if *addr != "" {
 		return serveMCPProxy(ctx, *addr, server, up, log)
 	}
-	if err := server.Run(ctx, &sdk.IOTransport{Reader: io.NopCloser(stdin), Writer: nopWriteCloser{stdout}, MaxLineLength: mcpMaxLine}); err != nil && ctx.Err() == nil {
+	if err := server.Run(ctx, mcp.Stdio(stdin, stdout, mcpMaxLine)); err != nil && ctx.Err() == nil {
 		return fmt.Errorf("mcp-proxy: %w", err)
 	}
 	return nil
