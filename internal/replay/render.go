@@ -76,7 +76,8 @@ func (r *Report) summary() string {
 		r.Replayed, r.Window.Since.Format(time.RFC3339), r.Window.Until.Format(time.RFC3339),
 		r.Changed, r.Widened, r.WidenedUnseen, r.Narrowed)
 	if r.Sealed > 0 || r.Kept > 0 {
-		s += fmt.Sprintf("; decided from their sealed event: %d; invalid events kept as recorded: %d", r.Sealed, r.Kept)
+		s += fmt.Sprintf("; decided from their sealed event: %d; kept as recorded: %d (invalid events: %d; same revisions, decided with this very catalog and policy: %d)",
+			r.Sealed, r.Kept, r.Kept-r.SameRevisions, r.SameRevisions)
 	}
 	return s + "."
 }
