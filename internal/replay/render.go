@@ -139,7 +139,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		ew.printf("\n#### Changed decisions\n\n| decided at | decision | tool | route | new blockers | unseen |\n|---|---|---|---|---|---|\n")
 		for _, c := range r.Changes {
 			ew.printf("| %s | `%s` | %s | %s | %s | %s |\n", c.DecidedAt.Format(time.RFC3339), c.DecisionID, cell(c.ToolName),
-				arrow(c), orDash(cell(strings.Join(c.NewBlockers, ", "))), orDash(joinUnseen(c.Unseen)))
+				arrow(c), orDash(cell(strings.Join(c.NewBlockers, ", "))), orDash(cell(joinUnseen(c.Unseen))))
 		}
 	}
 	return ew.result()
