@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"io/fs"
 	"net/http"
 	"os"
@@ -330,5 +331,32 @@ func TestPolicyDiffReplay(t *testing.T) {
 	}
 	if r := back.Replay.Report; r.Replayed != 3 || r.Changed != 0 || r.Widened != 0 || r.Kept != 3 || r.SameRevisions != 3 {
 		t.Errorf("replay under the recording policy: %+v, want 3 replayed, all kept for the same revisions\n%s", r, out)
+	}
+}
+
+// A policy folder copied away from its catalog keeps a test file naming
+// `catalog: ../catalog`, which is not there: without --catalog, policy diff
+// and policy test name that file and what it names, and point to --catalog,
+// rather than failing on the path they could not read.
+func TestPolicyDiffNamedCatalogMissing(t *testing.T) {
+	t.Parallel()
+	files := exampleSources(t, "")
+	for name := range files {
+		if strings.HasPrefix(name, "catalog/") {
+			delete(files, name)
+		}
+	}
+	dir := testtree.Write(t, t.TempDir(), files)
+	next := filepath.Join(dir, "policy")
+	for _, args := range [][]string{{"policy", "diff", filepath.Join(examplesDir, "policy"), next}, {"policy", "test", next}} {
+		err := run(t.Context(), append([]string{"gated"}, args...), env(nil), nil, io.Discard, io.Discard)
+		want := filepath.Join(next, "policy_test.yaml") + ` names the catalog "../catalog", which would be ` + filepath.Join(dir, "catalog") + " and does not exist: give the catalog with --catalog DIR"
+		if exitCode(err) != 1 || err == nil || err.Error() != want {
+			t.Errorf("%v: %v (exit %d), want exit 1 with %q", args, err, exitCode(err), want)
+		}
+	}
+	// With --catalog the side is judged with it.
+	if _, err := policyDiff(t, filepath.Join(examplesDir, "policy"), next, "--catalog", filepath.Join(examplesDir, "catalog")); err != nil {
+		t.Errorf("with --catalog: %v", err)
 	}
 }
