@@ -67,7 +67,7 @@ func runPolicy(ctx context.Context, args []string, getenv func(string) string, s
 	if verb == "test" && len(sf.catalogDirs) == 0 {
 		// Without --catalog, the test files may name theirs (`catalog:`,
 		// relative to the file); --catalog takes precedence.
-		named, err := cases.Catalogs(dirs)
+		named, err := cases.CatalogsOnDisk(dirs)
 		if err != nil {
 			return err
 		}

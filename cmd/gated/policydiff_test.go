@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"io/fs"
 	"net/http"
 	"os"
@@ -277,13 +278,19 @@ func TestPolicyDiffReplay(t *testing.T) {
 			t.Fatalf("recording: %d %v, want %s", code, d, want)
 		}
 	}
+	// The tool's argument schema refuses a call the policy grants: a rule
+	// an unsealed record cannot be judged by again.
+	badTicket := strings.Replace(email, `"T-42"`, `"no ticket"`, 1)
+	if code, d := post(t, base+"/pre-tool-check", badTicket, map[string]string{"Authorization": "Bearer support-token-0123456789abcdef"}); code != http.StatusOK || d["route"] != "refuse" {
+		t.Fatalf("recording the bad ticket id: %d %v, want refuse", code, d)
+	}
 
 	md, err := policyDiff(t, old, new, "--catalog", "../../examples/catalog", "--format", "markdown", "--replay", "--audit-file", audit, "--since", "1h")
 	if exitCode(err) != exitBlocked {
 		t.Fatalf("a replayed widening: exit %d (%v), want %d\n%s", exitCode(err), err, exitBlocked, md)
 	}
 	for _, want := range []string{
-		"2 of 2 replayed decisions change, 1 widen",
+		"2 of 3 replayed decisions change, 1 widen",
 		"| grant | `bot://other → messaging:send-email in @replay/p` | granted |",
 		"### Replay",
 		"refuse → accept (widened)",
@@ -303,7 +310,53 @@ func TestPolicyDiffReplay(t *testing.T) {
 			Report struct{ Replayed, Widened int }
 		}
 	}
-	if err != nil || json.Unmarshal([]byte(out), &doc) != nil || !doc.Widens || doc.Replay.Report.Replayed != 2 || doc.Replay.Report.Widened != 1 {
+	if err != nil || json.Unmarshal([]byte(out), &doc) != nil || !doc.Widens || doc.Replay.Report.Replayed != 3 || doc.Replay.Report.Widened != 1 {
 		t.Fatalf("json with --allow-widening: %v %+v\n%s", err, doc, out)
+	}
+
+	// Replayed under the policy serve decided them with (NEW is old), every
+	// record keeps its route: the schema's refusal does not come back as
+	// a widening though replay cannot validate the arguments again.
+	out, err = policyDiff(t, new, old, "--catalog", "../../examples/catalog", "--format", "json", "--allow-widening", "--replay", "--audit-file", audit, "--since", "1h")
+	var back struct {
+		Replay struct {
+			Report struct {
+				Replayed, Changed, Widened, Kept int
+				SameRevisions                    int `json:"same_revisions"`
+			}
+		}
+	}
+	if err != nil || json.Unmarshal([]byte(out), &back) != nil {
+		t.Fatalf("json under the recording policy: %v\n%s", err, out)
+	}
+	if r := back.Replay.Report; r.Replayed != 3 || r.Changed != 0 || r.Widened != 0 || r.Kept != 3 || r.SameRevisions != 3 {
+		t.Errorf("replay under the recording policy: %+v, want 3 replayed, all kept for the same revisions\n%s", r, out)
+	}
+}
+
+// A policy folder copied away from its catalog keeps a test file naming
+// `catalog: ../catalog`, which is not there: without --catalog, policy diff
+// and policy test name that file and what it names, and point to --catalog,
+// rather than failing on the path they could not read.
+func TestPolicyDiffNamedCatalogMissing(t *testing.T) {
+	t.Parallel()
+	files := exampleSources(t, "")
+	for name := range files {
+		if strings.HasPrefix(name, "catalog/") {
+			delete(files, name)
+		}
+	}
+	dir := testtree.Write(t, t.TempDir(), files)
+	next := filepath.Join(dir, "policy")
+	for _, args := range [][]string{{"policy", "diff", filepath.Join(examplesDir, "policy"), next}, {"policy", "test", next}} {
+		err := run(t.Context(), append([]string{"gated"}, args...), env(nil), nil, io.Discard, io.Discard)
+		want := filepath.Join(next, "policy_test.yaml") + ` names the catalog "../catalog", which would be ` + filepath.Join(dir, "catalog") + " and does not exist: give the catalog with --catalog DIR"
+		if exitCode(err) != 1 || err == nil || err.Error() != want {
+			t.Errorf("%v: %v (exit %d), want exit 1 with %q", args, err, exitCode(err), want)
+		}
+	}
+	// With --catalog the side is judged with it.
+	if _, err := policyDiff(t, filepath.Join(examplesDir, "policy"), next, "--catalog", filepath.Join(examplesDir, "catalog")); err != nil {
+		t.Errorf("with --catalog: %v", err)
 	}
 }

@@ -41,7 +41,7 @@ func Locate(spec string, catalogDirs []string, policyPath, repo, dir string, lim
 	if _, err := os.Stat(spec); err == nil {
 		p := Place{Label: spec, Policy: []string{spec}, Catalogs: catalogDirs, Cases: CasesDir(spec)}
 		if len(p.Catalogs) == 0 {
-			named, err := cases.Catalogs([]string{p.Cases})
+			named, err := cases.CatalogsOnDisk([]string{p.Cases})
 			if err != nil && !errors.Is(err, cases.ErrNoTestFiles) {
 				return Place{}, err
 			}

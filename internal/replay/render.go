@@ -76,7 +76,8 @@ func (r *Report) summary() string {
 		r.Replayed, r.Window.Since.Format(time.RFC3339), r.Window.Until.Format(time.RFC3339),
 		r.Changed, r.Widened, r.WidenedUnseen, r.Narrowed)
 	if r.Sealed > 0 || r.Kept > 0 {
-		s += fmt.Sprintf("; decided from their sealed event: %d; invalid events kept as recorded: %d", r.Sealed, r.Kept)
+		s += fmt.Sprintf("; decided from their sealed event: %d; kept as recorded: %d (invalid events: %d; same revisions, decided with this very catalog and policy: %d)",
+			r.Sealed, r.Kept, r.Kept-r.SameRevisions, r.SameRevisions)
 	}
 	return s + "."
 }
@@ -138,7 +139,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		ew.printf("\n#### Changed decisions\n\n| decided at | decision | tool | route | new blockers | unseen |\n|---|---|---|---|---|---|\n")
 		for _, c := range r.Changes {
 			ew.printf("| %s | `%s` | %s | %s | %s | %s |\n", c.DecidedAt.Format(time.RFC3339), c.DecisionID, cell(c.ToolName),
-				arrow(c), orDash(cell(strings.Join(c.NewBlockers, ", "))), orDash(joinUnseen(c.Unseen)))
+				arrow(c), orDash(cell(strings.Join(c.NewBlockers, ", "))), orDash(cell(joinUnseen(c.Unseen))))
 		}
 	}
 	return ew.result()

@@ -77,14 +77,27 @@ type outcome struct {
 	blockers []string
 	unseen   []Unseen
 	sealed   bool // decided from the sealed event
-	kept     bool // not decided again: the recorded route stands
+	kept     keep // why the recorded route stands; "" when the new route is replay's
 	revs     gate.Revisions
 }
+
+// keep is why replay keeps a recorded route rather than its own.
+type keep string
+
+const (
+	// keptInvalid: the contract refused an event that was no event, and
+	// what it was is not kept.
+	keptInvalid keep = "invalid_event"
+	// keptSameRevisions: the record was decided with the very catalog and
+	// policy replay decides with.
+	keptSameRevisions keep = "same_revisions"
+)
 
 func replayOne(ctx context.Context, seen, blind *gate.Engine, u *audit.Unsealer, rec *audit.Record) outcome {
 	o := outcome{rec: rec}
 	recorded, err := route.ParseRoute(rec.FinalRoute)
-	if err != nil {
+	known := err == nil
+	if !known {
 		// A record of a future or foreign version: judged the strictest, so
 		// nothing replayed against it reads as narrower than it was.
 		recorded = route.Refuse
@@ -111,7 +124,7 @@ func replayOne(ctx context.Context, seen, blind *gate.Engine, u *audit.Unsealer,
 		if invalidEvent(rec) {
 			// The contract refused an event that was no event, whatever the
 			// catalog and policy: what it was is not kept, so its route stands.
-			o.now, o.kept = recorded, true
+			o.now, o.kept = recorded, keptInvalid
 			o.blockers = rec.HardBlockers
 			return o
 		}
@@ -123,14 +136,33 @@ func replayOne(ctx context.Context, seen, blind *gate.Engine, u *audit.Unsealer,
 		}
 	}
 	d := e.Decide(ctx, req)
+	o.revs = gate.Revisions{Catalog: noKey.Screen(d.Revisions.Catalog), Policy: noKey.Screen(d.Revisions.Policy)}
+	if known && sameRevisions(rec, d.Revisions) {
+		// Decided with the very rules the record was, at its time: no
+		// change of rules can differ, so whatever does is what replay
+		// cannot run again (a surface's rules, unsealed arguments, a kill
+		// switch, an approval, a rate limit), which decided as recorded.
+		o.now, o.kept, o.sealed = recorded, keptSameRevisions, false
+		o.blockers = rec.HardBlockers
+		return o
+	}
 	// The policy under test writes its codes and may write argument values
 	// into them (sealed ones too): screened as a record's fields are, before
 	// the report or a pull request comment shows them.
 	o.now, o.blockers = d.Route, noKey.ScreenAll(d.HardBlockers)
-	o.revs = gate.Revisions{Catalog: noKey.Screen(d.Revisions.Catalog), Policy: noKey.Screen(d.Revisions.Policy)}
 	o.unseen = append(o.unseen, unseen(rec, d, sealed)...)
 	slices.Sort(o.unseen)
 	return o
+}
+
+// sameRevisions reports whether rec was decided with the catalog and
+// policy revisions replay decided it with. Two empty pairs prove nothing:
+// a decision stopped before any rule (an invalid event) names none.
+func sameRevisions(rec *audit.Record, now gate.Revisions) bool {
+	if now.Catalog == "" && now.Policy == "" {
+		return false
+	}
+	return rec.CatalogRevision == now.Catalog && rec.PolicyRevision == now.Policy
 }
 
 // invalidEvent reports whether the contract refused the recorded event as

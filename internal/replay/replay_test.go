@@ -274,6 +274,11 @@ func TestRenderings(t *testing.T) {
 			if f == replay.JSON {
 				continue
 			}
+			if f == replay.Markdown {
+				// Escaped as the tool column is: a bare underscore starts
+				// emphasis in GitHub's Markdown.
+				want = strings.ReplaceAll(want, "_", `\_`)
+			}
 			if !strings.Contains(b.String(), want) {
 				t.Errorf("%s rendering lacks %q:\n%s", f, want, b.String())
 			}
@@ -293,6 +298,9 @@ func TestRenderings(t *testing.T) {
 	}
 	if !strings.Contains(b.String(), `"a\|b\\n\<script\>"`) {
 		t.Errorf("markdown does not escape the tool name:\n%s", b.String())
+	}
+	if !strings.Contains(b.String(), `| send\_email |`) || strings.Contains(b.String(), " evidence_text") {
+		t.Errorf("markdown escapes the tool column and the unseen column differently:\n%s", b.String())
 	}
 }
 
@@ -607,5 +615,75 @@ func TestReplayFileChangedUnderfoot(t *testing.T) {
 	calls = 0
 	if err := replay.File(path).Each(context.Background(), w, func(*audit.Record) error { calls++; return nil }); err != nil || calls != 500 {
 		t.Fatalf("replay of the file: %v after %d decisions, want 500", err, calls)
+	}
+}
+
+// A record decided with the very catalog and policy replay decides with
+// keeps its route, even one a rule replay cannot run again decided (an
+// Action API plan's): the rules are the same, so nothing they decide can
+// differ. Under another policy the same record is replayed, and the
+// change it shows is marked as resting on the surface's rules.
+func TestSameRevisionsKept(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	path, sink := fileSink(t)
+	rec, err := audit.NewRecorder(ctx, sink, audit.Config{SpoolDir: t.TempDir(), Durability: audit.Sync})
+	if err != nil {
+		t.Fatal(err)
+	}
+	policyDir := testtree.Write(t, t.TempDir(), map[string]string{"POLICY.md": grantSupport})
+	loadFrom := func(dir string) *sources.Sources {
+		src, err := sources.Load(sources.Config{CatalogDirs: []string{"../../examples/catalog"}, PolicyDirs: []string{dir}, Limits: replay.Unlimited}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return src
+	}
+	e := gate.New(append(loadFrom(policyDir).Opts, gate.WithAudit(rec, audit.NewRedactor([]byte("k")), "test"))...)
+	w := replay.Window{Since: time.Now().Add(-time.Minute)}
+	// The Action API's plan rule refuses a call the policy grants.
+	plan := func(*catalog.View, *route.Event) []route.Finding {
+		return []route.Finding{{Source: route.SourceActionAPI, Code: route.CodePlanRollbackRequired, Route: route.Refuse, Blocking: true, Message: "no rollbackPlan"}}
+	}
+	d := e.Decide(ctx, gate.Request{Event: event(t, email), Principals: []string{"bot://support-agent"}, TokenName: "support", Checks: plan})
+	if d.Route != route.Refuse || !slices.Contains(d.HardBlockers, route.CodePlanRollbackRequired) {
+		t.Fatalf("recorded %s %v, want refuse by the plan rule", d.Route, d.HardBlockers)
+	}
+	if err := rec.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	w.Until = time.Now().Add(time.Minute)
+	run := func(src *sources.Sources) *replay.Report {
+		t.Helper()
+		r, err := replay.Run(ctx, replay.File(path), replay.Engine{Options: src.Opts, Blind: src.ArgumentsOpts(catalog.ArgumentsOff)}, w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+
+	same := run(loadFrom(policyDir))
+	if same.Replayed != 1 || same.Changed != 0 || same.Kept != 1 || same.SameRevisions != 1 || same.Gate(false) != nil {
+		t.Fatalf("under the recording sources: replayed %d changed %d kept %d same revisions %d, want 1 0 1 1: %+v",
+			same.Replayed, same.Changed, same.Kept, same.SameRevisions, same.Changes)
+	}
+	if same.PolicyRevision != d.Revisions.Policy || same.CatalogRevision != d.Revisions.Catalog {
+		t.Errorf("report names catalog %s policy %s, want the recorded %s %s", same.CatalogRevision, same.PolicyRevision, d.Revisions.Catalog, d.Revisions.Policy)
+	}
+	if want := transitions(same); want["refuse>refuse"] != 1 {
+		t.Errorf("routes %v, want the recorded refuse kept", want)
+	}
+	var text bytes.Buffer
+	if err := same.WriteText(&text); err != nil || !strings.Contains(text.String(), "same revisions, decided with this very catalog and policy: 1") {
+		t.Errorf("the summary does not say why the route was kept (%v):\n%s", err, text.String())
+	}
+
+	// Another policy granting the same: replayed, so the plan rule's
+	// refusal is not seen again and the call widens, marked.
+	other := run(loadFrom(testtree.Write(t, t.TempDir(), map[string]string{"POLICY.md": grantSupport, "extra.POLICY.md": strings.Replace(grantOther, "@replay-tests/after", "@replay-tests/extra", 1)})))
+	if other.Kept != 0 || other.SameRevisions != 0 || other.Widened != 1 || len(other.Changes) != 1 ||
+		!slices.Contains(other.Changes[0].Unseen, replay.UnseenSurfaceChecks) {
+		t.Fatalf("under another policy: kept %d same revisions %d widened %d changes %+v; want the call replayed and marked surface_checks",
+			other.Kept, other.SameRevisions, other.Widened, other.Changes)
 	}
 }

@@ -20,10 +20,13 @@ type Report struct {
 	PolicyRevision  string `json:"policy_revision"`
 	Replayed        int    `json:"replayed"`
 	// Sealed counts the decisions replayed from their sealed event; Kept
-	// those not decided again (the contract refused an event that was no
-	// event, and it was not sealed).
+	// those whose recorded route stands: the contract refused an event that
+	// was no event (and it was not sealed), or, SameRevisions of them, the
+	// record was decided with the very catalog and policy revisions replay
+	// decides with.
 	Sealed        int `json:"sealed"`
 	Kept          int `json:"kept"`
+	SameRevisions int `json:"same_revisions"`
 	Changed       int `json:"changed"`
 	Widened       int `json:"widened"`
 	WidenedUnseen int `json:"widened_unseen"` // of Widened, those marked Unseen
@@ -89,9 +92,14 @@ func (r *Report) add(o outcome) {
 	if o.sealed {
 		r.Sealed++
 	}
-	if o.kept {
+	switch o.kept {
+	case keptInvalid:
 		r.Kept++
-	} else if !r.revisionSet {
+	case keptSameRevisions:
+		r.Kept++
+		r.SameRevisions++
+	}
+	if o.kept != keptInvalid && !r.revisionSet {
 		r.CatalogRevision, r.PolicyRevision, r.revisionSet = o.revs.Catalog, o.revs.Policy, true
 	}
 	r.routes[[2]route.Route{o.recorded, o.now}]++

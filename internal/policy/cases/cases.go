@@ -6,6 +6,7 @@
 package cases
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -84,16 +85,46 @@ func Run(dirs []string, decide Decider, w io.Writer) (passed, failed int, err er
 // not given a catalog of its own: all the files run against one gate, so
 // files naming different catalogs are an error.
 func Catalogs(dirs []string) ([]string, error) {
-	files, err := find(dirs)
-	if err != nil {
+	n, err := namedCatalog(dirs)
+	if err != nil || n.dir == "" {
 		return nil, err
 	}
-	var out []string
-	var from string
+	return []string{n.dir}, nil
+}
+
+// CatalogsOnDisk is Catalogs for test files read where their catalog should
+// be beside them: a catalog named that does not exist is an error naming the
+// test file and what it names, rather than the path the load fails on (a
+// policy folder copied away from its catalog names one that is not there).
+func CatalogsOnDisk(dirs []string) ([]string, error) {
+	n, err := namedCatalog(dirs)
+	if err != nil || n.dir == "" {
+		return nil, err
+	}
+	if _, err := os.Stat(n.dir); errors.Is(err, fs.ErrNotExist) {
+		where := n.dir
+		if abs, err := filepath.Abs(where); err == nil {
+			where = abs
+		}
+		return nil, fmt.Errorf("%s names the catalog %q, which would be %s and does not exist: give the catalog with --catalog DIR", n.file, n.key, where)
+	}
+	return []string{n.dir}, nil
+}
+
+// named is the catalog test files name: the directory, the first file
+// naming it and its `catalog:` as written.
+type named struct{ dir, file, key string }
+
+func namedCatalog(dirs []string) (named, error) {
+	files, err := find(dirs)
+	if err != nil {
+		return named{}, err
+	}
+	var n named
 	for _, path := range files {
 		f, err := readFile(path)
 		if err != nil {
-			return nil, err
+			return named{}, err
 		}
 		if f.Catalog == "" {
 			continue
@@ -104,13 +135,13 @@ func Catalogs(dirs []string) ([]string, error) {
 		}
 		dir = filepath.Clean(dir)
 		switch {
-		case out == nil:
-			out, from = []string{dir}, path
-		case out[0] != dir:
-			return nil, fmt.Errorf("policy test: %s names catalog %s but %s names %s; run them separately or pass --catalog", from, out[0], path, dir)
+		case n.dir == "":
+			n = named{dir: dir, file: path, key: f.Catalog}
+		case n.dir != dir:
+			return named{}, fmt.Errorf("policy test: %s names catalog %s but %s names %s; run them separately or pass --catalog", n.file, n.dir, path, dir)
 		}
 	}
-	return out, nil
+	return n, nil
 }
 
 // find lists the *_test.yaml files under dirs.

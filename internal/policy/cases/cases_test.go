@@ -2,6 +2,7 @@ package cases
 
 import (
 	"bytes"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -121,5 +122,24 @@ func TestCatalogsResolvesRelativeToTheTestFile(t *testing.T) {
 	dir3 := writeFiles(t, map[string]string{"one_test.yaml": "cases: []\n"})
 	if got, err := Catalogs([]string{dir3}); err != nil || got != nil {
 		t.Fatalf("no catalog key: %v, %v", got, err)
+	}
+}
+
+// On disk, a catalog named that is not there is an error naming the test
+// file and its `catalog:`; one that is there is returned as Catalogs does.
+func TestCatalogsOnDisk(t *testing.T) {
+	t.Parallel()
+	dir := writeFiles(t, map[string]string{"policy/p_test.yaml": "catalog: ../cat\ncases: []\n"})
+	_, err := CatalogsOnDisk([]string{filepath.Join(dir, "policy")})
+	if err == nil || !strings.Contains(err.Error(), filepath.Join(dir, "policy", "p_test.yaml")+` names the catalog "../cat"`) ||
+		!strings.Contains(err.Error(), "--catalog") {
+		t.Fatalf("missing catalog: err = %v", err)
+	}
+	if err := os.Mkdir(filepath.Join(dir, "cat"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	got, err := CatalogsOnDisk([]string{filepath.Join(dir, "policy")})
+	if err != nil || len(got) != 1 || got[0] != filepath.Join(dir, "cat") {
+		t.Fatalf("CatalogsOnDisk = %v, %v", got, err)
 	}
 }
