@@ -178,9 +178,10 @@ func (s *Set) Summary(lastErr error, at time.Time) Summary {
 func (s *Set) GrantsRego() string { return s.grantsModule }
 
 type source struct {
-	path string
-	data []byte
-	rel  string // modules: the path below the directory it was found in
+	path   string
+	data   []byte
+	dirIdx int    // which of the directories given it was found in
+	rel    string // its path below that directory
 }
 
 // Caps on what one load reads, so a policy directory cannot make gated read
@@ -209,7 +210,7 @@ func Load(dirs []string, res Resolver, opts ...Option) (*Set, error) {
 	var errs []Problem
 	var policies, modules []source
 	w := opfile.Walker{Limits: limits, File: true, Match: func(name string) bool { return isPolicy(name) || isRego(name) }}
-	for _, dir := range dirs {
+	for i, dir := range dirs {
 		files, ps, err := w.Walk(dir)
 		if err != nil {
 			errs = append(errs, Problem{File: dir, Code: "read_failed", Message: err.Error()})
@@ -218,9 +219,9 @@ func Load(dirs []string, res Resolver, opts ...Option) (*Set, error) {
 		errs = append(errs, ps...)
 		for _, f := range files {
 			if isPolicy(path.Base(f.Rel)) {
-				policies = append(policies, source{path: f.Path, data: f.Data})
+				policies = append(policies, source{path: f.Path, data: f.Data, dirIdx: i, rel: f.Rel})
 			} else {
-				modules = append(modules, source{path: f.Path, data: f.Data, rel: f.Rel})
+				modules = append(modules, source{path: f.Path, data: f.Data, dirIdx: i, rel: f.Rel})
 			}
 		}
 	}
@@ -479,12 +480,22 @@ func regoProblems(file, code string, err error) []Problem {
 	return out
 }
 
+// revision names the files' content by where each sits below the
+// directory it was given in (which one, and its path there), as the
+// catalog's revision does, so the same policy has the same revision
+// wherever it is mounted or checked out: a replay, a diff or another
+// replica judges it the same policy.
 func revision(policies, modules []source, generated string) string {
 	all := append(slices.Clone(policies), modules...)
-	slices.SortFunc(all, func(a, b source) int { return strings.Compare(a.path, b.path) })
+	slices.SortFunc(all, func(a, b source) int {
+		if a.dirIdx != b.dirIdx {
+			return a.dirIdx - b.dirIdx
+		}
+		return strings.Compare(a.rel, b.rel)
+	})
 	h := sha256.New()
 	for _, s := range all {
-		fmt.Fprintf(h, "%s\x00%d\x00", s.path, len(s.data))
+		fmt.Fprintf(h, "%d\x00%s\x00%d\x00", s.dirIdx, s.rel, len(s.data))
 		h.Write(s.data)
 	}
 	h.Write([]byte(generated))
