@@ -205,14 +205,17 @@ func Status(r route.Route) string {
 
 // Answer is the answer to a plan. Names follow the LTS envelope's camelCase.
 type Answer struct {
-	Status         string                  `json:"status"`
-	ActionID       string                  `json:"actionId,omitempty"`
-	ActionType     string                  `json:"actionType"`
-	RiskTier       string                  `json:"riskTier"` // the tier applied
-	DecisionID     string                  `json:"decisionId"`
-	Route          route.Route             `json:"route"`
-	Execute        bool                    `json:"execute"`
-	Shadow         bool                    `json:"shadow"`
+	Status     string      `json:"status"`
+	ActionID   string      `json:"actionId,omitempty"`
+	ActionType string      `json:"actionType"`
+	RiskTier   string      `json:"riskTier"` // the tier applied
+	DecisionID string      `json:"decisionId"`
+	Route      route.Route `json:"route"`
+	Execute    bool        `json:"execute"`
+	Shadow     bool        `json:"shadow"`
+	// ShadowIgnored: shadow mode was asked for without the right to it,
+	// so the decision was enforced.
+	ShadowIgnored  bool                    `json:"shadowIgnored,omitempty"`
 	Blockers       []string                `json:"blockers"`
 	Findings       []route.Finding         `json:"findings"`
 	Approval       *gate.PendingApproval   `json:"approval,omitempty"`
@@ -227,7 +230,7 @@ func NewAnswer(c *Check, d *gate.Decision) Answer {
 	}
 	return Answer{
 		Status: Status(d.Route), ActionID: c.plan.ActionID, ActionType: c.plan.ActionType, RiskTier: c.Tier(),
-		DecisionID: d.DecisionID, Route: d.Route, Execute: d.Execute, Shadow: d.Shadow,
+		DecisionID: d.DecisionID, Route: d.Route, Execute: d.Execute, Shadow: d.Shadow, ShadowIgnored: d.ShadowIgnored,
 		Blockers: blockers, Findings: d.Findings, Approval: d.Approval, ArgumentErrors: d.ArgumentErrors,
 	}
 }

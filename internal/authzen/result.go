@@ -19,12 +19,15 @@ type Result struct {
 // once a person approves it, the same request again is decided as
 // approved, once.
 type Context struct {
-	DecisionID   string                `json:"decision_id"`
-	Route        string                `json:"route"`
-	HardBlockers []string              `json:"hard_blockers"`
-	Reasons      []string              `json:"reasons"`
-	Shadow       bool                  `json:"shadow,omitempty"`
-	Approval     *gate.PendingApproval `json:"approval,omitempty"`
+	DecisionID   string   `json:"decision_id"`
+	Route        string   `json:"route"`
+	HardBlockers []string `json:"hard_blockers"`
+	Reasons      []string `json:"reasons"`
+	Shadow       bool     `json:"shadow,omitempty"`
+	// ShadowIgnored: the PEP asked for shadow mode (?shadow_mode=true)
+	// without the right to it, so the decision was enforced.
+	ShadowIgnored bool                  `json:"shadow_ignored,omitempty"`
+	Approval      *gate.PendingApproval `json:"approval,omitempty"`
 	// ApprovalID is the approval this decision opened or spent.
 	ApprovalID string `json:"approval_id,omitempty"`
 }
@@ -53,7 +56,7 @@ func Answer(d *gate.Decision) Result {
 	}
 	return Result{Decision: d.Execute, Context: Context{
 		DecisionID: d.DecisionID, Route: d.Route.String(), HardBlockers: blockers, Reasons: reasons,
-		Shadow: d.Shadow, Approval: d.Approval, ApprovalID: d.ApprovalID,
+		Shadow: d.Shadow, ShadowIgnored: d.ShadowIgnored, Approval: d.Approval, ApprovalID: d.ApprovalID,
 	}}
 }
 
