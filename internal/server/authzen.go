@@ -3,6 +3,7 @@ package server
 import (
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/gatedhq/gated/internal/authzen"
@@ -125,6 +126,29 @@ func decideAuthZEN(d *Deps, r *http.Request, e authzen.Evaluation) (authzen.Resu
 	c := callerOf(d, r)
 	c.req.Pick, c.req.RetryByDigest, c.req.Binds, c.req.AuthZEN = &pick, true, call.Binds, call.Request
 	return authzen.Answer(c.decide(r.Context(), d.Engine, call.Event(pick.Category))), nil
+}
+
+// discoverySuffix is the path of publicURL as chi routes it, when it has
+// one: a PDP identified as https://gated.example.com/pdp is discovered at
+// /.well-known/authzen-configuration/pdp (RFC 8615, AuthZEN section 10.2),
+// the well-known part inserted before the identifier's path. Empty for a
+// URL without a path, or one chi would read as a pattern ({, }, *), which
+// the CLI refuses.
+func discoverySuffix(publicURL string) string {
+	u, err := url.Parse(publicURL)
+	if err != nil {
+		return ""
+	}
+	// chi matches the raw path when the request has one, else the path.
+	p := u.Path
+	if u.RawPath != "" {
+		p = u.RawPath
+	}
+	p = strings.TrimRight(p, "/")
+	if p == "" || strings.ContainsAny(p, "{}*") {
+		return ""
+	}
+	return p
 }
 
 // authzenMetadata is the PDP metadata document (section 10).

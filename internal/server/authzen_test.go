@@ -190,6 +190,33 @@ func TestAuthZENDiscoveryWithoutPublicURL(t *testing.T) {
 	}
 }
 
+// A PDP whose identifier has a path is discovered where RFC 8615 puts it:
+// the well-known part before the path. gated serves it there, and only
+// there, as well as at the root.
+func TestAuthZENDiscoveryAtPublicURLPath(t *testing.T) {
+	t.Parallel()
+	const pdp = "https://gated.example.com/pdp"
+	f := authzenServer(t, nil, func(d *server.Deps) { d.PublicURL = pdp })
+	for _, target := range []string{"/.well-known/authzen-configuration/pdp", "/.well-known/authzen-configuration"} {
+		res := f.do(request{method: http.MethodGet, target: target, header: map[string]string{"X-Request-ID": "disc-2"}})
+		if res.status != http.StatusOK || res.str("policy_decision_point") != pdp ||
+			res.str("access_evaluation_endpoint") != pdp+"/access/v1/evaluation" ||
+			res.str("access_evaluations_endpoint") != pdp+"/access/v1/evaluations" || res.header.Get("X-Request-ID") != "disc-2" {
+			t.Errorf("%s: %d %s %v", target, res.status, res.raw, res.header)
+		}
+	}
+	for _, target := range []string{"/.well-known/authzen-configuration/other", "/.well-known/authzen-configuration/pdp/x"} {
+		if res := f.do(request{method: http.MethodGet, target: target}); res.status != http.StatusNotFound {
+			t.Errorf("%s: %d %s, want 404", target, res.status, res.raw)
+		}
+	}
+	// A public URL without a path has no such route.
+	g := authzenServer(t, nil, nil)
+	if res := g.do(request{method: http.MethodGet, target: "/.well-known/authzen-configuration/pdp"}); res.status != http.StatusNotFound {
+		t.Errorf("without a path: %d %s, want 404", res.status, res.raw)
+	}
+}
+
 // A write is an ask: decision false, and the context says how to get a
 // yes, the approval. Once a person approves it, the identical request is
 // true, once; a PEP that knows gated may instead send the approval's
