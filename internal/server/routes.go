@@ -24,7 +24,7 @@ func routes(d *Deps, lim, failures *limiter) http.Handler {
 		r.Use(d.Metrics.HTTP(routePattern))
 	}
 	r.NotFound(handleNotFound())
-	r.MethodNotAllowed(handleMethodNotAllowed())
+	r.MethodNotAllowed(handleMethodNotAllowed(r))
 
 	// Every group first checks Host and Origin (DNS rebinding, cross-site
 	// pages), then the token and its scope, then the rate limit; fail
