@@ -32,7 +32,7 @@ func TestAuthZENBadInput(t *testing.T) {
 		{"malformed", authzenEvaluation, `{"subject":`, "malformed JSON"},
 		{"not an object", authzenEvaluation, `[` + one + `]`, "the body must be a JSON object, not an array"},
 		{"trailing data", authzenEvaluation, one + `{}`, "unexpected data after the top-level value"},
-		{"repeated key", authzenEvaluation, `{"subject":{"type":"user","id":"alice"},"subject":{"type":"user","id":"bob"},"action":{"name":"read"},"resource":{"type":"record","id":"r"}}`, "ambiguous"},
+		{"repeated key", authzenEvaluation, `{"subject":{"type":"user","id":"alice"},"subject":{"type":"user","id":"bob"},"action":{"name":"read"},"resource":{"type":"record","id":"r"}}`, `the body is ambiguous: the key "/subject" is given more than once, which another JSON reader (the sender's, or the tool's) may read otherwise than gated does`},
 		{"wrong type", authzenEvaluation, `{"subject":{"type":"user","id":"alice"},"action":{"name":"read"},"resource":{"type":"record","id":["r"]}}`, "resource.id must be a string, not an array"},
 		{"deep", authzenEvaluation, deep, "JSON nesting exceeds 64 levels"},
 		{"huge batch", authzenEvaluations, many, "evaluations holds 65 evaluations; gated decides at most 64 in one request"},

@@ -697,7 +697,7 @@ func arguments(raw json.RawMessage) (map[string]any, error) {
 		}
 		return nil, errors.New("its arguments are not valid JSON (RFC 8259, UTF-8)")
 	}
-	args, err := eventcodec.Decode(raw, eventcodec.DefaultMaxDepth-1)
+	args, err := eventcodec.DecodeAs(raw, eventcodec.DefaultMaxDepth-1, "the arguments")
 	if err != nil {
 		return nil, fmt.Errorf("its arguments cannot be decided on: %w", err)
 	}
