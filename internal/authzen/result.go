@@ -3,6 +3,7 @@ package authzen
 import (
 	"net/http"
 
+	"github.com/gatedhq/gated/internal/catalog"
 	"github.com/gatedhq/gated/internal/gate"
 )
 
@@ -30,6 +31,10 @@ type Context struct {
 	Approval      *gate.PendingApproval `json:"approval,omitempty"`
 	// ApprovalID is the approval this decision opened or spent.
 	ApprovalID string `json:"approval_id,omitempty"`
+	// ArgumentErrors say where the request fails the tool's input schema
+	// (arguments_invalid), as /pre-tool-check names them: pointers into
+	// the request, keywords and messages, never its values.
+	ArgumentErrors []catalog.ArgumentError `json:"argument_errors,omitempty"`
 }
 
 // ErrorContext is the context of an evaluation gated could not decide.
@@ -57,6 +62,7 @@ func Answer(d *gate.Decision) Result {
 	return Result{Decision: d.Execute, Context: Context{
 		DecisionID: d.DecisionID, Route: d.Route.String(), HardBlockers: blockers, Reasons: reasons,
 		Shadow: d.Shadow, ShadowIgnored: d.ShadowIgnored, Approval: d.Approval, ApprovalID: d.ApprovalID,
+		ArgumentErrors: d.ArgumentErrors,
 	}}
 }
 
