@@ -47,6 +47,11 @@ func (a *approvalFlags) check(database, tokens bool) (on bool, err error) {
 		if perr != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
 			return false, usageError("--public-url must be an absolute http or https URL without a query, such as https://gated.example.com")
 		}
+		// Its path is also a route (AuthZEN discovery), where these would
+		// be read as a pattern.
+		if strings.ContainsAny(u.Path, "{}*") {
+			return false, usageError("--public-url must not have {, } or * in its path")
+		}
 	}
 	if a.webhook == "" {
 		return on, nil

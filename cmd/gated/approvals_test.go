@@ -520,6 +520,7 @@ func TestApprovalsFlagErrors(t *testing.T) {
 	}{
 		{[]string{"--approvals", "maybe"}, nil, "--approvals must be auto or off"},
 		{[]string{"--public-url", "gated.example.com"}, nil, "--public-url"},
+		{[]string{"--public-url", "https://gated.example.com/{pdp}"}, nil, "--public-url must not have {, } or * in its path"},
 		{[]string{"--approval-webhook", "https://hooks.example.com/x"}, nil, "needs approvals"},
 		{append(slices.Clone(db), "--approval-webhook", "https://hooks.example.com/x"), nil, "at least 32 bytes"},
 		{append(slices.Clone(db), "--approval-webhook", "https://hooks.example.com/x", "--approval-webhook-secret", "short"), nil, "at least 32 bytes"},

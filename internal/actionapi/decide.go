@@ -117,7 +117,7 @@ func (c *Check) Findings(v *catalog.View, ev *route.Event) []route.Finding {
 	var out []route.Finding
 	switch {
 	case c.tier >= tierNeverAuto:
-		out = append(out, finding(route.CodePlanRiskTierNeverAuto, route.Refuse, "action %s has risk tier %s (a missing or unknown tier counts as R4), which never runs automatically", p.ActionType, c.declared()))
+		out = append(out, finding(route.CodePlanRiskTierNeverAuto, route.Refuse, "action %s has %s; R4 never runs automatically", p.ActionType, c.howR4()))
 	case c.tier == tierApproval && !gatedApproved(ev):
 		out = append(out, finding(route.CodePlanRiskTierRequiresApproval, route.Ask, "action %s has risk tier R3, which never runs without an approval granted through gated", p.ActionType))
 	}
@@ -162,15 +162,21 @@ func gatedApproved(ev *route.Event) bool {
 	return false
 }
 
-// declared names the tier the plan declared, for messages.
-func (c *Check) declared() string {
+// howR4 says how the plan came to tier R4, for messages: a tier the plan
+// left out or misspelt, or one it declared and the catalog raised, are
+// told apart. A misspelt tier is not quoted: it is the planner's text.
+func (c *Check) howR4() string {
 	if c.plan.RiskTier == nil {
-		return "missing"
+		return "no risk tier, which counts as R4"
 	}
-	if _, ok := ParseTier(*c.plan.RiskTier); ok {
-		return *c.plan.RiskTier + " (applied " + c.Tier() + ")"
+	t, ok := ParseTier(*c.plan.RiskTier)
+	switch {
+	case !ok:
+		return "an unknown risk tier, which counts as R4"
+	case t < c.tier:
+		return "risk tier " + *c.plan.RiskTier + ", which its catalog entry raises to " + c.Tier()
 	}
-	return "unknown"
+	return "risk tier " + *c.plan.RiskTier
 }
 
 // hasRollbackPlan: null, an empty string, object or list is no plan.
@@ -205,14 +211,17 @@ func Status(r route.Route) string {
 
 // Answer is the answer to a plan. Names follow the LTS envelope's camelCase.
 type Answer struct {
-	Status         string                  `json:"status"`
-	ActionID       string                  `json:"actionId,omitempty"`
-	ActionType     string                  `json:"actionType"`
-	RiskTier       string                  `json:"riskTier"` // the tier applied
-	DecisionID     string                  `json:"decisionId"`
-	Route          route.Route             `json:"route"`
-	Execute        bool                    `json:"execute"`
-	Shadow         bool                    `json:"shadow"`
+	Status     string      `json:"status"`
+	ActionID   string      `json:"actionId,omitempty"`
+	ActionType string      `json:"actionType"`
+	RiskTier   string      `json:"riskTier"` // the tier applied
+	DecisionID string      `json:"decisionId"`
+	Route      route.Route `json:"route"`
+	Execute    bool        `json:"execute"`
+	Shadow     bool        `json:"shadow"`
+	// ShadowIgnored: shadow mode was asked for without the right to it,
+	// so the decision was enforced.
+	ShadowIgnored  bool                    `json:"shadowIgnored,omitempty"`
 	Blockers       []string                `json:"blockers"`
 	Findings       []route.Finding         `json:"findings"`
 	Approval       *gate.PendingApproval   `json:"approval,omitempty"`
@@ -227,7 +236,7 @@ func NewAnswer(c *Check, d *gate.Decision) Answer {
 	}
 	return Answer{
 		Status: Status(d.Route), ActionID: c.plan.ActionID, ActionType: c.plan.ActionType, RiskTier: c.Tier(),
-		DecisionID: d.DecisionID, Route: d.Route, Execute: d.Execute, Shadow: d.Shadow,
+		DecisionID: d.DecisionID, Route: d.Route, Execute: d.Execute, Shadow: d.Shadow, ShadowIgnored: d.ShadowIgnored,
 		Blockers: blockers, Findings: d.Findings, Approval: d.Approval, ArgumentErrors: d.ArgumentErrors,
 	}
 }

@@ -3,6 +3,7 @@ package authzen
 import (
 	"net/http"
 
+	"github.com/gatedhq/gated/internal/catalog"
 	"github.com/gatedhq/gated/internal/gate"
 )
 
@@ -19,14 +20,21 @@ type Result struct {
 // once a person approves it, the same request again is decided as
 // approved, once.
 type Context struct {
-	DecisionID   string                `json:"decision_id"`
-	Route        string                `json:"route"`
-	HardBlockers []string              `json:"hard_blockers"`
-	Reasons      []string              `json:"reasons"`
-	Shadow       bool                  `json:"shadow,omitempty"`
-	Approval     *gate.PendingApproval `json:"approval,omitempty"`
+	DecisionID   string   `json:"decision_id"`
+	Route        string   `json:"route"`
+	HardBlockers []string `json:"hard_blockers"`
+	Reasons      []string `json:"reasons"`
+	Shadow       bool     `json:"shadow,omitempty"`
+	// ShadowIgnored: the PEP asked for shadow mode (?shadow_mode=true)
+	// without the right to it, so the decision was enforced.
+	ShadowIgnored bool                  `json:"shadow_ignored,omitempty"`
+	Approval      *gate.PendingApproval `json:"approval,omitempty"`
 	// ApprovalID is the approval this decision opened or spent.
 	ApprovalID string `json:"approval_id,omitempty"`
+	// ArgumentErrors say where the request fails the tool's input schema
+	// (arguments_invalid), as /pre-tool-check names them: pointers into
+	// the request, keywords and messages, never its values.
+	ArgumentErrors []catalog.ArgumentError `json:"argument_errors,omitempty"`
 }
 
 // ErrorContext is the context of an evaluation gated could not decide.
@@ -53,7 +61,8 @@ func Answer(d *gate.Decision) Result {
 	}
 	return Result{Decision: d.Execute, Context: Context{
 		DecisionID: d.DecisionID, Route: d.Route.String(), HardBlockers: blockers, Reasons: reasons,
-		Shadow: d.Shadow, Approval: d.Approval, ApprovalID: d.ApprovalID,
+		Shadow: d.Shadow, ShadowIgnored: d.ShadowIgnored, Approval: d.Approval, ApprovalID: d.ApprovalID,
+		ArgumentErrors: d.ArgumentErrors,
 	}}
 }
 

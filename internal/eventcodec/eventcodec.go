@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/gatedhq/gated/internal/strictjson"
@@ -24,28 +25,34 @@ const DefaultMaxDepth = 64
 // Numbers stay json.Number so nothing is rounded before the argument
 // fingerprint and schema checks.
 func Decode(body []byte, maxDepth int) (map[string]any, error) {
+	return DecodeAs(body, maxDepth, "the body")
+}
+
+// DecodeAs is Decode for text its refusals call what ("the arguments"), as
+// the caller knows it: an MCP client sent tool arguments, not a body.
+func DecodeAs(body []byte, maxDepth int, what string) (map[string]any, error) {
 	// Every decision decodes its event: one pass reads what passes every
 	// check, and decodeChecked, the checks one by one, words what it refuses.
 	if obj, ok := parseObject(body, maxDepth); ok {
 		return obj, nil
 	}
-	return decodeChecked(body, maxDepth)
+	return decodeChecked(body, maxDepth, what)
 }
 
-// decodeChecked is Decode as separate checks and encoding/json, each
+// decodeChecked is DecodeAs as separate checks and encoding/json, each
 // refusal in its own words.
-func decodeChecked(body []byte, maxDepth int) (map[string]any, error) {
+func decodeChecked(body []byte, maxDepth int, what string) (map[string]any, error) {
 	if len(bytes.TrimSpace(body)) == 0 {
-		return nil, errors.New("the body is empty; expected a JSON object")
+		return nil, fmt.Errorf("%s %s empty; expected a JSON object", what, be(what))
 	}
-	if err := CheckText(body, maxDepth); err != nil {
+	if err := checkText(body, maxDepth, what); err != nil {
 		return nil, err
 	}
 	// A repeated key or a lone surrogate is text encoding/json reads one
 	// way and the runtime's parser may read another.
 	strict := strictjson.Check(body)
 	if derr, ok := errors.AsType[*strictjson.DuplicateError](strict); ok {
-		return nil, fmt.Errorf("the body is ambiguous: %v, and a runtime may read it otherwise than gated does", derr)
+		return nil, fmt.Errorf("%s %s ambiguous: %v, which another JSON reader (the sender's, or the tool's) may read otherwise than gated does", what, be(what), derr)
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
@@ -61,7 +68,7 @@ func decodeChecked(body []byte, maxDepth int) (map[string]any, error) {
 	}
 	obj, ok := v.(map[string]any)
 	if !ok {
-		return nil, fmt.Errorf("the body must be a JSON object, not %s", jsonKind(v))
+		return nil, fmt.Errorf("%s must be a JSON object, not %s", what, jsonKind(v))
 	}
 	return obj, nil
 }
@@ -70,10 +77,14 @@ func decodeChecked(body []byte, maxDepth int) (map[string]any, error) {
 // deep, before any decoder reads it: the checks of Decode that JSON text
 // decoded into a type of its own needs too.
 func CheckText(body []byte, maxDepth int) error {
+	return checkText(body, maxDepth, "the body")
+}
+
+func checkText(body []byte, maxDepth int, what string) error {
 	if !utf8.Valid(body) {
 		// encoding/json would replace the bad bytes and gated would decide on
 		// text the caller never sent.
-		return errors.New("the body is not valid UTF-8 (RFC 8259 requires UTF-8 JSON text)")
+		return fmt.Errorf("%s %s not valid UTF-8 (RFC 8259 requires UTF-8 JSON text)", what, be(what))
 	}
 	if depth, ok := nestingWithin(body, maxDepth); !ok {
 		return fmt.Errorf("JSON nesting exceeds %d levels (reached %d)", maxDepth, depth)
@@ -109,6 +120,14 @@ func nestingWithin(b []byte, limit int) (int, bool) {
 		}
 	}
 	return depth, true
+}
+
+// be is the verb for what: "the arguments are", "the body is".
+func be(what string) string {
+	if strings.HasSuffix(what, "s") {
+		return "are"
+	}
+	return "is"
 }
 
 func jsonKind(v any) string {

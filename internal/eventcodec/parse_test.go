@@ -30,7 +30,7 @@ func FuzzDecodeAgrees(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
 		const depth = 4
-		want, werr := decodeChecked(body, depth)
+		want, werr := decodeChecked(body, depth, "the body")
 		got, ok := parseObject(body, depth)
 		switch {
 		case ok && werr != nil:
@@ -49,9 +49,26 @@ func TestDecodeWordsRefusalsAsTheChecks(t *testing.T) {
 	t.Parallel()
 	for _, body := range []string{`{"a":1,"\u0061":2}`, `{"s":"\ud800"}`, "{\"s\":\"\xff\"}", `{"a":1} x`, `[1]`, strings.Repeat("[", 70)} {
 		_, got := Decode([]byte(body), DefaultMaxDepth)
-		_, want := decodeChecked([]byte(body), DefaultMaxDepth)
+		_, want := decodeChecked([]byte(body), DefaultMaxDepth, "the body")
 		if got == nil || want == nil || got.Error() != want.Error() {
 			t.Errorf("%q: %v, want %v", body, got, want)
+		}
+	}
+}
+
+// DecodeAs names what it refuses as the caller knows it: tool arguments
+// are not a body.
+func TestDecodeAsNamesWhat(t *testing.T) {
+	t.Parallel()
+	for body, want := range map[string]string{
+		`[1]`:              "the arguments must be a JSON object, not an array",
+		` `:                "the arguments are empty; expected a JSON object",
+		"{\"s\":\"\xff\"}": "the arguments are not valid UTF-8",
+		`{"a":1,"a":2}`:    `the arguments are ambiguous: the key "/a" is given more than once`,
+	} {
+		_, err := DecodeAs([]byte(body), DefaultMaxDepth, "the arguments")
+		if err == nil || !strings.HasPrefix(err.Error(), want) || strings.Contains(err.Error(), "body") || strings.Contains(err.Error(), "runtime") {
+			t.Errorf("%q: %v, want %q", body, err, want)
 		}
 	}
 }

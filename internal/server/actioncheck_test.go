@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -389,5 +390,31 @@ func TestActionCheckApprovalBindsThePlan(t *testing.T) {
 	}
 	if r := plan(approved, ref); r.str("status") != "approved" {
 		t.Fatalf("the approved plan itself: %.600s", r.raw)
+	}
+}
+
+// The R4 refusal says how the plan came to R4: a tier the catalog raised
+// is neither missing nor unknown, and reads as what it is.
+func TestActionCheckSaysHowR4(t *testing.T) {
+	t.Parallel()
+	files := maps.Clone(actionCatalog)
+	files["wipe_disk/action.json"] = `{"name": "wipe_disk", "riskTier": "R4", "inputSchema": {"type": "object"}}`
+	f, _ := actionServerOf(t, files, nil)
+	for tier, want := range map[string]string{
+		`"R0"`: "action wipe_disk has risk tier R0, which its catalog entry raises to R4; R4 never runs automatically",
+		`"R4"`: "action wipe_disk has risk tier R4; R4 never runs automatically",
+		"":     "action wipe_disk has no risk tier, which counts as R4; R4 never runs automatically",
+		`"r1"`: "action wipe_disk has an unknown risk tier, which counts as R4; R4 never runs automatically",
+	} {
+		res := f.plan(jsonWith(t, specPlan, map[string]string{"actionType": `"wipe_disk"`, "riskTier": tier}))
+		var got []string
+		for _, fd := range res.body["findings"].([]any) {
+			if fd := fd.(map[string]any); fd["code"] == "plan_risk_tier_never_auto" {
+				got = append(got, fd["message"].(string))
+			}
+		}
+		if res.status != http.StatusOK || res.str("riskTier") != "R4" || !slices.Equal(got, []string{want}) {
+			t.Errorf("riskTier %s: %d %q, want %q", tier, res.status, got, want)
+		}
 	}
 }

@@ -3,6 +3,7 @@ package server
 import (
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/gatedhq/gated/internal/authzen"
@@ -68,7 +69,8 @@ func handleAuthZENEvaluation(d *Deps) http.HandlerFunc {
 // that cannot be decided answering false in its place. A batch counts as
 // its number of evaluations against the caller's rate limit lim: the
 // middleware took one, the rest are taken before anything is decided, and
-// a batch over the limit is refused whole.
+// a batch over the limit is refused whole: 429 when it must wait, 413 when
+// it is larger than the limit ever admits.
 func handleAuthZENEvaluations(d *Deps, lim *limiter) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		doc, berr := decodeAuthZEN(w, r, d)
@@ -90,10 +92,10 @@ func handleAuthZENEvaluations(d *Deps, lim *limiter) http.HandlerFunc {
 			writeJSON(w, http.StatusOK, res)
 			return
 		}
-		if n := len(b.Items); lim != nil && n > lim.perMinute {
-			// No wait makes room for more than a full bucket.
-			w.Header().Set("Retry-After", "60")
-			writeError(w, http.StatusTooManyRequests, fmt.Sprintf("a batch of %d evaluations is more than the rate limit of %d requests per minute allows: send fewer at once", n, lim.perMinute))
+		if n := len(b.Items); lim != nil && n > lim.capacity() {
+			// No wait makes room for more than a full bucket, so this is no
+			// 429: a PEP honouring Retry-After would send it forever.
+			writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("a batch of %d evaluations can never be admitted under the rate limit of %d requests per minute: a batch may hold at most %d evaluations", n, lim.perMinute, lim.capacity()))
 			return
 		}
 		if lim != nil && !limitRequest(w, r, lim, d, len(b.Items)-1, writeError) {
@@ -124,6 +126,29 @@ func decideAuthZEN(d *Deps, r *http.Request, e authzen.Evaluation) (authzen.Resu
 	c := callerOf(d, r)
 	c.req.Pick, c.req.RetryByDigest, c.req.Binds, c.req.AuthZEN = &pick, true, call.Binds, call.Request
 	return authzen.Answer(c.decide(r.Context(), d.Engine, call.Event(pick.Category))), nil
+}
+
+// discoverySuffix is the path of publicURL as chi routes it, when it has
+// one: a PDP identified as https://gated.example.com/pdp is discovered at
+// /.well-known/authzen-configuration/pdp (RFC 8615, AuthZEN section 10.2),
+// the well-known part inserted before the identifier's path. Empty for a
+// URL without a path, or one chi would read as a pattern ({, }, *), which
+// the CLI refuses.
+func discoverySuffix(publicURL string) string {
+	u, err := url.Parse(publicURL)
+	if err != nil {
+		return ""
+	}
+	// chi matches the raw path when the request has one, else the path.
+	p := u.Path
+	if u.RawPath != "" {
+		p = u.RawPath
+	}
+	p = strings.TrimRight(p, "/")
+	if p == "" || strings.ContainsAny(p, "{}*") {
+		return ""
+	}
+	return p
 }
 
 // authzenMetadata is the PDP metadata document (section 10).

@@ -50,17 +50,40 @@ func TestAuthZENBatchCountsItsEvaluations(t *testing.T) {
 	}
 }
 
-// A batch larger than the whole limit can never be admitted: it is refused
-// saying so, nothing decided.
+// A batch larger than the whole limit can never be admitted, in process or
+// in Redis: it is refused with 413, not 429 (a PEP honouring Retry-After
+// would send it forever), saying the most a batch may hold, nothing
+// decided. A batch of exactly the limit is admitted.
 func TestAuthZENBatchOverTheWholeLimit(t *testing.T) {
 	t.Parallel()
-	m := metrics.New("test")
-	f := authzenServer(t, []gate.Option{gate.WithMetrics(m)}, func(d *server.Deps) { d.RateLimit = 2 })
-	res := f.authzen(authzenEvaluations, `{"subject":{"type":"user","id":"alice"},"action":{"name":"read"},"resource":{"type":"record","id":"record-1"},
-		"evaluations":[{},{},{}]}`, nil)
-	checkRateLimited(t, res)
-	if !strings.Contains(res.str("error"), "a batch of 3 evaluations is more than the rate limit of 2 requests per minute allows") ||
-		decisionsCounted(t, m) != 0 {
-		t.Errorf("%s, %d decisions", res.raw, decisionsCounted(t, m))
+	batch := func(n int) string {
+		return `{"subject":{"type":"user","id":"alice"},"action":{"name":"read"},"resource":{"type":"record","id":"record-1"},
+			"evaluations":[` + strings.TrimSuffix(strings.Repeat(`{},`, n), ",") + `]}`
+	}
+	for name, backend := range map[string]func(*testing.T) func(*server.Deps){
+		"local": func(*testing.T) func(*server.Deps) { return func(d *server.Deps) { d.RateLimit = 3 } },
+		"redis": func(t *testing.T) func(*server.Deps) {
+			store := redisBackend(t, redis.Config{URL: redistest.URL(), Prefix: redistest.Prefix(t)})
+			return func(d *server.Deps) { d.RateLimit, d.Limits = 3, store.Backend }
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			m := metrics.New("test")
+			f := authzenServer(t, []gate.Option{gate.WithMetrics(m)}, backend(t))
+			res := f.authzen(authzenEvaluations, batch(4), nil)
+			if res.status != http.StatusRequestEntityTooLarge || res.header.Get("Retry-After") != "" ||
+				!strings.Contains(res.str("error"), "a batch of 4 evaluations can never be admitted under the rate limit of 3 requests per minute: a batch may hold at most 3 evaluations") ||
+				decisionsCounted(t, m) != 0 {
+				t.Errorf("%d Retry-After %q %s, %d decisions", res.status, res.header.Get("Retry-After"), res.raw, decisionsCounted(t, m))
+			}
+			// The refused batch spent its request: a full one must wait now,
+			// and says so with 429.
+			checkRateLimited(t, f.authzen(authzenEvaluations, batch(3), nil))
+		})
+	}
+	fresh := authzenServer(t, nil, func(d *server.Deps) { d.RateLimit = 3 })
+	if res := fresh.authzen(authzenEvaluations, batch(3), nil); res.status != http.StatusOK || len(decisions(t, res)) != 3 {
+		t.Errorf("a batch of the whole limit: %d %s", res.status, res.raw)
 	}
 }

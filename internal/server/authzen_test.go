@@ -3,6 +3,7 @@ package server_test
 import (
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -10,10 +11,13 @@ import (
 	"github.com/gatedhq/gated/internal/approval/approvaltest"
 	approvalpg "github.com/gatedhq/gated/internal/approval/postgres"
 	"github.com/gatedhq/gated/internal/audit"
+	"github.com/gatedhq/gated/internal/catalog"
 	"github.com/gatedhq/gated/internal/gate"
 	"github.com/gatedhq/gated/internal/kill"
 	"github.com/gatedhq/gated/internal/pgtest"
+	"github.com/gatedhq/gated/internal/policy"
 	"github.com/gatedhq/gated/internal/server"
+	"github.com/gatedhq/gated/internal/testtree"
 )
 
 // Bad input is a 400 with a message that says what is wrong, never a 5xx
@@ -32,7 +36,7 @@ func TestAuthZENBadInput(t *testing.T) {
 		{"malformed", authzenEvaluation, `{"subject":`, "malformed JSON"},
 		{"not an object", authzenEvaluation, `[` + one + `]`, "the body must be a JSON object, not an array"},
 		{"trailing data", authzenEvaluation, one + `{}`, "unexpected data after the top-level value"},
-		{"repeated key", authzenEvaluation, `{"subject":{"type":"user","id":"alice"},"subject":{"type":"user","id":"bob"},"action":{"name":"read"},"resource":{"type":"record","id":"r"}}`, "ambiguous"},
+		{"repeated key", authzenEvaluation, `{"subject":{"type":"user","id":"alice"},"subject":{"type":"user","id":"bob"},"action":{"name":"read"},"resource":{"type":"record","id":"r"}}`, `the body is ambiguous: the key "/subject" is given more than once, which another JSON reader (the sender's, or the tool's) may read otherwise than gated does`},
 		{"wrong type", authzenEvaluation, `{"subject":{"type":"user","id":"alice"},"action":{"name":"read"},"resource":{"type":"record","id":["r"]}}`, "resource.id must be a string, not an array"},
 		{"deep", authzenEvaluation, deep, "JSON nesting exceeds 64 levels"},
 		{"huge batch", authzenEvaluations, many, "evaluations holds 65 evaluations; gated decides at most 64 in one request"},
@@ -187,6 +191,33 @@ func TestAuthZENDiscoveryWithoutPublicURL(t *testing.T) {
 	res = h.do(request{method: http.MethodGet, target: "/.well-known/authzen-configuration", host: "evil.example"})
 	if res.str("policy_decision_point") != authzenPDP || res.header.Get("Cache-Control") != "" {
 		t.Errorf("with --public-url: %s %v", res.raw, res.header)
+	}
+}
+
+// A PDP whose identifier has a path is discovered where RFC 8615 puts it:
+// the well-known part before the path. gated serves it there, and only
+// there, as well as at the root.
+func TestAuthZENDiscoveryAtPublicURLPath(t *testing.T) {
+	t.Parallel()
+	const pdp = "https://gated.example.com/pdp"
+	f := authzenServer(t, nil, func(d *server.Deps) { d.PublicURL = pdp })
+	for _, target := range []string{"/.well-known/authzen-configuration/pdp", "/.well-known/authzen-configuration"} {
+		res := f.do(request{method: http.MethodGet, target: target, header: map[string]string{"X-Request-ID": "disc-2"}})
+		if res.status != http.StatusOK || res.str("policy_decision_point") != pdp ||
+			res.str("access_evaluation_endpoint") != pdp+"/access/v1/evaluation" ||
+			res.str("access_evaluations_endpoint") != pdp+"/access/v1/evaluations" || res.header.Get("X-Request-ID") != "disc-2" {
+			t.Errorf("%s: %d %s %v", target, res.status, res.raw, res.header)
+		}
+	}
+	for _, target := range []string{"/.well-known/authzen-configuration/other", "/.well-known/authzen-configuration/pdp/x"} {
+		if res := f.do(request{method: http.MethodGet, target: target}); res.status != http.StatusNotFound {
+			t.Errorf("%s: %d %s, want 404", target, res.status, res.raw)
+		}
+	}
+	// A public URL without a path has no such route.
+	g := authzenServer(t, nil, nil)
+	if res := g.do(request{method: http.MethodGet, target: "/.well-known/authzen-configuration/pdp"}); res.status != http.StatusNotFound {
+		t.Errorf("without a path: %d %s, want 404", res.status, res.raw)
 	}
 }
 
@@ -355,5 +386,75 @@ func TestAuthZENShadow(t *testing.T) {
 		if r.status != http.StatusOK || r.body["decision"] != tc.want || c["route"] != "refuse" || (c["shadow"] == true) != tc.want {
 			t.Errorf("%q: %d %s", tc.query, r.status, r.raw)
 		}
+	}
+}
+
+// A request that fails the tool's input schema is refused arguments_invalid,
+// and the context says where, as /pre-tool-check's argument_errors do:
+// pointers into the request and the keyword, never the value.
+func TestAuthZENArgumentErrors(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	testtree.Write(t, dir, map[string]string{"tools/lookup/TOOL.md": `---
+name: Records lookup
+id: records.lookup
+description: "A read of records that takes a bounded limit."
+version: 1.0.0
+implements: records:read
+inputs:
+  type: object
+  properties:
+    resource:
+      type: object
+      properties:
+        properties:
+          type: object
+          required: [limit]
+          properties:
+            limit: { type: integer, maximum: 10 }
+outputs: { type: object }
+metadata:
+  gated:
+    aliases: [lookup]
+---
+`})
+	cat, err := catalog.Load([]string{authzenCatalog, dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pol, err := policy.Load([]string{authzenPolicy}, cat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := authzenServer(t, nil, func(d *server.Deps) {
+		d.Engine = gate.New(gate.WithClock(func() time.Time { return fixedNow }),
+			gate.WithCatalog(func() *catalog.Catalog { return cat }, gate.UnknownDefer, catalog.ArgumentsEnforce),
+			gate.WithPolicy(func() *policy.Set { return pol }, policy.NewLimiter()))
+	})
+	ask := func(limit string) map[string]any {
+		t.Helper()
+		res := f.authzen(authzenEvaluation, `{"subject":{"type":"user","id":"alice"},"action":{"name":"lookup"},`+
+			`"resource":{"type":"record","id":"record-1","properties":{"limit":`+limit+`}}}`, nil)
+		c, _ := res.body["context"].(map[string]any)
+		if res.status != http.StatusOK || c == nil {
+			t.Fatalf("limit %s: %d %s", limit, res.status, res.raw)
+		}
+		if strings.Contains(string(res.raw), "hunter2-canary") {
+			t.Errorf("the context quotes an argument value: %s", res.raw)
+		}
+		return res.body
+	}
+	bad := ask(`"hunter2-canary"`)
+	c := bad["context"].(map[string]any)
+	errs, _ := c["argument_errors"].([]any)
+	if bad["decision"] != false || !slices.Contains(authzenBlockers(bad), "arguments_invalid") || len(errs) != 1 {
+		t.Fatalf("a limit of the wrong type: %v", bad)
+	}
+	if e := errs[0].(map[string]any); e["path"] != "/resource/properties/limit" || e["keyword"] != "type" || e["message"] == "" {
+		t.Errorf("argument error %v", e)
+	}
+	if good := ask(`5`); good["context"].(map[string]any)["argument_errors"] != nil ||
+		slices.Contains(authzenBlockers(good), "arguments_invalid") {
+		t.Errorf("a valid limit: %v", good)
 	}
 }

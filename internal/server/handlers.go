@@ -3,8 +3,10 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -143,9 +145,24 @@ func handleNotFound() http.HandlerFunc {
 	}
 }
 
-func handleMethodNotAllowed() http.HandlerFunc {
+// handleMethodNotAllowed answers 405 with the Allow header RFC 9110
+// requires: the methods routes has for the path. chi knows them but hands
+// them only to its own 405 handler, so they are asked for again.
+func handleMethodNotAllowed(routes chi.Routes) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, http.StatusMethodNotAllowed, "method not allowed")
+		// chi routes on the raw path when the request has one.
+		path := r.URL.RawPath
+		if path == "" {
+			path = r.URL.Path
+		}
+		var allow []string
+		for _, m := range []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete, http.MethodOptions} {
+			if routes.Match(chi.NewRouteContext(), m, path) {
+				allow = append(allow, m)
+			}
+		}
+		w.Header().Set("Allow", strings.Join(allow, ", "))
+		writeError(w, http.StatusMethodNotAllowed, fmt.Sprintf("method not allowed: this path takes %s", strings.Join(allow, " or ")))
 	}
 }
 

@@ -348,6 +348,48 @@ func TestShadowNeedsScopeOnHooksAndMCP(t *testing.T) {
 	}
 }
 
+// /v1/action-check and the AuthZEN routes say so too when they ignore a
+// shadow request, each in its own naming: enforced without a word, a
+// caller believing it shadowed would take gated's refusals for its own.
+func TestShadowIgnoredOnActionAndAuthZEN(t *testing.T) {
+	t.Parallel()
+	f := newServer(t, nil)
+	for token, shadow := range map[string]bool{runtimeSecret: false, shadowSecret: true} {
+		res := f.do(request{method: http.MethodPost, target: "/v1/action-check?shadow_mode=true", body: strings.NewReader(specPlan),
+			header: map[string]string{"Authorization": "Bearer " + token}})
+		if ignored, present := res.body["shadowIgnored"]; res.status != http.StatusOK || res.body["shadow"] != shadow ||
+			present == shadow || (present && ignored != true) {
+			t.Errorf("action-check with %s: %d %.300s", token, res.status, res.raw)
+		}
+	}
+	if res := f.plan(specPlan); res.status != http.StatusOK || res.body["shadowIgnored"] != nil {
+		t.Errorf("action-check not asking for shadow: %d %.300s", res.status, res.raw)
+	}
+
+	a := authzenServer(t, nil, nil)
+	one := `{"subject":{"type":"user","id":"alice"},"action":{"name":"read"},"resource":{"type":"record","id":"record-1"}}`
+	batch := `{"subject":{"type":"user","id":"alice"},"action":{"name":"read"},"evaluations":[{"resource":{"type":"record","id":"record-1"}}]}`
+	for _, tt := range []struct {
+		path, body, query string
+		ignored           bool
+	}{
+		{authzenEvaluation, one, "?shadow_mode=true", true},
+		{authzenEvaluations, batch, "?shadow_mode=true", true},
+		{authzenEvaluation, one, "", false},
+	} {
+		res := a.authzen(tt.path+tt.query, tt.body, nil)
+		ctx := res.body
+		if evs, ok := res.body["evaluations"].([]any); ok && len(evs) == 1 {
+			ctx = evs[0].(map[string]any)
+		}
+		c, _ := ctx["context"].(map[string]any)
+		if ignored, present := c["shadow_ignored"]; res.status != http.StatusOK || c["route"] == nil || present != tt.ignored ||
+			(present && ignored != true) || c["shadow"] != nil {
+			t.Errorf("%s%s: %d %.300s, want shadow_ignored %v", tt.path, tt.query, res.status, res.raw, tt.ignored)
+		}
+	}
+}
+
 // With tokens, /metrics needs scope metrics; open, it stays open; with
 // --metrics-addr it is not on the API listener at all.
 func TestMetricsNeedScope(t *testing.T) {

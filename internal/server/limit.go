@@ -41,6 +41,10 @@ func (l *limiter) allow(ctx context.Context, key string, n int, now time.Time) (
 	return res.OK, res.Wait, err
 }
 
+// capacity is the most requests one request may stand for: a full bucket.
+// AllowN never allows more, in process or in Redis, however long one waits.
+func (l *limiter) capacity() int { return l.rate.Burst }
+
 // blocked reports, without taking a request, whether key must wait before
 // its next one, and how long. A key never seen has nothing to wait for and
 // gets no bucket.

@@ -24,7 +24,7 @@ func routes(d *Deps, lim, failures *limiter) http.Handler {
 		r.Use(d.Metrics.HTTP(routePattern))
 	}
 	r.NotFound(handleNotFound())
-	r.MethodNotAllowed(handleMethodNotAllowed())
+	r.MethodNotAllowed(handleMethodNotAllowed(r))
 
 	// Every group first checks Host and Origin (DNS rebinding, cross-site
 	// pages), then the token and its scope, then the rate limit; fail
@@ -45,6 +45,9 @@ func routes(d *Deps, lim, failures *limiter) http.Handler {
 		r.Get("/openapi.yaml", handleOpenAPI(d.OpenAPI))
 		// AuthZEN PDP metadata is public, as the specification means it.
 		r.With(echoRequestID).Get(authzenDiscovery, handleAuthZENDiscovery(d))
+		if p := discoverySuffix(d.PublicURL); p != "" {
+			r.With(echoRequestID).Get(authzenDiscovery+p, handleAuthZENDiscovery(d))
+		}
 	})
 	if d.Metrics != nil && !d.MetricsElsewhere {
 		// With tokens, metrics need a token of their own: they name the

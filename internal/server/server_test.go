@@ -8,15 +8,19 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/go-chi/chi/v5"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/gatedhq/gated/api"
+	"github.com/gatedhq/gated/internal/gate"
+	"github.com/gatedhq/gated/internal/metrics"
 	"github.com/gatedhq/gated/internal/server"
 )
 
@@ -92,6 +96,55 @@ func TestMethodsAndPaths(t *testing.T) {
 	res := f.do(request{method: http.MethodGet, target: "/nope"})
 	if res.status != http.StatusNotFound || res.str("route") != "refuse" {
 		t.Errorf("404: %d %s", res.status, res.raw)
+	}
+}
+
+// Every 405 names the methods its path takes in Allow, as RFC 9110
+// requires: walked over every route gated serves, so a new one cannot
+// miss it.
+func TestMethodNotAllowedSaysAllow(t *testing.T) {
+	t.Parallel()
+	d := server.Deps{Engine: gate.New(), Metrics: metrics.New("test"), Console: http.NotFoundHandler()}
+	h := server.New(d)
+	allowed := map[string][]string{}
+	err := chi.Walk(h.(chi.Routes), func(method, route string, _ http.Handler, _ ...func(http.Handler) http.Handler) error {
+		allowed[route] = append(allowed[route], method)
+		return nil
+	})
+	if err != nil || len(allowed) < 15 {
+		t.Fatalf("walked %d routes: %v", len(allowed), err)
+	}
+	for route, methods := range allowed {
+		if slices.Contains(methods, http.MethodPatch) {
+			continue // a handler of every method (/mcp, the console)
+		}
+		target := strings.ReplaceAll(route, "{id}", "x")
+		req := httptest.NewRequest(http.MethodPatch, target, nil)
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code != http.StatusMethodNotAllowed {
+			t.Errorf("PATCH %s: %d, want 405", target, rec.Code)
+			continue
+		}
+		got := strings.Split(rec.Header().Get("Allow"), ", ")
+		slices.Sort(got)
+		slices.Sort(methods)
+		if !slices.Equal(got, methods) {
+			t.Errorf("PATCH %s: Allow %q, want %v", target, rec.Header().Get("Allow"), methods)
+		}
+	}
+	// As the newcomer saw them, through the whole stack.
+	f := newServer(t, nil)
+	for _, c := range []struct{ method, target, allow string }{
+		{http.MethodPut, "/pre-tool-check", "POST"},
+		{http.MethodGet, "/access/v1/evaluation", "POST"},
+		{http.MethodPut, "/v1/kill", "GET, POST"},
+		{http.MethodPost, "/healthz", "GET"},
+	} {
+		res := f.do(request{method: c.method, target: c.target, header: map[string]string{"Authorization": "Bearer " + runtimeSecret}})
+		if res.status != http.StatusMethodNotAllowed || res.header.Get("Allow") != c.allow || res.str("route") != "refuse" {
+			t.Errorf("%s %s: %d Allow %q %s, want 405 Allow %q", c.method, c.target, res.status, res.header.Get("Allow"), res.raw, c.allow)
+		}
 	}
 }
 

@@ -190,9 +190,15 @@ func (rt Runtime) Verdict(d *gate.Decision, event string) (wire.Verdict, string)
 
 // Declined words an ask the person at the keyboard was asked and did not
 // approve (declined, dismissed, or answered approve false): the runtime
-// could ask, so the refusal must not say it cannot.
-func Declined(d *gate.Decision) string {
-	return worded("gated needs a person to approve this call, and the person declined it when gated asked", d)
+// could ask, so the refusal must not say it cannot. asked is the decision
+// that asked; when d is another (a retry decided afresh after the answer),
+// both are named, each as what it is.
+func Declined(d *gate.Decision, asked string) string {
+	lead := "gated needs a person to approve this call, and the person declined it when gated asked"
+	if asked != "" && asked != d.DecisionID {
+		lead += " (decision " + asked + "), so this retry is refused"
+	}
+	return worded(lead, d)
 }
 
 // worded is a verdict's reason: its lead, the findings behind the route,

@@ -65,7 +65,7 @@ func handler(maxDepth int, decide Decide) sdk.ToolHandler {
 		event := map[string]any{}
 		if len(req.Params.Arguments) > 0 {
 			var err error
-			if event, err = eventcodec.Decode(req.Params.Arguments, maxDepth); err != nil {
+			if event, err = eventcodec.DecodeAs(req.Params.Arguments, maxDepth, "the arguments"); err != nil {
 				return undecided(err), nil
 			}
 		}

@@ -313,6 +313,7 @@ func (p *proxy) callTool(ctx context.Context, ss *sdk.ServerSession, how askWay,
 	}
 	var d *gate.Decision
 	declined := false // the person was asked about this call and did not approve
+	var asked string  // the decision that asked, when d is not it
 	switch {
 	case state.Kind == stateAsk:
 		// A retry with the person's answer to the question the proxy put
@@ -326,7 +327,7 @@ func (p *proxy) callTool(ctx context.Context, ss *sdk.ServerSession, how askWay,
 			// The person did not approve: decided afresh, never asked
 			// again in this round, so an ask stands.
 			d = p.Decide(ctx, gate.Request{Event: event.Doc(), CategoryVouched: vouched, AsksItself: true, Pick: &pick})
-			declined = answered(params.InputResponses)
+			declined, asked = answered(params.InputResponses), state.Decision
 		}
 	default:
 		// An input-required state binds the call by its key: a call without
@@ -348,7 +349,7 @@ func (p *proxy) callTool(ctx context.Context, ss *sdk.ServerSession, how askWay,
 	}
 	if !d.Execute {
 		if declined && d.Route == route.Ask {
-			return declinedResult(d), nil
+			return declinedResult(d, asked), nil
 		}
 		return refused(d, remembered), nil
 	}
@@ -424,9 +425,10 @@ func refused(d *gate.Decision, remembered *gate.PendingApproval) *sdk.CallToolRe
 }
 
 // declinedResult is the tool error of an ask the person at the client
-// was asked and did not approve.
-func declinedResult(d *gate.Decision) *sdk.CallToolResult {
-	res := toolError(hook.Declined(d) + blockers(d))
+// was asked and did not approve; asked is the decision that asked, when d
+// is the retry's.
+func declinedResult(d *gate.Decision, asked string) *sdk.CallToolResult {
+	res := toolError(hook.Declined(d, asked) + blockers(d))
 	res.Meta = sdk.Meta{DecisionMetaKey: map[string]any{"decision_id": d.DecisionID, "route": d.Route.String(), "hard_blockers": nonNil(d.HardBlockers)}}
 	return res
 }
@@ -697,7 +699,7 @@ func arguments(raw json.RawMessage) (map[string]any, error) {
 		}
 		return nil, errors.New("its arguments are not valid JSON (RFC 8259, UTF-8)")
 	}
-	args, err := eventcodec.Decode(raw, eventcodec.DefaultMaxDepth-1)
+	args, err := eventcodec.DecodeAs(raw, eventcodec.DefaultMaxDepth-1, "the arguments")
 	if err != nil {
 		return nil, fmt.Errorf("its arguments cannot be decided on: %w", err)
 	}

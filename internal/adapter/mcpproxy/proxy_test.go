@@ -111,6 +111,8 @@ type fixture struct {
 	// server is the proxy's own; decided counts its decisions.
 	server  *sdk.Server
 	decided atomic.Int64
+	// last is the id of the proxy's last decision.
+	last atomic.Value
 }
 
 // setup is how a fixture differs from the default: trusted annotations,
@@ -190,7 +192,9 @@ func newFixture(t *testing.T, o setup) *fixture {
 		Decide: func(ctx context.Context, req gate.Request) *gate.Decision {
 			req.TrustEventPrincipals, req.TokenName = true, token
 			f.decided.Add(1)
-			return engine.Decide(ctx, req)
+			d := engine.Decide(ctx, req)
+			f.last.Store(d.DecisionID)
+			return d
 		},
 	})
 	f.server = proxy
@@ -402,7 +406,11 @@ func TestProxyAsksThroughElicitation(t *testing.T) {
 				}
 				// The client asked and the person did not approve: the
 				// refusal says so, not that the client cannot ask.
-				if msg := text(t, res); !tc.runs && (!strings.Contains(msg, "the person declined it when gated asked") || strings.Contains(msg, "cannot ask")) {
+				// It names the decision refused, the last; from 2026-07-28
+				// that is the retry's, and the one that asked is named as such.
+				retried := map[string]bool{"2025-11-25": false, "2026-07-28": true}[proto]
+				if msg := text(t, res); !tc.runs && (!strings.Contains(msg, "the person declined it when gated asked") || strings.Contains(msg, "cannot ask") ||
+					strings.Contains(msg, "so this retry is refused") != retried || !strings.Contains(msg, "(decision "+f.last.Load().(string)+").")) {
 					t.Fatalf("a declined ask reads %q", msg)
 				}
 			})
@@ -538,12 +546,16 @@ func TestProxyInputRequiredState(t *testing.T) {
 	if got := retry(args, approve, state); !strings.Contains(got, "answered already") || len(f.calls) != 1 {
 		t.Fatalf("a replayed state: %q, upstream calls %v", got, f.calls)
 	}
-	// Declined: the ask stands, and the state is spent.
+	// Declined: the ask stands, and the state is spent. The refusal names
+	// the decision that asked as that, and the retry's own as its own.
 	state = ask()
+	askedBy := f.last.Load().(string)
 	decline := sdk.InputResponseMap{"gated_approval": &sdk.ElicitResult{Action: "decline"}}
-	if got := retry(args, decline, state); !strings.Contains(got, "gated needs a person to approve this call, and the person declined it when gated asked") ||
-		strings.Contains(got, "cannot ask") || len(f.calls) != 1 {
-		t.Fatalf("a declined retry: %q, upstream calls %v", got, f.calls)
+	got := retry(args, decline, state)
+	if retryID := f.last.Load().(string); retryID == askedBy ||
+		!strings.Contains(got, "gated needs a person to approve this call, and the person declined it when gated asked (decision "+askedBy+"), so this retry is refused") ||
+		!strings.Contains(got, "(decision "+retryID+").") || strings.Contains(got, "cannot ask") || len(f.calls) != 1 {
+		t.Fatalf("a declined retry: %q (asked by %s, retry %s), upstream calls %v", got, askedBy, retryID, f.calls)
 	}
 	if got := retry(args, approve, state); !strings.Contains(got, "answered already") || len(f.calls) != 1 {
 		t.Fatalf("approving after declining: %q, upstream calls %v", got, f.calls)
