@@ -176,16 +176,8 @@ func underHome(c string) (string, bool) {
 	if len(rest) >= 3 && rest[1] == ':' && rest[2] == '/' && isLetter(rest[0]) {
 		rest = rest[2:] // a drive
 	}
-	for {
-		after, ok := strings.CutPrefix(rest, "/proc/")
-		if !ok {
-			break
-		}
-		pid, r, _ := strings.Cut(after, "/")
-		if pid == "" || (r != "root" && !strings.HasPrefix(r, "root/")) {
-			break
-		}
-		rest = r[len("root"):]
+	if r := procRoot(rest); r != "" {
+		rest = r
 	}
 	for _, root := range []string{"/root", "/var/root"} {
 		if r, ok := strings.CutPrefix(rest, root); ok && (r == "" || r[0] == '/') {

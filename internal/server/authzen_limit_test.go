@@ -22,13 +22,7 @@ func TestAuthZENBatchCountsItsEvaluations(t *testing.T) {
 			strings.TrimSuffix(strings.Repeat(`{"resource":{"type":"record","id":"record-1"}},`, n), ",") + `]}`
 	}
 	one := `{"subject":{"type":"user","id":"alice"},"action":{"name":"read"},"resource":{"type":"record","id":"record-1"}}`
-	for name, backend := range map[string]func(*testing.T) func(*server.Deps){
-		"local": func(*testing.T) func(*server.Deps) { return func(d *server.Deps) { d.RateLimit = 5 } },
-		"redis": func(t *testing.T) func(*server.Deps) {
-			store := redisBackend(t, redis.Config{URL: redistest.URL(), Prefix: redistest.Prefix(t)})
-			return func(d *server.Deps) { d.RateLimit, d.Limits = 5, store.Backend }
-		},
-	} {
+	for name, backend := range limitBackends(5) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			m := metrics.New("test")
@@ -60,13 +54,7 @@ func TestAuthZENBatchOverTheWholeLimit(t *testing.T) {
 		return `{"subject":{"type":"user","id":"alice"},"action":{"name":"read"},"resource":{"type":"record","id":"record-1"},
 			"evaluations":[` + strings.TrimSuffix(strings.Repeat(`{},`, n), ",") + `]}`
 	}
-	for name, backend := range map[string]func(*testing.T) func(*server.Deps){
-		"local": func(*testing.T) func(*server.Deps) { return func(d *server.Deps) { d.RateLimit = 3 } },
-		"redis": func(t *testing.T) func(*server.Deps) {
-			store := redisBackend(t, redis.Config{URL: redistest.URL(), Prefix: redistest.Prefix(t)})
-			return func(d *server.Deps) { d.RateLimit, d.Limits = 3, store.Backend }
-		},
-	} {
+	for name, backend := range limitBackends(3) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			m := metrics.New("test")
@@ -85,5 +73,17 @@ func TestAuthZENBatchOverTheWholeLimit(t *testing.T) {
 	fresh := authzenServer(t, nil, func(d *server.Deps) { d.RateLimit = 3 })
 	if res := fresh.authzen(authzenEvaluations, batch(3), nil); res.status != http.StatusOK || len(decisions(t, res)) != 3 {
 		t.Errorf("a batch of the whole limit: %d %s", res.status, res.raw)
+	}
+}
+
+// limitBackends are the two places a rate limit of n per minute is counted,
+// in process and in Redis, each as the Deps a test server takes.
+func limitBackends(n int) map[string]func(*testing.T) func(*server.Deps) {
+	return map[string]func(*testing.T) func(*server.Deps){
+		"local": func(*testing.T) func(*server.Deps) { return func(d *server.Deps) { d.RateLimit = n } },
+		"redis": func(t *testing.T) func(*server.Deps) {
+			store := redisBackend(t, redis.Config{URL: redistest.URL(), Prefix: redistest.Prefix(t)})
+			return func(d *server.Deps) { d.RateLimit, d.Limits = n, store.Backend }
+		},
 	}
 }
