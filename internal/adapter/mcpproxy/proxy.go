@@ -64,8 +64,9 @@ type Config struct {
 	AlwaysRefused func(tool string, vouched bool) bool
 	// Stopped, when set, reports a kill switch that stops a request of the
 	// proxy's agent (gate.Engine.Stopped): the requests the proxy passes on
-	// undecided (resources/read, prompts/get, completion/complete, and a
-	// tools/call retry with the upstream's state, of its tool) are refused
+	// undecided (resources/read, prompts/get, completion/complete,
+	// resources/subscribe, and a tools/call retry with the upstream's
+	// state, of its tool) are refused
 	// while it does, as tools/call is.
 	Stopped func(agentID, tool string) error
 	// MaxResultBytes bounds the encoded size of a tool result passed on to
@@ -170,7 +171,7 @@ func (p *proxy) forward(next sdk.MethodHandler) sdk.MethodHandler {
 			return p.setLevel(ctx, next, method, req)
 		}
 		switch req.GetParams().(type) {
-		case *sdk.ReadResourceParams, *sdk.GetPromptParams, *sdk.CompleteParams:
+		case *sdk.ReadResourceParams, *sdk.GetPromptParams, *sdk.CompleteParams, *sdk.SubscribeParams:
 			if err := p.stopped(""); err != nil {
 				return nil, err
 			}
