@@ -139,7 +139,15 @@ func idOf(prefix []byte) json.RawMessage {
 				return nil
 			}
 			if len(id) > 0 && id[0] == '"' {
-				return id
+				// Written again, as the SDK writes ids: invalid UTF-8
+				// echoed raw made the answer a line a strict client
+				// cannot decode.
+				var str string
+				if json.Unmarshal(id, &str) != nil {
+					return nil
+				}
+				b, _ := json.Marshal(str)
+				return b
 			}
 			// A number running to the end of a cut line may be another
 			// request's id cut short (12 of 123).

@@ -129,4 +129,7 @@ func TestStdioFilterKeepsTheSDKReading(t *testing.T) {
 	expect("null")
 	send(`{"jsonrpc":"2.0","id":4,"method":"ping"}`)
 	expect("4")
+	// An id of invalid UTF-8 is answered in valid UTF-8, as the SDK does.
+	send("{\"jsonrpc\":\"2.0\",\"id\":\"\xff\",\"method\":\"ping\",")
+	expect("\"\uFFFD\"")
 }
