@@ -75,6 +75,9 @@ type approvalUse struct {
 	id        string
 	digest    string
 	requester approval.Identity
+	// approver is who approved it, as the store read it: a candidate checks
+	// them against its own catalog's approvers.
+	approver approval.Identity
 	// ok: the approval is approved for this very call, and the event was
 	// decided with it.
 	ok bool
@@ -168,13 +171,13 @@ func (s *decision) checkApprovalRef(ctx context.Context) {
 		s.use = u.refuse(route.CodeApprovalRefAmbiguous, "the event carries more than one gated approval ref; a retry appends exactly one")
 		return
 	}
+	var approvers []string
+	if s.d.Action != nil {
+		approvers = s.d.Action.Approvers
+	}
 	if s.followed != nil {
-		s.use = s.followedApproval(u)
+		s.use = s.followedApproval(u, approvers)
 	} else {
-		var approvers []string
-		if s.d.Action != nil {
-			approvers = s.d.Action.Approvers
-		}
 		s.use = s.e.checkApproval(ctx, u, ev, contract.RuleCategory(ev, s.category), s.req, s.now, approvers)
 	}
 	if !s.use.ok {
@@ -206,6 +209,7 @@ func (e *Engine) checkApproval(ctx context.Context, u *approvalUse, ev *route.Ev
 		}
 		return u.refuse(route.CodeApprovalUnavailable, "the approval cannot be read from the approval store, so it cannot allow the call (fail closed)")
 	}
+	u.approver = a.Approver
 	err = approval.CheckUse(a, digest, u.requester, now)
 	if err == nil {
 		err = approval.CheckApprover(a, approvers)

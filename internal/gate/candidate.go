@@ -2,9 +2,11 @@ package gate
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"time"
 
+	"github.com/gatedhq/gated/internal/approval"
 	"github.com/gatedhq/gated/internal/route"
 )
 
@@ -65,13 +67,31 @@ func (s *decision) follow() {
 }
 
 // followedApproval is the candidate's check of the retry's approval ref u:
-// the live path's verdict on the same ref. The candidate reads no
-// approval store, so a ref the live path did not check refuses.
-func (s *decision) followedApproval(u *approvalUse) *approvalUse {
+// the live path's verdict on the same ref, but for its approver, whom the
+// candidate checks against approvers, its own catalog's: a candidate that
+// takes someone off a tool's approvers refuses the approvals they gave, as
+// the live path will once it is promoted. The candidate reads no approval
+// store, so a ref the live path did not check refuses.
+func (s *decision) followedApproval(u *approvalUse, approvers []string) *approvalUse {
 	live := s.followed.use
 	if live == nil || live.id != u.id {
 		return u.refuse(route.CodeApprovalUnavailable, "the candidate reads no approvals, and the live decision did not check this one")
 	}
 	u.ok, u.refusal = live.ok, live.refusal
-	return u
+	if !live.ok && (live.refusal == nil || live.refusal.Code != route.CodeApprovalApproverNotAllowed) {
+		return u
+	}
+	// Only the approver's check can have refused it live: everything else
+	// about the approval held.
+	err := approval.CheckApprover(&approval.Approval{Approver: live.approver}, approvers)
+	if err == nil {
+		u.ok, u.refusal = true, nil
+		return u
+	}
+	u.ok = false
+	if aerr, ok := errors.AsType[*approval.Error](err); ok {
+		u.refusal = aerr
+		return u
+	}
+	return u.refuse(route.CodeApprovalUnavailable, err.Error())
 }

@@ -2,6 +2,7 @@ package gate_test
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -117,5 +118,37 @@ func TestCandidateDecidesWithItsOwnSources(t *testing.T) {
 	}
 	if n := len(f.pending(t)); n != 1 {
 		t.Fatalf("%d pending approvals, want the live ask's only", n)
+	}
+}
+
+// A candidate judges the approver of a retry's approval against its own
+// catalog: one that takes the approver off the tool's approvers refuses
+// the retry the live path accepts (approval_approver_not_allowed), as the
+// live path will once the candidate is promoted, where it took the live
+// verdict and showed no change.
+func TestCandidateChecksTheApproverAgainstItsCatalog(t *testing.T) {
+	t.Parallel()
+	var got follower
+	f := newApprovals(t, "", gate.WithFollower(got.follow))
+	narrowed := catalogOf(t, map[string]string{
+		"refund/TOOL.md": strings.Replace(approvalCatalog["refund/TOOL.md"], "group://payments-leads", "group://finance-leads", 1),
+		"wipe/TOOL.md":   approvalCatalog["wipe/TOOL.md"],
+	})
+	cand := gate.New(gate.WithCatalog(func() *catalog.Catalog { return narrowed }, gate.UnknownDefer, catalog.ArgumentsEnforce))
+	same := loadCatalog(t)
+	twin := gate.New(gate.WithCatalog(func() *catalog.Catalog { return same }, gate.UnknownDefer, catalog.ArgumentsEnforce))
+	ctx := context.Background()
+	ask := f.decide(t, runtimeA, event(t, refundEvent))
+	if _, err := f.store.Decide(ctx, ask.Approval.ID, alice, true, "", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	live := f.decide(t, runtimeA, withRef(event(t, refundEvent), refOf(t, ask.Approval)))
+	if live.Route != route.Accept {
+		t.Fatalf("live retry: route %s blockers %v", live.Route, live.HardBlockers)
+	}
+	fl := got.last(t, 2)
+	refusedWith(t, cand.DecideFollowed(ctx, fl), route.CodeApprovalApproverNotAllowed)
+	if d := twin.DecideFollowed(ctx, fl); d.Route != route.Accept {
+		t.Fatalf("a candidate on the live catalog: route %s blockers %v", d.Route, d.HardBlockers)
 	}
 }

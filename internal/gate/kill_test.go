@@ -124,3 +124,29 @@ func TestKillSwitchCannotBeDodged(t *testing.T) {
 		})
 	}
 }
+
+// Stopped with a tool stops what a tool kill stops by the tool's catalog
+// action as well as its name (a tools/call retry gated mcp-proxy passes on
+// undecided), and without one only what stops the whole agent.
+func TestStoppedNamesTheTool(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		kill       kill.Kill
+		tool, none bool
+	}{
+		{kill.Kill{ID: "k-tool", Scope: kill.ScopeTool, Value: "send_email"}, true, false},
+		{kill.Kill{ID: "k-action", Scope: kill.ScopeAction, Value: "messaging:send-email"}, true, false},
+		{kill.Kill{ID: "k-bot", Scope: kill.ScopePrincipal, Value: "bot://agent-7"}, true, true},
+		{kill.Kill{ID: "k-agent", Scope: kill.ScopeAgent, Value: "agent-7"}, true, true},
+		{kill.Kill{ID: "k-other", Scope: kill.ScopeTool, Value: "refund"}, false, false},
+	} {
+		now := fixedNow
+		e := killEngine(t, &now, tc.kill)
+		if got := e.Stopped("agent-7", "send_email") != nil; got != tc.tool {
+			t.Errorf("%s: stopped send_email %v, want %v", tc.kill.ID, got, tc.tool)
+		}
+		if got := e.Stopped("agent-7", "") != nil; got != tc.none {
+			t.Errorf("%s: stopped without a tool %v, want %v", tc.kill.ID, got, tc.none)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"github.com/gatedhq/gated/internal/catalog"
 	"github.com/gatedhq/gated/internal/contract"
 	"github.com/gatedhq/gated/internal/kill"
+	"github.com/gatedhq/gated/internal/policy"
 	"github.com/gatedhq/gated/internal/route"
 )
 
@@ -89,22 +90,32 @@ func (e *Engine) OutputConforms(tool string, output any) *bool {
 }
 
 // Stopped reports, as an error that says why, whether a kill switch stops
-// every request a surface passes on for agentID whatever it asks: a kill
-// of scope all or of the agent, or a kill list too old to rule one out
-// (fail closed). A surface checks it before what it passes on undecided
-// (gated mcp-proxy's resources/read, prompts/get and completion/complete),
-// so that a kill stops those too. nil without a kill switch, in shadow
-// mode, and when no kill stops the agent.
-func (e *Engine) Stopped(agentID string) error {
+// a request a surface passes on for agentID without deciding it: a kill of
+// scope all or of the agent, or a kill list too old to rule one out (fail
+// closed). A surface checks it before what it passes on undecided (gated
+// mcp-proxy's resources/read, prompts/get and completion/complete), so that
+// a kill stops those too. tool names the tool when the request runs one (a
+// tools/call retry carrying the upstream's continuation state, decided when
+// the upstream first asked): a kill of that tool, by any of its names,
+// stops it too. nil without a kill switch, in shadow mode, and when no
+// kill stops the request.
+func (e *Engine) Stopped(agentID, tool string) error {
 	if e.kills == nil || e.shadow {
 		return nil
 	}
-	k, err := e.kills.Check(kill.Target{AgentID: agentID}, nil)
+	t := kill.Target{AgentID: agentID, ToolName: tool}
+	if tool != "" && e.catalog != nil {
+		if view, ok := e.catalog().Lookup(tool); ok {
+			t.ToolID, t.ToolAliases, t.ActionID = view.ToolID, view.Aliases, view.ActionID
+		}
+	}
+	ev := &route.Event{AgentID: agentID, ToolName: tool}
+	k, err := e.kills.Check(t, func() []string { return policy.Principals(nil, true, ev) })
 	switch {
 	case err != nil:
 		return errors.New("the kill switch list could not be confirmed recently, so gated passes nothing on (fail closed)")
 	case k != nil:
-		return fmt.Errorf("kill switch %s (scope %s) stops every request", k.ID, k.Scope)
+		return fmt.Errorf("kill switch %s (scope %s) stops this request", k.ID, k.Scope)
 	}
 	return nil
 }

@@ -254,6 +254,12 @@ func TestCredentialValueHidesNoCommand(t *testing.T) {
 		{`git clone https://u:pw12345678;rm${IFS}-rf${IFS}~@github.com/x`, `;rm${IFS}-rf${IFS}~@github.com/x`, ""},
 		{`git clone https://u:pw12345678@github.com/x`, `@github.com/x`, "pw12345678"},
 		{`password=correct-horse-battery-staple`, `password=[secret:credential-assignment`, "correct-horse"},
+		// A password holding a metacharacter shows its rest, never whole.
+		{`DB_PASSWORD=Xk9#mP2&vL5q`, `&vL5q`, "Xk9#mP2"},
+		{`secret: Hq3>Wn7|Pe2<Bv9`, `>Wn7|Pe2<Bv9`, "Hq3"},
+		{`mongodb://user:pa55;ss12345@host/db`, `;ss12345@host/db`, "pa55"},
+		{`postgres://app:Zq8(Lm2)Rt5vWx@db:5432/x`, `(Lm2)Rt5vWx@db`, "Zq8("},
+		{`redis://:abcdefgh12345678;rm${IFS}-rf${IFS}~@h`, `;rm${IFS}-rf${IFS}~@h`, "abcdefgh12345678"},
 	} {
 		got := Mask(c.in)
 		if !strings.Contains(got, c.shown) || c.hidden != "" && strings.Contains(got, c.hidden) {

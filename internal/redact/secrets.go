@@ -50,6 +50,10 @@ type rule struct {
 // forms gitleaks' rules leave to context gated does not have (a URL's
 // password, an Authorization header outside a curl command, an AWS secret
 // key assignment). Their keywords are lower-case, like gitleaks'.
+// shellMeta is the shell's metacharacters that end a word and may start a
+// command, as a regexp class's body.
+const shellMeta = ";|&()<>`"
+
 var gatedRules = []struct {
 	rule
 	keywords []string
@@ -60,9 +64,11 @@ var gatedRules = []struct {
 	// A value ends at a shell metacharacter (;|&()<> and the backtick):
 	// what follows one may be a command of its own, which masking with the
 	// value would hide from an approver. A password holding one shows its
-	// rest: a smaller harm than a hidden command.
-	{rule{kind: "credential-assignment", re: regexp.MustCompile(`(?i:api_key|secret|token|password)\s*[:=]\s*([^\s;|&()<>` + "`" + `]{8,})`)}, assignmentWords},
-	{rule{kind: "url-password", re: regexp.MustCompile(`[A-Za-z][A-Za-z0-9+.-]*://[^\s:/?#@]*:([^\s/?#@;|&()<>` + "`" + `]+)@`)}, []string{"://"}},
+	// rest: a smaller harm than a hidden command. The part before one is
+	// masked whatever its length, and a URL's password up to one, or a
+	// generated password holding one (Xk9#mP2&vL5q) showed whole.
+	{rule{kind: "credential-assignment", re: regexp.MustCompile(`(?i:api_key|secret|token|password)\s*[:=]\s*(?:([^\s` + shellMeta + `]{8,})|([^\s` + shellMeta + `]+)[` + shellMeta + `])`)}, assignmentWords},
+	{rule{kind: "url-password", re: regexp.MustCompile(`[A-Za-z][A-Za-z0-9+.-]*://[^\s:/?#@]*:([^\s/?#@` + shellMeta + `]+)[^\s/?#@]*@`)}, []string{"://"}},
 	// A credential is not a word: "bearer instruments" is prose.
 	{rule{kind: "authorization-header", re: regexp.MustCompile(`(?i)(?:authorization["']?\s*[:=]\s*["']?(?:(?:bearer|basic|token|digest)\s+)?|\bbearer\s+)([A-Za-z0-9._~+/=-]{8,})`), entropy: 2.75, shape: notAWord}, []string{"authorization", "bearer"}},
 	// US social security numbers and 13–16 digit card numbers; the digit

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -209,5 +210,46 @@ func TestMCPRoutingHeaders(t *testing.T) {
 	}
 	if n := decisionsCounted(t, m); n != decided {
 		t.Fatalf("%d decisions for %d accepted requests", n, decided)
+	}
+}
+
+// A JSON-RPC batch on /mcp (the SDK takes one from a client on 2025-03-26)
+// counts as its number of messages against the caller's rate limit, as an
+// AuthZEN batch does: a batch of fifty tools/call under a limit of three a
+// minute decided fifty calls. A batch over the whole limit is a 413 and
+// decides nothing; one within it is answered whole.
+func TestMCPBatchCountsAgainstTheRateLimit(t *testing.T) {
+	t.Parallel()
+	m := metrics.New("test")
+	f := authzenServer(t, []gate.Option{gate.WithMetrics(m)}, func(d *server.Deps) { d.RateLimit = 3 })
+	batch := func(n int) string {
+		msgs := []any{map[string]any{"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": map[string]any{
+			"protocolVersion": "2025-03-26", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "c", "version": "1"}}}}
+		for i := 1; i < n; i++ {
+			msgs = append(msgs, map[string]any{"jsonrpc": "2.0", "id": i, "method": "tools/call",
+				"params": map[string]any{"name": "aana_pre_tool_check", "arguments": acceptEvent(t)}})
+		}
+		b, _ := json.Marshal(msgs)
+		return string(b)
+	}
+	post := func(body string) *response {
+		hdr := bearer(pepSecret)
+		hdr["Content-Type"], hdr["Accept"], hdr["Mcp-Protocol-Version"] = "application/json", "application/json, text/event-stream", "2025-03-26"
+		return f.do(request{method: http.MethodPost, target: "/mcp", body: strings.NewReader(body), header: hdr})
+	}
+	if r := post(batch(50)); r.status != http.StatusRequestEntityTooLarge || !strings.Contains(r.str("error"), "a batch may hold at most 3 messages") || decisionsCounted(t, m) != 0 {
+		t.Fatalf("a batch of 50: %d %s, %d decisions", r.status, r.raw, decisionsCounted(t, m))
+	}
+	if r := post(batch(3)); r.status != http.StatusTooManyRequests || decisionsCounted(t, m) != 0 {
+		t.Fatalf("a full batch after the refused one: %d %s, %d decisions", r.status, r.raw, decisionsCounted(t, m))
+	}
+	fresh := authzenServer(t, nil, func(d *server.Deps) { d.RateLimit = 3 })
+	req := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(batch(3)))
+	req.Header = http.Header{"Authorization": {"Bearer " + pepSecret}, "Content-Type": {"application/json"},
+		"Accept": {"application/json, text/event-stream"}, "Mcp-Protocol-Version": {"2025-03-26"}}
+	rec := httptest.NewRecorder()
+	fresh.h.ServeHTTP(rec, req)
+	if rec.Code != http.StatusOK || bytes.Count(rec.Body.Bytes(), []byte(`"structuredContent"`)) != 2 {
+		t.Fatalf("a batch of the whole limit: %d %s", rec.Code, rec.Body.Bytes())
 	}
 }

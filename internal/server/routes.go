@@ -66,7 +66,7 @@ func routes(d *Deps, lim, failures *limiter) http.Handler {
 		r.Post("/tool-precheck", check) // the AANA reference clients' path
 		r.Post("/validate-tool-precheck", handleValidate(d))
 		r.Post("/v1/action-check", handleActionCheck(d))
-		r.Handle("/mcp", handleMCP(d))
+		r.Handle("/mcp", handleMCP(d, lim))
 	})
 	// The AuthZEN Authorization API: the same scope and decision path as
 	// /pre-tool-check. The PEP's X-Request-ID is echoed on every answer,

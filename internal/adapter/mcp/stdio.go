@@ -60,12 +60,16 @@ func filterLines(in io.Reader, pass io.Writer, out io.Writer, maxLine int) error
 	r := bufio.NewReaderSize(in, 64<<10)
 	for {
 		line, over, err := readLine(r, maxLine)
-		if len(line) > 0 || over {
+		// The SDK is handed each message trimmed and alone on its line:
+		// it ends the session on anything after a message but its line
+		// ending, and counts blank lines before a message into that
+		// message's length limit.
+		if trimmed := bytes.TrimSpace(line); len(trimmed) > 0 || over {
 			if msg := judgeLine(line, over, maxLine); msg != nil {
 				if _, werr := out.Write(msg); werr != nil {
 					return werr
 				}
-			} else if _, werr := pass.Write(append(line, '\n')); werr != nil {
+			} else if _, werr := pass.Write(append(trimmed, '\n')); werr != nil {
 				return werr
 			}
 		}
@@ -103,9 +107,6 @@ func judgeLine(line []byte, over bool, maxLine int) []byte {
 		return errorLine(idOf(line), codeInvalidRequest, fmt.Sprintf("the message is longer than %d bytes, the most gated reads as one line on stdio; it was not read", maxLine))
 	}
 	trimmed := bytes.TrimSpace(line)
-	if len(trimmed) == 0 {
-		return nil
-	}
 	if !json.Valid(trimmed) {
 		return errorLine(idOf(trimmed), codeParseError, "the message is not JSON: each line on stdio must be one JSON-RPC message")
 	}
@@ -137,7 +138,20 @@ func idOf(prefix []byte) json.RawMessage {
 			if err := dec.Decode(&id); err != nil {
 				return nil
 			}
-			if len(id) > 0 && (id[0] == '"' || id[0] == '-' || '0' <= id[0] && id[0] <= '9') {
+			if len(id) > 0 && id[0] == '"' {
+				// Written again, as the SDK writes ids: invalid UTF-8
+				// echoed raw made the answer a line a strict client
+				// cannot decode.
+				var str string
+				if json.Unmarshal(id, &str) != nil {
+					return nil
+				}
+				b, _ := json.Marshal(str)
+				return b
+			}
+			// A number running to the end of a cut line may be another
+			// request's id cut short (12 of 123).
+			if len(id) > 0 && (id[0] == '-' || '0' <= id[0] && id[0] <= '9') && dec.InputOffset() < int64(len(prefix)) {
 				return id
 			}
 			return nil

@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -360,5 +361,39 @@ func TestProxyUpstreamInputOverHTTP(t *testing.T) {
 	_ = resp.Body.Close()
 	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(got), "-32021") {
 		t.Fatalf("HTTP %d: %s", resp.StatusCode, got)
+	}
+}
+
+// A retry carrying the upstream's state is not decided again, but a kill
+// set since the call was allowed stops it: the upstream runs the tool on
+// the retry, and it passed on through a kill of the tool.
+func TestProxyKillStopsARetryWithState(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	up := &mrtrUpstream{}
+	var mu sync.Mutex
+	var asked []string
+	var killed atomic.Bool
+	f := newFixture(t, setup{trust: true, upstream: up.server(),
+		client: answering(&asked, &mu, &sdk.ClientOptions{MultiRoundTrip: &sdk.MultiRoundTripOptions{Disabled: true}}),
+		stopped: func(_, tool string) error {
+			if killed.Load() && tool == "mcp__up__quiz" {
+				return errors.New("kill switch k1 (scope tool) stops this request")
+			}
+			return nil
+		}})
+	res, err := f.client.CallTool(ctx, &sdk.CallToolParams{Name: "quiz", Arguments: quiz("elicit")})
+	if err != nil || !res.NeedsInput() {
+		t.Fatalf("not input-required: %+v, %v", res, err)
+	}
+	calls := len(up.calls())
+	killed.Store(true)
+	ada := sdk.InputResponseMap{"name": &sdk.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada"}}}
+	res, err = f.client.CallTool(ctx, &sdk.CallToolParams{Name: "quiz", Arguments: quiz("elicit"), InputResponses: ada, RequestState: res.RequestState})
+	if err != nil || !res.IsError || !strings.Contains(text(t, res), "kill switch k1") {
+		t.Fatalf("the retry after a kill: %+v, %v", res, err)
+	}
+	if got := len(up.calls()); got != calls {
+		t.Fatalf("the killed retry reached the upstream: %d calls, want %d", got, calls)
 	}
 }

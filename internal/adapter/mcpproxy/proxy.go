@@ -62,11 +62,13 @@ type Config struct {
 	// still decided (and refused).
 	HideRefused   bool
 	AlwaysRefused func(tool string, vouched bool) bool
-	// Stopped, when set, reports a kill switch that stops every request of
-	// the proxy's agent (gate.Engine.Stopped): the requests the proxy
-	// passes on undecided (resources/read, prompts/get,
-	// completion/complete) are refused while it does, as tools/call is.
-	Stopped func(agentID string) error
+	// Stopped, when set, reports a kill switch that stops a request of the
+	// proxy's agent (gate.Engine.Stopped): the requests the proxy passes on
+	// undecided (resources/read, prompts/get, completion/complete,
+	// resources/subscribe, and a tools/call retry with the upstream's
+	// state, of its tool) are refused
+	// while it does, as tools/call is.
+	Stopped func(agentID, tool string) error
 	// MaxResultBytes bounds the encoded size of a tool result passed on to
 	// the client (DefaultMaxResultBytes when 0): a larger one is replaced
 	// by a tool error.
@@ -169,8 +171,8 @@ func (p *proxy) forward(next sdk.MethodHandler) sdk.MethodHandler {
 			return p.setLevel(ctx, next, method, req)
 		}
 		switch req.GetParams().(type) {
-		case *sdk.ReadResourceParams, *sdk.GetPromptParams, *sdk.CompleteParams:
-			if err := p.stopped(); err != nil {
+		case *sdk.ReadResourceParams, *sdk.GetPromptParams, *sdk.CompleteParams, *sdk.SubscribeParams:
+			if err := p.stopped(""); err != nil {
 				return nil, err
 			}
 		}
@@ -220,11 +222,11 @@ func (p *proxy) forward(next sdk.MethodHandler) sdk.MethodHandler {
 
 // stopped is the refusal of a request the proxy passes on undecided while a
 // kill switch stops its agent: a JSON-RPC error naming the kill.
-func (p *proxy) stopped() error {
+func (p *proxy) stopped(tool string) error {
 	if p.Stopped == nil {
 		return nil
 	}
-	if err := p.Stopped(runtime.ID); err != nil {
+	if err := p.Stopped(runtime.ID, tool); err != nil {
 		return fmt.Errorf("gated refused this request: %w", err)
 	}
 	return nil
@@ -287,6 +289,11 @@ func (p *proxy) callTool(ctx context.Context, ss *sdk.ServerSession, how askWay,
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "gated refuses this call: " + err.Error() + "."}
 		}
 		if state.Kind == stateUpstream {
+			// Not decided again, but a kill set since stops it: the
+			// upstream runs the tool on this retry.
+			if err := p.stopped(tool); err != nil {
+				return toolError(err.Error() + "."), nil
+			}
 			forward.InputResponses, forward.RequestState = params.InputResponses, state.Upstream
 			return p.forwardCall(ctx, ss, caps, tool, key, state.Decision, forward)
 		}

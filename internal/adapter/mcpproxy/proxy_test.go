@@ -136,6 +136,8 @@ type setup struct {
 	// downstream's RefuseElicitation.
 	maxResult         int
 	refuseElicitation bool
+	// stopped is the proxy's Stopped.
+	stopped func(agentID, tool string) error
 }
 
 // requester is who the proxy's approvals are for, as cmd/gated names it.
@@ -189,6 +191,7 @@ func newFixture(t *testing.T, o setup) *fixture {
 	proxy := mcpproxy.New(mcpproxy.Config{
 		Upstream: f.upstream, Downstream: down, ToolPrefix: "mcp__up__", Category: engine.Category, Version: "test",
 		TrustAnnotations: o.trust, HideRefused: o.hide, AlwaysRefused: engine.AlwaysRefused, Log: o.log, MaxResultBytes: o.maxResult,
+		Stopped: o.stopped,
 		Decide: func(ctx context.Context, req gate.Request) *gate.Decision {
 			req.TrustEventPrincipals, req.TokenName = true, token
 			f.decided.Add(1)

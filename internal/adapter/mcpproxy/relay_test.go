@@ -284,3 +284,31 @@ func TestProxyForwardsResourceSubscriptions(t *testing.T) {
 		}
 	})
 }
+
+// A kill that stops the proxy's agent refuses a subscription too: the
+// upstream's subscribe handler is its code, run undecided.
+func TestProxyKillStopsSubscriptions(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	upSubs := make(chan string, 8)
+	up := sdk.NewServer(&sdk.Implementation{Name: "up", Version: "1"}, &sdk.ServerOptions{
+		SubscribeHandler: func(_ context.Context, req *sdk.SubscribeRequest) error {
+			upSubs <- "subscribe " + req.Params.URI
+			return nil
+		},
+		UnsubscribeHandler: func(context.Context, *sdk.UnsubscribeRequest) error { return nil },
+	})
+	up.AddResource(&sdk.Resource{Name: "readme", URI: "file:///readme"}, func(context.Context, *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
+		return &sdk.ReadResourceResult{}, nil
+	})
+	f := newFixture(t, setup{upstream: up, upProto: "2025-11-25", proto: "2025-11-25",
+		stopped: func(string, string) error { return errors.New("kill switch k1 (scope all) stops this request") }})
+	if err := f.client.Subscribe(ctx, &sdk.SubscribeParams{URI: "file:///readme"}); err == nil || !strings.Contains(err.Error(), "kill switch k1") {
+		t.Fatalf("a subscription under a kill: %v", err)
+	}
+	select {
+	case got := <-upSubs:
+		t.Fatalf("the killed subscription reached the upstream: %s", got)
+	default:
+	}
+}
