@@ -80,7 +80,7 @@ func (r *replayFlags) window(now time.Time) (w replay.Window, err error) {
 // replayDiff is gated replay over the flags' window and source, deciding
 // with the new side's catalog and policy: its counts, and its sections of
 // the report.
-func replayDiff(ctx context.Context, rf replayFlags, w replay.Window, newSide diffside.Engine, args catalog.ArgumentMode) (*policydiff.Replay, error) {
+func replayDiff(ctx context.Context, rf replayFlags, w replay.Window, newSide diffside.Engine, args catalog.ArgumentMode, redecide bool) (*policydiff.Replay, error) {
 	u, err := unsealer(rf.identity)
 	if err != nil {
 		return nil, err
@@ -92,7 +92,7 @@ func replayDiff(ctx context.Context, rf replayFlags, w replay.Window, newSide di
 	defer closeSource()
 	// Replay counts no calls (replay.Unlimited), so one limiter serves both.
 	limits := policy.LimiterOn(replay.Unlimited)
-	eng := replay.Engine{Options: newSide(args, limits), Blind: newSide(catalog.ArgumentsOff, limits), Unsealer: u}
+	eng := replay.Engine{Options: newSide(args, limits), Blind: newSide(catalog.ArgumentsOff, limits), Unsealer: u, Redecide: redecide}
 	rep, err := replay.Run(ctx, source, eng, w)
 	if err != nil {
 		return nil, fmt.Errorf("--replay: %w", err)
@@ -178,7 +178,7 @@ func runPolicyDiff(ctx context.Context, args []string, getenv func(string) strin
 	}
 	report := policydiff.Compare(loaded[0], loaded[1])
 	if df.replay.on {
-		if report.Replay, err = replayDiff(ctx, df.replay, window, engines[1], argMode); err != nil {
+		if report.Replay, err = replayDiff(ctx, df.replay, window, engines[1], argMode, choosesServeFlags(fs)); err != nil {
 			return err
 		}
 	}

@@ -58,6 +58,7 @@ func runReplay(ctx context.Context, args []string, getenv func(string) string, s
 		return err
 	}
 	eng.Options, eng.Blind = src.Opts, src.ArgumentsOpts(catalog.ArgumentsOff)
+	eng.Redecide = choosesServeFlags(fs)
 	source, closeSource, err := replaySource(ctx, *dbURL, *auditFile)
 	if err != nil {
 		return err

@@ -113,3 +113,32 @@ func TestServeBadSealRecipient(t *testing.T) {
 		t.Errorf("serve opened its audit file before refusing the flag: %v", err)
 	}
 }
+
+// A replay given --unknown-tools or --argument-validation on its command
+// line judges that choice, so records of the same revisions are decided
+// again; without them, serve's choice is taken as recorded.
+func TestReplayJudgesServeFlagsWhenGiven(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		args []string
+		env  map[string]string
+		want bool
+	}{
+		{nil, nil, false},
+		{[]string{"--catalog", "x"}, nil, false},
+		{[]string{"--unknown-tools", "allow"}, nil, true},
+		{[]string{"--argument-validation=off"}, nil, true},
+		// The environment is serve's as often as the operator's choice.
+		{nil, map[string]string{"GATED_UNKNOWN_TOOLS": "allow"}, false},
+	} {
+		fs := newFlagSet("replay", io.Discard)
+		var sf sourceFlags
+		sf.register(fs)
+		if err := parseFlags(fs, c.args, env(c.env)); err != nil {
+			t.Fatal(err)
+		}
+		if got := choosesServeFlags(fs); got != c.want {
+			t.Errorf("%v %v: choosesServeFlags %v, want %v", c.args, c.env, got, c.want)
+		}
+	}
+}

@@ -77,8 +77,26 @@ func (s *sourceFlags) register(fs *flag.FlagSet) {
 	fs.Var(&s.catalogDirs, "catalog", "catalog directory of ACTION.md, TOOL.md, ACTIONS.yaml, action.json files (repeatable), or one AIP-26 bundle manifest (manifest.yaml, CODE.md)")
 	fs.Var(&s.policyDirs, "policy", "policy directory of POLICY.md files and custom *.rego modules (repeatable), or one AIP-26 bundle manifest (manifest.yaml, CODE.md)")
 	s.bundles.register(fs)
-	fs.StringVar(&s.unknownTools, "unknown-tools", "defer", "tools not in a loaded catalog: defer, refuse or allow")
-	fs.StringVar(&s.argMode, "argument-validation", "enforce", "validate proposed_arguments against catalog input schemas: enforce, warn or off")
+	fs.StringVar(&s.unknownTools, flagUnknownTools, "defer", "tools not in a loaded catalog: defer, refuse or allow")
+	fs.StringVar(&s.argMode, flagArgumentValidation, "enforce", "validate proposed_arguments against catalog input schemas: enforce, warn or off")
+}
+
+// The flags of a decision that no revision covers: serve's choice, which
+// replay takes as recorded unless told otherwise.
+const (
+	flagUnknownTools       = "unknown-tools"
+	flagArgumentValidation = "argument-validation"
+)
+
+// choosesServeFlags reports whether --unknown-tools or
+// --argument-validation was given on the command line (not by the
+// environment, which is serve's as often as the operator's choice), so
+// that a replay judges that choice: records decided with the same catalog
+// and policy are decided again rather than kept (replay.Engine.Redecide).
+func choosesServeFlags(fs *flag.FlagSet) bool {
+	chosen := false
+	fs.Visit(func(f *flag.Flag) { chosen = chosen || f.Name == flagUnknownTools || f.Name == flagArgumentValidation })
+	return chosen
 }
 
 // loadSources checks the flags and loads the sources they name. POLICY.md

@@ -33,6 +33,11 @@ type Engine struct {
 	// that requires an argument. nil: Options.
 	Blind    []gate.Option
 	Unsealer *audit.Unsealer // nil: sealed records are replayed as unsealed ones
+	// Redecide decides records of the same revisions again instead of
+	// keeping their routes: set when the caller chose what the revisions do
+	// not cover (--unknown-tools, --argument-validation), whose change is
+	// then the one to judge.
+	Redecide bool
 }
 
 // Run decides every decision src recorded in w again with eng, at the time
@@ -54,7 +59,7 @@ func Run(ctx context.Context, src Source, eng Engine, w Window) (*Report, error)
 			return err
 		}
 		at = rec.DecidedAt
-		r.add(replayOne(ctx, seen, blind, eng.Unsealer, rec))
+		r.add(replayOne(ctx, seen, blind, eng, rec))
 		return nil
 	})
 	if err != nil {
@@ -93,7 +98,8 @@ const (
 	keptSameRevisions keep = "same_revisions"
 )
 
-func replayOne(ctx context.Context, seen, blind *gate.Engine, u *audit.Unsealer, rec *audit.Record) outcome {
+func replayOne(ctx context.Context, seen, blind *gate.Engine, eng Engine, rec *audit.Record) outcome {
+	u := eng.Unsealer
 	o := outcome{rec: rec}
 	recorded, err := route.ParseRoute(rec.FinalRoute)
 	known := err == nil
@@ -137,7 +143,7 @@ func replayOne(ctx context.Context, seen, blind *gate.Engine, u *audit.Unsealer,
 	}
 	d := e.Decide(ctx, req)
 	o.revs = gate.Revisions{Catalog: noKey.Screen(d.Revisions.Catalog), Policy: noKey.Screen(d.Revisions.Policy)}
-	if known && sameRevisions(rec, d.Revisions) {
+	if known && !eng.Redecide && sameRevisions(rec, d.Revisions) {
 		// Decided with the very rules the record was, at its time: no
 		// change of rules can differ, so whatever does is what replay
 		// cannot run again (a surface's rules, unsealed arguments, a kill

@@ -678,6 +678,15 @@ func TestSameRevisionsKept(t *testing.T) {
 		t.Errorf("the summary does not say why the route was kept (%v):\n%s", err, text.String())
 	}
 
+	// Told to judge what the revisions do not cover (gated replay with
+	// --unknown-tools or --argument-validation), the same sources decide
+	// the record again: nothing is kept for its revisions.
+	src := loadFrom(policyDir)
+	redecided, err := replay.Run(ctx, replay.File(path), replay.Engine{Options: src.Opts, Blind: src.ArgumentsOpts(catalog.ArgumentsOff), Redecide: true}, w)
+	if err != nil || redecided.SameRevisions != 0 || redecided.Widened != 1 {
+		t.Fatalf("redecided: %v, same revisions %d widened %d; want the record decided again", err, redecided.SameRevisions, redecided.Widened)
+	}
+
 	// Another policy granting the same: replayed, so the plan rule's
 	// refusal is not seen again and the call widens, marked.
 	other := run(loadFrom(testtree.Write(t, t.TempDir(), map[string]string{"POLICY.md": grantSupport, "extra.POLICY.md": strings.Replace(grantOther, "@replay-tests/after", "@replay-tests/extra", 1)})))
