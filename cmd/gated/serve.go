@@ -137,7 +137,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 			defer cancel()
 			a.Close(dctx)
 		}()
-		opts = append(opts, gate.WithApprovals(a, c.approvals.publicBase()))
+		opts = append(opts, gate.WithApprovals(a, c.approvals.publicBase()), gate.WithApprovers(tokens.Approver))
 		apv = a
 	}
 	var ks *watch.Switch // nil: the kill switch is off

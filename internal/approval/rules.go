@@ -84,15 +84,16 @@ func CheckUse(a *Approval, digest string, requester Identity, now time.Time) err
 	return nil
 }
 
-// CheckApprover reports whether the approver of a still holds one of
-// approvers, the principals the catalog names as the tool's approvers when
-// the approval is used, as nil or an *Error (approval_approver_not_allowed).
-// The approval keeps the approvers of when it was asked for; checking the
-// catalog again at use means a person taken off a tool's approvers, or
-// approvers added to a tool that had none, stops an approval they gave
-// from allowing a call.
-func CheckApprover(a *Approval, approvers []string) error {
-	if len(approvers) > 0 && !holdsAny(a.Approver, approvers) {
+// CheckApprover reports whether approver, whoever approved an approval
+// (with the principals their token holds when it is used, where the caller
+// knows them), holds one of approvers, the principals the catalog names as
+// the tool's approvers when the approval is used, as nil or an *Error
+// (approval_approver_not_allowed). The approval keeps the approvers of when
+// it was asked for; checking the catalog again at use means a person taken
+// off a tool's approvers, or approvers added to a tool that had none, stops
+// an approval they gave from allowing a call.
+func CheckApprover(approver Identity, approvers []string) error {
+	if len(approvers) > 0 && !holdsAny(approver, approvers) {
 		return refuse(route.CodeApprovalApproverNotAllowed, "the catalog now needs an approver holding one of "+strings.Join(approvers, ", ")+
 			", and whoever approved this call holds none: ask for a new approval")
 	}

@@ -15,3 +15,14 @@ func (ts *Tokens) Named(name string) (*Token, bool) {
 	}
 	return nil, false
 }
+
+// Approver gives the principals of the token called name when it exists
+// and holds scope approve: whoever approved a call, as their token stands
+// now (gate.WithApprovers).
+func (ts *Tokens) Approver(name string) ([]string, bool) {
+	t, ok := ts.Named(name)
+	if !ok || !t.Has(ScopeApprove) {
+		return nil, false
+	}
+	return t.Principals, true
+}

@@ -42,6 +42,14 @@ func WithApprovals(store Approvals, publicURL string) Option {
 	return func(e *Engine) { e.approvals, e.publicURL = store, strings.TrimRight(publicURL, "/") }
 }
 
+// WithApprovers lets the engine judge an approval's approver as their
+// token stands when the approval is used: now gives the principals of the
+// token called name, and whether it exists and may still approve. Without
+// it the approver is judged by the principals it held when it approved.
+func WithApprovers(now func(name string) (principals []string, ok bool)) Option {
+	return func(e *Engine) { e.approverNow = now }
+}
+
 // PendingApproval is the approval an ask or defer decision created, as the
 // answer carries it: what a runtime needs to wait for it and to retry.
 type PendingApproval struct {
@@ -211,8 +219,17 @@ func (e *Engine) checkApproval(ctx context.Context, u *approvalUse, ev *route.Ev
 	}
 	u.approver = a.Approver
 	err = approval.CheckUse(a, digest, u.requester, now)
+	if err == nil && e.approverNow != nil {
+		// Whoever approved is judged as their token stands now: a token
+		// gone, or no longer allowed to approve, takes back what it gave.
+		principals, ok := e.approverNow(a.Approver.TokenName)
+		if !ok {
+			return u.refuse(route.CodeApprovalApproverNotAllowed, "whoever approved this call ("+a.Approver.TokenName+") no longer has a token that may approve: ask for a new approval")
+		}
+		u.approver.Principals = principals
+	}
 	if err == nil {
-		err = approval.CheckApprover(a, approvers)
+		err = approval.CheckApprover(u.approver, approvers)
 	}
 	if err != nil {
 		if aerr, ok := errors.AsType[*approval.Error](err); ok {

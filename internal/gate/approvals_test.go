@@ -465,3 +465,45 @@ func TestApprovalApproversCheckedAtUse(t *testing.T) {
 		t.Fatalf("with the catalog as it was: route %s blockers %v", ok.Route, ok.HardBlockers)
 	}
 }
+
+// Whoever approved is judged as their token stands when the approval is
+// used (gate.WithApprovers): a token that lost the approvers' group, or is
+// gone or may no longer approve, refuses the retry and leaves the approval
+// unspent; the token as it was accepts it.
+func TestApprovalApproverJudgedAsTheirTokenStands(t *testing.T) {
+	t.Parallel()
+	var now atomic.Pointer[approval.Identity]
+	now.Store(&alice)
+	f := newApprovals(t, "", gate.WithApprovers(func(name string) ([]string, bool) {
+		id := now.Load()
+		if id == nil || id.TokenName != name {
+			return nil, false
+		}
+		return id.Principals, true
+	}))
+	ask := f.decide(t, runtimeA, event(t, refundEvent))
+	if ask.Approval == nil {
+		t.Fatalf("no approval: %s %v", ask.Route, ask.HardBlockers)
+	}
+	if _, err := f.store.Decide(context.Background(), ask.Approval.ID, alice, true, "", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	retry := withRef(event(t, refundEvent), refOf(t, ask.Approval))
+	for name, id := range map[string]*approval.Identity{
+		"out of the approvers' group": {TokenName: alice.TokenName, Principals: []string{"operator://alice"}},
+		"token gone":                  nil,
+	} {
+		now.Store(id)
+		d := f.decide(t, runtimeA, retry)
+		if d.Route != route.Refuse || !slices.Contains(d.HardBlockers, route.CodeApprovalApproverNotAllowed) {
+			t.Fatalf("%s: route %s blockers %v, want refuse approval_approver_not_allowed", name, d.Route, d.HardBlockers)
+		}
+	}
+	if a := f.approval(t, ask.Approval.ID); a.Status != approval.StatusApproved {
+		t.Fatalf("a refused retry spent the approval: %s", a.Status)
+	}
+	now.Store(&alice)
+	if ok := f.decide(t, runtimeA, retry); ok.Route != route.Accept {
+		t.Fatalf("with alice's token as it was: route %s blockers %v", ok.Route, ok.HardBlockers)
+	}
+}

@@ -83,7 +83,7 @@ func (s *decision) followedApproval(u *approvalUse, approvers []string) *approva
 	}
 	// Only the approver's check can have refused it live: everything else
 	// about the approval held.
-	err := approval.CheckApprover(&approval.Approval{Approver: live.approver}, approvers)
+	err := approval.CheckApprover(live.approver, approvers)
 	if err == nil {
 		u.ok, u.refusal = true, nil
 		return u

@@ -128,6 +128,9 @@ type Engine struct {
 
 	approvals Approvals // nil: approvals are off
 	publicURL string
+	// approverNow gives an approver's token as it stands (WithApprovers);
+	// nil: an approver is judged as it was when it approved.
+	approverNow func(name string) ([]string, bool)
 	// offersPausedUntil (unix nanoseconds of the engine's clock): after the
 	// store failed to create an approval, asks go without one until then,
 	// rather than each waiting out offerTimeout on a database that hangs.
