@@ -237,20 +237,7 @@ func TestProxyForwardsTheUpstreamsRequests(t *testing.T) {
 func TestProxyForwardsResourceSubscriptions(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	upSubs := make(chan string, 8)
-	up := sdk.NewServer(&sdk.Implementation{Name: "up", Version: "1"}, &sdk.ServerOptions{
-		SubscribeHandler: func(_ context.Context, req *sdk.SubscribeRequest) error {
-			upSubs <- "subscribe " + req.Params.URI
-			return nil
-		},
-		UnsubscribeHandler: func(_ context.Context, req *sdk.UnsubscribeRequest) error {
-			upSubs <- "unsubscribe " + req.Params.URI
-			return nil
-		},
-	})
-	up.AddResource(&sdk.Resource{Name: "readme", URI: "file:///readme"}, func(context.Context, *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
-		return &sdk.ReadResourceResult{}, nil
-	})
+	up, upSubs := subscribable()
 	updated := make(chan string, 8)
 	f := newFixture(t, setup{upstream: up, upProto: "2025-11-25", proto: "2025-11-25", client: &sdk.ClientOptions{
 		ResourceUpdatedHandler: func(_ context.Context, req *sdk.ResourceUpdatedNotificationRequest) { updated <- req.Params.URI },
@@ -290,17 +277,7 @@ func TestProxyForwardsResourceSubscriptions(t *testing.T) {
 func TestProxyKillStopsSubscriptions(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	upSubs := make(chan string, 8)
-	up := sdk.NewServer(&sdk.Implementation{Name: "up", Version: "1"}, &sdk.ServerOptions{
-		SubscribeHandler: func(_ context.Context, req *sdk.SubscribeRequest) error {
-			upSubs <- "subscribe " + req.Params.URI
-			return nil
-		},
-		UnsubscribeHandler: func(context.Context, *sdk.UnsubscribeRequest) error { return nil },
-	})
-	up.AddResource(&sdk.Resource{Name: "readme", URI: "file:///readme"}, func(context.Context, *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
-		return &sdk.ReadResourceResult{}, nil
-	})
+	up, upSubs := subscribable()
 	f := newFixture(t, setup{upstream: up, upProto: "2025-11-25", proto: "2025-11-25",
 		stopped: func(string, string) error { return errors.New("kill switch k1 (scope all) stops this request") }})
 	if err := f.client.Subscribe(ctx, &sdk.SubscribeParams{URI: "file:///readme"}); err == nil || !strings.Contains(err.Error(), "kill switch k1") {
@@ -311,4 +288,24 @@ func TestProxyKillStopsSubscriptions(t *testing.T) {
 		t.Fatalf("the killed subscription reached the upstream: %s", got)
 	default:
 	}
+}
+
+// subscribable is an upstream offering one resource, file:///readme, whose
+// subscriptions and unsubscriptions it reports on the channel.
+func subscribable() (*sdk.Server, chan string) {
+	subs := make(chan string, 8)
+	up := sdk.NewServer(&sdk.Implementation{Name: "up", Version: "1"}, &sdk.ServerOptions{
+		SubscribeHandler: func(_ context.Context, req *sdk.SubscribeRequest) error {
+			subs <- "subscribe " + req.Params.URI
+			return nil
+		},
+		UnsubscribeHandler: func(_ context.Context, req *sdk.UnsubscribeRequest) error {
+			subs <- "unsubscribe " + req.Params.URI
+			return nil
+		},
+	})
+	up.AddResource(&sdk.Resource{Name: "readme", URI: "file:///readme"}, func(context.Context, *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
+		return &sdk.ReadResourceResult{}, nil
+	})
+	return up, subs
 }
