@@ -3,6 +3,7 @@ package gate
 import (
 	"fmt"
 
+	"github.com/gatedhq/gated/internal/catalog"
 	"github.com/gatedhq/gated/internal/kill"
 	"github.com/gatedhq/gated/internal/policy"
 	"github.com/gatedhq/gated/internal/route"
@@ -22,10 +23,7 @@ func (s *decision) checkKill() {
 		return
 	}
 	ev := s.p.Event
-	t := kill.Target{AgentID: ev.AgentID, ToolName: ev.ToolName}
-	if view := s.view(); view != nil {
-		t.ToolID, t.ToolAliases, t.ActionID = view.ToolID, view.Aliases, view.ActionID
-	}
+	t := killTarget(ev.AgentID, ev.ToolName, s.view())
 	k, err := s.e.kills.Check(t, func() []string { return policy.Principals(s.req.Principals, true, ev) })
 	switch {
 	case err != nil:
@@ -37,4 +35,15 @@ func (s *decision) checkKill() {
 		s.findings = append(s.findings, route.Finding{Source: route.SourceGated, Code: route.CodeKillSwitch, Route: route.Refuse, Blocking: true,
 			Message: fmt.Sprintf("kill switch %s (scope %s) stops this call", k.ID, k.Scope)})
 	}
+}
+
+// killTarget is what a kill may name of a call: its agent, its tool by
+// every name view (the catalog's, nil for an uncatalogued tool) gives it,
+// and its catalog action.
+func killTarget(agentID, tool string, view *catalog.View) kill.Target {
+	t := kill.Target{AgentID: agentID, ToolName: tool}
+	if view != nil {
+		t.ToolID, t.ToolAliases, t.ActionID = view.ToolID, view.Aliases, view.ActionID
+	}
+	return t
 }

@@ -6,7 +6,6 @@ import (
 
 	"github.com/gatedhq/gated/internal/catalog"
 	"github.com/gatedhq/gated/internal/contract"
-	"github.com/gatedhq/gated/internal/kill"
 	"github.com/gatedhq/gated/internal/policy"
 	"github.com/gatedhq/gated/internal/route"
 )
@@ -103,12 +102,11 @@ func (e *Engine) Stopped(agentID, tool string) error {
 	if e.kills == nil || e.shadow {
 		return nil
 	}
-	t := kill.Target{AgentID: agentID, ToolName: tool}
+	var view *catalog.View
 	if tool != "" && e.catalog != nil {
-		if view, ok := e.catalog().Lookup(tool); ok {
-			t.ToolID, t.ToolAliases, t.ActionID = view.ToolID, view.Aliases, view.ActionID
-		}
+		view, _ = e.catalog().Lookup(tool)
 	}
+	t := killTarget(agentID, tool, view)
 	ev := &route.Event{AgentID: agentID, ToolName: tool}
 	k, err := e.kills.Check(t, func() []string { return policy.Principals(nil, true, ev) })
 	switch {
